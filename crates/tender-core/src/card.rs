@@ -1,0 +1,587 @@
+//! Card numbers: Luhn, brand detection by IIN range, input validation (CONTRACT §4.2) and
+//! keyed fingerprints (CONTRACT §6).
+//!
+//! [`validate_card`] turns raw request input ([`CardInput`]) into a [`ValidatedCard`] or the
+//! first [`CardValidationError`] found, in the contract's order: number, month, year, expiry,
+//! CVC. The full number stays inside a [`Secret`] throughout; only `last4`, the brand and the
+//! fingerprint are meant to leave this module in clear.
+//!
+//! Depends on: [`crate::secret`], `serde`, `thiserror`, `hmac`/`sha2` (fingerprints).
+
+use std::fmt;
+
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+
+use crate::secret::Secret;
+
+/// A card network, as detected from the number's leading digits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CardBrand {
+    /// `visa` — numbers starting with 4.
+    Visa,
+    /// `mastercard` — 51–55 and 2221–2720.
+    Mastercard,
+    /// `amex` — 34 and 37.
+    Amex,
+    /// `discover` — 6011, 644–649 and 65.
+    Discover,
+    /// `diners` — 300–305, 36, 38 and 39.
+    Diners,
+    /// `jcb` — 3528–3589.
+    Jcb,
+    /// `unionpay` — 62.
+    Unionpay,
+    /// `unknown` — anything else.
+    Unknown,
+}
+
+impl CardBrand {
+    /// The wire name (`"visa"`, `"mastercard"`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CardBrand::Visa => "visa",
+            CardBrand::Mastercard => "mastercard",
+            CardBrand::Amex => "amex",
+            CardBrand::Discover => "discover",
+            CardBrand::Diners => "diners",
+            CardBrand::Jcb => "jcb",
+            CardBrand::Unionpay => "unionpay",
+            CardBrand::Unknown => "unknown",
+        }
+    }
+}
+
+impl fmt::Display for CardBrand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Whether `digits` passes the Luhn (mod 10) check. `false` for an empty string or any
+/// character that is not an ASCII digit (spaces included).
+pub fn luhn_valid(digits: &str) -> bool {
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let remainder = luhn_sum(digits, false) % 10;
+    remainder == 0
+}
+
+/// The Luhn check digit to append to `payload` (ASCII digits only, may be empty) so that the
+/// result passes [`luhn_valid`]. `None` if `payload` contains a non-digit.
+pub fn luhn_check_digit(payload: &str) -> Option<char> {
+    if !payload.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let d = (10 - luhn_sum(payload, true) % 10) % 10;
+    char::from_digit(d, 10)
+}
+
+/// Luhn sum of `digits` (assumed all ASCII digits). With `double_first`, the right-most digit
+/// is doubled (as when a check digit is still to be appended).
+fn luhn_sum(digits: &str, double_first: bool) -> u32 {
+    digits
+        .bytes()
+        .rev()
+        .enumerate()
+        .map(|(i, b)| {
+            let d = u32::from(b - b'0');
+            if (i % 2 == 1) != double_first {
+                let x = d * 2;
+                if x > 9 {
+                    x - 9
+                } else {
+                    x
+                }
+            } else {
+                d
+            }
+        })
+        .sum()
+}
+
+/// The number formed by the first `n` characters of `number`, if they are all digits.
+fn prefix(number: &str, n: usize) -> Option<u32> {
+    let p = number.get(..n)?;
+    if p.bytes().all(|b| b.is_ascii_digit()) {
+        p.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// The brand of a card number by its IIN range. Spaces are ignored; anything unrecognised is
+/// [`CardBrand::Unknown`].
+pub fn brand_of(number: &str) -> CardBrand {
+    let digits: String = number.chars().filter(|c| *c != ' ').collect();
+    let n = digits.as_str();
+    let in_range =
+        |len: usize, lo: u32, hi: u32| prefix(n, len).is_some_and(|p| p >= lo && p <= hi);
+
+    if in_range(1, 4, 4) {
+        CardBrand::Visa
+    } else if in_range(2, 51, 55) || in_range(4, 2221, 2720) {
+        CardBrand::Mastercard
+    } else if in_range(2, 34, 34) || in_range(2, 37, 37) {
+        CardBrand::Amex
+    } else if in_range(4, 6011, 6011) || in_range(3, 644, 649) || in_range(2, 65, 65) {
+        CardBrand::Discover
+    } else if in_range(4, 3528, 3589) {
+        CardBrand::Jcb
+    } else if in_range(3, 300, 305) || in_range(2, 36, 36) || in_range(2, 38, 39) {
+        CardBrand::Diners
+    } else if in_range(2, 62, 62) {
+        CardBrand::Unionpay
+    } else {
+        CardBrand::Unknown
+    }
+}
+
+/// Card details as received in a request (`payment_method[card]`). Nothing is checked yet.
+#[derive(Debug, Clone)]
+pub struct CardInput {
+    /// The card number; may contain spaces.
+    pub number: Secret,
+    /// Expiry month as sent (checked to be 1–12).
+    pub exp_month: i64,
+    /// Expiry year as sent (checked to be four digits).
+    pub exp_year: i64,
+    /// The security code. Never stored in any form.
+    pub cvc: Secret,
+}
+
+/// The first problem [`validate_card`] found. Each maps to a 402 `card_error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum CardValidationError {
+    /// Bad characters, wrong length or Luhn failure.
+    #[error("Your card number is incorrect.")]
+    IncorrectNumber,
+    /// `exp_month` not in 1–12.
+    #[error("Your card's expiration month is invalid.")]
+    InvalidExpiryMonth,
+    /// `exp_year` not four digits, or before the current year.
+    #[error("Your card's expiration year is invalid.")]
+    InvalidExpiryYear,
+    /// The expiry month is before the current month.
+    #[error("Your card has expired.")]
+    ExpiredCard,
+    /// CVC not all digits, or not 3 digits (4 for amex).
+    #[error("Your card's security code is invalid.")]
+    InvalidCvc,
+}
+
+impl CardValidationError {
+    /// The API error code (`incorrect_number`, …).
+    pub fn code(self) -> &'static str {
+        match self {
+            CardValidationError::IncorrectNumber => "incorrect_number",
+            CardValidationError::InvalidExpiryMonth => "invalid_expiry_month",
+            CardValidationError::InvalidExpiryYear => "invalid_expiry_year",
+            CardValidationError::ExpiredCard => "expired_card",
+            CardValidationError::InvalidCvc => "invalid_cvc",
+        }
+    }
+
+    /// The offending parameter, in bracket form. An expired card names `exp_month`.
+    pub fn param(self) -> &'static str {
+        match self {
+            CardValidationError::IncorrectNumber => "payment_method[card][number]",
+            CardValidationError::InvalidExpiryMonth | CardValidationError::ExpiredCard => {
+                "payment_method[card][exp_month]"
+            }
+            CardValidationError::InvalidExpiryYear => "payment_method[card][exp_year]",
+            CardValidationError::InvalidCvc => "payment_method[card][cvc]",
+        }
+    }
+
+    /// A human, Stripe-like message (also the `Display` text).
+    pub fn message(self) -> &'static str {
+        match self {
+            CardValidationError::IncorrectNumber => "Your card number is incorrect.",
+            CardValidationError::InvalidExpiryMonth => "Your card's expiration month is invalid.",
+            CardValidationError::InvalidExpiryYear => "Your card's expiration year is invalid.",
+            CardValidationError::ExpiredCard => "Your card has expired.",
+            CardValidationError::InvalidCvc => "Your card's security code is invalid.",
+        }
+    }
+}
+
+/// A card that passed [`validate_card`]. The CVC is not kept. `Debug` never shows the PAN.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ValidatedCard {
+    /// The full number, digits only.
+    pub pan: Secret,
+    /// Brand from the IIN range.
+    pub brand: CardBrand,
+    /// Last four digits of the number.
+    pub last4: String,
+    /// Expiry month, 1–12.
+    pub exp_month: u8,
+    /// Expiry year, four digits.
+    pub exp_year: u16,
+    /// `"credit"`, `"debit"`, `"prepaid"` or `"unknown"`.
+    pub funding: &'static str,
+    /// Issuing country, ISO 3166-1 alpha-2 (`"US"` for every test card).
+    pub country: &'static str,
+}
+
+impl fmt::Debug for ValidatedCard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ValidatedCard")
+            .field("brand", &self.brand)
+            .field("last4", &self.last4)
+            .field("exp_month", &self.exp_month)
+            .field("exp_year", &self.exp_year)
+            .field("funding", &self.funding)
+            .field("country", &self.country)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Test cards whose funding is debit (CONTRACT §4.2 list, Stripe's well-known values).
+const DEBIT_TEST_CARDS: &[&str] = &["4000056655665556", "5200828282828210"];
+
+/// Funding type of a card: the debit test cards are `debit`, other recognised brands
+/// `credit`, unrecognised numbers `unknown`.
+fn funding_of(pan: &str, brand: CardBrand) -> &'static str {
+    if DEBIT_TEST_CARDS.contains(&pan) {
+        "debit"
+    } else if brand == CardBrand::Unknown {
+        "unknown"
+    } else {
+        "credit"
+    }
+}
+
+/// Checks card input per CONTRACT §4.2, in order: number (spaces stripped, only digits,
+/// 12–19 long, Luhn), `exp_month` (1–12), `exp_year` (1000–9999, not before `today_year`),
+/// expiry (year/month not before today), CVC (all digits; 4 long for amex, else 3).
+pub fn validate_card(
+    input: &CardInput,
+    today_year: i32,
+    today_month: u32,
+) -> Result<ValidatedCard, CardValidationError> {
+    let raw = input.number.expose();
+    if !raw.chars().all(|c| c == ' ' || c.is_ascii_digit()) {
+        return Err(CardValidationError::IncorrectNumber);
+    }
+    let pan: String = raw.chars().filter(|c| *c != ' ').collect();
+    if !(12..=19).contains(&pan.len()) || !luhn_valid(&pan) {
+        return Err(CardValidationError::IncorrectNumber);
+    }
+
+    let exp_month = u8::try_from(input.exp_month)
+        .ok()
+        .filter(|m| (1..=12).contains(m))
+        .ok_or(CardValidationError::InvalidExpiryMonth)?;
+
+    let exp_year = u16::try_from(input.exp_year)
+        .ok()
+        .filter(|y| (1000..=9999).contains(y) && i64::from(*y) >= i64::from(today_year))
+        .ok_or(CardValidationError::InvalidExpiryYear)?;
+
+    if (i64::from(exp_year), i64::from(exp_month)) < (i64::from(today_year), i64::from(today_month))
+    {
+        return Err(CardValidationError::ExpiredCard);
+    }
+
+    let brand = brand_of(&pan);
+    let cvc = input.cvc.expose();
+    let cvc_len = if brand == CardBrand::Amex { 4 } else { 3 };
+    if cvc.len() != cvc_len || !cvc.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(CardValidationError::InvalidCvc);
+    }
+
+    let last4 = pan[pan.len() - 4..].to_owned();
+    let funding = funding_of(&pan, brand);
+    Ok(ValidatedCard {
+        pan: Secret::new(pan),
+        brand,
+        last4,
+        exp_month,
+        exp_year,
+        funding,
+        country: "US",
+    })
+}
+
+const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/// Length of a [`fingerprint`].
+pub const FINGERPRINT_LEN: usize = 16;
+
+/// A keyed fingerprint of a card number: HMAC-SHA256(`key`, `pan`), its first 16 bytes read
+/// as a big-endian integer, reduced mod 62^16 and written as exactly 16 base62 characters
+/// (`[0-9A-Za-z]`, about 95 bits). Equal for the same PAN and key; the key is per account so
+/// fingerprints do not correlate across accounts. Pass the digits-only PAN.
+pub fn fingerprint(pan: &str, key: &[u8]) -> String {
+    let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(key) else {
+        unreachable!("HMAC accepts keys of any length")
+    };
+    mac.update(pan.as_bytes());
+    let tag = mac.finalize().into_bytes();
+    let mut first = [0u8; 16];
+    first.copy_from_slice(&tag[..16]);
+    let mut n = u128::from_be_bytes(first);
+    let mut out = [0u8; FINGERPRINT_LEN];
+    for slot in out.iter_mut().rev() {
+        *slot = BASE62[(n % 62) as usize];
+        n /= 62;
+    }
+    out.iter().map(|b| char::from(*b)).collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn input(number: &str, m: i64, y: i64, cvc: &str) -> CardInput {
+        CardInput {
+            number: Secret::from(number),
+            exp_month: m,
+            exp_year: y,
+            cvc: Secret::from(cvc),
+        }
+    }
+
+    fn ok(number: &str) -> ValidatedCard {
+        let cvc = if brand_of(number) == CardBrand::Amex {
+            "1234"
+        } else {
+            "123"
+        };
+        validate_card(&input(number, 12, 2034, cvc), 2025, 6).unwrap()
+    }
+
+    #[test]
+    fn luhn() {
+        assert!(luhn_valid("4242424242424242"));
+        assert!(luhn_valid("0"));
+        assert!(luhn_valid("79927398713"));
+        assert!(!luhn_valid("79927398710"));
+        assert!(!luhn_valid(""));
+        assert!(!luhn_valid("4242 4242 4242 4242"));
+        assert!(!luhn_valid("424242424242424a"));
+        assert_eq!(luhn_check_digit("7992739871"), Some('3'));
+        assert_eq!(luhn_check_digit(""), Some('0'));
+        assert_eq!(luhn_check_digit("12x"), None);
+    }
+
+    #[test]
+    fn contract_cards_have_stated_brands() {
+        let cases = [
+            ("4242424242424242", CardBrand::Visa),
+            ("4000056655665556", CardBrand::Visa),
+            ("5555555555554444", CardBrand::Mastercard),
+            ("2223003122003222", CardBrand::Mastercard),
+            ("5200828282828210", CardBrand::Mastercard),
+            ("378282246310005", CardBrand::Amex),
+            ("6011111111111117", CardBrand::Discover),
+            ("3056930009020004", CardBrand::Diners),
+            ("36227206271667", CardBrand::Diners),
+            ("3566002020360505", CardBrand::Jcb),
+            ("6200000000000005", CardBrand::Unionpay),
+        ];
+        for (n, b) in cases {
+            assert_eq!(brand_of(n), b, "{n}");
+            let v = ok(n);
+            assert_eq!(v.brand, b);
+            assert_eq!(v.last4, &n[n.len() - 4..]);
+            assert_eq!(v.country, "US");
+        }
+    }
+
+    #[test]
+    fn brand_ranges() {
+        assert_eq!(brand_of("2221000000000009"), CardBrand::Mastercard);
+        assert_eq!(brand_of("2720990000000000"), CardBrand::Mastercard);
+        assert_eq!(brand_of("2721000000000000"), CardBrand::Unknown);
+        assert_eq!(brand_of("2220990000000000"), CardBrand::Unknown);
+        assert_eq!(brand_of("5100000000000000"), CardBrand::Mastercard);
+        assert_eq!(brand_of("5600000000000000"), CardBrand::Unknown);
+        assert_eq!(brand_of("3400000000000000"), CardBrand::Amex);
+        assert_eq!(brand_of("6440000000000000"), CardBrand::Discover);
+        assert_eq!(brand_of("6490000000000000"), CardBrand::Discover);
+        assert_eq!(brand_of("6500000000000000"), CardBrand::Discover);
+        assert_eq!(brand_of("6430000000000000"), CardBrand::Unknown);
+        assert_eq!(brand_of("3000000000000000"), CardBrand::Diners);
+        assert_eq!(brand_of("3050000000000000"), CardBrand::Diners);
+        assert_eq!(brand_of("3060000000000000"), CardBrand::Unknown);
+        assert_eq!(brand_of("3800000000000000"), CardBrand::Diners);
+        assert_eq!(brand_of("3900000000000000"), CardBrand::Diners);
+        assert_eq!(brand_of("3528000000000000"), CardBrand::Jcb);
+        assert_eq!(brand_of("3589000000000000"), CardBrand::Jcb);
+        assert_eq!(brand_of("3527000000000000"), CardBrand::Unknown);
+        assert_eq!(brand_of("6200 0000 0000 0005"), CardBrand::Unionpay);
+        assert_eq!(brand_of(""), CardBrand::Unknown);
+        assert_eq!(brand_of("4"), CardBrand::Visa);
+        assert_eq!(brand_of("x4"), CardBrand::Unknown);
+        assert_eq!(brand_of("1234567890123452"), CardBrand::Unknown);
+    }
+
+    #[test]
+    fn brand_serde_and_names() {
+        for b in [
+            CardBrand::Visa,
+            CardBrand::Mastercard,
+            CardBrand::Amex,
+            CardBrand::Discover,
+            CardBrand::Diners,
+            CardBrand::Jcb,
+            CardBrand::Unionpay,
+            CardBrand::Unknown,
+        ] {
+            let json = serde_json::to_string(&b).unwrap();
+            assert_eq!(json, format!("\"{}\"", b.as_str()));
+            assert_eq!(serde_json::from_str::<CardBrand>(&json).unwrap(), b);
+            assert_eq!(b.to_string(), b.as_str());
+        }
+    }
+
+    #[test]
+    fn funding() {
+        assert_eq!(ok("4000056655665556").funding, "debit");
+        assert_eq!(ok("5200828282828210").funding, "debit");
+        assert_eq!(ok("4242424242424242").funding, "credit");
+        assert_eq!(ok("378282246310005").funding, "credit");
+        assert_eq!(ok("1234567890123452").funding, "unknown");
+    }
+
+    #[test]
+    fn number_errors() {
+        use CardValidationError::IncorrectNumber;
+        let e = |n: &str| validate_card(&input(n, 12, 2034, "123"), 2025, 6);
+        assert_eq!(e("4242424242424241"), Err(IncorrectNumber));
+        assert_eq!(e("4242-4242-4242-4242"), Err(IncorrectNumber));
+        assert_eq!(e("4242\t4242424242424242"), Err(IncorrectNumber));
+        assert_eq!(e(""), Err(IncorrectNumber));
+        assert_eq!(e("   "), Err(IncorrectNumber));
+        // 11 digits, Luhn-valid.
+        assert_eq!(e("79927398713"), Err(IncorrectNumber));
+        // 20 digits, Luhn-valid.
+        assert_eq!(e("00000000000000000000"), Err(IncorrectNumber));
+        // 12 and 19 digits are accepted.
+        assert!(e("000000000000").is_ok());
+        assert!(e("0000000000000000000").is_ok());
+        let v = e(" 4242 4242 4242 4242 ").unwrap();
+        assert_eq!(v.pan.expose(), "4242424242424242");
+        assert_eq!(v.exp_month, 12);
+        assert_eq!(v.exp_year, 2034);
+    }
+
+    #[test]
+    fn expiry_errors() {
+        use CardValidationError::*;
+        let e = |m: i64, y: i64| validate_card(&input("4242424242424242", m, y, "123"), 2025, 6);
+        assert_eq!(e(0, 2030), Err(InvalidExpiryMonth));
+        assert_eq!(e(13, 2030), Err(InvalidExpiryMonth));
+        assert_eq!(e(-1, 2030), Err(InvalidExpiryMonth));
+        assert_eq!(e(256 + 1, 2030), Err(InvalidExpiryMonth));
+        assert_eq!(e(1, 30), Err(InvalidExpiryYear));
+        assert_eq!(e(1, 999), Err(InvalidExpiryYear));
+        assert_eq!(e(1, 10000), Err(InvalidExpiryYear));
+        assert_eq!(e(12, 2024), Err(InvalidExpiryYear));
+        assert_eq!(e(5, 2025), Err(ExpiredCard));
+        assert!(e(6, 2025).is_ok());
+        assert!(e(1, 2026).is_ok());
+        assert!(e(1, 9999).is_ok());
+        // Order: month is checked before year.
+        assert_eq!(e(13, 20), Err(InvalidExpiryMonth));
+    }
+
+    #[test]
+    fn cvc_errors() {
+        use CardValidationError::InvalidCvc;
+        let e = |n: &str, c: &str| validate_card(&input(n, 12, 2034, c), 2025, 6);
+        assert!(e("4242424242424242", "000").is_ok());
+        assert_eq!(e("4242424242424242", "1234"), Err(InvalidCvc));
+        assert_eq!(e("4242424242424242", "12"), Err(InvalidCvc));
+        assert_eq!(e("4242424242424242", "12a"), Err(InvalidCvc));
+        assert_eq!(e("4242424242424242", ""), Err(InvalidCvc));
+        assert!(e("378282246310005", "1234").is_ok());
+        assert_eq!(e("378282246310005", "123"), Err(InvalidCvc));
+        // Order: number before everything.
+        assert_eq!(
+            validate_card(&input("1", 13, 1, "x"), 2025, 6),
+            Err(CardValidationError::IncorrectNumber)
+        );
+    }
+
+    #[test]
+    fn error_metadata() {
+        use CardValidationError::*;
+        assert_eq!(IncorrectNumber.code(), "incorrect_number");
+        assert_eq!(IncorrectNumber.param(), "payment_method[card][number]");
+        assert_eq!(InvalidExpiryMonth.code(), "invalid_expiry_month");
+        assert_eq!(
+            InvalidExpiryMonth.param(),
+            "payment_method[card][exp_month]"
+        );
+        assert_eq!(InvalidExpiryYear.code(), "invalid_expiry_year");
+        assert_eq!(InvalidExpiryYear.param(), "payment_method[card][exp_year]");
+        assert_eq!(ExpiredCard.code(), "expired_card");
+        assert_eq!(ExpiredCard.param(), "payment_method[card][exp_month]");
+        assert_eq!(InvalidCvc.code(), "invalid_cvc");
+        assert_eq!(InvalidCvc.param(), "payment_method[card][cvc]");
+        for e in [
+            IncorrectNumber,
+            InvalidExpiryMonth,
+            InvalidExpiryYear,
+            ExpiredCard,
+            InvalidCvc,
+        ] {
+            assert_eq!(e.to_string(), e.message());
+        }
+    }
+
+    #[test]
+    fn debug_hides_pan_and_cvc() {
+        let i = input("4242424242424242", 12, 2034, "987");
+        let dbg = format!("{i:?}");
+        assert!(!dbg.contains("4242") && !dbg.contains("987"));
+        let v = validate_card(&i, 2025, 6).unwrap();
+        let dbg = format!("{v:?}");
+        assert!(!dbg.contains("424242"));
+        assert!(dbg.contains("last4"));
+    }
+
+    #[test]
+    fn fingerprints() {
+        let a = fingerprint("4242424242424242", b"key-a");
+        assert_eq!(a.len(), FINGERPRINT_LEN);
+        assert!(a.bytes().all(|b| b.is_ascii_alphanumeric()));
+        assert_eq!(a, fingerprint("4242424242424242", b"key-a"));
+        assert_ne!(a, fingerprint("4242424242424242", b"key-b"));
+        assert_ne!(a, fingerprint("4000056655665556", b"key-a"));
+        assert_eq!(fingerprint("x", b"").len(), FINGERPRINT_LEN);
+    }
+
+    proptest! {
+        #[test]
+        fn appended_check_digit_is_valid(payload in "[0-9]{0,25}") {
+            let d = luhn_check_digit(&payload).unwrap();
+            let full = format!("{payload}{d}");
+            prop_assert!(luhn_valid(&full));
+        }
+
+        #[test]
+        fn changing_one_digit_breaks_luhn(payload in "[0-9]{1,25}", pos in any::<prop::sample::Index>(), delta in 1u8..=9) {
+            let d = luhn_check_digit(&payload).unwrap();
+            let mut bytes = format!("{payload}{d}").into_bytes();
+            let i = pos.index(bytes.len());
+            bytes[i] = b'0' + (bytes[i] - b'0' + delta) % 10;
+            let changed = String::from_utf8(bytes).unwrap();
+            prop_assert!(!luhn_valid(&changed));
+        }
+
+        #[test]
+        fn validate_never_panics(n in "[0-9 a-]{0,25}", m in any::<i64>(), y in any::<i64>(), c in "[0-9a]{0,5}") {
+            let _ = validate_card(&input(&n, m, y, &c), 2025, 6);
+        }
+    }
+}

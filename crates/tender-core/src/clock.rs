@@ -1,0 +1,93 @@
+//! Time as a dependency: the system clock in production, a manual clock in tests.
+//!
+//! Everything that reads "now" (object `created`, expiries, retry schedules) goes through
+//! [`Clock`], so tests advance time instead of sleeping. Pure; depends on std only.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A source of the current time in Unix seconds.
+pub trait Clock: Send + Sync + 'static {
+    /// Seconds since the Unix epoch.
+    fn now(&self) -> i64;
+}
+
+/// The operating system's wall clock.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> i64 {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0)
+    }
+}
+
+/// A clock that starts at the system time plus an offset that tests can move forward.
+///
+/// It keeps following the wall clock (so timestamps still advance on their own) while letting a
+/// test jump ahead by days without sleeping.
+#[derive(Debug, Default)]
+pub struct OffsetClock {
+    offset: AtomicI64,
+}
+
+impl OffsetClock {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Moves the clock forward by `seconds`.
+    pub fn advance(&self, seconds: i64) {
+        self.offset.fetch_add(seconds, Ordering::SeqCst);
+    }
+
+    pub fn offset(&self) -> i64 {
+        self.offset.load(Ordering::SeqCst)
+    }
+}
+
+impl Clock for OffsetClock {
+    fn now(&self) -> i64 {
+        SystemClock.now() + self.offset()
+    }
+}
+
+/// Civil (year, month) of a Unix timestamp, in UTC. Card expiry compares against it.
+pub fn year_month(unix: i64) -> (i32, u32) {
+    // Howard Hinnant's days_from_civil inverse.
+    let days = unix.div_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    (y as i32, m as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn year_month_matches_known_dates() {
+        assert_eq!(year_month(0), (1970, 1));
+        assert_eq!(year_month(951_782_400), (2000, 2)); // 2000-02-29
+        assert_eq!(year_month(1_798_761_599), (2026, 12)); // 2026-12-31T23:59:59
+        assert_eq!(year_month(1_798_761_600), (2027, 1));
+    }
+
+    #[test]
+    fn offset_clock_advances_without_sleeping() {
+        let clock = OffsetClock::new();
+        let before = clock.now();
+        clock.advance(7 * 86_400);
+        assert!(clock.now() >= before + 7 * 86_400);
+    }
+}

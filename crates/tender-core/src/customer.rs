@@ -1,0 +1,30 @@
+//! Customers: the resource and its address. Pure.
+
+use serde::{Deserialize, Serialize};
+
+use crate::metadata::Metadata;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Address {
+    pub line1: Option<String>,
+    pub line2: Option<String>,
+    pub city: Option<String>,
+    pub state: Option<String>,
+    pub postal_code: Option<String>,
+    pub country: Option<String>,
+}
+
+/// A customer (`cus_…`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Customer {
+    pub id: String,
+    pub object: String,
+    pub email: Option<String>,
+    pub name: Option<String>,
+    pub phone: Option<String>,
+    pub address: Option<Address>,
+    pub description: Option<String>,
+    pub metadata: Metadata,
+    pub livemode: bool,
+    pub created: i64,
+}

@@ -1,0 +1,122 @@
+//! The domain's one error type, [`CoreError`], and the storage port's [`StoreError`].
+//!
+//! Variants are what a caller acts on; the HTTP layer maps each to a status and wire `type` in
+//! exactly one table (`tender-server/src/http/error.rs`). Pure; depends on `thiserror`.
+
+use std::borrow::Cow;
+
+/// Errors raised by storage implementations, classified so nobody above the store matches on a
+/// driver's error type.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// An optimistic-concurrency precondition failed: the row changed since it was read.
+    #[error("concurrent modification of {0}")]
+    Conflict(String),
+    /// A unique constraint was violated (the named constraint or column).
+    #[error("duplicate value for {0}")]
+    Duplicate(String),
+    /// A pagination cursor id does not exist in this scope.
+    #[error("cursor object {0} not found")]
+    CursorNotFound(String),
+    /// The database is unreachable, busy beyond its timeout, or failed; the source says why.
+    #[error("storage unavailable: {message}")]
+    Unavailable {
+        message: String,
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+    /// A stored document could not be decoded (a bug or a corrupted row).
+    #[error("corrupt record {0}")]
+    Corrupt(String),
+}
+
+impl StoreError {
+    pub fn unavailable(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        StoreError::Unavailable {
+            message: message.into(),
+            source: Some(Box::new(source)),
+        }
+    }
+}
+
+/// Why a request could not be authenticated (401).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthFailure {
+    /// No key was presented.
+    Missing,
+    /// A key was presented but is malformed, unknown or revoked.
+    Invalid,
+    /// The key's roll grace period has ended.
+    Expired,
+}
+
+/// Every error a use case can return.
+#[derive(Debug, thiserror::Error)]
+pub enum CoreError {
+    /// A parameter is missing, malformed or out of range (400 `invalid_request_error`).
+    #[error("{message}")]
+    InvalidParam {
+        param: Option<String>,
+        code: &'static str,
+        message: Cow<'static, str>,
+    },
+    /// The object named in the path does not exist in the caller's scope (404).
+    #[error("No such {kind}: '{id}'")]
+    NotFound { kind: &'static str, id: String },
+    /// The card was refused: by validation before any money moved (`payment` is `None`) or by
+    /// the acquirer (a `failed` payment was recorded) (402 `card_error`).
+    #[error("{message}")]
+    Card {
+        code: &'static str,
+        decline_code: Option<&'static str>,
+        message: Cow<'static, str>,
+        param: Option<&'static str>,
+        payment: Option<String>,
+    },
+    /// The payment's state does not allow the operation (400 `payment_unexpected_state`).
+    #[error("{message}")]
+    UnexpectedState { message: String },
+    /// The idempotency key was used with a different request (400 `idempotency_error`).
+    #[error("Keys for idempotent requests can only be used with the same parameters they were first used with.")]
+    IdempotencyMismatch,
+    /// The idempotency key's first request is still running (409 `idempotency_error`).
+    #[error("A request with this idempotency key is still in progress; retry later.")]
+    IdempotencyInProgress,
+    /// No valid API key (401).
+    #[error("authentication failed")]
+    Unauthenticated(AuthFailure),
+    /// A publishable key on a secret-key operation (403).
+    #[error("This operation requires a secret key.")]
+    SecretKeyRequired,
+    /// The store failed; the client sees an opaque 500 and the cause is logged.
+    #[error("storage failure")]
+    Store(#[from] StoreError),
+    /// The acquirer failed (not a decline); opaque 500.
+    #[error("acquirer failure: {0}")]
+    Acquirer(String),
+}
+
+impl CoreError {
+    /// A 400 naming the offending parameter.
+    pub fn invalid(
+        param: impl Into<String>,
+        code: &'static str,
+        message: impl Into<Cow<'static, str>>,
+    ) -> Self {
+        CoreError::InvalidParam {
+            param: Some(param.into()),
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// A referenced object in the body that does not exist: 400 `resource_missing` with `param`.
+    pub fn missing_reference(param: &str, kind: &str, id: &str) -> Self {
+        CoreError::invalid(param, "resource_missing", format!("No such {kind}: '{id}'"))
+    }
+}
+
+pub type CoreResult<T> = Result<T, CoreError>;

@@ -1,0 +1,105 @@
+//! Prefixed object identifiers (`pay_…`, `cus_…`, …).
+//!
+//! An id is its kind's prefix plus 24 base62 characters drawn from the operating system's CSPRNG,
+//! so ids are unguessable: a receipt page is found by payment id alone. Pure; depends on `rand`.
+
+use rand::{rngs::OsRng, Rng};
+
+const ALPHABET: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+/// Random characters after the prefix (24 × log2(62) ≈ 143 bits).
+pub const RANDOM_LEN: usize = 24;
+
+/// The kinds of object that carry an id, each with its wire prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IdKind {
+    Payment,
+    PaymentMethod,
+    Customer,
+    Refund,
+    Event,
+    WebhookEndpoint,
+    WebhookDelivery,
+    Account,
+    Request,
+    ApiKey,
+    AuthToken,
+}
+
+impl IdKind {
+    /// The prefix including its underscore.
+    pub const fn prefix(self) -> &'static str {
+        match self {
+            IdKind::Payment => "pay_",
+            IdKind::PaymentMethod => "pm_",
+            IdKind::Customer => "cus_",
+            IdKind::Refund => "re_",
+            IdKind::Event => "evt_",
+            IdKind::WebhookEndpoint => "we_",
+            IdKind::WebhookDelivery => "wd_",
+            IdKind::Account => "acct_",
+            IdKind::Request => "req_",
+            IdKind::ApiKey => "key_",
+            IdKind::AuthToken => "tok_",
+        }
+    }
+}
+
+/// A fresh id of the given kind.
+pub fn generate(kind: IdKind) -> String {
+    let mut id = String::with_capacity(kind.prefix().len() + RANDOM_LEN);
+    id.push_str(kind.prefix());
+    id.push_str(&random_base62(RANDOM_LEN));
+    id
+}
+
+/// `len` base62 characters from the OS CSPRNG (used for ids and key bodies).
+pub fn random_base62(len: usize) -> String {
+    let mut rng = OsRng;
+    (0..len)
+        .map(|_| ALPHABET[rng.gen_range(0..ALPHABET.len())] as char)
+        .collect()
+}
+
+/// Whether `s` has the shape of an id of `kind`: its prefix followed by base62 characters only.
+///
+/// Used to answer a malformed id with the same 404 as a missing one without touching the store.
+pub fn looks_like(kind: IdKind, s: &str) -> bool {
+    match s.strip_prefix(kind.prefix()) {
+        Some(rest) => {
+            !rest.is_empty() && rest.len() <= 64 && rest.bytes().all(|b| b.is_ascii_alphanumeric())
+        }
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_ids_have_prefix_and_24_base62_chars() {
+        let id = generate(IdKind::Payment);
+        assert!(id.starts_with("pay_"));
+        assert_eq!(id.len(), 4 + RANDOM_LEN);
+        assert!(looks_like(IdKind::Payment, &id));
+        assert!(!looks_like(IdKind::Customer, &id));
+    }
+
+    #[test]
+    fn generated_ids_do_not_repeat() {
+        let ids: std::collections::HashSet<_> =
+            (0..10_000).map(|_| generate(IdKind::Event)).collect();
+        assert_eq!(ids.len(), 10_000);
+    }
+
+    #[test]
+    fn looks_like_refuses_hostile_shapes() {
+        assert!(!looks_like(IdKind::Payment, "pay_"));
+        assert!(!looks_like(IdKind::Payment, "pay_abc'--"));
+        assert!(!looks_like(IdKind::Payment, "pay_../../etc"));
+        assert!(!looks_like(
+            IdKind::Payment,
+            &format!("pay_{}", "a".repeat(65))
+        ));
+    }
+}

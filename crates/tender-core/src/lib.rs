@@ -1,0 +1,32 @@
+//! Tender's domain: everything about payments that is true whatever the transport or database.
+//!
+//! # Layout
+//! - [`ids`], [`money`], [`card`], [`validate`], [`secret`], [`metadata`]: values parsed at the
+//!   boundary (prefixed ids, amounts and currencies, card numbers, e-mails, IBANs).
+//! - [`payment`] (with the state machine), [`customer`], [`refund`], [`event`]: the resources.
+//! - [`auth`]: key kinds, modes, the authenticated principal.
+//! - [`acquirer`]: the port to a card network and the built-in simulator.
+//! - [`clock`]: time as a dependency.
+//! - [`store`]: the storage port, implemented by `tender-store`.
+//! - [`service`]: the use cases, one transaction each.
+//! - [`error`]: `CoreError` and `StoreError`.
+//!
+//! No HTTP, no SQL, no network I/O: `tender-server` and `tender-store` depend on this crate,
+//! never the reverse.
+
+pub mod acquirer;
+pub mod auth;
+pub mod card;
+pub mod clock;
+pub mod customer;
+pub mod error;
+pub mod event;
+pub mod ids;
+pub mod metadata;
+pub mod money;
+pub mod payment;
+pub mod refund;
+pub mod secret;
+pub mod service;
+pub mod store;
+pub mod validate;

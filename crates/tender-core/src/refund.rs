@@ -1,0 +1,48 @@
+//! Refunds: the resource and its reasons. Pure.
+
+use serde::{Deserialize, Serialize};
+
+use crate::metadata::Metadata;
+use crate::money::Currency;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefundReason {
+    Duplicate,
+    Fraudulent,
+    RequestedByCustomer,
+}
+
+impl RefundReason {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "duplicate" => Some(Self::Duplicate),
+            "fraudulent" => Some(Self::Fraudulent),
+            "requested_by_customer" => Some(Self::RequestedByCustomer),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefundStatus {
+    Pending,
+    Succeeded,
+    Failed,
+}
+
+/// A refund (`re_…`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Refund {
+    pub id: String,
+    pub object: String,
+    pub amount: i64,
+    pub currency: Currency,
+    pub payment: String,
+    pub status: RefundStatus,
+    pub reason: Option<RefundReason>,
+    pub metadata: Metadata,
+    pub livemode: bool,
+    pub created: i64,
+}

@@ -1,0 +1,201 @@
+//! Customer use cases: create, update, delete.
+
+use super::{to_body, to_value, RequestContext, Services};
+use crate::customer::{Address, Customer};
+use crate::error::{CoreError, CoreResult};
+use crate::event::previous_attributes;
+use crate::ids::{self, IdKind};
+use crate::metadata;
+use crate::service::payments::check_text;
+use crate::store::{Collection, IndexValues, WriteOp};
+use crate::validate::{email_valid, normalize_country, phone_valid};
+
+/// The writable fields of a customer; on update `None` leaves a field as it is and
+/// `Some(None)` clears it.
+#[derive(Debug, Default)]
+pub struct CustomerFields {
+    pub email: Option<Option<String>>,
+    pub name: Option<Option<String>>,
+    pub phone: Option<Option<String>>,
+    pub address: Option<Option<Address>>,
+    pub description: Option<Option<String>>,
+    pub metadata: Option<Vec<(String, String)>>,
+}
+
+fn index(c: &Customer) -> IndexValues {
+    IndexValues {
+        email: c.email.clone(),
+        ..IndexValues::default()
+    }
+}
+
+/// Validates the given fields (400 with `param` and the contract's code).
+fn check(fields: &mut CustomerFields) -> CoreResult<()> {
+    if let Some(Some(email)) = &fields.email {
+        if !email_valid(email) {
+            return Err(CoreError::invalid(
+                "email",
+                "email_invalid",
+                "Invalid email address.",
+            ));
+        }
+    }
+    if let Some(Some(phone)) = &fields.phone {
+        if !phone_valid(phone) {
+            return Err(CoreError::invalid(
+                "phone",
+                "phone_invalid",
+                "Phone numbers must be '+' followed by 8 to 15 digits.",
+            ));
+        }
+    }
+    if let Some(Some(address)) = &mut fields.address {
+        if let Some(country) = &address.country {
+            match normalize_country(country) {
+                Some(code) => address.country = Some(code.to_string()),
+                None => {
+                    return Err(CoreError::invalid(
+                        "address[country]",
+                        "country_invalid",
+                        "Country must be an ISO 3166-1 alpha-2 code.",
+                    ))
+                }
+            }
+        }
+    }
+    check_text(
+        "name",
+        fields.name.as_ref().and_then(|v| v.as_deref()),
+        5000,
+    )?;
+    check_text(
+        "description",
+        fields.description.as_ref().and_then(|v| v.as_deref()),
+        1000,
+    )?;
+    Ok(())
+}
+
+impl Services {
+    /// `POST /customers`.
+    pub async fn create_customer(
+        &self,
+        ctx: &RequestContext,
+        mut fields: CustomerFields,
+    ) -> CoreResult<Customer> {
+        check(&mut fields)?;
+        let scope = ctx.scope();
+        let customer = Customer {
+            id: ids::generate(IdKind::Customer),
+            object: "customer".into(),
+            email: fields.email.flatten(),
+            name: fields.name.flatten(),
+            phone: fields.phone.flatten(),
+            address: fields.address.flatten(),
+            description: fields.description.flatten(),
+            metadata: metadata::on_create(fields.metadata.unwrap_or_default())?,
+            livemode: scope.livemode(),
+            created: self.now(),
+        };
+        let object = to_value(&customer)?;
+        let ops = vec![
+            WriteOp::Insert {
+                collection: Collection::Customers,
+                id: customer.id.clone(),
+                created: customer.created,
+                index: index(&customer),
+                body: to_body(&customer)?,
+            },
+            self.event_op(Some(ctx), scope, "customer.created", object.clone(), None)?,
+        ];
+        self.commit(ctx, ops, Ok(&object)).await?;
+        Ok(customer)
+    }
+
+    /// `POST /customers/{id}`.
+    pub async fn update_customer(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        mut fields: CustomerFields,
+    ) -> CoreResult<Customer> {
+        check(&mut fields)?;
+        self.retry_on_conflict(|| async {
+            let (before, version): (Customer, i64) = self
+                .load(ctx.scope(), Collection::Customers, "customer", id)
+                .await?;
+            let mut after = before.clone();
+            if let Some(v) = &fields.email {
+                after.email = v.clone();
+            }
+            if let Some(v) = &fields.name {
+                after.name = v.clone();
+            }
+            if let Some(v) = &fields.phone {
+                after.phone = v.clone();
+            }
+            if let Some(v) = &fields.address {
+                after.address = v.clone();
+            }
+            if let Some(v) = &fields.description {
+                after.description = v.clone();
+            }
+            if let Some(input) = &fields.metadata {
+                after.metadata = metadata::merge(&before.metadata, input.clone())?;
+            }
+            let object = to_value(&after)?;
+            let previous = previous_attributes(&to_value(&before)?, &object);
+            let ops = vec![
+                WriteOp::Update {
+                    collection: Collection::Customers,
+                    id: after.id.clone(),
+                    expected_version: version,
+                    index: index(&after),
+                    body: to_body(&after)?,
+                },
+                self.event_op(
+                    Some(ctx),
+                    ctx.scope(),
+                    "customer.updated",
+                    object.clone(),
+                    previous,
+                )?,
+            ];
+            self.commit(ctx, ops, Ok(&object)).await?;
+            Ok(after)
+        })
+        .await
+    }
+
+    /// `DELETE /customers/{id}`: afterwards 404 everywhere; payments keep the id.
+    pub async fn delete_customer(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+    ) -> CoreResult<serde_json::Value> {
+        self.retry_on_conflict(|| async {
+            let (customer, version): (Customer, i64) = self
+                .load(ctx.scope(), Collection::Customers, "customer", id)
+                .await?;
+            let deleted =
+                serde_json::json!({"id": customer.id, "object": "customer", "deleted": true});
+            let ops = vec![
+                WriteOp::Delete {
+                    collection: Collection::Customers,
+                    id: customer.id.clone(),
+                    expected_version: version,
+                },
+                self.event_op(
+                    Some(ctx),
+                    ctx.scope(),
+                    "customer.deleted",
+                    to_value(&customer)?,
+                    None,
+                )?,
+            ];
+            self.commit(ctx, ops, Ok(&deleted)).await?;
+            Ok(deleted)
+        })
+        .await
+    }
+}

@@ -1,0 +1,314 @@
+//! Use cases: the operations of the API, each a function of (who asks, what they ask) that reads
+//! through the [`Store`] and writes ONE [`WriteBatch`]: the change, its events (with their
+//! webhook outbox rows, fanned out by the store) and the request's idempotency record.
+//!
+//! # Layout
+//! - [`payments`]: create (card validation, acquirer), update, capture, cancel, list.
+//! - [`customers`]: create, update, delete, list.
+//! - [`refunds`]: create against a payment's remaining captured amount, update, list.
+//! - [`accounts`]: accounts and their API keys; key authentication.
+//! - this module: [`Services`], the [`RequestContext`] a handler passes in, and the shared
+//!   commit/read helpers.
+//!
+//! Depends on the domain and the storage port; knows nothing of HTTP or SQL.
+
+pub mod accounts;
+pub mod customers;
+pub mod payments;
+pub mod refunds;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::acquirer::Acquirer;
+use crate::auth::{Principal, Scope};
+use crate::clock::Clock;
+use crate::error::{CoreError, CoreResult, StoreError};
+use crate::event::{Event, EventData, EventRequest, API_VERSION};
+use crate::ids::{self, IdKind};
+use crate::store::{
+    Collection, CreatedRange, Cursor, Field, ListQuery, Page, Store, StoredResponse, WriteBatch,
+    WriteOp,
+};
+
+/// How a response is rendered to bytes, supplied by the HTTP layer (which owns the wire error
+/// table) so that the bytes kept under an idempotency key are exactly the bytes first sent.
+pub trait ResponseEncoder: Send + Sync + 'static {
+    fn encode(
+        &self,
+        result: Result<&serde_json::Value, &CoreError>,
+        request_id: &str,
+    ) -> StoredResponse;
+}
+
+/// Settings the use cases need.
+#[derive(Clone)]
+pub struct ServiceConfig {
+    /// Base of `receipt_url`, without a trailing slash.
+    pub receipt_base: String,
+    /// Secret from which per-account card fingerprint keys are derived (the vault key).
+    pub vault_key: [u8; 32],
+}
+
+/// The use cases and what they run on. Cheap to clone.
+#[derive(Clone)]
+pub struct Services {
+    pub store: Arc<dyn Store>,
+    pub clock: Arc<dyn Clock>,
+    pub acquirer: Arc<dyn Acquirer>,
+    pub encoder: Arc<dyn ResponseEncoder>,
+    pub config: Arc<ServiceConfig>,
+}
+
+/// An idempotency key this request has claimed; completed by the write batch that carries the
+/// response, or by the HTTP layer when the request wrote nothing.
+#[derive(Debug)]
+pub struct IdempotencyHold {
+    pub key: String,
+    completed: AtomicBool,
+}
+
+impl IdempotencyHold {
+    pub fn new(key: String) -> Self {
+        Self {
+            key,
+            completed: AtomicBool::new(false),
+        }
+    }
+    /// Whether a committed batch already stored the response under the key.
+    pub fn is_completed(&self) -> bool {
+        self.completed.load(Ordering::SeqCst)
+    }
+}
+
+/// Who is asking and under which request id / idempotency key.
+#[derive(Debug, Clone)]
+pub struct RequestContext {
+    pub principal: Principal,
+    pub request_id: String,
+    pub idempotency: Option<Arc<IdempotencyHold>>,
+}
+
+impl RequestContext {
+    pub fn scope(&self) -> &Scope {
+        &self.principal.scope
+    }
+}
+
+/// A page of raw JSON documents, ready to be spliced into a list envelope.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawPage {
+    pub data: Vec<String>,
+    pub has_more: bool,
+}
+
+/// A list request as the use cases take it.
+#[derive(Debug, Clone, Default)]
+pub struct ListParams {
+    pub limit: u32,
+    pub starting_after: Option<String>,
+    pub ending_before: Option<String>,
+    pub created: CreatedRange,
+}
+
+/// How many times a use case is re-run when its batch loses an optimistic-concurrency race.
+const CONFLICT_RETRIES: usize = 64;
+
+pub(crate) fn to_value<T: Serialize>(value: &T) -> CoreResult<serde_json::Value> {
+    serde_json::to_value(value).map_err(|e| StoreError::Corrupt(e.to_string()).into())
+}
+
+pub(crate) fn to_body<T: Serialize>(value: &T) -> CoreResult<String> {
+    serde_json::to_string(value).map_err(|e| StoreError::Corrupt(e.to_string()).into())
+}
+
+pub(crate) fn from_body<T: serde::de::DeserializeOwned>(id: &str, body: &str) -> CoreResult<T> {
+    serde_json::from_str(body).map_err(|e| StoreError::Corrupt(format!("{id}: {e}")).into())
+}
+
+impl Services {
+    pub fn now(&self) -> i64 {
+        self.clock.now()
+    }
+
+    /// An event for `object` caused by this request, and the write that records it.
+    pub(crate) fn event_op(
+        &self,
+        ctx: Option<&RequestContext>,
+        scope: &Scope,
+        event_type: &str,
+        object: serde_json::Value,
+        previous_attributes: Option<serde_json::Value>,
+    ) -> CoreResult<WriteOp> {
+        let event = Event {
+            id: ids::generate(IdKind::Event),
+            object: "event".into(),
+            kind: event_type.into(),
+            api_version: API_VERSION.into(),
+            created: self.now(),
+            livemode: scope.livemode(),
+            data: EventData {
+                object,
+                previous_attributes,
+            },
+            request: EventRequest {
+                id: ctx.map(|c| c.request_id.clone()),
+                idempotency_key: ctx.and_then(|c| c.idempotency.as_ref().map(|h| h.key.clone())),
+            },
+        };
+        Ok(WriteOp::Event {
+            body: to_body(&event)?,
+            id: event.id,
+            event_type: event.kind,
+            created: event.created,
+        })
+    }
+
+    /// Commits `ops` with the request's response (`result`) stored under its idempotency key.
+    pub(crate) async fn commit(
+        &self,
+        ctx: &RequestContext,
+        ops: Vec<WriteOp>,
+        result: Result<&serde_json::Value, &CoreError>,
+    ) -> CoreResult<()> {
+        let idempotency = ctx.idempotency.as_ref().map(|hold| {
+            (
+                hold.key.clone(),
+                self.encoder.encode(result, &ctx.request_id),
+            )
+        });
+        self.store
+            .commit(WriteBatch {
+                scope: ctx.scope().clone(),
+                ops,
+                idempotency,
+            })
+            .await?;
+        if let Some(hold) = &ctx.idempotency {
+            hold.completed.store(true, Ordering::SeqCst);
+        }
+        Ok(())
+    }
+
+    /// A stored document as raw JSON, or 404 naming `kind`.
+    pub async fn retrieve_raw(
+        &self,
+        scope: &Scope,
+        collection: Collection,
+        kind: &'static str,
+        id: &str,
+    ) -> CoreResult<String> {
+        match self.store.find_record(scope, collection, id).await? {
+            Some(record) => Ok(record.body),
+            None => Err(CoreError::NotFound {
+                kind,
+                id: id.to_string(),
+            }),
+        }
+    }
+
+    /// A typed document and its version, or 404 naming `kind`.
+    pub(crate) async fn load<T: serde::de::DeserializeOwned>(
+        &self,
+        scope: &Scope,
+        collection: Collection,
+        kind: &'static str,
+        id: &str,
+    ) -> CoreResult<(T, i64)> {
+        match self.store.find_record(scope, collection, id).await? {
+            Some(record) => Ok((from_body(&record.id, &record.body)?, record.version)),
+            None => Err(CoreError::NotFound {
+                kind,
+                id: id.to_string(),
+            }),
+        }
+    }
+
+    /// A page of a collection, newest first.
+    pub async fn list_raw(
+        &self,
+        scope: &Scope,
+        collection: Collection,
+        params: &ListParams,
+        filters: Vec<(Field, String)>,
+    ) -> CoreResult<RawPage> {
+        let cursor = match (&params.starting_after, &params.ending_before) {
+            (Some(_), Some(_)) => {
+                return Err(CoreError::invalid(
+                    "ending_before",
+                    "parameter_invalid",
+                    "starting_after and ending_before cannot both be given.",
+                ))
+            }
+            (Some(id), None) => Cursor::StartingAfter(id.clone()),
+            (None, Some(id)) => Cursor::EndingBefore(id.clone()),
+            (None, None) => Cursor::Newest,
+        };
+        let query = ListQuery {
+            filters,
+            created: params.created,
+            cursor,
+            limit: params.limit,
+        };
+        match self.store.list_records(scope, collection, &query).await {
+            Ok(Page { records, has_more }) => Ok(RawPage {
+                data: records.into_iter().map(|r| r.body).collect(),
+                has_more,
+            }),
+            Err(StoreError::CursorNotFound(id)) => {
+                let param = match query.cursor {
+                    Cursor::EndingBefore(_) => "ending_before",
+                    _ => "starting_after",
+                };
+                Err(CoreError::invalid(
+                    param,
+                    "resource_missing",
+                    format!("No such object: '{id}'"),
+                ))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Runs `attempt` until its batch does not lose an optimistic-concurrency race.
+    pub(crate) async fn retry_on_conflict<T, F, Fut>(&self, mut attempt: F) -> CoreResult<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = CoreResult<T>>,
+    {
+        let mut last = None;
+        for _ in 0..CONFLICT_RETRIES {
+            match attempt().await {
+                Err(CoreError::Store(StoreError::Conflict(what))) => {
+                    last = Some(what);
+                    tokio_yield().await;
+                }
+                other => return other,
+            }
+        }
+        Err(StoreError::Conflict(last.unwrap_or_default()).into())
+    }
+}
+
+/// Gives other tasks a turn between retries without depending on a runtime.
+async fn tokio_yield() {
+    struct YieldNow(bool);
+    impl std::future::Future for YieldNow {
+        type Output = ();
+        fn poll(
+            mut self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<()> {
+            if self.0 {
+                std::task::Poll::Ready(())
+            } else {
+                self.0 = true;
+                cx.waker().wake_by_ref();
+                std::task::Poll::Pending
+            }
+        }
+    }
+    YieldNow(false).await
+}

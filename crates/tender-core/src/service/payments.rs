@@ -1,0 +1,429 @@
+//! Payment use cases: create (validate → authorise → record), update, capture, cancel.
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+use super::{from_body, to_body, to_value, RequestContext, Services};
+use crate::acquirer::Authorization;
+use crate::card::{fingerprint, validate_card, CardInput, ValidatedCard};
+use crate::clock::year_month;
+use crate::error::{CoreError, CoreResult};
+use crate::event::previous_attributes;
+use crate::ids::{self, IdKind};
+use crate::metadata;
+use crate::money::{Amount, AmountError, Currency};
+use crate::payment::{
+    transition, CancellationReason, CaptureMethod, CardDetails, Payment, PaymentMethodSnapshot,
+    PaymentStatus, Transition,
+};
+use crate::store::{Collection, IndexValues, WriteOp};
+
+/// The payment method given on create.
+#[derive(Debug)]
+pub enum PaymentMethodInput {
+    Card(CardInput),
+    /// A `pm_…` id of a tokenised or saved card.
+    Saved(String),
+    /// `{type: "bank_transfer", …}`.
+    BankTransfer,
+}
+
+/// `POST /payments`, parsed.
+#[derive(Debug)]
+pub struct CreatePayment {
+    pub amount: i64,
+    pub currency: Currency,
+    pub payment_method: PaymentMethodInput,
+    pub customer: Option<String>,
+    pub description: Option<String>,
+    pub metadata: Vec<(String, String)>,
+    pub capture: bool,
+    pub save_payment_method: bool,
+}
+
+/// `POST /payments/{id}`, parsed: only the fields given.
+#[derive(Debug, Default)]
+pub struct UpdatePayment {
+    pub description: Option<Option<String>>,
+    pub metadata: Option<Vec<(String, String)>>,
+    pub customer: Option<String>,
+}
+
+pub(crate) fn payment_index(p: &Payment) -> IndexValues {
+    IndexValues {
+        customer: p.customer.clone(),
+        status: Some(p.status.as_str().to_string()),
+        ..IndexValues::default()
+    }
+}
+
+/// Checks an amount against the currency's bounds, naming `param`.
+pub fn check_amount(param: &str, amount: i64, currency: Currency) -> CoreResult<Amount> {
+    Amount::parse(amount, currency).map_err(|e| match e {
+        AmountError::TooSmall => CoreError::invalid(
+            param,
+            "amount_too_small",
+            format!(
+                "Amount must be at least {} {}.",
+                currency.minimum_amount(),
+                currency.code()
+            ),
+        ),
+        AmountError::TooLarge => CoreError::invalid(
+            param,
+            "amount_too_large",
+            format!("Amount must be at most {}.", crate::money::MAX_AMOUNT),
+        ),
+    })
+}
+
+impl Services {
+    /// Per-account key for card fingerprints: equal cards match within an account only.
+    fn fingerprint_key(&self, account: &str) -> Vec<u8> {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.config.vault_key)
+            .expect("HMAC accepts any key length");
+        mac.update(b"tender card fingerprint v1:");
+        mac.update(account.as_bytes());
+        mac.finalize().into_bytes().to_vec()
+    }
+
+    pub(crate) fn card_details(&self, account: &str, card: &ValidatedCard) -> CardDetails {
+        CardDetails {
+            brand: card.brand,
+            last4: card.last4.clone(),
+            exp_month: card.exp_month,
+            exp_year: card.exp_year,
+            fingerprint: fingerprint(card.pan.expose(), &self.fingerprint_key(account)),
+            country: card.country.to_string(),
+            funding: card.funding.to_string(),
+        }
+    }
+
+    /// Validates a card as of the clock's current month (402 `card_error` naming the field).
+    pub(crate) fn validate_card_now(&self, input: &CardInput) -> CoreResult<ValidatedCard> {
+        let (year, month) = year_month(self.now());
+        validate_card(input, year, month).map_err(|e| CoreError::Card {
+            code: e.code(),
+            decline_code: None,
+            message: e.message().into(),
+            param: Some(e.param()),
+            payment: None,
+        })
+    }
+
+    pub(crate) async fn require_customer(&self, ctx: &RequestContext, id: &str) -> CoreResult<()> {
+        let exists = ids::looks_like(IdKind::Customer, id)
+            && self
+                .store
+                .find_record(ctx.scope(), Collection::Customers, id)
+                .await?
+                .is_some();
+        if exists {
+            Ok(())
+        } else {
+            Err(CoreError::missing_reference("customer", "customer", id))
+        }
+    }
+
+    /// `POST /payments`.
+    pub async fn create_payment(
+        &self,
+        ctx: &RequestContext,
+        cmd: CreatePayment,
+    ) -> CoreResult<Payment> {
+        check_amount("amount", cmd.amount, cmd.currency)?;
+        check_text("description", cmd.description.as_deref(), 1000)?;
+        let metadata = metadata::on_create(cmd.metadata)?;
+        if cmd.save_payment_method && cmd.customer.is_none() {
+            return Err(CoreError::invalid(
+                "customer",
+                "parameter_missing",
+                "save_payment_method requires a customer.",
+            ));
+        }
+        let card_input = match cmd.payment_method {
+            PaymentMethodInput::Card(card) => card,
+            PaymentMethodInput::Saved(_) => {
+                return Err(CoreError::invalid(
+                    "payment_method",
+                    "parameter_invalid",
+                    "Paying with a saved payment method (pm_…) is not supported yet.",
+                ))
+            }
+            PaymentMethodInput::BankTransfer => {
+                return Err(CoreError::invalid(
+                    "payment_method[type]",
+                    "parameter_invalid",
+                    "Bank transfers are not supported yet.",
+                ))
+            }
+        };
+        let card = self.validate_card_now(&card_input)?;
+        if let Some(customer) = &cmd.customer {
+            self.require_customer(ctx, customer).await?;
+        }
+        if cmd.save_payment_method {
+            return Err(CoreError::invalid(
+                "save_payment_method",
+                "parameter_invalid",
+                "Saving payment methods is not supported yet.",
+            ));
+        }
+
+        let scope = ctx.scope();
+        let authorization = self.acquirer.authorize(&card, scope.livemode()).await;
+        let now = self.now();
+        let id = ids::generate(IdKind::Payment);
+        let mut payment = Payment {
+            receipt_url: format!("{}/{}", self.config.receipt_base, id),
+            id,
+            object: "payment".into(),
+            amount: cmd.amount,
+            amount_captured: 0,
+            amount_refunded: 0,
+            refunded: false,
+            currency: cmd.currency,
+            status: PaymentStatus::Succeeded,
+            capture_method: if cmd.capture {
+                CaptureMethod::Automatic
+            } else {
+                CaptureMethod::Manual
+            },
+            payment_method: PaymentMethodSnapshot {
+                id: ids::generate(IdKind::PaymentMethod),
+                kind: "card".into(),
+                card: Some(self.card_details(&scope.account, &card)),
+                bank_transfer: None,
+            },
+            customer: cmd.customer,
+            description: cmd.description,
+            metadata,
+            failure_code: None,
+            failure_message: None,
+            decline_code: None,
+            next_action: None,
+            canceled_at: None,
+            cancellation_reason: None,
+            livemode: scope.livemode(),
+            created: now,
+        };
+        let mut decline = None;
+        match authorization {
+            Authorization::Approved if cmd.capture => {
+                payment.status = PaymentStatus::Succeeded;
+                payment.amount_captured = payment.amount;
+            }
+            Authorization::Approved => payment.status = PaymentStatus::RequiresCapture,
+            Authorization::RequiresAction => {
+                return Err(CoreError::invalid(
+                    "payment_method[card][number]",
+                    "parameter_invalid",
+                    "Cards that require 3-D Secure authentication are not supported yet.",
+                ))
+            }
+            Authorization::Declined(d) => {
+                payment.status = PaymentStatus::Failed;
+                payment.failure_code = Some(d.code.to_string());
+                payment.decline_code = Some(d.decline_code.to_string());
+                payment.failure_message = Some(d.message.to_string());
+                decline = Some(CoreError::Card {
+                    code: d.code,
+                    decline_code: Some(d.decline_code),
+                    message: d.message.into(),
+                    param: None,
+                    payment: Some(payment.id.clone()),
+                });
+            }
+        }
+
+        let object = to_value(&payment)?;
+        let event_type = match payment.status {
+            PaymentStatus::Succeeded => Some("payment.succeeded"),
+            PaymentStatus::Failed => Some("payment.failed"),
+            _ => None,
+        };
+        let mut ops = vec![WriteOp::Insert {
+            collection: Collection::Payments,
+            id: payment.id.clone(),
+            created: now,
+            index: payment_index(&payment),
+            body: to_body(&payment)?,
+        }];
+        if let Some(event_type) = event_type {
+            ops.push(self.event_op(Some(ctx), scope, event_type, object.clone(), None)?);
+        }
+        match decline {
+            None => {
+                self.commit(ctx, ops, Ok(&object)).await?;
+                Ok(payment)
+            }
+            Some(err) => {
+                self.commit(ctx, ops, Err(&err)).await?;
+                Err(err)
+            }
+        }
+    }
+
+    /// `POST /payments/{id}`: description, metadata, and customer while unset.
+    pub async fn update_payment(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        cmd: UpdatePayment,
+    ) -> CoreResult<Payment> {
+        check_text(
+            "description",
+            cmd.description.as_ref().and_then(|d| d.as_deref()),
+            1000,
+        )?;
+        if let Some(customer) = &cmd.customer {
+            self.require_customer(ctx, customer).await?;
+        }
+        self.retry_on_conflict(|| async {
+            let (before, version): (Payment, i64) = self
+                .load(ctx.scope(), Collection::Payments, "payment", id)
+                .await?;
+            let mut after = before.clone();
+            if let Some(description) = &cmd.description {
+                after.description = description.clone();
+            }
+            if let Some(input) = &cmd.metadata {
+                after.metadata = metadata::merge(&before.metadata, input.clone())?;
+            }
+            if let Some(customer) = &cmd.customer {
+                match &before.customer {
+                    Some(existing) if existing != customer => {
+                        return Err(CoreError::invalid(
+                            "customer",
+                            "parameter_invalid",
+                            "A payment's customer cannot be changed once set.",
+                        ))
+                    }
+                    _ => after.customer = Some(customer.clone()),
+                }
+            }
+            self.save_payment_change(ctx, &before, after, version, "payment.updated")
+                .await
+        })
+        .await
+    }
+
+    /// `POST /payments/{id}/capture`.
+    pub async fn capture_payment(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        amount: Option<i64>,
+    ) -> CoreResult<Payment> {
+        self.retry_on_conflict(|| async {
+            let (before, version): (Payment, i64) = self
+                .load(ctx.scope(), Collection::Payments, "payment", id)
+                .await?;
+            let status = transition(before.status, Transition::Capture)?;
+            let amount = amount.unwrap_or(before.amount);
+            if amount > before.amount {
+                return Err(CoreError::invalid(
+                    "amount",
+                    "amount_too_large",
+                    format!(
+                        "Capture amount cannot exceed the authorised {}.",
+                        before.amount
+                    ),
+                ));
+            }
+            check_amount("amount", amount, before.currency)?;
+            let mut after = before.clone();
+            after.status = status;
+            after.amount_captured = amount;
+            self.save_payment_change(ctx, &before, after, version, "payment.succeeded")
+                .await
+        })
+        .await
+    }
+
+    /// `POST /payments/{id}/cancel`.
+    pub async fn cancel_payment(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        reason: Option<CancellationReason>,
+    ) -> CoreResult<Payment> {
+        self.retry_on_conflict(|| async {
+            let (before, version): (Payment, i64) = self
+                .load(ctx.scope(), Collection::Payments, "payment", id)
+                .await?;
+            let mut after = before.clone();
+            after.status = transition(before.status, Transition::Cancel)?;
+            after.canceled_at = Some(self.now());
+            after.cancellation_reason = reason;
+            self.save_payment_change(ctx, &before, after, version, "payment.canceled")
+                .await
+        })
+        .await
+    }
+
+    /// Writes an updated payment with its event (and `previous_attributes` on `*.updated`).
+    async fn save_payment_change(
+        &self,
+        ctx: &RequestContext,
+        before: &Payment,
+        after: Payment,
+        version: i64,
+        event_type: &str,
+    ) -> CoreResult<Payment> {
+        let object = to_value(&after)?;
+        let previous = if event_type.ends_with(".updated") {
+            previous_attributes(&to_value(before)?, &object)
+        } else {
+            None
+        };
+        let ops = vec![
+            WriteOp::Update {
+                collection: Collection::Payments,
+                id: after.id.clone(),
+                expected_version: version,
+                index: payment_index(&after),
+                body: to_body(&after)?,
+            },
+            self.event_op(Some(ctx), ctx.scope(), event_type, object.clone(), previous)?,
+        ];
+        self.commit(ctx, ops, Ok(&object)).await?;
+        Ok(after)
+    }
+
+    /// A payment by id in any scope, with the merchant's display name: for the receipt page.
+    pub async fn find_payment_anywhere(&self, id: &str) -> CoreResult<Option<(Payment, String)>> {
+        if !ids::looks_like(IdKind::Payment, id) {
+            return Ok(None);
+        }
+        let Some((scope, record)) = self.store.find_payment_for_receipt(id).await? else {
+            return Ok(None);
+        };
+        let payment: Payment = from_body(&record.id, &record.body)?;
+        let merchant = match self.store.find_account(&scope.account).await? {
+            Some(a) => a.name.unwrap_or(a.email),
+            None => String::new(),
+        };
+        Ok(Some((payment, merchant)))
+    }
+
+    /// A payment, typed (receipts and the dashboard use this).
+    pub async fn get_payment(&self, scope: &crate::auth::Scope, id: &str) -> CoreResult<Payment> {
+        let body = self
+            .retrieve_raw(scope, Collection::Payments, "payment", id)
+            .await?;
+        from_body(id, &body)
+    }
+}
+
+/// Refuses a free-text field over `max` characters.
+pub fn check_text(param: &str, value: Option<&str>, max: usize) -> CoreResult<()> {
+    match value {
+        Some(v) if v.chars().count() > max => Err(CoreError::invalid(
+            param,
+            "parameter_invalid",
+            format!("{param} can be at most {max} characters."),
+        )),
+        _ => Ok(()),
+    }
+}

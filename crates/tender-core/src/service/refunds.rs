@@ -1,0 +1,155 @@
+//! Refund use cases: a refund and the payment's refunded total change in one batch, guarded by
+//! the payment's version, so concurrent refunds can never add up to more than was captured.
+
+use super::{to_body, to_value, RequestContext, Services};
+use crate::error::{CoreError, CoreResult};
+use crate::ids::{self, IdKind};
+use crate::metadata;
+use crate::payment::{Payment, PaymentStatus};
+use crate::refund::{Refund, RefundReason, RefundStatus};
+use crate::service::payments::payment_index;
+use crate::store::{Collection, IndexValues, WriteOp};
+
+/// `POST /refunds`, parsed.
+#[derive(Debug)]
+pub struct CreateRefund {
+    pub payment: String,
+    pub amount: Option<i64>,
+    pub reason: Option<RefundReason>,
+    pub metadata: Vec<(String, String)>,
+}
+
+fn refund_index(r: &Refund) -> IndexValues {
+    IndexValues {
+        payment: Some(r.payment.clone()),
+        ..IndexValues::default()
+    }
+}
+
+impl Services {
+    /// `POST /refunds`.
+    pub async fn create_refund(
+        &self,
+        ctx: &RequestContext,
+        cmd: CreateRefund,
+    ) -> CoreResult<Refund> {
+        let metadata = metadata::on_create(cmd.metadata.clone())?;
+        if let Some(amount) = cmd.amount {
+            if amount < 1 {
+                return Err(CoreError::invalid(
+                    "amount",
+                    "amount_too_small",
+                    "Refund amount must be at least 1.",
+                ));
+            }
+        }
+        self.retry_on_conflict(|| async {
+            let scope = ctx.scope();
+            let (before, version): (Payment, i64) =
+                if ids::looks_like(IdKind::Payment, &cmd.payment) {
+                    match self
+                        .store
+                        .find_record(scope, Collection::Payments, &cmd.payment)
+                        .await?
+                    {
+                        Some(r) => (super::from_body(&r.id, &r.body)?, r.version),
+                        None => {
+                            return Err(CoreError::missing_reference(
+                                "payment",
+                                "payment",
+                                &cmd.payment,
+                            ))
+                        }
+                    }
+                } else {
+                    return Err(CoreError::missing_reference(
+                        "payment",
+                        "payment",
+                        &cmd.payment,
+                    ));
+                };
+            if before.status != PaymentStatus::Succeeded {
+                return Err(CoreError::UnexpectedState {
+                    message: format!(
+                        "This payment's status is {}; only succeeded payments can be refunded.",
+                        before.status.as_str()
+                    ),
+                });
+            }
+            let left = before.refundable();
+            let amount = cmd.amount.unwrap_or(left);
+            if amount > left || left == 0 {
+                return Err(CoreError::invalid(
+                    "amount",
+                    "amount_too_large",
+                    format!(
+                        "Refund amount ({amount}) is greater than what is left to refund ({left})."
+                    ),
+                ));
+            }
+            let refund = Refund {
+                id: ids::generate(IdKind::Refund),
+                object: "refund".into(),
+                amount,
+                currency: before.currency,
+                payment: before.id.clone(),
+                status: RefundStatus::Succeeded,
+                reason: cmd.reason,
+                metadata: metadata.clone(),
+                livemode: scope.livemode(),
+                created: self.now(),
+            };
+            let mut after = before.clone();
+            after.amount_refunded += amount;
+            after.refunded = after.amount_refunded == after.amount_captured;
+            let object = to_value(&refund)?;
+            let ops = vec![
+                WriteOp::Update {
+                    collection: Collection::Payments,
+                    id: after.id.clone(),
+                    expected_version: version,
+                    index: payment_index(&after),
+                    body: to_body(&after)?,
+                },
+                WriteOp::Insert {
+                    collection: Collection::Refunds,
+                    id: refund.id.clone(),
+                    created: refund.created,
+                    index: refund_index(&refund),
+                    body: to_body(&refund)?,
+                },
+                self.event_op(Some(ctx), scope, "refund.created", object.clone(), None)?,
+            ];
+            self.commit(ctx, ops, Ok(&object)).await?;
+            Ok(refund)
+        })
+        .await
+    }
+
+    /// `POST /refunds/{id}`: metadata only.
+    pub async fn update_refund(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        metadata_input: Vec<(String, String)>,
+    ) -> CoreResult<Refund> {
+        self.retry_on_conflict(|| async {
+            let (before, version): (Refund, i64) = self
+                .load(ctx.scope(), Collection::Refunds, "refund", id)
+                .await?;
+            let mut after = before.clone();
+            after.metadata = metadata::merge(&before.metadata, metadata_input.clone())?;
+            let object = to_value(&after)?;
+            let ops = vec![WriteOp::Update {
+                collection: Collection::Refunds,
+                id: after.id.clone(),
+                expected_version: version,
+                index: refund_index(&after),
+                body: to_body(&after)?,
+            }];
+            self.commit(ctx, ops, Ok(&object)).await?;
+            Ok(after)
+        })
+        .await
+    }
+}

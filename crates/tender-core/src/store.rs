@@ -1,0 +1,292 @@
+//! The storage port: the one trait every backend (SQLite, PostgreSQL) implements.
+//!
+//! The store keeps each resource as a JSON document beside the indexed columns that lists filter
+//! on, in one table per [`Collection`]. Writes are whole [`WriteBatch`]es applied in ONE
+//! transaction: the changed documents, their events, the webhook deliveries those events fan
+//! out to (the outbox), and the idempotency record of the request. Updates carry the version they
+//! were computed from; a batch whose precondition fails is refused with
+//! [`StoreError::Conflict`] and nothing of it is applied, so read-modify-write races (two refunds
+//! of one payment) are resolved by retrying the use case, never by a lock held across awaits.
+//!
+//! Every method takes the tenant [`Scope`] first where the data is tenant data.
+//! Depends on the domain types only.
+
+use async_trait::async_trait;
+
+use crate::auth::{KeyKind, Mode, Scope};
+use crate::error::StoreError;
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// The document collections, one table each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Collection {
+    Payments,
+    Customers,
+    Refunds,
+    Events,
+    PaymentMethods,
+    WebhookEndpoints,
+}
+
+impl Collection {
+    pub const ALL: [Collection; 6] = [
+        Collection::Payments,
+        Collection::Customers,
+        Collection::Refunds,
+        Collection::Events,
+        Collection::PaymentMethods,
+        Collection::WebhookEndpoints,
+    ];
+
+    /// The filterable columns this collection's table has.
+    pub fn filter_fields(self) -> &'static [Field] {
+        match self {
+            Collection::Payments => &[Field::Customer, Field::Status],
+            Collection::Customers => &[Field::Email],
+            Collection::Refunds => &[Field::Payment],
+            Collection::Events => &[Field::Type],
+            Collection::PaymentMethods => &[Field::Customer],
+            Collection::WebhookEndpoints => &[Field::Status],
+        }
+    }
+}
+
+/// An indexed column a list can filter on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Field {
+    Customer,
+    Status,
+    Email,
+    Payment,
+    Type,
+}
+
+/// Values of the indexed columns for one document (unset = NULL).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IndexValues {
+    pub customer: Option<String>,
+    pub status: Option<String>,
+    pub email: Option<String>,
+    pub payment: Option<String>,
+    pub event_type: Option<String>,
+    /// Webhook endpoints only: `*` or the enabled types as `,a,b,` (so a match is a substring
+    /// test in SQL, the same on every backend).
+    pub enabled_events: Option<String>,
+}
+
+impl IndexValues {
+    pub fn get(&self, field: Field) -> Option<&str> {
+        match field {
+            Field::Customer => self.customer.as_deref(),
+            Field::Status => self.status.as_deref(),
+            Field::Email => self.email.as_deref(),
+            Field::Payment => self.payment.as_deref(),
+            Field::Type => self.event_type.as_deref(),
+        }
+    }
+}
+
+/// A stored document and the version updates must name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub id: String,
+    pub version: i64,
+    pub body: String,
+}
+
+/// Bounds on `created` (Unix seconds), all inclusive/exclusive as named.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CreatedRange {
+    pub gt: Option<i64>,
+    pub gte: Option<i64>,
+    pub lt: Option<i64>,
+    pub lte: Option<i64>,
+}
+
+/// Where a page starts.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Cursor {
+    #[default]
+    Newest,
+    /// Objects created before this one (the next page).
+    StartingAfter(String),
+    /// Objects created after this one (the previous page).
+    EndingBefore(String),
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListQuery {
+    pub filters: Vec<(Field, String)>,
+    pub created: CreatedRange,
+    pub cursor: Cursor,
+    /// 1..=100, checked by the caller.
+    pub limit: u32,
+}
+
+/// One page, newest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    pub records: Vec<Record>,
+    pub has_more: bool,
+}
+
+/// A response kept under an idempotency key, replayed byte for byte.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredResponse {
+    pub status: u16,
+    pub body: Vec<u8>,
+}
+
+/// What the store knows of an idempotency key when a request claims it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdempotencyClaim {
+    /// The key was free (or its earlier claim had expired): this request now owns it.
+    Acquired,
+    /// The key finished earlier with the same fingerprint: replay this.
+    Replay(StoredResponse),
+    /// The key finished or is running with a different fingerprint.
+    Mismatch,
+    /// Another request with this key is still running.
+    InProgress,
+}
+
+/// One change inside a batch.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WriteOp {
+    Insert {
+        collection: Collection,
+        id: String,
+        created: i64,
+        index: IndexValues,
+        body: String,
+    },
+    /// Replaces the document if its version is still `expected_version` (else Conflict).
+    Update {
+        collection: Collection,
+        id: String,
+        expected_version: i64,
+        index: IndexValues,
+        body: String,
+    },
+    Delete {
+        collection: Collection,
+        id: String,
+        expected_version: i64,
+    },
+    /// An event. In the same transaction the store writes one pending delivery (the outbox) for
+    /// every enabled endpoint of the scope whose `enabled_events` match, due at `created`.
+    Event {
+        id: String,
+        event_type: String,
+        created: i64,
+        body: String,
+    },
+}
+
+/// Everything one request (or one background step) changes, applied atomically and durably.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WriteBatch {
+    pub scope: Scope,
+    pub ops: Vec<WriteOp>,
+    /// The idempotency key this request holds and the response to keep under it.
+    pub idempotency: Option<(String, StoredResponse)>,
+}
+
+/// A merchant account.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AccountRecord {
+    pub id: String,
+    pub email: String,
+    pub name: Option<String>,
+    /// Argon2id PHC string of the dashboard password.
+    pub password_hash: String,
+    pub created: i64,
+}
+
+/// An API key as stored: the secret key's SHA-256 only, the publishable key in full.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiKeyRecord {
+    pub id: String,
+    pub account: String,
+    pub mode: Mode,
+    pub kind: KeyKind,
+    pub key_hash: String,
+    /// The full key for publishable keys; `None` for secret keys.
+    pub public_value: Option<String>,
+    pub last4: String,
+    pub created: i64,
+    /// Set when rolled: the key stops working at this time.
+    pub expires_at: Option<i64>,
+    pub revoked: bool,
+}
+
+/// The storage port.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// A document by id within the scope; `None` when missing (or in another scope).
+    async fn find_record(
+        &self,
+        scope: &Scope,
+        collection: Collection,
+        id: &str,
+    ) -> StoreResult<Option<Record>>;
+
+    /// A page of documents, newest first (strict creation order, keyset-paginated).
+    async fn list_records(
+        &self,
+        scope: &Scope,
+        collection: Collection,
+        query: &ListQuery,
+    ) -> StoreResult<Page>;
+
+    /// Applies a batch in one durable transaction. A failed precondition → `Conflict`; a
+    /// duplicate idempotency completion or id → `Duplicate`. Nothing is applied on error.
+    async fn commit(&self, batch: WriteBatch) -> StoreResult<()>;
+
+    /// Claims an idempotency key for a request with `fingerprint`. An in-progress claim older
+    /// than `lock_expires_before` is considered abandoned (its node crashed) and is taken over.
+    async fn claim_idempotency(
+        &self,
+        scope: &Scope,
+        key: &str,
+        fingerprint: &str,
+        now: i64,
+        lock_expires_before: i64,
+    ) -> StoreResult<IdempotencyClaim>;
+
+    /// Stores the response of a request that held `key` but wrote nothing else.
+    async fn complete_idempotency(
+        &self,
+        scope: &Scope,
+        key: &str,
+        response: StoredResponse,
+    ) -> StoreResult<()>;
+
+    /// Releases a claim whose request failed with a 5xx, so a retry runs again.
+    async fn release_idempotency(&self, scope: &Scope, key: &str) -> StoreResult<()>;
+
+    /// Deletes idempotency records created before `before`; returns how many.
+    async fn purge_idempotency(&self, before: i64) -> StoreResult<u64>;
+
+    /// Creates an account with its keys in one transaction.
+    async fn insert_account(
+        &self,
+        account: AccountRecord,
+        keys: Vec<ApiKeyRecord>,
+    ) -> StoreResult<()>;
+
+    /// A payment by id alone, with its scope: only the receipt host, which has no caller to
+    /// scope by, uses this (payment ids are unguessable).
+    async fn find_payment_for_receipt(&self, id: &str) -> StoreResult<Option<(Scope, Record)>>;
+
+    async fn find_account(&self, id: &str) -> StoreResult<Option<AccountRecord>>;
+
+    async fn count_accounts(&self) -> StoreResult<u64>;
+
+    /// The key whose SHA-256 is `key_hash`, if any.
+    async fn find_api_key(&self, key_hash: &str) -> StoreResult<Option<ApiKeyRecord>>;
+}
+
+/// How long an idempotency key is kept (CONTRACT §4.9): 24 hours.
+pub const IDEMPOTENCY_TTL_SECS: i64 = 24 * 60 * 60;

@@ -1,0 +1,130 @@
+//! `/v2/customers`: create, retrieve, update, delete, list.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::routing::{get, post};
+use axum::Router;
+use tender_core::customer::Address;
+use tender_core::error::CoreError;
+use tender_core::ids::IdKind;
+use tender_core::service::customers::CustomerFields;
+use tender_core::store::{Collection, Field};
+
+use super::params::{Params, Query};
+use super::pipeline::{Ctx, JsonBody};
+use super::{list_response, ok, path_id, raw_response, ApiResult};
+use crate::state::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/customers", post(create_customer).get(list_customers))
+        .route(
+            "/customers/{id}",
+            get(retrieve_customer)
+                .post(update_customer)
+                .patch(update_customer)
+                .delete(delete_customer),
+        )
+}
+
+const FIELDS: &[&str] = &[
+    "email",
+    "name",
+    "phone",
+    "address",
+    "description",
+    "metadata",
+];
+
+fn parse_address(p: &mut Params) -> Result<Option<Option<Address>>, CoreError> {
+    if !p.has("address") {
+        return Ok(None);
+    }
+    let Some(mut a) = p.object(
+        "address",
+        &["line1", "line2", "city", "state", "postal_code", "country"],
+    )?
+    else {
+        return Ok(Some(None));
+    };
+    Ok(Some(Some(Address {
+        line1: a.string("line1")?,
+        line2: a.string("line2")?,
+        city: a.string("city")?,
+        state: a.string("state")?,
+        postal_code: a.string("postal_code")?,
+        country: a.string("country")?,
+    })))
+}
+
+fn parse_fields(body: &serde_json::Value) -> Result<CustomerFields, CoreError> {
+    let mut p = Params::body(body.clone(), FIELDS)?;
+    Ok(CustomerFields {
+        email: p.clearable_string("email")?,
+        name: p.clearable_string("name")?,
+        phone: p.clearable_string("phone")?,
+        address: parse_address(&mut p)?,
+        description: p.clearable_string("description")?,
+        metadata: p.metadata()?,
+    })
+}
+
+async fn create_customer(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let fields = parse_fields(&body)?;
+    ok(&state.services.create_customer(&ctx, fields).await?)
+}
+
+async fn retrieve_customer(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let id = path_id(IdKind::Customer, "customer", id)?;
+    let body = state
+        .services
+        .retrieve_raw(ctx.scope(), Collection::Customers, "customer", &id)
+        .await?;
+    Ok(raw_response(body))
+}
+
+async fn update_customer(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let id = path_id(IdKind::Customer, "customer", id)?;
+    let fields = parse_fields(&body)?;
+    ok(&state.services.update_customer(&ctx, &id, fields).await?)
+}
+
+async fn delete_customer(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let id = path_id(IdKind::Customer, "customer", id)?;
+    ok(&state.services.delete_customer(&ctx, &id).await?)
+}
+
+async fn list_customers(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    RawQuery(q): RawQuery,
+) -> ApiResult {
+    let q = Query::parse(q.as_deref(), &["email"])?;
+    let params = q.list_params()?;
+    let filters = q
+        .get("email")
+        .map(|e| (Field::Email, e.to_string()))
+        .into_iter()
+        .collect();
+    let page = state
+        .services
+        .list_raw(ctx.scope(), Collection::Customers, &params, filters)
+        .await?;
+    Ok(list_response("/v2/customers", page))
+}

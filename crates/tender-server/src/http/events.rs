@@ -1,0 +1,50 @@
+//! `/v2/events`: retrieve and list (filter `type`).
+
+use axum::extract::{Path, RawQuery, State};
+use axum::routing::get;
+use axum::Router;
+use tender_core::ids::IdKind;
+use tender_core::store::{Collection, Field};
+
+use super::params::Query;
+use super::pipeline::Ctx;
+use super::{list_response, path_id, raw_response, ApiResult};
+use crate::state::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/events", get(list_events))
+        .route("/events/{id}", get(retrieve_event))
+}
+
+async fn retrieve_event(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let id = path_id(IdKind::Event, "event", id)?;
+    let body = state
+        .services
+        .retrieve_raw(ctx.scope(), Collection::Events, "event", &id)
+        .await?;
+    Ok(raw_response(body))
+}
+
+async fn list_events(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    RawQuery(q): RawQuery,
+) -> ApiResult {
+    let q = Query::parse(q.as_deref(), &["type"])?;
+    let params = q.list_params()?;
+    let filters = q
+        .get("type")
+        .map(|t| (Field::Type, t.to_string()))
+        .into_iter()
+        .collect();
+    let page = state
+        .services
+        .list_raw(ctx.scope(), Collection::Events, &params, filters)
+        .await?;
+    Ok(list_response("/v2/events", page))
+}

@@ -1,0 +1,93 @@
+//! The JSON API under `/v2`.
+//!
+//! # Layout
+//! - [`pipeline`]: the middleware (request id, version, auth, rate limit, body, idempotency).
+//! - [`params`]: reading JSON bodies and query strings into typed values with named errors.
+//! - [`error`]: THE table from `CoreError` to status, `type` and `code`.
+//! - one module per resource, each with a `router()`: [`payments`], [`customers`], [`refunds`],
+//!   [`events`].
+//!
+//! Handlers parse input into domain commands and call a service; they never see SQL.
+
+pub mod customers;
+pub mod error;
+pub mod events;
+pub mod params;
+pub mod payments;
+pub mod pipeline;
+pub mod refunds;
+
+use axum::http::StatusCode;
+use axum::middleware;
+use axum::response::Response;
+use axum::Router;
+use serde::Serialize;
+use tender_core::error::CoreError;
+use tender_core::ids::{self, IdKind};
+use tender_core::service::RawPage;
+
+use crate::state::AppState;
+use error::{http_error, json_response, ok_body, ApiError};
+
+pub type ApiResult = Result<Response, ApiError>;
+
+/// The API router, mounted at `/v2` by the caller.
+pub fn router(state: AppState) -> Router {
+    let api = Router::new()
+        .merge(payments::router())
+        .merge(customers::router())
+        .merge(refunds::router())
+        .merge(events::router())
+        .fallback(unknown_path)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            pipeline::api_gate,
+        ))
+        .with_state(state);
+    Router::new().nest("/v2", api)
+}
+
+async fn unknown_path() -> Response {
+    http_error(
+        StatusCode::NOT_FOUND,
+        "resource_missing",
+        "Unrecognized request URL.",
+    )
+}
+
+/// 200 with a resource's JSON.
+pub fn ok<T: Serialize>(value: &T) -> ApiResult {
+    let value = serde_json::to_value(value).map_err(|e| {
+        ApiError(CoreError::Store(tender_core::error::StoreError::Corrupt(
+            e.to_string(),
+        )))
+    })?;
+    Ok(json_response(StatusCode::OK, ok_body(&value)))
+}
+
+/// 200 with a stored document as it is.
+pub fn raw_response(body: String) -> Response {
+    json_response(StatusCode::OK, body.into_bytes())
+}
+
+/// The list envelope around raw documents.
+pub fn list_response(url: &str, page: RawPage) -> Response {
+    let mut body = String::with_capacity(64 + page.data.iter().map(|d| d.len() + 1).sum::<usize>());
+    body.push_str("{\"object\":\"list\",\"data\":[");
+    body.push_str(&page.data.join(","));
+    body.push_str("],\"has_more\":");
+    body.push_str(if page.has_more { "true" } else { "false" });
+    body.push_str(",\"url\":");
+    body.push_str(&serde_json::to_string(url).unwrap_or_else(|_| "\"\"".into()));
+    body.push('}');
+    json_response(StatusCode::OK, body.into_bytes())
+}
+
+/// An id from the path: a malformed one is answered like a missing one, without a lookup.
+pub fn path_id(kind: IdKind, name: &'static str, id: String) -> Result<String, ApiError> {
+    if ids::looks_like(kind, &id) {
+        Ok(id)
+    } else {
+        Err(ApiError(CoreError::NotFound { kind: name, id }))
+    }
+}

@@ -1,0 +1,338 @@
+//! Reading request parameters from a JSON body or a query string, with the contract's errors:
+//! unknown parameters refused (`parameter_unknown`, nested names in bracket form), wrong types
+//! named (`parameter_invalid_integer`, `parameter_invalid`), missing ones named
+//! (`parameter_missing`), strings bounded.
+
+use serde_json::{Map, Value};
+use tender_core::error::CoreError;
+use tender_core::store::CreatedRange;
+
+/// The longest string any parameter may be (CONTRACT §4.10).
+pub const MAX_STRING: usize = 5000;
+
+/// A JSON object being read, tracking the bracketed name of where it sits.
+#[derive(Debug)]
+pub struct Params {
+    prefix: Option<String>,
+    map: Map<String, Value>,
+}
+
+fn invalid(param: String, message: String) -> CoreError {
+    CoreError::invalid(param, "parameter_invalid", message)
+}
+
+impl Params {
+    /// The top-level body: it must be an object (an empty body was turned into `{}` earlier),
+    /// and may only hold `allowed` keys.
+    pub fn body(value: Value, allowed: &[&str]) -> Result<Self, CoreError> {
+        match value {
+            Value::Object(map) => Self::checked(None, map, allowed),
+            _ => Err(CoreError::InvalidParam {
+                param: None,
+                code: "invalid_json",
+                message: "The request body must be a JSON object.".into(),
+            }),
+        }
+    }
+
+    fn checked(
+        prefix: Option<String>,
+        map: Map<String, Value>,
+        allowed: &[&str],
+    ) -> Result<Self, CoreError> {
+        let params = Self { prefix, map };
+        if let Some(unknown) = params.map.keys().find(|k| !allowed.contains(&k.as_str())) {
+            let name = params.name(unknown);
+            return Err(CoreError::invalid(
+                name.clone(),
+                "parameter_unknown",
+                format!("Received unknown parameter: {name}"),
+            ));
+        }
+        Ok(params)
+    }
+
+    /// The wire name of `key` here: `key` or `prefix[key]`.
+    pub fn name(&self, key: &str) -> String {
+        match &self.prefix {
+            Some(p) => format!("{p}[{key}]"),
+            None => key.to_string(),
+        }
+    }
+
+    fn take(&mut self, key: &str) -> Option<Value> {
+        match self.map.remove(key) {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(v),
+        }
+    }
+
+    /// The raw value of `key`, without taking it.
+    pub fn peek(&self, key: &str) -> Option<&Value> {
+        self.map.get(key)
+    }
+
+    /// Whether `key` was sent at all (even as null).
+    pub fn has(&self, key: &str) -> bool {
+        self.map.contains_key(key)
+    }
+
+    /// A required value: `parameter_missing` naming it when absent.
+    pub fn required<T>(&self, key: &str, value: Option<T>) -> Result<T, CoreError> {
+        value.ok_or_else(|| {
+            let name = self.name(key);
+            CoreError::invalid(
+                name.clone(),
+                "parameter_missing",
+                format!("Missing required param: {name}."),
+            )
+        })
+    }
+
+    pub fn string(&mut self, key: &str) -> Result<Option<String>, CoreError> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(Value::String(s)) if s.chars().count() <= MAX_STRING => Ok(Some(s)),
+            Some(Value::String(_)) => Err(invalid(
+                self.name(key),
+                format!("{} can be at most {MAX_STRING} characters.", self.name(key)),
+            )),
+            Some(_) => Err(invalid(
+                self.name(key),
+                format!("{} must be a string.", self.name(key)),
+            )),
+        }
+    }
+
+    /// For updates: absent → `None`; null or `""` → `Some(None)` (clear); else the string.
+    pub fn clearable_string(&mut self, key: &str) -> Result<Option<Option<String>>, CoreError> {
+        if !self.has(key) {
+            return Ok(None);
+        }
+        Ok(Some(self.string(key)?.filter(|s| !s.is_empty())))
+    }
+
+    pub fn integer(&mut self, key: &str) -> Result<Option<i64>, CoreError> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(Value::Number(n)) if n.is_i64() => Ok(n.as_i64()),
+            // Beyond i64: an integer all the same, and certainly too large for any bound.
+            Some(Value::Number(n)) if n.is_u64() => Ok(Some(i64::MAX)),
+            Some(_) => {
+                let name = self.name(key);
+                Err(CoreError::invalid(
+                    name.clone(),
+                    "parameter_invalid_integer",
+                    format!("Invalid integer: {name} must be a whole number."),
+                ))
+            }
+        }
+    }
+
+    pub fn boolean(&mut self, key: &str) -> Result<Option<bool>, CoreError> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(b)),
+            Some(_) => Err(invalid(
+                self.name(key),
+                format!("{} must be true or false.", self.name(key)),
+            )),
+        }
+    }
+
+    /// A nested object holding only `allowed` keys.
+    pub fn object(&mut self, key: &str, allowed: &[&str]) -> Result<Option<Params>, CoreError> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(Value::Object(map)) => Self::checked(Some(self.name(key)), map, allowed).map(Some),
+            Some(_) => Err(invalid(
+                self.name(key),
+                format!("{} must be an object.", self.name(key)),
+            )),
+        }
+    }
+
+    /// `metadata`: an object of strings (null or `""` values remove keys on update).
+    pub fn metadata(&mut self) -> Result<Option<Vec<(String, String)>>, CoreError> {
+        let name = self.name("metadata");
+        match self.map.remove("metadata") {
+            None => Ok(None),
+            Some(Value::Null) => Ok(Some(Vec::new())),
+            Some(Value::Object(map)) => {
+                if map.len() > tender_core::metadata::MAX_KEYS {
+                    return Err(invalid(name, "Metadata can have at most 50 keys.".into()));
+                }
+                let mut out = Vec::with_capacity(map.len());
+                for (k, v) in map {
+                    match v {
+                        Value::String(s) => out.push((k, s)),
+                        Value::Null => out.push((k, String::new())),
+                        _ => return Err(invalid(name, "Metadata values must be strings.".into())),
+                    }
+                }
+                Ok(Some(out))
+            }
+            Some(_) => Err(invalid(
+                name,
+                "metadata must be an object of strings.".into(),
+            )),
+        }
+    }
+}
+
+/// A parsed query string for `GET` lists.
+#[derive(Debug, Default)]
+pub struct Query {
+    pairs: Vec<(String, String)>,
+}
+
+impl Query {
+    pub fn parse(raw: Option<&str>, allowed: &[&str]) -> Result<Self, CoreError> {
+        let pairs: Vec<(String, String)> = form_urlencoded::parse(raw.unwrap_or("").as_bytes())
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        const COMMON: &[&str] = &[
+            "limit",
+            "starting_after",
+            "ending_before",
+            "created",
+            "created[gt]",
+            "created[gte]",
+            "created[lt]",
+            "created[lte]",
+        ];
+        let mut seen = std::collections::HashSet::new();
+        for (k, v) in &pairs {
+            if !COMMON.contains(&k.as_str()) && !allowed.contains(&k.as_str()) {
+                return Err(CoreError::invalid(
+                    k.clone(),
+                    "parameter_unknown",
+                    format!("Received unknown parameter: {k}"),
+                ));
+            }
+            if !seen.insert(k.as_str()) {
+                return Err(invalid(k.clone(), format!("{k} was given more than once.")));
+            }
+            if v.chars().count() > MAX_STRING {
+                return Err(invalid(k.clone(), format!("{k} is too long.")));
+            }
+        }
+        Ok(Self { pairs })
+    }
+
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.pairs
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn int(&self, key: &str) -> Result<Option<i64>, CoreError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => v.parse::<i64>().map(Some).map_err(|_| {
+                CoreError::invalid(
+                    key,
+                    "parameter_invalid_integer",
+                    format!("Invalid integer: {key}."),
+                )
+            }),
+        }
+    }
+
+    /// `limit` (1–100, default 10), cursors and `created[…]`.
+    pub fn list_params(&self) -> Result<tender_core::service::ListParams, CoreError> {
+        let limit = match self.int("limit")? {
+            None => 10,
+            Some(n) if (1..=100).contains(&n) => n as u32,
+            Some(_) => {
+                return Err(invalid(
+                    "limit".into(),
+                    "limit must be between 1 and 100.".into(),
+                ))
+            }
+        };
+        let exact = self.int("created")?;
+        let created = CreatedRange {
+            gt: self.int("created[gt]")?,
+            gte: self.int("created[gte]")?.or(exact),
+            lt: self.int("created[lt]")?,
+            lte: self.int("created[lte]")?.or(exact),
+        };
+        Ok(tender_core::service::ListParams {
+            limit,
+            starting_after: self.get("starting_after").map(str::to_string),
+            ending_before: self.get("ending_before").map(str::to_string),
+            created,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn code(e: CoreError) -> (Option<String>, &'static str) {
+        match e {
+            CoreError::InvalidParam { param, code, .. } => (param, code),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn unknown_nested_parameter_is_named_in_brackets() {
+        let mut p = Params::body(
+            json!({"payment_method": {"card": {"numbr": "1"}}}),
+            &["payment_method"],
+        )
+        .unwrap();
+        let mut pm = p
+            .object("payment_method", &["type", "card"])
+            .unwrap()
+            .unwrap();
+        let err = pm.object("card", &["number"]).unwrap_err();
+        assert_eq!(
+            code(err),
+            (
+                Some("payment_method[card][numbr]".into()),
+                "parameter_unknown"
+            )
+        );
+    }
+
+    #[test]
+    fn non_integer_amount_is_parameter_invalid_integer() {
+        for v in [json!(10.5), json!("100"), json!(true)] {
+            let mut p = Params::body(json!({ "amount": v }), &["amount"]).unwrap();
+            assert_eq!(
+                code(p.integer("amount").unwrap_err()),
+                (Some("amount".into()), "parameter_invalid_integer")
+            );
+        }
+    }
+
+    #[test]
+    fn query_limits_and_unknowns() {
+        assert!(Query::parse(Some("limit=0"), &[])
+            .unwrap()
+            .list_params()
+            .is_err());
+        assert!(Query::parse(Some("limit=101"), &[])
+            .unwrap()
+            .list_params()
+            .is_err());
+        assert_eq!(
+            Query::parse(Some("limit=100"), &[])
+                .unwrap()
+                .list_params()
+                .unwrap()
+                .limit,
+            100
+        );
+        assert_eq!(
+            code(Query::parse(Some("colour=red"), &[]).unwrap_err()).1,
+            "parameter_unknown"
+        );
+    }
+}

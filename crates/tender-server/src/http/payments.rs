@@ -1,0 +1,223 @@
+//! `/v2/payments`: create, retrieve, update, capture, cancel, list.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::Router;
+use serde_json::Value;
+use tender_core::card::CardInput;
+use tender_core::error::CoreError;
+use tender_core::ids::IdKind;
+use tender_core::money::Currency;
+use tender_core::payment::{CancellationReason, PaymentStatus};
+use tender_core::secret::Secret;
+use tender_core::service::payments::{CreatePayment, PaymentMethodInput, UpdatePayment};
+use tender_core::store::{Collection, Field};
+
+use super::params::{Params, Query};
+use super::pipeline::{Ctx, JsonBody};
+use super::{list_response, ok, path_id, raw_response, ApiResult};
+use crate::state::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/payments", post(create_payment).get(list_payments))
+        .route(
+            "/payments/{id}",
+            get(retrieve_payment)
+                .post(update_payment)
+                .patch(update_payment),
+        )
+        .route("/payments/{id}/capture", post(capture_payment))
+        .route("/payments/{id}/cancel", post(cancel_payment))
+}
+
+fn parse_currency(p: &mut Params) -> Result<Currency, CoreError> {
+    let raw = p.string("currency")?;
+    let raw = p.required("currency", raw)?;
+    Currency::parse(&raw).ok_or_else(|| {
+        CoreError::invalid(
+            "currency",
+            "parameter_invalid",
+            format!("Invalid currency: {raw}."),
+        )
+    })
+}
+
+fn parse_card(pm: &mut Params) -> Result<CardInput, CoreError> {
+    let card = pm.object("card", &["number", "exp_month", "exp_year", "cvc"])?;
+    let mut card = pm.required("card", card)?;
+    let number = card.string("number")?;
+    let number = card.required("number", number)?;
+    let exp_month = card.integer("exp_month")?;
+    let exp_month = card.required("exp_month", exp_month)?;
+    let exp_year = card.integer("exp_year")?;
+    let exp_year = card.required("exp_year", exp_year)?;
+    let cvc = card.string("cvc")?;
+    let cvc = card.required("cvc", cvc)?;
+    Ok(CardInput {
+        number: Secret::new(number),
+        exp_month,
+        exp_year,
+        cvc: Secret::new(cvc),
+    })
+}
+
+/// `payment_method`: a `pm_…` id or `{type, card | bank_transfer}`.
+fn parse_payment_method(p: &mut Params) -> Result<PaymentMethodInput, CoreError> {
+    if let Some(Value::String(_)) = p.peek("payment_method") {
+        let id = p.string("payment_method")?.unwrap_or_default();
+        return Ok(PaymentMethodInput::Saved(id));
+    }
+    let pm = p.object("payment_method", &["type", "card", "bank_transfer"])?;
+    let mut pm = p.required("payment_method", pm)?;
+    let kind = pm.string("type")?;
+    let kind = pm.required("type", kind)?;
+    match kind.as_str() {
+        "card" => {
+            if pm.has("bank_transfer") {
+                return Err(CoreError::invalid(
+                    "payment_method[bank_transfer]",
+                    "parameter_unknown",
+                    "bank_transfer cannot be given with type card.",
+                ));
+            }
+            parse_card(&mut pm).map(PaymentMethodInput::Card)
+        }
+        "bank_transfer" => Ok(PaymentMethodInput::BankTransfer),
+        other => Err(CoreError::invalid(
+            "payment_method[type]",
+            "parameter_invalid",
+            format!("Unsupported payment method type: {other}. Use card or bank_transfer."),
+        )),
+    }
+}
+
+async fn create_payment(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let mut p = Params::body(
+        (*body).clone(),
+        &[
+            "amount",
+            "currency",
+            "payment_method",
+            "customer",
+            "description",
+            "metadata",
+            "capture",
+            "save_payment_method",
+        ],
+    )?;
+    let amount = p.integer("amount")?;
+    let amount = p.required("amount", amount)?;
+    let currency = parse_currency(&mut p)?;
+    let payment_method = parse_payment_method(&mut p)?;
+    let cmd = CreatePayment {
+        amount,
+        currency,
+        payment_method,
+        customer: p.string("customer")?,
+        description: p.string("description")?,
+        metadata: p.metadata()?.unwrap_or_default(),
+        capture: p.boolean("capture")?.unwrap_or(true),
+        save_payment_method: p.boolean("save_payment_method")?.unwrap_or(false),
+    };
+    let payment = state.services.create_payment(&ctx, cmd).await?;
+    ok(&payment)
+}
+
+async fn retrieve_payment(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let id = path_id(IdKind::Payment, "payment", id)?;
+    let body = state
+        .services
+        .retrieve_raw(ctx.scope(), Collection::Payments, "payment", &id)
+        .await?;
+    Ok(raw_response(body))
+}
+
+async fn update_payment(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let id = path_id(IdKind::Payment, "payment", id)?;
+    let mut p = Params::body((*body).clone(), &["description", "metadata", "customer"])?;
+    let cmd = UpdatePayment {
+        description: p.clearable_string("description")?,
+        metadata: p.metadata()?,
+        customer: p.string("customer")?,
+    };
+    let payment = state.services.update_payment(&ctx, &id, cmd).await?;
+    ok(&payment)
+}
+
+async fn capture_payment(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let id = path_id(IdKind::Payment, "payment", id)?;
+    let mut p = Params::body((*body).clone(), &["amount"])?;
+    let amount = p.integer("amount")?;
+    let payment = state.services.capture_payment(&ctx, &id, amount).await?;
+    ok(&payment)
+}
+
+async fn cancel_payment(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let id = path_id(IdKind::Payment, "payment", id)?;
+    let mut p = Params::body((*body).clone(), &["cancellation_reason"])?;
+    let reason = match p.string("cancellation_reason")? {
+        None => None,
+        Some(r) => Some(CancellationReason::parse(&r).ok_or_else(|| {
+            CoreError::invalid(
+                "cancellation_reason",
+                "parameter_invalid",
+                "cancellation_reason must be duplicate, fraudulent, requested_by_customer or abandoned.",
+            )
+        })?),
+    };
+    let payment = state.services.cancel_payment(&ctx, &id, reason).await?;
+    ok(&payment)
+}
+
+async fn list_payments(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    RawQuery(q): RawQuery,
+) -> Result<Response, super::error::ApiError> {
+    let q = Query::parse(q.as_deref(), &["customer", "status"])?;
+    let params = q.list_params()?;
+    let mut filters = Vec::new();
+    if let Some(c) = q.get("customer") {
+        filters.push((Field::Customer, c.to_string()));
+    }
+    if let Some(s) = q.get("status") {
+        let status = PaymentStatus::parse(s).ok_or_else(|| {
+            CoreError::invalid(
+                "status",
+                "parameter_invalid",
+                format!("Unknown payment status: {s}."),
+            )
+        })?;
+        filters.push((Field::Status, status.as_str().to_string()));
+    }
+    let page = state
+        .services
+        .list_raw(ctx.scope(), Collection::Payments, &params, filters)
+        .await?;
+    Ok(list_response("/v2/payments", page))
+}

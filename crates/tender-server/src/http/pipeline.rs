@@ -1,0 +1,438 @@
+//! The middleware every API request passes through, outermost first:
+//!
+//! 1. [`request_id`]: a `req_…` id for the request (task-local for error bodies), the
+//!    `Request-Id` and `Tender-Version` headers on every response, and JSON bodies for errors
+//!    produced outside our handlers (405, panics).
+//! 2. [`api_gate`]: `Tender-Version` check, authentication (401/403), the rate limit, the body
+//!    rules (415, 413, malformed JSON) and the idempotency claim/replay/completion.
+
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{FromRequestParts, Request, State};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use base64::Engine;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use tender_core::auth::{KeyKind, Principal};
+use tender_core::error::{AuthFailure, CoreError};
+use tender_core::ids::{self, IdKind};
+use tender_core::service::{IdempotencyHold, RequestContext};
+use tender_core::store::IdempotencyClaim;
+
+use super::error::{http_error, json_response, ApiError, REQUEST_ID};
+use crate::state::AppState;
+
+/// Largest request body (CONTRACT §4.10).
+pub const MAX_BODY: usize = 64 * 1024;
+/// Longest idempotency key.
+pub const MAX_IDEMPOTENCY_KEY: usize = 255;
+/// A claim older than this is taken to belong to a request whose node died.
+const IDEMPOTENCY_LOCK_SECS: i64 = 60;
+pub const API_VERSION: &str = "2.1";
+
+/// Outermost layer: request id, standard headers, JSON for every error.
+pub async fn request_id(req: Request, next: Next) -> Response {
+    let id = ids::generate(IdKind::Request);
+    let mut resp = REQUEST_ID
+        .scope(id.clone(), async move {
+            let resp = next.run(req).await;
+            jsonify_bare_errors(resp)
+        })
+        .await;
+    let headers = resp.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&id) {
+        headers.insert("request-id", v);
+    }
+    headers.insert("tender-version", HeaderValue::from_static(API_VERSION));
+    resp
+}
+
+/// Errors made by the framework (405 with an empty body, 413 from a limit) become our envelope.
+fn jsonify_bare_errors(resp: Response) -> Response {
+    let status = resp.status();
+    let is_json = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if is_json || !(status.is_client_error() || status.is_server_error()) {
+        return resp;
+    }
+    let (code, message) = match status {
+        StatusCode::METHOD_NOT_ALLOWED => (
+            "method_not_allowed",
+            "This method is not allowed on this path.",
+        ),
+        StatusCode::NOT_FOUND => ("resource_missing", "Unrecognized request URL."),
+        StatusCode::PAYLOAD_TOO_LARGE => {
+            ("body_too_large", "The request body is larger than 64 KiB.")
+        }
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => (
+            "unsupported_media_type",
+            "Request bodies must be application/json.",
+        ),
+        s if s.is_server_error() => ("internal_error", "An internal error occurred."),
+        _ => ("invalid_request", "The request could not be handled."),
+    };
+    let mut out = http_error(status, code, message);
+    if status.is_server_error() {
+        if let Some(body) = out.headers_mut().get_mut(header::CONTENT_TYPE) {
+            *body = HeaderValue::from_static("application/json");
+        }
+        // Server errors from outside our handlers carry the api_error type.
+        let body = serde_json::json!({"error": {
+            "type": "api_error", "code": code, "message": message,
+            "request_id": super::error::current_request_id(),
+        }});
+        out = json_response(status, serde_json::to_vec(&body).unwrap_or_default());
+    }
+    out
+}
+
+/// The JSON body of a request, parsed by [`api_gate`] (`{}` when empty).
+#[derive(Clone)]
+pub struct JsonBody(pub Arc<Value>);
+
+impl<S: Send + Sync> FromRequestParts<S> for JsonBody {
+    type Rejection = ApiError;
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(parts
+            .extensions
+            .get::<JsonBody>()
+            .cloned()
+            .unwrap_or_else(|| JsonBody(Arc::new(Value::Object(Default::default())))))
+    }
+}
+
+/// The authenticated request context, put in place by [`api_gate`].
+pub struct Ctx(pub RequestContext);
+
+impl<S: Send + Sync> FromRequestParts<S> for Ctx {
+    type Rejection = ApiError;
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        parts
+            .extensions
+            .get::<RequestContext>()
+            .cloned()
+            .map(Ctx)
+            .ok_or(ApiError(CoreError::Unauthenticated(AuthFailure::Missing)))
+    }
+}
+
+/// The API key presented in `Authorization` (Bearer, or Basic with the key as user).
+fn presented_key(headers: &HeaderMap) -> Result<String, CoreError> {
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return Err(CoreError::Unauthenticated(AuthFailure::Missing));
+    };
+    let invalid = || CoreError::Unauthenticated(AuthFailure::Invalid);
+    let value = value.to_str().map_err(|_| invalid())?.trim();
+    let (scheme, rest) = value.split_once(' ').ok_or_else(invalid)?;
+    let rest = rest.trim();
+    if scheme.eq_ignore_ascii_case("bearer") {
+        return Ok(rest.to_string());
+    }
+    if scheme.eq_ignore_ascii_case("basic") {
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(rest)
+            .map_err(|_| invalid())?;
+        let decoded = String::from_utf8(decoded).map_err(|_| invalid())?;
+        let (user, password) = decoded.split_once(':').unwrap_or((&decoded, ""));
+        if !password.is_empty() {
+            return Err(invalid());
+        }
+        return Ok(user.to_string());
+    }
+    Err(invalid())
+}
+
+/// Operations a publishable key may call: client-side card tokenisation only.
+fn publishable_allowed(method: &Method, path: &str) -> bool {
+    method == Method::POST && path == "/v2/payment_methods"
+}
+
+/// Sorted-key JSON, so that `{"a":1,"b":2}` and `{"b":2,"a":1}` fingerprint alike.
+fn canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<_> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::to_string(k).unwrap_or_default());
+                out.push(':');
+                canonical(&map[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(v, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// SHA-256 over method, path and the canonical body.
+pub fn fingerprint(method: &Method, path: &str, body: &Value) -> String {
+    let mut text = format!("{method} {path}\n");
+    canonical(body, &mut text);
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+/// Version check, authentication, rate limit, body rules, idempotency.
+pub async fn api_gate(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    match gate(state, req, next).await {
+        Ok(resp) => resp,
+        Err(resp) => resp,
+    }
+}
+
+async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Response> {
+    let (mut parts, body) = req.into_parts();
+    if let Some(v) = parts.headers.get("tender-version") {
+        if v.as_bytes() != API_VERSION.as_bytes() {
+            return Err(ApiError(CoreError::invalid(
+                "Tender-Version",
+                "api_version_invalid",
+                format!("Unknown API version; the only version is {API_VERSION}."),
+            ))
+            .into_response());
+        }
+    }
+
+    let principal: Principal = async {
+        let key = presented_key(&parts.headers)?;
+        state.services.authenticate(&key).await
+    }
+    .await
+    .map_err(|e| ApiError(e).into_response())?;
+    if principal.key_kind == KeyKind::Publishable
+        && !publishable_allowed(&parts.method, parts.uri.path())
+    {
+        return Err(ApiError(CoreError::SecretKeyRequired).into_response());
+    }
+    if let Err(retry_after) = state.rate_limiter.check(&principal.scope) {
+        let mut resp = json_response(
+            StatusCode::TOO_MANY_REQUESTS,
+            serde_json::to_vec(&serde_json::json!({"error": {
+                "type": "rate_limit_error", "code": "rate_limit",
+                "message": "Too many requests; slow down and retry after the Retry-After seconds.",
+                "request_id": super::error::current_request_id(),
+            }}))
+            .unwrap_or_default(),
+        );
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+        return Err(resp);
+    }
+
+    let has_body = matches!(
+        parts.method,
+        Method::POST | Method::PATCH | Method::DELETE | Method::PUT
+    );
+    let mut value = Value::Object(Default::default());
+    if has_body {
+        let declared = parts
+            .headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > MAX_BODY as u64) {
+            return Err(too_large());
+        }
+        let bytes: Bytes = axum::body::to_bytes(body, MAX_BODY)
+            .await
+            .map_err(|_| too_large())?;
+        if !bytes.is_empty() {
+            let json = parts
+                .headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.split(';').next())
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+            if !json {
+                return Err(http_error(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "unsupported_media_type",
+                    "Request bodies must be sent as Content-Type: application/json.",
+                ));
+            }
+            value = serde_json::from_slice(&bytes).map_err(|e| {
+                ApiError(CoreError::InvalidParam {
+                    param: None,
+                    code: "invalid_json",
+                    message: format!("Invalid JSON in the request body: {e}").into(),
+                })
+                .into_response()
+            })?;
+        }
+    }
+
+    let request_id = super::error::current_request_id();
+    let mut ctx = RequestContext {
+        principal,
+        request_id,
+        idempotency: None,
+    };
+    let key = match parts.headers.get("idempotency-key") {
+        Some(k) if matches!(parts.method, Method::POST | Method::PATCH) => {
+            let k = k
+                .to_str()
+                .map_err(|_| bad_key("Idempotency keys must be printable ASCII."))?;
+            if k.is_empty() || k.len() > MAX_IDEMPOTENCY_KEY {
+                return Err(bad_key("Idempotency keys must be 1 to 255 characters."));
+            }
+            Some(k.to_string())
+        }
+        _ => None,
+    };
+    let mut hold = None;
+    if let Some(key) = key {
+        let fp = fingerprint(&parts.method, parts.uri.path(), &value);
+        let now = state.services.now();
+        let claim = state
+            .services
+            .store
+            .claim_idempotency(ctx.scope(), &key, &fp, now, now - IDEMPOTENCY_LOCK_SECS)
+            .await
+            .map_err(|e| ApiError(e.into()).into_response())?;
+        match claim {
+            IdempotencyClaim::Acquired => {
+                let h = Arc::new(IdempotencyHold::new(key));
+                ctx.idempotency = Some(Arc::clone(&h));
+                hold = Some(h);
+            }
+            IdempotencyClaim::Replay(stored) => {
+                let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
+                let mut resp = json_response(status, stored.body);
+                resp.headers_mut()
+                    .insert("idempotent-replayed", HeaderValue::from_static("true"));
+                return Ok(resp);
+            }
+            IdempotencyClaim::Mismatch => {
+                return Err(ApiError(CoreError::IdempotencyMismatch).into_response())
+            }
+            IdempotencyClaim::InProgress => {
+                return Err(ApiError(CoreError::IdempotencyInProgress).into_response())
+            }
+        }
+    }
+
+    let scope = ctx.scope().clone();
+    parts.extensions.insert(ctx);
+    parts.extensions.insert(JsonBody(Arc::new(value)));
+    let resp = next.run(Request::from_parts(parts, Body::empty())).await;
+
+    let Some(hold) = hold else { return Ok(resp) };
+    if hold.is_completed() {
+        return Ok(resp);
+    }
+    // The request wrote nothing: keep its 4xx (or 200) answer, release the key after a 5xx.
+    if resp.status().is_server_error() {
+        if let Err(e) = state
+            .services
+            .store
+            .release_idempotency(&scope, &hold.key)
+            .await
+        {
+            tracing::warn!(error = %e, "could not release an idempotency key");
+        }
+        return Ok(resp);
+    }
+    let (resp_parts, body) = resp.into_parts();
+    let bytes = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap_or_default();
+    let stored = tender_core::store::StoredResponse {
+        status: resp_parts.status.as_u16(),
+        body: bytes.to_vec(),
+    };
+    if let Err(e) = state
+        .services
+        .store
+        .complete_idempotency(&scope, &hold.key, stored)
+        .await
+    {
+        tracing::warn!(error = %e, "could not store an idempotent response");
+    }
+    Ok(Response::from_parts(resp_parts, Body::from(bytes)))
+}
+
+fn too_large() -> Response {
+    http_error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "body_too_large",
+        "The request body is larger than 64 KiB.",
+    )
+}
+
+fn bad_key(message: &'static str) -> Response {
+    ApiError(CoreError::InvalidParam {
+        param: Some("Idempotency-Key".into()),
+        code: "idempotency_key_invalid",
+        message: message.into(),
+    })
+    .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn fingerprint_ignores_key_order_but_not_values_or_paths() {
+        let a = fingerprint(
+            &Method::POST,
+            "/v2/payments",
+            &json!({"a": 1, "b": {"x": 1, "y": 2}}),
+        );
+        let b = fingerprint(
+            &Method::POST,
+            "/v2/payments",
+            &json!({"b": {"y": 2, "x": 1}, "a": 1}),
+        );
+        let c = fingerprint(
+            &Method::POST,
+            "/v2/payments",
+            &json!({"a": 2, "b": {"x": 1, "y": 2}}),
+        );
+        let d = fingerprint(
+            &Method::POST,
+            "/v2/customers",
+            &json!({"a": 1, "b": {"x": 1, "y": 2}}),
+        );
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert_ne!(a, d);
+    }
+
+    #[test]
+    fn basic_auth_takes_the_key_as_user_with_empty_password() {
+        let mut h = HeaderMap::new();
+        let enc = base64::engine::general_purpose::STANDARD.encode("sk_test_abc:");
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_str(&format!("Basic {enc}")).unwrap(),
+        );
+        assert_eq!(presented_key(&h).unwrap(), "sk_test_abc");
+        let enc = base64::engine::general_purpose::STANDARD.encode("sk_test_abc:pw");
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_str(&format!("Basic {enc}")).unwrap(),
+        );
+        assert!(presented_key(&h).is_err());
+    }
+}

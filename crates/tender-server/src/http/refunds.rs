@@ -1,0 +1,102 @@
+//! `/v2/refunds`: create, retrieve, update (metadata), list.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::routing::{get, post};
+use axum::Router;
+use tender_core::error::CoreError;
+use tender_core::ids::IdKind;
+use tender_core::refund::RefundReason;
+use tender_core::service::refunds::CreateRefund;
+use tender_core::store::{Collection, Field};
+
+use super::params::{Params, Query};
+use super::pipeline::{Ctx, JsonBody};
+use super::{list_response, ok, path_id, raw_response, ApiResult};
+use crate::state::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/refunds", post(create_refund).get(list_refunds))
+        .route(
+            "/refunds/{id}",
+            get(retrieve_refund)
+                .post(update_refund)
+                .patch(update_refund),
+        )
+}
+
+async fn create_refund(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let mut p = Params::body(
+        (*body).clone(),
+        &["payment", "amount", "reason", "metadata"],
+    )?;
+    let payment = p.string("payment")?;
+    let payment = p.required("payment", payment)?;
+    let amount = p.integer("amount")?;
+    let reason = match p.string("reason")? {
+        None => None,
+        Some(r) => Some(RefundReason::parse(&r).ok_or_else(|| {
+            CoreError::invalid(
+                "reason",
+                "parameter_invalid",
+                "reason must be duplicate, fraudulent or requested_by_customer.",
+            )
+        })?),
+    };
+    let metadata = p.metadata()?.unwrap_or_default();
+    let cmd = CreateRefund {
+        payment,
+        amount,
+        reason,
+        metadata,
+    };
+    ok(&state.services.create_refund(&ctx, cmd).await?)
+}
+
+async fn retrieve_refund(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let id = path_id(IdKind::Refund, "refund", id)?;
+    let body = state
+        .services
+        .retrieve_raw(ctx.scope(), Collection::Refunds, "refund", &id)
+        .await?;
+    Ok(raw_response(body))
+}
+
+async fn update_refund(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let id = path_id(IdKind::Refund, "refund", id)?;
+    let mut p = Params::body((*body).clone(), &["metadata"])?;
+    let metadata = p.metadata()?.unwrap_or_default();
+    ok(&state.services.update_refund(&ctx, &id, metadata).await?)
+}
+
+async fn list_refunds(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    RawQuery(q): RawQuery,
+) -> ApiResult {
+    let q = Query::parse(q.as_deref(), &["payment"])?;
+    let params = q.list_params()?;
+    let filters = q
+        .get("payment")
+        .map(|e| (Field::Payment, e.to_string()))
+        .into_iter()
+        .collect();
+    let page = state
+        .services
+        .list_raw(ctx.scope(), Collection::Refunds, &params, filters)
+        .await?;
+    Ok(list_response("/v2/refunds", page))
+}

@@ -1,0 +1,22 @@
+//! Tender's edge: everything that does I/O with the outside world.
+//!
+//! # Layout
+//! - [`startup`]: `Application::build` (bind listeners, port 0 allowed, open the store,
+//!   bootstrap the first account) and `run_until` (serve, background jobs, graceful stop).
+//! - [`config`]: the settings the binary fills from flags and `TENDER_*` variables.
+//! - [`http`]: the JSON API under `/v2`.
+//! - [`receipts`]: the receipt host.
+//! - [`rate_limit`], [`vault`], [`state`]: per-scope token buckets, the vault key, shared state.
+//!
+//! Depends on `tender-core` (domain and use cases) and `tender-store` (backends).
+
+pub mod config;
+pub mod http;
+pub mod rate_limit;
+pub mod receipts;
+pub mod startup;
+pub mod state;
+pub mod vault;
+
+pub use config::ServerConfig;
+pub use startup::Application;

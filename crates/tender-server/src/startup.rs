@@ -1,0 +1,190 @@
+//! Building and running the application: open the store, bootstrap the first account, bind the
+//! API and receipt listeners (port 0 allowed), start background jobs, serve until told to stop.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::Context;
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::Router;
+use tender_core::acquirer::SimulatedAcquirer;
+use tender_core::clock::{Clock, SystemClock};
+use tender_core::service::accounts::AccountCreated;
+use tender_core::service::{ServiceConfig, Services};
+use tender_core::store::{Store, IDEMPOTENCY_TTL_SECS};
+use tender_store::DatabaseUrl;
+use tokio::net::TcpListener;
+use tower_http::catch_panic::CatchPanicLayer;
+
+use crate::config::ServerConfig;
+use crate::http;
+use crate::rate_limit::RateLimiter;
+use crate::state::AppState;
+
+/// Opens the store a config names and derives the services (shared by `serve` and the CLI).
+pub fn open_services(
+    config: &ServerConfig,
+    clock: Arc<dyn Clock>,
+    receipt_base: String,
+) -> anyhow::Result<Services> {
+    let url = DatabaseUrl::parse(config.database_url.as_deref(), &config.data_dir)
+        .map_err(anyhow::Error::msg)?;
+    let is_sqlite = matches!(url, DatabaseUrl::Sqlite(_));
+    let vault_key =
+        crate::vault::load_or_create(config.vault_key.as_deref(), &config.data_dir, is_sqlite)?;
+    let store: Arc<dyn Store> = tender_store::open(&url).map_err(anyhow::Error::msg)?;
+    Ok(Services {
+        store,
+        clock,
+        acquirer: Arc::new(SimulatedAcquirer),
+        encoder: Arc::new(http::error::WireEncoder),
+        config: Arc::new(ServiceConfig {
+            receipt_base,
+            vault_key,
+        }),
+    })
+}
+
+/// A built, bound, not yet running application.
+pub struct Application {
+    api_listener: TcpListener,
+    receipt_listener: TcpListener,
+    state: AppState,
+    /// The account created on first start with an empty store, to print once.
+    pub bootstrap: Option<AccountCreated>,
+}
+
+impl Application {
+    /// Binds both listeners and opens the store with the system clock.
+    pub async fn build(config: ServerConfig) -> anyhow::Result<Self> {
+        Self::build_with_clock(config, Arc::new(SystemClock)).await
+    }
+
+    /// Like [`Application::build`] with an injected clock (tests advance a manual one).
+    pub async fn build_with_clock(
+        config: ServerConfig,
+        clock: Arc<dyn Clock>,
+    ) -> anyhow::Result<Self> {
+        let api_listener = TcpListener::bind(config.listen)
+            .await
+            .with_context(|| format!("binding the API listener on {}", config.listen))?;
+        let receipt_listener = TcpListener::bind(config.receipt_listen)
+            .await
+            .with_context(|| {
+                format!("binding the receipt listener on {}", config.receipt_listen)
+            })?;
+        let receipt_base = match &config.receipt_base_url {
+            Some(url) => url.trim_end_matches('/').to_string(),
+            None => format!("http://{}", receipt_listener.local_addr()?),
+        };
+        let services = open_services(&config, clock, receipt_base)?;
+        let bootstrap = if services.store.count_accounts().await? == 0 {
+            Some(
+                services
+                    .create_account("admin@tender.local", None, None)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("{e}"))?,
+            )
+        } else {
+            None
+        };
+        let state = AppState {
+            services,
+            rate_limiter: Arc::new(RateLimiter::new(config.rate_limit)),
+        };
+        Ok(Self {
+            api_listener,
+            receipt_listener,
+            state,
+            bootstrap,
+        })
+    }
+
+    pub fn api_addr(&self) -> SocketAddr {
+        self.api_listener
+            .local_addr()
+            .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)))
+    }
+
+    pub fn receipt_addr(&self) -> SocketAddr {
+        self.receipt_listener
+            .local_addr()
+            .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)))
+    }
+
+    pub fn services(&self) -> &Services {
+        &self.state.services
+    }
+
+    /// The API listener's router: `/v2`, health, and JSON for everything unknown.
+    pub fn api_router(state: AppState) -> Router {
+        Router::new()
+            .merge(http::router(state))
+            .route("/healthz", get(|| async { "ok" }))
+            .fallback(|| async {
+                http::error::http_error(
+                    StatusCode::NOT_FOUND,
+                    "resource_missing",
+                    "Unrecognized request URL.",
+                )
+            })
+            .layer(CatchPanicLayer::custom(|_| {
+                http::error::http_error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal_error",
+                    "An internal error occurred.",
+                )
+                .into_response()
+            }))
+            .layer(axum::middleware::from_fn(http::pipeline::request_id))
+    }
+
+    /// Serves until `shutdown` completes.
+    pub async fn run_until(
+        self,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let api = Self::api_router(self.state.clone());
+        let receipts = crate::receipts::router(self.state.clone());
+        spawn_idempotency_purge(self.state.services.clone(), stop_rx.clone());
+
+        let mut rx1 = stop_rx.clone();
+        let api_server = axum::serve(self.api_listener, api).with_graceful_shutdown(async move {
+            let _ = rx1.wait_for(|s| *s).await;
+        });
+        let mut rx2 = stop_rx.clone();
+        let receipt_server =
+            axum::serve(self.receipt_listener, receipts).with_graceful_shutdown(async move {
+                let _ = rx2.wait_for(|s| *s).await;
+            });
+        tokio::spawn(async move {
+            shutdown.await;
+            let _ = stop_tx.send(true);
+        });
+        let (a, b) = tokio::join!(api_server, receipt_server);
+        a?;
+        b?;
+        Ok(())
+    }
+}
+
+/// Deletes idempotency keys older than 24 hours, every few minutes, off the request path.
+fn spawn_idempotency_purge(services: Services, mut stop: tokio::sync::watch::Receiver<bool>) {
+    tokio::spawn(async move {
+        loop {
+            let cutoff = services.now() - IDEMPOTENCY_TTL_SECS;
+            match services.store.purge_idempotency(cutoff).await {
+                Ok(n) if n > 0 => tracing::info!(purged = n, "expired idempotency keys deleted"),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "idempotency purge failed"),
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(std::time::Duration::from_secs(300)) => {}
+                _ = stop.changed() => return,
+            }
+        }
+    });
+}

@@ -1,0 +1,13 @@
+//! What every handler shares.
+
+use std::sync::Arc;
+
+use tender_core::service::Services;
+
+use crate::rate_limit::RateLimiter;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub services: Services,
+    pub rate_limiter: Arc<RateLimiter>,
+}

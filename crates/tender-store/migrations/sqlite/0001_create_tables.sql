@@ -1,0 +1,135 @@
+-- Tender's first schema. Documents are JSON in `body`; the columns beside it are what lists
+-- filter and order on. `seq` gives the strict creation order that keyset pagination walks.
+
+CREATE TABLE accounts (
+    id            TEXT PRIMARY KEY,
+    email         TEXT NOT NULL UNIQUE,
+    name          TEXT,
+    password_hash TEXT NOT NULL,
+    created       INTEGER NOT NULL
+);
+
+CREATE TABLE api_keys (
+    id           TEXT PRIMARY KEY,
+    account_id   TEXT NOT NULL REFERENCES accounts(id),
+    mode         TEXT NOT NULL,
+    kind         TEXT NOT NULL,
+    key_hash     TEXT NOT NULL UNIQUE,
+    public_value TEXT,
+    last4        TEXT NOT NULL,
+    created      INTEGER NOT NULL,
+    expires_at   INTEGER,
+    revoked      INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX api_keys_account ON api_keys(account_id, mode);
+
+CREATE TABLE payments (
+    seq        INTEGER PRIMARY KEY,
+    id         TEXT NOT NULL UNIQUE,
+    account_id TEXT NOT NULL,
+    livemode   INTEGER NOT NULL,
+    created    INTEGER NOT NULL,
+    version    INTEGER NOT NULL,
+    customer   TEXT,
+    status     TEXT,
+    body       TEXT NOT NULL
+);
+CREATE INDEX payments_scope ON payments(account_id, livemode, seq);
+CREATE INDEX payments_customer ON payments(account_id, livemode, customer, seq);
+CREATE INDEX payments_status ON payments(account_id, livemode, status, seq);
+
+CREATE TABLE customers (
+    seq        INTEGER PRIMARY KEY,
+    id         TEXT NOT NULL UNIQUE,
+    account_id TEXT NOT NULL,
+    livemode   INTEGER NOT NULL,
+    created    INTEGER NOT NULL,
+    version    INTEGER NOT NULL,
+    email      TEXT,
+    body       TEXT NOT NULL
+);
+CREATE INDEX customers_scope ON customers(account_id, livemode, seq);
+CREATE INDEX customers_email ON customers(account_id, livemode, email, seq);
+
+CREATE TABLE refunds (
+    seq        INTEGER PRIMARY KEY,
+    id         TEXT NOT NULL UNIQUE,
+    account_id TEXT NOT NULL,
+    livemode   INTEGER NOT NULL,
+    created    INTEGER NOT NULL,
+    version    INTEGER NOT NULL,
+    payment    TEXT,
+    body       TEXT NOT NULL
+);
+CREATE INDEX refunds_scope ON refunds(account_id, livemode, seq);
+CREATE INDEX refunds_payment ON refunds(account_id, livemode, payment, seq);
+
+CREATE TABLE events (
+    seq        INTEGER PRIMARY KEY,
+    id         TEXT NOT NULL UNIQUE,
+    account_id TEXT NOT NULL,
+    livemode   INTEGER NOT NULL,
+    created    INTEGER NOT NULL,
+    version    INTEGER NOT NULL,
+    type       TEXT,
+    body       TEXT NOT NULL
+);
+CREATE INDEX events_scope ON events(account_id, livemode, seq);
+CREATE INDEX events_type ON events(account_id, livemode, type, seq);
+
+CREATE TABLE payment_methods (
+    seq        INTEGER PRIMARY KEY,
+    id         TEXT NOT NULL UNIQUE,
+    account_id TEXT NOT NULL,
+    livemode   INTEGER NOT NULL,
+    created    INTEGER NOT NULL,
+    version    INTEGER NOT NULL,
+    customer   TEXT,
+    body       TEXT NOT NULL
+);
+CREATE INDEX payment_methods_scope ON payment_methods(account_id, livemode, seq);
+CREATE INDEX payment_methods_customer ON payment_methods(account_id, livemode, customer, seq);
+
+CREATE TABLE webhook_endpoints (
+    seq            INTEGER PRIMARY KEY,
+    id             TEXT NOT NULL UNIQUE,
+    account_id     TEXT NOT NULL,
+    livemode       INTEGER NOT NULL,
+    created        INTEGER NOT NULL,
+    version        INTEGER NOT NULL,
+    status         TEXT,
+    enabled_events TEXT,
+    body           TEXT NOT NULL
+);
+CREATE INDEX webhook_endpoints_scope ON webhook_endpoints(account_id, livemode, seq);
+
+-- The outbox: one row per (event, endpoint), written with the event.
+CREATE TABLE webhook_deliveries (
+    seq             INTEGER PRIMARY KEY,
+    id              TEXT NOT NULL UNIQUE,
+    account_id      TEXT NOT NULL,
+    livemode        INTEGER NOT NULL,
+    event_id        TEXT NOT NULL,
+    endpoint_id     TEXT NOT NULL,
+    status          TEXT NOT NULL,
+    attempts        TEXT NOT NULL DEFAULT '[]',
+    next_attempt_at INTEGER,
+    lease_until     INTEGER,
+    created         INTEGER NOT NULL
+);
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries(status, next_attempt_at);
+CREATE INDEX webhook_deliveries_event ON webhook_deliveries(event_id);
+
+CREATE TABLE idempotency_keys (
+    account_id  TEXT NOT NULL,
+    livemode    INTEGER NOT NULL,
+    key         TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    state       TEXT NOT NULL,
+    status      INTEGER,
+    body        BLOB,
+    created     INTEGER NOT NULL,
+    locked_at   INTEGER NOT NULL,
+    PRIMARY KEY (account_id, livemode, key)
+);
+CREATE INDEX idempotency_keys_created ON idempotency_keys(created);

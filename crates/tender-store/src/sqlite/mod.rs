@@ -1,0 +1,646 @@
+//! The SQLite store: WAL, `synchronous=FULL`, one group-committing writer thread
+//! ([`writer`]) and a pool of read connections used from `spawn_blocking`.
+
+mod schema;
+mod writer;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use tender_core::auth::{KeyKind, Mode, Scope};
+use tender_core::error::StoreError;
+use tender_core::ids::{self, IdKind};
+use tender_core::store::{
+    AccountRecord, ApiKeyRecord, Collection, Cursor, IdempotencyClaim, ListQuery, Page, Record,
+    Store, StoreResult, StoredResponse, WriteBatch, WriteOp, IDEMPOTENCY_TTL_SECS,
+};
+
+use schema::{column, index_columns, table};
+use writer::Writer;
+
+/// Read connections kept open between requests.
+const MAX_IDLE_READERS: usize = 16;
+
+/// Turns a driver error into a `StoreError`, keeping the cause.
+pub(crate) fn classify(what: &str, e: rusqlite::Error) -> StoreError {
+    if let rusqlite::Error::SqliteFailure(f, msg) = &e {
+        if f.code == rusqlite::ErrorCode::ConstraintViolation {
+            return StoreError::Duplicate(msg.clone().unwrap_or_else(|| what.to_string()));
+        }
+    }
+    StoreError::unavailable(format!("sqlite {what}"), e)
+}
+
+/// Tender's embedded store.
+pub struct SqliteStore {
+    path: PathBuf,
+    writer: Writer,
+    readers: Arc<Mutex<Vec<Connection>>>,
+}
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL;
+         PRAGMA synchronous = FULL;
+         PRAGMA foreign_keys = ON;",
+    )
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database at `path` and applies migrations.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| StoreError::unavailable(format!("create {}", dir.display()), e))?;
+        }
+        let mut conn = Connection::open(path).map_err(|e| classify("open", e))?;
+        configure(&conn).map_err(|e| classify("configure", e))?;
+        schema::migrate(&mut conn)?;
+        let writer = Writer::spawn(conn)
+            .map_err(|e| StoreError::unavailable("spawn the writer thread", e))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            writer,
+            readers: Arc::new(Mutex::new(Vec::new())),
+        })
+    }
+
+    /// The migration version this build applies.
+    pub fn schema_version() -> i64 {
+        schema::latest_version()
+    }
+
+    /// Runs `f` on a read connection on the blocking pool.
+    async fn read<R, F>(&self, f: F) -> StoreResult<R>
+    where
+        R: Send + 'static,
+        F: FnOnce(&Connection) -> StoreResult<R> + Send + 'static,
+    {
+        let readers = Arc::clone(&self.readers);
+        let path = self.path.clone();
+        tokio::task::spawn_blocking(move || {
+            let pooled = readers.lock().map(|mut pool| pool.pop()).unwrap_or(None);
+            let conn = match pooled {
+                Some(conn) => conn,
+                None => open_reader(&path)?,
+            };
+            let result = f(&conn);
+            if let Ok(mut pool) = readers.lock() {
+                if pool.len() < MAX_IDLE_READERS {
+                    pool.push(conn);
+                }
+            }
+            result
+        })
+        .await
+        .map_err(|e| StoreError::unavailable("read task", e))?
+    }
+}
+
+fn open_reader(path: &Path) -> StoreResult<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| classify("open reader", e))?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .map_err(|e| classify("configure", e))?;
+    Ok(conn)
+}
+
+fn mode_str(mode: Mode) -> &'static str {
+    mode.as_str()
+}
+
+fn parse_mode(s: &str) -> Mode {
+    if s == "live" {
+        Mode::Live
+    } else {
+        Mode::Test
+    }
+}
+
+fn parse_kind(s: &str) -> KeyKind {
+    if s == "secret" {
+        KeyKind::Secret
+    } else {
+        KeyKind::Publishable
+    }
+}
+
+fn find_record(
+    conn: &Connection,
+    scope: &Scope,
+    c: Collection,
+    id: &str,
+) -> StoreResult<Option<Record>> {
+    let sql = format!(
+        "SELECT id, version, body FROM {} WHERE id = ?1 AND account_id = ?2 AND livemode = ?3",
+        table(c)
+    );
+    let mut stmt = conn.prepare_cached(&sql).map_err(|e| classify("find", e))?;
+    stmt.query_row(params![id, scope.account, scope.livemode()], |r| {
+        Ok(Record {
+            id: r.get(0)?,
+            version: r.get(1)?,
+            body: r.get(2)?,
+        })
+    })
+    .optional()
+    .map_err(|e| classify("find", e))
+}
+
+fn list_records(
+    conn: &Connection,
+    scope: &Scope,
+    c: Collection,
+    q: &ListQuery,
+) -> StoreResult<Page> {
+    let t = table(c);
+    let mut sql =
+        format!("SELECT id, version, body, seq FROM {t} WHERE account_id = ? AND livemode = ?");
+    let mut values: Vec<rusqlite::types::Value> = vec![
+        scope.account.clone().into(),
+        (scope.livemode() as i64).into(),
+    ];
+    for (field, value) in &q.filters {
+        sql.push_str(&format!(" AND {} = ?", column(*field)));
+        values.push(value.clone().into());
+    }
+    for (op, bound) in [
+        (">", q.created.gt),
+        (">=", q.created.gte),
+        ("<", q.created.lt),
+        ("<=", q.created.lte),
+    ] {
+        if let Some(b) = bound {
+            sql.push_str(&format!(" AND created {op} ?"));
+            values.push(b.into());
+        }
+    }
+    let cursor_seq = |id: &str| -> StoreResult<i64> {
+        let sql =
+            format!("SELECT seq FROM {t} WHERE id = ?1 AND account_id = ?2 AND livemode = ?3");
+        conn.query_row(&sql, params![id, scope.account, scope.livemode()], |r| {
+            r.get(0)
+        })
+        .optional()
+        .map_err(|e| classify("cursor", e))?
+        .ok_or_else(|| StoreError::CursorNotFound(id.to_string()))
+    };
+    let ascending = match &q.cursor {
+        Cursor::Newest => false,
+        Cursor::StartingAfter(id) => {
+            sql.push_str(" AND seq < ?");
+            values.push(cursor_seq(id)?.into());
+            false
+        }
+        Cursor::EndingBefore(id) => {
+            sql.push_str(" AND seq > ?");
+            values.push(cursor_seq(id)?.into());
+            true
+        }
+    };
+    sql.push_str(if ascending {
+        " ORDER BY seq ASC LIMIT ?"
+    } else {
+        " ORDER BY seq DESC LIMIT ?"
+    });
+    values.push((q.limit as i64 + 1).into());
+    let mut stmt = conn.prepare_cached(&sql).map_err(|e| classify("list", e))?;
+    let mut records = stmt
+        .query_map(rusqlite::params_from_iter(values), |r| {
+            Ok(Record {
+                id: r.get(0)?,
+                version: r.get(1)?,
+                body: r.get(2)?,
+            })
+        })
+        .map_err(|e| classify("list", e))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| classify("list", e))?;
+    let has_more = records.len() > q.limit as usize;
+    records.truncate(q.limit as usize);
+    if ascending {
+        records.reverse();
+    }
+    Ok(Page { records, has_more })
+}
+
+/// Applies one batch on the writer's connection (inside the writer's savepoint).
+fn apply_batch(conn: &Connection, batch: &WriteBatch) -> StoreResult<()> {
+    let scope = &batch.scope;
+    let live = scope.livemode();
+    for op in &batch.ops {
+        match op {
+            WriteOp::Insert {
+                collection,
+                id,
+                created,
+                index,
+                body,
+            } => {
+                let cols = index_columns(*collection, index);
+                let names: String = cols.iter().map(|(n, _)| format!(", {n}")).collect();
+                let marks: String = cols.iter().map(|_| ", ?").collect();
+                let sql = format!(
+                    "INSERT INTO {} (id, account_id, livemode, created, version, body{names}) VALUES (?, ?, ?, ?, 1, ?{marks})",
+                    table(*collection)
+                );
+                let mut values: Vec<rusqlite::types::Value> = vec![
+                    id.clone().into(),
+                    scope.account.clone().into(),
+                    (live as i64).into(),
+                    (*created).into(),
+                    body.clone().into(),
+                ];
+                values.extend(
+                    cols.into_iter()
+                        .map(|(_, v)| rusqlite::types::Value::from(v)),
+                );
+                conn.prepare_cached(&sql)
+                    .and_then(|mut s| s.execute(rusqlite::params_from_iter(values)))
+                    .map_err(|e| classify("insert", e))?;
+            }
+            WriteOp::Update {
+                collection,
+                id,
+                expected_version,
+                index,
+                body,
+            } => {
+                let cols = index_columns(*collection, index);
+                let sets: String = cols.iter().map(|(n, _)| format!(", {n} = ?")).collect();
+                let sql = format!(
+                    "UPDATE {} SET body = ?, version = version + 1{sets} WHERE id = ? AND account_id = ? AND livemode = ? AND version = ?",
+                    table(*collection)
+                );
+                let mut values: Vec<rusqlite::types::Value> = vec![body.clone().into()];
+                values.extend(
+                    cols.into_iter()
+                        .map(|(_, v)| rusqlite::types::Value::from(v)),
+                );
+                values.extend([
+                    id.clone().into(),
+                    scope.account.clone().into(),
+                    (live as i64).into(),
+                    (*expected_version).into(),
+                ]);
+                let n = conn
+                    .prepare_cached(&sql)
+                    .and_then(|mut s| s.execute(rusqlite::params_from_iter(values)))
+                    .map_err(|e| classify("update", e))?;
+                if n != 1 {
+                    return Err(StoreError::Conflict(id.clone()));
+                }
+            }
+            WriteOp::Delete {
+                collection,
+                id,
+                expected_version,
+            } => {
+                let sql = format!(
+                    "DELETE FROM {} WHERE id = ?1 AND account_id = ?2 AND livemode = ?3 AND version = ?4",
+                    table(*collection)
+                );
+                let n = conn
+                    .prepare_cached(&sql)
+                    .and_then(|mut s| s.execute(params![id, scope.account, live, expected_version]))
+                    .map_err(|e| classify("delete", e))?;
+                if n != 1 {
+                    return Err(StoreError::Conflict(id.clone()));
+                }
+            }
+            WriteOp::Event {
+                id,
+                event_type,
+                created,
+                body,
+            } => {
+                conn.prepare_cached(
+                    "INSERT INTO events (id, account_id, livemode, created, version, type, body) VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6)",
+                )
+                .and_then(|mut s| s.execute(params![id, scope.account, live, created, event_type, body]))
+                .map_err(|e| classify("insert event", e))?;
+                fan_out(conn, scope, id, event_type, *created)?;
+            }
+        }
+    }
+    if let Some((key, response)) = &batch.idempotency {
+        conn.prepare_cached(
+            "UPDATE idempotency_keys SET state = 'done', status = ?1, body = ?2 WHERE account_id = ?3 AND livemode = ?4 AND key = ?5",
+        )
+        .and_then(|mut s| s.execute(params![response.status, response.body, scope.account, live, key]))
+        .map_err(|e| classify("complete idempotency", e))?;
+    }
+    Ok(())
+}
+
+/// The outbox: a pending delivery for every enabled endpoint of the scope that wants the event.
+fn fan_out(
+    conn: &Connection,
+    scope: &Scope,
+    event: &str,
+    event_type: &str,
+    now: i64,
+) -> StoreResult<()> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT id FROM webhook_endpoints WHERE account_id = ?1 AND livemode = ?2 AND status = 'enabled'
+             AND (enabled_events = '*' OR instr(enabled_events, ',' || ?3 || ',') > 0)",
+        )
+        .map_err(|e| classify("fan out", e))?;
+    let endpoints = stmt
+        .query_map(params![scope.account, scope.livemode(), event_type], |r| {
+            r.get::<_, String>(0)
+        })
+        .map_err(|e| classify("fan out", e))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| classify("fan out", e))?;
+    for endpoint in endpoints {
+        conn.prepare_cached(
+            "INSERT INTO webhook_deliveries (id, account_id, livemode, event_id, endpoint_id, status, next_attempt_at, created)
+             VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?6)",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                ids::generate(IdKind::WebhookDelivery),
+                scope.account,
+                scope.livemode(),
+                event,
+                endpoint,
+                now
+            ])
+        })
+        .map_err(|e| classify("insert delivery", e))?;
+    }
+    Ok(())
+}
+
+fn claim_idempotency(
+    conn: &Connection,
+    scope: &Scope,
+    key: &str,
+    fingerprint: &str,
+    now: i64,
+    lock_expires_before: i64,
+) -> StoreResult<IdempotencyClaim> {
+    let live = scope.livemode();
+    let existing = conn
+        .prepare_cached(
+            "SELECT fingerprint, state, status, body, locked_at, created FROM idempotency_keys
+             WHERE account_id = ?1 AND livemode = ?2 AND key = ?3",
+        )
+        .and_then(|mut s| {
+            s.query_row(params![scope.account, live, key], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, Option<u16>>(2)?,
+                    r.get::<_, Option<Vec<u8>>>(3)?,
+                    r.get::<_, i64>(4)?,
+                    r.get::<_, i64>(5)?,
+                ))
+            })
+            .optional()
+        })
+        .map_err(|e| classify("claim idempotency", e))?;
+    let take = |conn: &Connection| -> StoreResult<IdempotencyClaim> {
+        conn.prepare_cached(
+            "INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, state, created, locked_at)
+             VALUES (?1, ?2, ?3, ?4, 'running', ?5, ?5)
+             ON CONFLICT (account_id, livemode, key) DO UPDATE SET
+               fingerprint = excluded.fingerprint, state = 'running', status = NULL, body = NULL,
+               created = excluded.created, locked_at = excluded.locked_at",
+        )
+        .and_then(|mut s| s.execute(params![scope.account, live, key, fingerprint, now]))
+        .map_err(|e| classify("claim idempotency", e))?;
+        Ok(IdempotencyClaim::Acquired)
+    };
+    match existing {
+        None => take(conn),
+        Some((_, _, _, _, _, created)) if created < now - IDEMPOTENCY_TTL_SECS => take(conn),
+        Some((stored_fp, _, _, _, _, _)) if stored_fp != fingerprint => {
+            Ok(IdempotencyClaim::Mismatch)
+        }
+        Some((_, state, Some(status), Some(body), _, _)) if state == "done" => {
+            Ok(IdempotencyClaim::Replay(StoredResponse { status, body }))
+        }
+        Some((_, _, _, _, locked_at, _)) if locked_at < lock_expires_before => take(conn),
+        Some(_) => Ok(IdempotencyClaim::InProgress),
+    }
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn find_record(
+        &self,
+        scope: &Scope,
+        collection: Collection,
+        id: &str,
+    ) -> StoreResult<Option<Record>> {
+        let (scope, id) = (scope.clone(), id.to_string());
+        self.read(move |conn| find_record(conn, &scope, collection, &id))
+            .await
+    }
+
+    async fn list_records(
+        &self,
+        scope: &Scope,
+        collection: Collection,
+        query: &ListQuery,
+    ) -> StoreResult<Page> {
+        let (scope, query) = (scope.clone(), query.clone());
+        self.read(move |conn| list_records(conn, &scope, collection, &query))
+            .await
+    }
+
+    async fn commit(&self, batch: WriteBatch) -> StoreResult<()> {
+        self.writer
+            .write(move |conn| apply_batch(conn, &batch))
+            .await
+    }
+
+    async fn claim_idempotency(
+        &self,
+        scope: &Scope,
+        key: &str,
+        fingerprint: &str,
+        now: i64,
+        lock_expires_before: i64,
+    ) -> StoreResult<IdempotencyClaim> {
+        let (scope, key, fingerprint) = (scope.clone(), key.to_string(), fingerprint.to_string());
+        self.writer
+            .write(move |conn| {
+                claim_idempotency(conn, &scope, &key, &fingerprint, now, lock_expires_before)
+            })
+            .await
+    }
+
+    async fn complete_idempotency(
+        &self,
+        scope: &Scope,
+        key: &str,
+        response: StoredResponse,
+    ) -> StoreResult<()> {
+        let batch = WriteBatch {
+            scope: scope.clone(),
+            ops: Vec::new(),
+            idempotency: Some((key.to_string(), response)),
+        };
+        self.commit(batch).await
+    }
+
+    async fn release_idempotency(&self, scope: &Scope, key: &str) -> StoreResult<()> {
+        let (scope, key) = (scope.clone(), key.to_string());
+        self.writer
+            .write(move |conn| {
+                conn.prepare_cached(
+                    "DELETE FROM idempotency_keys WHERE account_id = ?1 AND livemode = ?2 AND key = ?3 AND state = 'running'",
+                )
+                .and_then(|mut s| s.execute(params![scope.account, scope.livemode(), key]))
+                .map(|_| ())
+                .map_err(|e| classify("release idempotency", e))
+            })
+            .await
+    }
+
+    async fn purge_idempotency(&self, before: i64) -> StoreResult<u64> {
+        self.writer
+            .write(move |conn| {
+                conn.prepare_cached("DELETE FROM idempotency_keys WHERE created < ?1")
+                    .and_then(|mut s| s.execute(params![before]))
+                    .map(|n| n as u64)
+                    .map_err(|e| classify("purge idempotency", e))
+            })
+            .await
+    }
+
+    async fn insert_account(
+        &self,
+        account: AccountRecord,
+        keys: Vec<ApiKeyRecord>,
+    ) -> StoreResult<()> {
+        self.writer
+            .write(move |conn| {
+                conn.execute(
+                    "INSERT INTO accounts (id, email, name, password_hash, created) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![account.id, account.email, account.name, account.password_hash, account.created],
+                )
+                .map_err(|e| classify("insert account", e))?;
+                for k in keys {
+                    conn.execute(
+                        "INSERT INTO api_keys (id, account_id, mode, kind, key_hash, public_value, last4, created, expires_at, revoked)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                        params![
+                            k.id,
+                            k.account,
+                            mode_str(k.mode),
+                            k.kind.as_str(),
+                            k.key_hash,
+                            k.public_value,
+                            k.last4,
+                            k.created,
+                            k.expires_at,
+                            k.revoked
+                        ],
+                    )
+                    .map_err(|e| classify("insert key", e))?;
+                }
+                Ok(())
+            })
+            .await
+    }
+
+    async fn find_payment_for_receipt(&self, id: &str) -> StoreResult<Option<(Scope, Record)>> {
+        let id = id.to_string();
+        self.read(move |conn| {
+            conn.prepare_cached(
+                "SELECT account_id, livemode, id, version, body FROM payments WHERE id = ?1",
+            )
+            .and_then(|mut s| {
+                s.query_row([id], |r| {
+                    let live: bool = r.get(1)?;
+                    Ok((
+                        Scope {
+                            account: r.get(0)?,
+                            mode: if live { Mode::Live } else { Mode::Test },
+                        },
+                        Record {
+                            id: r.get(2)?,
+                            version: r.get(3)?,
+                            body: r.get(4)?,
+                        },
+                    ))
+                })
+                .optional()
+            })
+            .map_err(|e| classify("find payment", e))
+        })
+        .await
+    }
+
+    async fn find_account(&self, id: &str) -> StoreResult<Option<AccountRecord>> {
+        let id = id.to_string();
+        self.read(move |conn| {
+            conn.prepare_cached(
+                "SELECT id, email, name, password_hash, created FROM accounts WHERE id = ?1",
+            )
+            .and_then(|mut s| {
+                s.query_row([id], |r| {
+                    Ok(AccountRecord {
+                        id: r.get(0)?,
+                        email: r.get(1)?,
+                        name: r.get(2)?,
+                        password_hash: r.get(3)?,
+                        created: r.get(4)?,
+                    })
+                })
+                .optional()
+            })
+            .map_err(|e| classify("find account", e))
+        })
+        .await
+    }
+
+    async fn count_accounts(&self) -> StoreResult<u64> {
+        self.read(|conn| {
+            conn.query_row("SELECT COUNT(*) FROM accounts", [], |r| r.get::<_, i64>(0))
+                .map(|n| n as u64)
+                .map_err(|e| classify("count accounts", e))
+        })
+        .await
+    }
+
+    async fn find_api_key(&self, key_hash: &str) -> StoreResult<Option<ApiKeyRecord>> {
+        let key_hash = key_hash.to_string();
+        self.read(move |conn| {
+            conn.prepare_cached(
+                "SELECT id, account_id, mode, kind, key_hash, public_value, last4, created, expires_at, revoked
+                 FROM api_keys WHERE key_hash = ?1",
+            )
+            .and_then(|mut s| {
+                s.query_row([key_hash], |r| {
+                    Ok(ApiKeyRecord {
+                        id: r.get(0)?,
+                        account: r.get(1)?,
+                        mode: parse_mode(&r.get::<_, String>(2)?),
+                        kind: parse_kind(&r.get::<_, String>(3)?),
+                        key_hash: r.get(4)?,
+                        public_value: r.get(5)?,
+                        last4: r.get(6)?,
+                        created: r.get(7)?,
+                        expires_at: r.get(8)?,
+                        revoked: r.get(9)?,
+                    })
+                })
+                .optional()
+            })
+            .map_err(|e| classify("find api key", e))
+        })
+        .await
+    }
+}
