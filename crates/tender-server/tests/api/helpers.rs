@@ -1,0 +1,194 @@
+//! The test harness: a real Tender on port 0 over a fresh SQLite data dir, talked to over HTTP.
+
+use std::sync::Arc;
+
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+use tender_core::clock::OffsetClock;
+use tender_core::service::accounts::AccountCreated;
+use tender_server::{Application, ServerConfig};
+
+/// A running server and the keys of one account.
+pub struct TestApp {
+    pub base: String,
+    pub receipt_base: String,
+    pub client: reqwest::Client,
+    pub account: AccountCreated,
+    pub clock: Arc<OffsetClock>,
+    pub services: tender_core::service::Services,
+    pub data_dir: tempfile::TempDir,
+}
+
+/// An HTTP answer: status, headers and the parsed JSON body.
+pub struct Answer {
+    pub status: StatusCode,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: Value,
+    pub raw: Vec<u8>,
+}
+
+impl Answer {
+    pub fn error_code(&self) -> &str {
+        self.body["error"]["code"].as_str().unwrap_or("")
+    }
+    pub fn error_param(&self) -> &str {
+        self.body["error"]["param"].as_str().unwrap_or("")
+    }
+    pub fn error_type(&self) -> &str {
+        self.body["error"]["type"].as_str().unwrap_or("")
+    }
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+    pub fn id(&self) -> String {
+        self.body["id"].as_str().unwrap_or_default().to_string()
+    }
+}
+
+pub struct Options {
+    pub rate_limit: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { rate_limit: 0 }
+    }
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(Options::default()).await
+}
+
+pub async fn spawn_app_with(options: Options) -> TestApp {
+    if std::env::var("TEST_LOG").is_ok() {
+        let _ = tracing_subscriber_init();
+    }
+    let data_dir = tempfile::tempdir().expect("tempdir");
+    let mut config = ServerConfig::new(data_dir.path().to_path_buf());
+    config.listen = "127.0.0.1:0".parse().unwrap();
+    config.receipt_listen = "127.0.0.1:0".parse().unwrap();
+    config.rate_limit = options.rate_limit;
+    let clock = Arc::new(OffsetClock::new());
+    let app = Application::build_with_clock(config, clock.clone())
+        .await
+        .expect("build");
+    let base = format!("http://{}", app.api_addr());
+    let receipt_base = format!("http://{}", app.receipt_addr());
+    let services = app.services().clone();
+    let account = app
+        .bootstrap
+        .clone()
+        .expect("a fresh store bootstraps an account");
+    tokio::spawn(app.run_until(std::future::pending()));
+    TestApp {
+        base,
+        receipt_base,
+        client: reqwest::Client::builder()
+            .pool_max_idle_per_host(64)
+            .build()
+            .unwrap(),
+        account,
+        clock,
+        services,
+        data_dir,
+    }
+}
+
+fn tracing_subscriber_init() -> Result<(), ()> {
+    Ok(())
+}
+
+impl TestApp {
+    pub fn sk(&self) -> &str {
+        &self.account.keys.test.secret
+    }
+    pub fn pk(&self) -> &str {
+        &self.account.keys.test.publishable
+    }
+    pub fn sk_live(&self) -> &str {
+        &self.account.keys.live.secret
+    }
+
+    /// Another account in the same store.
+    pub async fn other_account(&self) -> AccountCreated {
+        let email = format!("other{}@example.com", rand_suffix());
+        self.services
+            .create_account(&email, Some("Other".into()), None)
+            .await
+            .expect("account")
+    }
+
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        key: Option<&str>,
+        body: Option<Value>,
+        headers: &[(&str, &str)],
+    ) -> Answer {
+        let mut req = self
+            .client
+            .request(method, format!("{}{}", self.base, path));
+        if let Some(k) = key {
+            req = req.bearer_auth(k);
+        }
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let resp = req.send().await.expect("request");
+        answer(resp).await
+    }
+
+    pub async fn post(&self, path: &str, key: &str, body: Value) -> Answer {
+        self.request(Method::POST, path, Some(key), Some(body), &[])
+            .await
+    }
+
+    pub async fn get(&self, path: &str, key: &str) -> Answer {
+        self.request(Method::GET, path, Some(key), None, &[]).await
+    }
+
+    pub async fn delete(&self, path: &str, key: &str) -> Answer {
+        self.request(Method::DELETE, path, Some(key), None, &[])
+            .await
+    }
+
+    /// `POST /payments` with a card number and amount in usd.
+    pub async fn pay(&self, key: &str, number: &str, amount: i64) -> Answer {
+        self.post("/v2/payments", key, payment_body(number, amount))
+            .await
+    }
+}
+
+pub async fn answer(resp: reqwest::Response) -> Answer {
+    let status = resp.status();
+    let headers = resp.headers().clone();
+    let raw = resp.bytes().await.expect("body").to_vec();
+    let body = serde_json::from_slice(&raw).unwrap_or_else(|_| {
+        panic!(
+            "response {status} is not JSON: {}",
+            String::from_utf8_lossy(&raw)
+        )
+    });
+    Answer {
+        status,
+        headers,
+        body,
+        raw,
+    }
+}
+
+pub fn card(number: &str) -> Value {
+    json!({"type": "card", "card": {"number": number, "exp_month": 12, "exp_year": 2034, "cvc": if number.starts_with("37") || number.starts_with("34") { "1234" } else { "123" }}})
+}
+
+pub fn payment_body(number: &str, amount: i64) -> Value {
+    json!({"amount": amount, "currency": "usd", "payment_method": card(number)})
+}
+
+pub fn rand_suffix() -> String {
+    tender_core::ids::random_base62(8)
+}

@@ -1,0 +1,192 @@
+//! Idempotency keys (CONTRACT §4.9): replay byte for byte, mismatch, in-flight, scoping.
+
+use reqwest::Method;
+use serde_json::json;
+
+use crate::helpers::*;
+
+async fn post_with_key(
+    app: &TestApp,
+    key: &str,
+    path: &str,
+    api_key: &str,
+    body: serde_json::Value,
+) -> Answer {
+    app.request(
+        Method::POST,
+        path,
+        Some(api_key),
+        Some(body),
+        &[("Idempotency-Key", key)],
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_retry_replays_the_first_response_byte_for_byte_and_charges_once() {
+    let app = spawn_app().await;
+    let body = payment_body("4242424242424242", 1000);
+    let first = post_with_key(&app, "order-1", "/v2/payments", app.sk(), body.clone()).await;
+    assert_eq!(first.status, 200);
+    assert!(first.header("idempotent-replayed").is_none());
+    let second = post_with_key(&app, "order-1", "/v2/payments", app.sk(), body).await;
+    assert_eq!(second.status, 200);
+    assert_eq!(second.raw, first.raw);
+    assert_eq!(second.header("idempotent-replayed"), Some("true"));
+    assert_ne!(
+        second.header("request-id"),
+        first.header("request-id"),
+        "a replay has its own Request-Id"
+    );
+    let list = app.get("/v2/payments", app.sk()).await;
+    assert_eq!(list.body["data"].as_array().unwrap().len(), 1);
+    let events = app.get("/v2/events", app.sk()).await;
+    assert_eq!(events.body["data"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_declined_payment_is_replayed_as_the_same_402() {
+    let app = spawn_app().await;
+    let body = payment_body("4000000000000002", 1000);
+    let first = post_with_key(&app, "decline-1", "/v2/payments", app.sk(), body.clone()).await;
+    assert_eq!(first.status, 402);
+    let second = post_with_key(&app, "decline-1", "/v2/payments", app.sk(), body).await;
+    assert_eq!(second.status, 402);
+    assert_eq!(
+        second.raw, first.raw,
+        "same payment id and same original request_id"
+    );
+    assert_eq!(second.header("idempotent-replayed"), Some("true"));
+    assert_eq!(
+        app.get("/v2/payments", app.sk()).await.body["data"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn validation_errors_are_kept_too() {
+    let app = spawn_app().await;
+    let body = json!({"amount": 10, "currency": "usd", "payment_method": card("4242424242424242")});
+    let first = post_with_key(&app, "small-1", "/v2/payments", app.sk(), body.clone()).await;
+    assert_eq!(first.status, 400);
+    let second = post_with_key(&app, "small-1", "/v2/payments", app.sk(), body).await;
+    assert_eq!(second.raw, first.raw);
+    assert_eq!(second.header("idempotent-replayed"), Some("true"));
+}
+
+#[tokio::test]
+async fn key_order_does_not_matter_but_any_other_difference_is_refused() {
+    let app = spawn_app().await;
+    let a = json!({"amount": 1000, "currency": "usd", "payment_method": card("4242424242424242")});
+    let reordered =
+        json!({"payment_method": card("4242424242424242"), "currency": "usd", "amount": 1000});
+    let first = post_with_key(&app, "k", "/v2/payments", app.sk(), a).await;
+    let same = post_with_key(&app, "k", "/v2/payments", app.sk(), reordered).await;
+    assert_eq!(same.raw, first.raw);
+    let different = post_with_key(
+        &app,
+        "k",
+        "/v2/payments",
+        app.sk(),
+        payment_body("4242424242424242", 1001),
+    )
+    .await;
+    assert_eq!(different.status, 400);
+    assert_eq!(different.error_type(), "idempotency_error");
+    let other_path = post_with_key(&app, "k", "/v2/customers", app.sk(), json!({})).await;
+    assert_eq!(other_path.status, 400);
+    assert_eq!(other_path.error_type(), "idempotency_error");
+}
+
+#[tokio::test]
+async fn keys_are_scoped_to_account_and_mode() {
+    let app = spawn_app().await;
+    let other = app.other_account().await;
+    let body = payment_body("4242424242424242", 1000);
+    let a = post_with_key(&app, "shared", "/v2/payments", app.sk(), body.clone()).await;
+    let b = post_with_key(
+        &app,
+        "shared",
+        "/v2/payments",
+        &other.keys.test.secret,
+        body.clone(),
+    )
+    .await;
+    let live = post_with_key(
+        &app,
+        "shared",
+        "/v2/payments",
+        app.sk_live(),
+        payment_body("4111111111111111", 1000),
+    )
+    .await;
+    assert_eq!(a.status, 200);
+    assert_eq!(b.status, 200);
+    assert_eq!(live.status, 200);
+    assert!(b.header("idempotent-replayed").is_none());
+    assert!(live.header("idempotent-replayed").is_none());
+    assert_ne!(a.id(), b.id());
+    assert_ne!(a.id(), live.id());
+}
+
+#[tokio::test]
+async fn keys_over_255_characters_are_refused() {
+    let app = spawn_app().await;
+    let long = "k".repeat(256);
+    let a = post_with_key(&app, &long, "/v2/customers", app.sk(), json!({})).await;
+    assert_eq!(a.status, 400);
+    let ok = post_with_key(&app, &"k".repeat(255), "/v2/customers", app.sk(), json!({})).await;
+    assert_eq!(ok.status, 200);
+}
+
+#[tokio::test]
+async fn fifty_concurrent_identical_requests_create_one_payment_and_one_event() {
+    let app = spawn_app().await;
+    let body = payment_body("4242424242424242", 4200);
+    let answers = futures::future::join_all(
+        (0..50).map(|_| post_with_key(&app, "burst", "/v2/payments", app.sk(), body.clone())),
+    )
+    .await;
+    let originals: Vec<_> = answers
+        .iter()
+        .filter(|a| a.status == 200 && a.header("idempotent-replayed").is_none())
+        .collect();
+    assert_eq!(originals.len(), 1, "exactly one request ran");
+    let original = originals[0];
+    for a in &answers {
+        match a.status.as_u16() {
+            200 => assert_eq!(a.raw, original.raw),
+            409 => assert_eq!(a.error_type(), "idempotency_error"),
+            other => panic!("unexpected status {other}: {}", a.body),
+        }
+    }
+    assert_eq!(
+        app.get("/v2/payments", app.sk()).await.body["data"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        app.get("/v2/events", app.sk()).await.body["data"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn keys_expire_after_24_hours() {
+    let app = spawn_app().await;
+    let body = payment_body("4242424242424242", 1000);
+    let first = post_with_key(&app, "daily", "/v2/payments", app.sk(), body.clone()).await;
+    app.clock.advance(24 * 3600 + 1);
+    let again = post_with_key(&app, "daily", "/v2/payments", app.sk(), body).await;
+    assert_eq!(again.status, 200);
+    assert!(again.header("idempotent-replayed").is_none());
+    assert_ne!(again.id(), first.id());
+}

@@ -1,0 +1,10 @@
+//! Black-box tests: the real application on port 0 over a fresh SQLite data dir, over HTTP.
+
+mod auth;
+mod customers;
+mod errors;
+mod helpers;
+mod idempotency;
+mod lists;
+mod payments;
+mod refunds;
