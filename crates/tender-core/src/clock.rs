@@ -10,6 +10,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub trait Clock: Send + Sync + 'static {
     /// Seconds since the Unix epoch.
     fn now(&self) -> i64;
+
+    /// Milliseconds since the Unix epoch (webhook retries are finer than a second in tests).
+    fn now_millis(&self) -> i64 {
+        self.now() * 1000
+    }
 }
 
 /// The operating system's wall clock.
@@ -18,9 +23,13 @@ pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now(&self) -> i64 {
+        self.now_millis().div_euclid(1000)
+    }
+
+    fn now_millis(&self) -> i64 {
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
+            .map(|d| d.as_millis() as i64)
             .unwrap_or(0)
     }
 }
@@ -51,7 +60,11 @@ impl OffsetClock {
 
 impl Clock for OffsetClock {
     fn now(&self) -> i64 {
-        SystemClock.now() + self.offset()
+        self.now_millis().div_euclid(1000)
+    }
+
+    fn now_millis(&self) -> i64 {
+        SystemClock.now_millis() + self.offset() * 1000
     }
 }
 

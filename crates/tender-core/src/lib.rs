@@ -30,3 +30,5 @@ pub mod secret;
 pub mod service;
 pub mod store;
 pub mod validate;
+pub mod vault;
+pub mod webhook;

@@ -174,6 +174,8 @@ pub enum WriteOp {
         id: String,
         expected_version: i64,
     },
+    /// Sets a webhook endpoint's sealed signing secrets (kept apart from the public document).
+    SetEndpointSecrets { endpoint: String, sealed: String },
     /// An event. In the same transaction the store writes one pending delivery (the outbox) for
     /// every enabled endpoint of the scope whose `enabled_events` match, due at `created`.
     Event {
@@ -191,6 +193,51 @@ pub struct WriteBatch {
     pub ops: Vec<WriteOp>,
     /// The idempotency key this request holds and the response to keep under it.
     pub idempotency: Option<(String, StoredResponse)>,
+}
+
+/// A webhook delivery (one per event and endpoint) as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeliveryRecord {
+    pub id: String,
+    pub event_id: String,
+    pub endpoint_id: String,
+    /// `pending`, `succeeded` or `failed`.
+    pub status: String,
+    /// Unix milliseconds of the next attempt while pending.
+    pub next_attempt_at_ms: Option<i64>,
+    /// JSON array of attempt objects, oldest first.
+    pub attempts: String,
+    pub created: i64,
+}
+
+/// A due delivery leased to one worker, with what it needs to send it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimedDelivery {
+    pub id: String,
+    pub scope: Scope,
+    pub event_id: String,
+    pub event_body: String,
+    pub endpoint_id: String,
+    /// `None` when the endpoint was deleted since.
+    pub endpoint_body: Option<String>,
+    pub endpoint_secrets: Option<String>,
+    pub endpoint_failing_since: Option<i64>,
+    /// Attempts made before this one.
+    pub attempts_made: usize,
+}
+
+/// The result of one attempt, recorded by the worker that held the lease.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeliveryAttemptRecord {
+    pub delivery_id: String,
+    pub endpoint_id: String,
+    /// One JSON attempt object to append.
+    pub attempt: String,
+    /// `pending` (retry at `next_attempt_at_ms`), `succeeded` or `failed`.
+    pub status: String,
+    pub next_attempt_at_ms: Option<i64>,
+    /// The endpoint's new "failing since" time (`None` after a success).
+    pub endpoint_failing_since: Option<i64>,
 }
 
 /// A merchant account.
@@ -275,6 +322,41 @@ pub trait Store: Send + Sync + 'static {
         account: AccountRecord,
         keys: Vec<ApiKeyRecord>,
     ) -> StoreResult<()>;
+
+    /// The sealed signing secrets of an endpoint.
+    async fn find_endpoint_secrets(
+        &self,
+        scope: &Scope,
+        endpoint_id: &str,
+    ) -> StoreResult<Option<String>>;
+
+    /// Leases up to `limit` due pending deliveries (`next_attempt_at <= now_ms`, no live lease)
+    /// until `lease_until_ms`, so no other worker (on any node) takes them meanwhile.
+    async fn claim_deliveries(
+        &self,
+        now_ms: i64,
+        lease_until_ms: i64,
+        limit: usize,
+    ) -> StoreResult<Vec<ClaimedDelivery>>;
+
+    /// Appends an attempt, sets the delivery's status and next time, releases the lease.
+    async fn record_delivery_attempt(&self, record: DeliveryAttemptRecord) -> StoreResult<()>;
+
+    /// The deliveries of one event, one per endpoint.
+    async fn list_deliveries(
+        &self,
+        scope: &Scope,
+        event_id: &str,
+    ) -> StoreResult<Vec<DeliveryRecord>>;
+
+    /// Makes the (event, endpoint) delivery pending and due at `now_ms`, creating it if needed.
+    async fn schedule_delivery(
+        &self,
+        scope: &Scope,
+        event_id: &str,
+        endpoint_id: &str,
+        now_ms: i64,
+    ) -> StoreResult<DeliveryRecord>;
 
     /// A payment by id alone, with its scope: only the receipt host, which has no caller to
     /// scope by, uses this (payment ids are unguessable).

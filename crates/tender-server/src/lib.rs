@@ -6,6 +6,7 @@
 //! - [`config`]: the settings the binary fills from flags and `TENDER_*` variables.
 //! - [`http`]: the JSON API under `/v2`.
 //! - [`receipts`]: the receipt host.
+//! - [`worker`]: webhook delivery (lease, sign, POST, record, reschedule).
 //! - [`rate_limit`], [`vault`], [`state`]: per-scope token buckets, the vault key, shared state.
 //!
 //! Depends on `tender-core` (domain and use cases) and `tender-store` (backends).
@@ -17,6 +18,7 @@ pub mod receipts;
 pub mod startup;
 pub mod state;
 pub mod vault;
+pub mod worker;
 
 pub use config::ServerConfig;
 pub use startup::Application;

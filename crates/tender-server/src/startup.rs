@@ -40,9 +40,11 @@ pub fn open_services(
         clock,
         acquirer: Arc::new(SimulatedAcquirer),
         encoder: Arc::new(http::error::WireEncoder),
+        resolver: Arc::new(crate::worker::SystemResolver),
         config: Arc::new(ServiceConfig {
             receipt_base,
             vault_key,
+            webhook_retry_scale: config.webhook_retry_scale,
         }),
     })
 }
@@ -150,6 +152,8 @@ impl Application {
         let api = Self::api_router(self.state.clone());
         let receipts = crate::receipts::router(self.state.clone());
         spawn_idempotency_purge(self.state.services.clone(), stop_rx.clone());
+        let worker = crate::worker::WebhookWorker::new(self.state.services.clone())?;
+        let worker_task = tokio::spawn(worker.run(stop_rx.clone()));
 
         let mut rx1 = stop_rx.clone();
         let api_server = axum::serve(self.api_listener, api).with_graceful_shutdown(async move {
@@ -165,6 +169,7 @@ impl Application {
             let _ = stop_tx.send(true);
         });
         let (a, b) = tokio::join!(api_server, receipt_server);
+        let _ = worker_task.await;
         a?;
         b?;
         Ok(())

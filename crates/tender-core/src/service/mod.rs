@@ -16,6 +16,7 @@ pub mod accounts;
 pub mod customers;
 pub mod payments;
 pub mod refunds;
+pub mod webhooks;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -50,6 +51,8 @@ pub struct ServiceConfig {
     pub receipt_base: String,
     /// Secret from which per-account card fingerprint keys are derived (the vault key).
     pub vault_key: [u8; 32],
+    /// Multiplies the webhook retry schedule (tests shrink it).
+    pub webhook_retry_scale: f64,
 }
 
 /// The use cases and what they run on. Cheap to clone.
@@ -59,6 +62,7 @@ pub struct Services {
     pub clock: Arc<dyn Clock>,
     pub acquirer: Arc<dyn Acquirer>,
     pub encoder: Arc<dyn ResponseEncoder>,
+    pub resolver: Arc<dyn webhooks::HostResolver>,
     pub config: Arc<ServiceConfig>,
 }
 

@@ -6,15 +6,44 @@ use axum::Router;
 use tender_core::ids::IdKind;
 use tender_core::store::{Collection, Field};
 
-use super::params::Query;
-use super::pipeline::Ctx;
-use super::{list_response, path_id, raw_response, ApiResult};
+use super::params::{Params, Query};
+use super::pipeline::{Ctx, JsonBody};
+use super::{list_response, ok, path_id, raw_response, ApiResult};
 use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/events", get(list_events))
         .route("/events/{id}", get(retrieve_event))
+        .route("/events/{id}/deliveries", get(list_deliveries))
+        .route("/events/{id}/resend", axum::routing::post(resend_event))
+}
+
+async fn list_deliveries(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let id = path_id(IdKind::Event, "event", id)?;
+    let data = state
+        .services
+        .list_event_deliveries(ctx.scope(), &id)
+        .await?;
+    let url = format!("/v2/events/{id}/deliveries");
+    ok(&serde_json::json!({"object": "list", "data": data, "has_more": false, "url": url}))
+}
+
+async fn resend_event(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let id = path_id(IdKind::Event, "event", id)?;
+    let mut p = Params::body((*body).clone(), &["webhook_endpoint"])?;
+    let endpoint = p.string("webhook_endpoint")?;
+    let endpoint = p.required("webhook_endpoint", endpoint)?;
+    ok(&state.services.resend_event(&ctx, &id, &endpoint).await?)
 }
 
 async fn retrieve_event(

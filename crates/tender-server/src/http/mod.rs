@@ -16,6 +16,7 @@ pub mod params;
 pub mod payments;
 pub mod pipeline;
 pub mod refunds;
+pub mod webhook_endpoints;
 
 use axum::http::StatusCode;
 use axum::middleware;
@@ -38,6 +39,7 @@ pub fn router(state: AppState) -> Router {
         .merge(customers::router())
         .merge(refunds::router())
         .merge(events::router())
+        .merge(webhook_endpoints::router())
         .fallback(unknown_path)
         .layer(middleware::from_fn_with_state(
             state.clone(),

@@ -47,11 +47,15 @@ impl Answer {
 
 pub struct Options {
     pub rate_limit: u32,
+    pub webhook_retry_scale: f64,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Self { rate_limit: 0 }
+        Self {
+            rate_limit: 0,
+            webhook_retry_scale: 0.001,
+        }
     }
 }
 
@@ -68,6 +72,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
     config.listen = "127.0.0.1:0".parse().unwrap();
     config.receipt_listen = "127.0.0.1:0".parse().unwrap();
     config.rate_limit = options.rate_limit;
+    config.webhook_retry_scale = options.webhook_retry_scale;
     let clock = Arc::new(OffsetClock::new());
     let app = Application::build_with_clock(config, clock.clone())
         .await

@@ -7,4 +7,6 @@ mod helpers;
 mod idempotency;
 mod lists;
 mod payments;
+mod receiver;
 mod refunds;
+mod webhooks;

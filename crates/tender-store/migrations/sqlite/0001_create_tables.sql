@@ -103,6 +103,15 @@ CREATE TABLE webhook_endpoints (
 );
 CREATE INDEX webhook_endpoints_scope ON webhook_endpoints(account_id, livemode, seq);
 
+-- Sealed signing secrets and delivery health of each endpoint, apart from its public document.
+CREATE TABLE webhook_endpoint_state (
+    endpoint_id   TEXT PRIMARY KEY,
+    account_id    TEXT NOT NULL,
+    livemode      INTEGER NOT NULL,
+    secrets       TEXT NOT NULL,
+    failing_since INTEGER
+);
+
 -- The outbox: one row per (event, endpoint), written with the event.
 CREATE TABLE webhook_deliveries (
     seq             INTEGER PRIMARY KEY,
@@ -118,7 +127,7 @@ CREATE TABLE webhook_deliveries (
     created         INTEGER NOT NULL
 );
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries(status, next_attempt_at);
-CREATE INDEX webhook_deliveries_event ON webhook_deliveries(event_id);
+CREATE UNIQUE INDEX webhook_deliveries_event ON webhook_deliveries(event_id, endpoint_id);
 
 CREATE TABLE idempotency_keys (
     account_id  TEXT NOT NULL,

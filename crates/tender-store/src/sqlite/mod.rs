@@ -13,8 +13,9 @@ use tender_core::auth::{KeyKind, Mode, Scope};
 use tender_core::error::StoreError;
 use tender_core::ids::{self, IdKind};
 use tender_core::store::{
-    AccountRecord, ApiKeyRecord, Collection, Cursor, IdempotencyClaim, ListQuery, Page, Record,
-    Store, StoreResult, StoredResponse, WriteBatch, WriteOp, IDEMPOTENCY_TTL_SECS,
+    AccountRecord, ApiKeyRecord, ClaimedDelivery, Collection, Cursor, DeliveryAttemptRecord,
+    DeliveryRecord, IdempotencyClaim, ListQuery, Page, Record, Store, StoreResult, StoredResponse,
+    WriteBatch, WriteOp, IDEMPOTENCY_TTL_SECS,
 };
 
 use schema::{column, index_columns, table};
@@ -313,6 +314,21 @@ fn apply_batch(conn: &Connection, batch: &WriteBatch) -> StoreResult<()> {
                 if n != 1 {
                     return Err(StoreError::Conflict(id.clone()));
                 }
+                if *collection == Collection::WebhookEndpoints {
+                    conn.execute(
+                        "DELETE FROM webhook_endpoint_state WHERE endpoint_id = ?1",
+                        [id],
+                    )
+                    .map_err(|e| classify("delete endpoint state", e))?;
+                }
+            }
+            WriteOp::SetEndpointSecrets { endpoint, sealed } => {
+                conn.prepare_cached(
+                    "INSERT INTO webhook_endpoint_state (endpoint_id, account_id, livemode, secrets) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (endpoint_id) DO UPDATE SET secrets = excluded.secrets",
+                )
+                .and_then(|mut s| s.execute(params![endpoint, scope.account, live, sealed]))
+                .map_err(|e| classify("endpoint secrets", e))?;
             }
             WriteOp::Event {
                 id,
@@ -363,7 +379,7 @@ fn fan_out(
     for endpoint in endpoints {
         conn.prepare_cached(
             "INSERT INTO webhook_deliveries (id, account_id, livemode, event_id, endpoint_id, status, next_attempt_at, created)
-             VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?6)",
+             VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6 * 1000, ?6)",
         )
         .and_then(|mut s| {
             s.execute(params![
@@ -434,8 +450,184 @@ fn claim_idempotency(
     }
 }
 
+fn scope_from(account: String, live: bool) -> Scope {
+    Scope {
+        account,
+        mode: if live { Mode::Live } else { Mode::Test },
+    }
+}
+
+fn claim_deliveries(
+    conn: &Connection,
+    now_ms: i64,
+    lease_until_ms: i64,
+    limit: usize,
+) -> StoreResult<Vec<ClaimedDelivery>> {
+    let ids: Vec<String> = conn
+        .prepare_cached(
+            "SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?1
+             AND (lease_until IS NULL OR lease_until < ?1) ORDER BY next_attempt_at LIMIT ?2",
+        )
+        .and_then(|mut s| {
+            s.query_map(params![now_ms, limit as i64], |r| r.get(0))?
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(|e| classify("claim deliveries", e))?;
+    let mut claimed = Vec::with_capacity(ids.len());
+    for id in ids {
+        conn.prepare_cached("UPDATE webhook_deliveries SET lease_until = ?1 WHERE id = ?2")
+            .and_then(|mut s| s.execute(params![lease_until_ms, id]))
+            .map_err(|e| classify("lease delivery", e))?;
+        let row = conn
+            .prepare_cached(
+                "SELECT d.id, d.account_id, d.livemode, d.event_id, e.body, d.endpoint_id, w.body, s.secrets,
+                        s.failing_since, json_array_length(d.attempts)
+                 FROM webhook_deliveries d
+                 JOIN events e ON e.id = d.event_id
+                 LEFT JOIN webhook_endpoints w ON w.id = d.endpoint_id
+                 LEFT JOIN webhook_endpoint_state s ON s.endpoint_id = d.endpoint_id
+                 WHERE d.id = ?1",
+            )
+            .and_then(|mut s| {
+                s.query_row([&id], |r| {
+                    Ok(ClaimedDelivery {
+                        id: r.get(0)?,
+                        scope: scope_from(r.get(1)?, r.get(2)?),
+                        event_id: r.get(3)?,
+                        event_body: r.get(4)?,
+                        endpoint_id: r.get(5)?,
+                        endpoint_body: r.get(6)?,
+                        endpoint_secrets: r.get(7)?,
+                        endpoint_failing_since: r.get(8)?,
+                        attempts_made: r.get::<_, i64>(9)? as usize,
+                    })
+                })
+            })
+            .map_err(|e| classify("load delivery", e))?;
+        claimed.push(row);
+    }
+    Ok(claimed)
+}
+
+fn record_attempt(conn: &Connection, rec: &DeliveryAttemptRecord) -> StoreResult<()> {
+    conn.prepare_cached(
+        "UPDATE webhook_deliveries SET attempts = json_insert(attempts, '$[#]', json(?1)), status = ?2,
+         next_attempt_at = ?3, lease_until = NULL WHERE id = ?4",
+    )
+    .and_then(|mut s| s.execute(params![rec.attempt, rec.status, rec.next_attempt_at_ms, rec.delivery_id]))
+    .map_err(|e| classify("record attempt", e))?;
+    conn.prepare_cached(
+        "UPDATE webhook_endpoint_state SET failing_since = ?1 WHERE endpoint_id = ?2",
+    )
+    .and_then(|mut s| s.execute(params![rec.endpoint_failing_since, rec.endpoint_id]))
+    .map_err(|e| classify("endpoint health", e))?;
+    Ok(())
+}
+
+const DELIVERY_COLUMNS: &str =
+    "id, event_id, endpoint_id, status, next_attempt_at, attempts, created";
+
+fn delivery_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DeliveryRecord> {
+    Ok(DeliveryRecord {
+        id: r.get(0)?,
+        event_id: r.get(1)?,
+        endpoint_id: r.get(2)?,
+        status: r.get(3)?,
+        next_attempt_at_ms: r.get(4)?,
+        attempts: r.get(5)?,
+        created: r.get(6)?,
+    })
+}
+
 #[async_trait]
 impl Store for SqliteStore {
+    async fn find_endpoint_secrets(
+        &self,
+        scope: &Scope,
+        endpoint_id: &str,
+    ) -> StoreResult<Option<String>> {
+        let (scope, endpoint_id) = (scope.clone(), endpoint_id.to_string());
+        self.read(move |conn| {
+            conn.prepare_cached(
+                "SELECT secrets FROM webhook_endpoint_state WHERE endpoint_id = ?1 AND account_id = ?2 AND livemode = ?3",
+            )
+            .and_then(|mut s| s.query_row(params![endpoint_id, scope.account, scope.livemode()], |r| r.get(0)).optional())
+            .map_err(|e| classify("endpoint secrets", e))
+        })
+        .await
+    }
+
+    async fn claim_deliveries(
+        &self,
+        now_ms: i64,
+        lease_until_ms: i64,
+        limit: usize,
+    ) -> StoreResult<Vec<ClaimedDelivery>> {
+        self.writer
+            .write(move |conn| claim_deliveries(conn, now_ms, lease_until_ms, limit))
+            .await
+    }
+
+    async fn record_delivery_attempt(&self, record: DeliveryAttemptRecord) -> StoreResult<()> {
+        self.writer
+            .write(move |conn| record_attempt(conn, &record))
+            .await
+    }
+
+    async fn list_deliveries(
+        &self,
+        scope: &Scope,
+        event_id: &str,
+    ) -> StoreResult<Vec<DeliveryRecord>> {
+        let (scope, event_id) = (scope.clone(), event_id.to_string());
+        self.read(move |conn| {
+            let sql = format!(
+                "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries WHERE account_id = ?1 AND livemode = ?2 AND event_id = ?3 ORDER BY seq"
+            );
+            conn.prepare_cached(&sql)
+                .and_then(|mut s| {
+                    s.query_map(params![scope.account, scope.livemode(), event_id], delivery_row)?
+                        .collect::<Result<Vec<_>, _>>()
+                })
+                .map_err(|e| classify("list deliveries", e))
+        })
+        .await
+    }
+
+    async fn schedule_delivery(
+        &self,
+        scope: &Scope,
+        event_id: &str,
+        endpoint_id: &str,
+        now_ms: i64,
+    ) -> StoreResult<DeliveryRecord> {
+        let (scope, event_id, endpoint_id) =
+            (scope.clone(), event_id.to_string(), endpoint_id.to_string());
+        self.writer
+            .write(move |conn| {
+                conn.prepare_cached(
+                    "INSERT INTO webhook_deliveries (id, account_id, livemode, event_id, endpoint_id, status, next_attempt_at, created)
+                     VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?6 / 1000)
+                     ON CONFLICT (event_id, endpoint_id) DO UPDATE SET status = 'pending', next_attempt_at = excluded.next_attempt_at",
+                )
+                .and_then(|mut s| {
+                    s.execute(params![
+                        ids::generate(IdKind::WebhookDelivery),
+                        scope.account,
+                        scope.livemode(),
+                        event_id,
+                        endpoint_id,
+                        now_ms
+                    ])
+                })
+                .map_err(|e| classify("schedule delivery", e))?;
+                let sql = format!("SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries WHERE event_id = ?1 AND endpoint_id = ?2");
+                conn.query_row(&sql, params![event_id, endpoint_id], delivery_row)
+                    .map_err(|e| classify("schedule delivery", e))
+            })
+            .await
+    }
+
     async fn find_record(
         &self,
         scope: &Scope,

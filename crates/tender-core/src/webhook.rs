@@ -1,0 +1,315 @@
+//! Webhooks as pure functions: the endpoint resource, secrets, both signature schemes (and their
+//! verification), the retry schedule, and which addresses a live endpoint may not reach.
+//! Pure; depends on `hmac`, `sha2`, `base64`, `rand`.
+
+use std::net::IpAddr;
+
+use base64::Engine;
+use hmac::{Hmac, Mac};
+use rand::{Rng, RngCore};
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+
+use crate::auth::secrets_equal;
+
+/// A webhook endpoint (`we_…`) as shown by the API (the secret only on creation and roll).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebhookEndpoint {
+    pub id: String,
+    pub object: String,
+    pub url: String,
+    pub enabled_events: Vec<String>,
+    pub description: Option<String>,
+    pub status: EndpointStatus,
+    pub livemode: bool,
+    pub created: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EndpointStatus {
+    Enabled,
+    Disabled,
+}
+
+impl EndpointStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndpointStatus::Enabled => "enabled",
+            EndpointStatus::Disabled => "disabled",
+        }
+    }
+}
+
+impl WebhookEndpoint {
+    /// The indexed form of `enabled_events`: `*` or `,a,b,`.
+    pub fn events_index(&self) -> String {
+        if self.enabled_events.iter().any(|e| e == "*") {
+            "*".into()
+        } else {
+            format!(",{},", self.enabled_events.join(","))
+        }
+    }
+
+    pub fn accepts(&self, event_type: &str) -> bool {
+        self.enabled_events
+            .iter()
+            .any(|e| e == "*" || e == event_type)
+    }
+}
+
+/// A signing secret with the time it stops signing (`None`: current).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SigningSecret {
+    pub secret: String,
+    pub expires_at: Option<i64>,
+}
+
+/// `whsec_` + base64 of 32 random bytes.
+pub fn generate_secret() -> String {
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    format!(
+        "whsec_{}",
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    )
+}
+
+fn hmac_sha256(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes any key");
+    for p in parts {
+        mac.update(p);
+    }
+    mac.finalize().into_bytes().into()
+}
+
+/// `Tender-Signature: t=<t>,v1=<hex>[,v1=<hex>…]` — Stripe's scheme, keyed with the whole
+/// `whsec_…` string; one `v1` per secret, newest first.
+pub fn tender_signature(secrets: &[&str], timestamp: i64, body: &[u8]) -> String {
+    let t = timestamp.to_string();
+    let mut header = format!("t={t}");
+    for secret in secrets {
+        let sig = hmac_sha256(secret.as_bytes(), &[t.as_bytes(), b".", body]);
+        header.push_str(",v1=");
+        header.push_str(&hex::encode(sig));
+    }
+    header
+}
+
+/// The Standard Webhooks key: the base64-decoded part after `whsec_`.
+fn standard_key(secret: &str) -> Vec<u8> {
+    let b64 = secret.strip_prefix("whsec_").unwrap_or(secret);
+    base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .unwrap_or_else(|_| b64.as_bytes().to_vec())
+}
+
+/// `webhook-signature: v1,<base64> [v1,<base64>…]` over `<id>.<t>.<body>`.
+pub fn standard_signature(secrets: &[&str], msg_id: &str, timestamp: i64, body: &[u8]) -> String {
+    let t = timestamp.to_string();
+    secrets
+        .iter()
+        .map(|s| {
+            let sig = hmac_sha256(
+                &standard_key(s),
+                &[msg_id.as_bytes(), b".", t.as_bytes(), b".", body],
+            );
+            format!(
+                "v1,{}",
+                base64::engine::general_purpose::STANDARD.encode(sig)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Why a signature was not accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VerifyError {
+    #[error("the signature header is malformed")]
+    Malformed,
+    #[error("the timestamp is outside the tolerance")]
+    TimestampOutOfTolerance,
+    #[error("no signature matches")]
+    NoMatch,
+}
+
+/// Verifies a `Tender-Signature` header against the raw body, as a receiver would: some `v1`
+/// must match (constant-time) and `t` must be within `tolerance_secs` of `now`.
+pub fn verify_tender_signature(
+    header: &str,
+    body: &[u8],
+    secret: &str,
+    now: i64,
+    tolerance_secs: i64,
+) -> Result<(), VerifyError> {
+    let mut timestamp = None;
+    let mut signatures = Vec::new();
+    for part in header.split(',') {
+        let (k, v) = part.trim().split_once('=').ok_or(VerifyError::Malformed)?;
+        match k {
+            "t" => timestamp = Some(v.parse::<i64>().map_err(|_| VerifyError::Malformed)?),
+            "v1" => signatures.push(hex::decode(v).map_err(|_| VerifyError::Malformed)?),
+            _ => {}
+        }
+    }
+    let t = timestamp.ok_or(VerifyError::Malformed)?;
+    if signatures.is_empty() {
+        return Err(VerifyError::Malformed);
+    }
+    if (now - t).abs() > tolerance_secs {
+        return Err(VerifyError::TimestampOutOfTolerance);
+    }
+    let expected = hmac_sha256(secret.as_bytes(), &[t.to_string().as_bytes(), b".", body]);
+    if signatures.iter().any(|s| secrets_equal(s, &expected)) {
+        Ok(())
+    } else {
+        Err(VerifyError::NoMatch)
+    }
+}
+
+/// The retry schedule after the first attempt (CONTRACT §5), in seconds.
+pub const RETRY_SCHEDULE: [i64; 7] = [5, 300, 1800, 7200, 18_000, 36_000, 36_000];
+
+/// An endpoint failing everything for this long is disabled.
+pub const DISABLE_AFTER_SECS: i64 = 5 * 24 * 3600;
+
+/// A receiver's `Retry-After` is honoured up to this many seconds.
+pub const MAX_RETRY_AFTER_SECS: i64 = 24 * 3600;
+
+/// Delay in milliseconds before retry number `failed_attempts` (1 = after the first failure),
+/// scaled and with ±10% jitter, or `None` when the schedule is exhausted.
+pub fn retry_delay_ms(
+    failed_attempts: usize,
+    scale: f64,
+    retry_after_secs: Option<i64>,
+) -> Option<i64> {
+    let base = *RETRY_SCHEDULE.get(failed_attempts.checked_sub(1)?)?;
+    if let Some(ra) = retry_after_secs {
+        return Some(ra.clamp(0, MAX_RETRY_AFTER_SECS) * 1000);
+    }
+    let jitter = rand::thread_rng().gen_range(0.9..=1.1);
+    Some(((base as f64) * 1000.0 * scale * jitter).round().max(0.0) as i64)
+}
+
+/// Addresses a live-mode endpoint may not reach: loopback, private, link-local, multicast,
+/// unspecified, broadcast, documentation/shared/benchmark ranges, and IPv4-mapped forms of them.
+pub fn is_forbidden_address(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_multicast()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_documentation()
+                || o[0] == 0
+                || (o[0] == 100 && (64..128).contains(&o[1])) // shared address space
+                || (o[0] == 198 && (o[1] == 18 || o[1] == 19)) // benchmarking
+                || o[0] >= 240
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_forbidden_address(IpAddr::V4(v4));
+            }
+            let seg = v6.segments();
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (seg[0] & 0xfe00) == 0xfc00 // unique local
+                || (seg[0] & 0xffc0) == 0xfe80 // link-local
+                || (seg[0] == 0x2001 && seg[1] == 0x0db8) // documentation
+                || (seg[0] == 0 && seg[1] == 0 && seg[2] == 0 && seg[3] == 0 && seg[4] == 0 && seg[5] == 0)
+            // IPv4-compatible
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tender_signature_verifies_and_rejects_tampering() {
+        let secret = generate_secret();
+        let body = br#"{"id":"evt_1"}"#;
+        let header = tender_signature(&[&secret], 1_700_000_000, body);
+        assert!(verify_tender_signature(&header, body, &secret, 1_700_000_010, 300).is_ok());
+        assert_eq!(
+            verify_tender_signature(&header, b"{}", &secret, 1_700_000_010, 300),
+            Err(VerifyError::NoMatch)
+        );
+        assert_eq!(
+            verify_tender_signature(&header, body, &secret, 1_700_001_000, 300),
+            Err(VerifyError::TimestampOutOfTolerance)
+        );
+        assert_eq!(
+            verify_tender_signature("garbage", body, &secret, 0, 300),
+            Err(VerifyError::Malformed)
+        );
+    }
+
+    #[test]
+    fn during_a_roll_both_secrets_sign_newest_first() {
+        let (old, new) = (generate_secret(), generate_secret());
+        let body = b"x";
+        let header = tender_signature(&[&new, &old], 10, body);
+        assert_eq!(header.matches("v1=").count(), 2);
+        assert!(verify_tender_signature(&header, body, &old, 10, 5).is_ok());
+        assert!(verify_tender_signature(&header, body, &new, 10, 5).is_ok());
+        let std_sig = standard_signature(&[&new, &old], "evt_1", 10, body);
+        assert_eq!(std_sig.split(' ').count(), 2);
+        assert!(std_sig.starts_with("v1,"));
+    }
+
+    #[test]
+    fn standard_signature_matches_the_reference_vector() {
+        // From the Standard Webhooks specification's test vector.
+        let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+        let body = br#"{"test": 2432232314}"#;
+        let sig = standard_signature(&[secret], "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, body);
+        assert_eq!(sig, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
+    }
+
+    #[test]
+    fn retry_schedule_is_scaled_and_ends_after_seven_retries() {
+        for (i, base) in RETRY_SCHEDULE.iter().enumerate() {
+            let d = retry_delay_ms(i + 1, 1.0, None).unwrap();
+            assert!((d as f64) >= *base as f64 * 900.0 && (d as f64) <= *base as f64 * 1100.0);
+        }
+        assert_eq!(retry_delay_ms(8, 1.0, None), None);
+        assert!(retry_delay_ms(1, 0.001, None).unwrap() <= 6);
+        assert_eq!(retry_delay_ms(1, 1.0, Some(30)), Some(30_000));
+        assert_eq!(
+            retry_delay_ms(1, 1.0, Some(10_000_000)),
+            Some(MAX_RETRY_AFTER_SECS * 1000)
+        );
+    }
+
+    #[test]
+    fn forbidden_addresses_cover_the_private_world() {
+        for ip in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "224.0.0.1",
+            "0.0.0.0",
+            "100.64.0.1",
+            "::1",
+            "fe80::1",
+            "fd00::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "ff02::1",
+        ] {
+            assert!(is_forbidden_address(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in ["93.184.216.34", "8.8.8.8", "2606:4700::1111"] {
+            assert!(!is_forbidden_address(ip.parse().unwrap()), "{ip}");
+        }
+    }
+}

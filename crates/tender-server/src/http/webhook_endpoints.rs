@@ -1,0 +1,160 @@
+//! `/v2/webhook_endpoints`: create (the secret shown once), retrieve, update, delete, list,
+//! roll the secret.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::routing::{get, post};
+use axum::Router;
+use serde_json::Value;
+use tender_core::error::CoreError;
+use tender_core::ids::IdKind;
+use tender_core::service::webhooks::EndpointFields;
+use tender_core::store::Collection;
+
+use super::params::{Params, Query};
+use super::pipeline::{Ctx, JsonBody};
+use super::{list_response, ok, path_id, raw_response, ApiResult};
+use crate::state::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/webhook_endpoints",
+            post(create_endpoint).get(list_endpoints),
+        )
+        .route(
+            "/webhook_endpoints/{id}",
+            get(retrieve_endpoint)
+                .post(update_endpoint)
+                .patch(update_endpoint)
+                .delete(delete_endpoint),
+        )
+        .route("/webhook_endpoints/{id}/roll_secret", post(roll_secret))
+}
+
+fn parse_events(p: &mut Params) -> Result<Option<Vec<String>>, CoreError> {
+    match p.peek("enabled_events").cloned() {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(items)) => {
+            let _ = p.string("enabled_events").ok();
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                match item {
+                    Value::String(s) => out.push(s),
+                    _ => {
+                        return Err(CoreError::invalid(
+                            "enabled_events",
+                            "parameter_invalid",
+                            "enabled_events must be a list of event types.",
+                        ))
+                    }
+                }
+            }
+            Ok(Some(out))
+        }
+        Some(_) => Err(CoreError::invalid(
+            "enabled_events",
+            "parameter_invalid",
+            "enabled_events must be a list of event types.",
+        )),
+    }
+}
+
+fn parse_fields(body: &Value, allow_disabled: bool) -> Result<EndpointFields, CoreError> {
+    let allowed: &[&str] = if allow_disabled {
+        &["url", "enabled_events", "description", "disabled"]
+    } else {
+        &["url", "enabled_events", "description"]
+    };
+    let mut p = Params::body(body.clone(), allowed)?;
+    Ok(EndpointFields {
+        enabled_events: parse_events(&mut p)?,
+        url: p.string("url")?,
+        description: p.clearable_string("description")?,
+        disabled: if allow_disabled {
+            p.boolean("disabled")?
+        } else {
+            None
+        },
+    })
+}
+
+async fn create_endpoint(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let fields = parse_fields(&body, false)?;
+    ok(&state.services.create_endpoint(&ctx, fields).await?)
+}
+
+async fn retrieve_endpoint(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let id = path_id(IdKind::WebhookEndpoint, "webhook_endpoint", id)?;
+    let body = state
+        .services
+        .retrieve_raw(
+            ctx.scope(),
+            Collection::WebhookEndpoints,
+            "webhook_endpoint",
+            &id,
+        )
+        .await?;
+    Ok(raw_response(body))
+}
+
+async fn update_endpoint(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let id = path_id(IdKind::WebhookEndpoint, "webhook_endpoint", id)?;
+    let fields = parse_fields(&body, true)?;
+    ok(&state.services.update_endpoint(&ctx, &id, fields).await?)
+}
+
+async fn delete_endpoint(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let id = path_id(IdKind::WebhookEndpoint, "webhook_endpoint", id)?;
+    ok(&state.services.delete_endpoint(&ctx, &id).await?)
+}
+
+async fn roll_secret(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let id = path_id(IdKind::WebhookEndpoint, "webhook_endpoint", id)?;
+    let mut p = Params::body((*body).clone(), &["expires_in"])?;
+    let expires_in = p.integer("expires_in")?;
+    ok(&state
+        .services
+        .roll_endpoint_secret(&ctx, &id, expires_in)
+        .await?)
+}
+
+async fn list_endpoints(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    RawQuery(q): RawQuery,
+) -> ApiResult {
+    let q = Query::parse(q.as_deref(), &[])?;
+    let params = q.list_params()?;
+    let page = state
+        .services
+        .list_raw(
+            ctx.scope(),
+            Collection::WebhookEndpoints,
+            &params,
+            Vec::new(),
+        )
+        .await?;
+    Ok(list_response("/v2/webhook_endpoints", page))
+}

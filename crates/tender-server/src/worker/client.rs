@@ -1,0 +1,84 @@
+//! The HTTP clients the worker sends with, and the resolvers behind the live-mode rules.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use tender_core::service::webhooks::HostResolver;
+use tender_core::webhook::is_forbidden_address;
+
+/// Plain DNS through the operating system, for the registration-time check.
+pub struct SystemResolver;
+
+#[async_trait]
+impl HostResolver for SystemResolver {
+    async fn resolve(&self, host: &str, port: u16) -> Result<Vec<std::net::IpAddr>, String> {
+        tokio::net::lookup_host((host, port))
+            .await
+            .map(|addrs| addrs.map(|a| a.ip()).collect())
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// A resolver that refuses names resolving to forbidden addresses, so a live endpoint cannot be
+/// pointed (or re-pointed by DNS) at the inside of the network: the check happens on the very
+/// addresses the connection uses.
+struct PublicOnlyResolver;
+
+impl Resolve for PublicOnlyResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        Box::pin(async move {
+            let addrs: Vec<SocketAddr> =
+                tokio::net::lookup_host((name.as_str(), 0)).await?.collect();
+            if addrs.is_empty() || addrs.iter().any(|a| is_forbidden_address(a.ip())) {
+                return Err("the endpoint resolves to an address not allowed in live mode".into());
+            }
+            Ok(Box::new(addrs.into_iter()) as Addrs)
+        })
+    }
+}
+
+pub fn build(live: bool) -> anyhow::Result<reqwest::Client> {
+    let mut builder = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(super::TIMEOUT)
+        .connect_timeout(super::TIMEOUT)
+        .pool_max_idle_per_host(32);
+    if live {
+        builder = builder.dns_resolver(Arc::new(PublicOnlyResolver));
+    }
+    Ok(builder.build()?)
+}
+
+/// The first `limit` bytes of a response body, as text.
+pub async fn read_prefix(mut resp: reqwest::Response, limit: usize) -> String {
+    let mut out = Vec::new();
+    while out.len() < limit {
+        match resp.chunk().await {
+            Ok(Some(chunk)) => out.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    out.truncate(limit);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A short description of a network error for the attempt log.
+pub fn describe(e: &reqwest::Error) -> String {
+    if e.is_timeout() {
+        "timed out after 10 s".into()
+    } else if e.is_connect() {
+        format!("connection failed: {}", root_cause(e))
+    } else {
+        root_cause(e)
+    }
+}
+
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
