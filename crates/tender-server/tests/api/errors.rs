@@ -769,3 +769,120 @@ async fn error_bodies_are_never_html_even_for_odd_requests() {
         }
     }
 }
+
+/// Sends raw bytes over TCP and returns the status code and body of the answer.
+async fn raw_tcp(app: &TestApp, request: Vec<u8>) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = app.base.trim_start_matches("http://").to_string();
+    let stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let (mut rd, mut wr) = stream.into_split();
+    let reader = tokio::spawn(async move {
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 4096];
+        loop {
+            match rd.read(&mut chunk).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+            if let Some(head_end) = find(&buf, b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&buf[..head_end]).to_lowercase();
+                let len = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse::<usize>().ok());
+                if len.is_some_and(|n| buf.len() >= head_end + 4 + n) {
+                    break;
+                }
+            }
+        }
+        buf
+    });
+    let _ = wr.write_all(&request).await;
+    let _ = wr.flush().await;
+    let buf = tokio::time::timeout(std::time::Duration::from_secs(10), reader)
+        .await
+        .expect("an answer in time")
+        .expect("reader");
+    let text = String::from_utf8_lossy(&buf).to_string();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status line in {text:?}"));
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[tokio::test]
+async fn a_chunked_body_over_64_kib_without_content_length_is_413() {
+    let app = spawn_app().await;
+    let mut req = format!(
+        "POST /v2/customers HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+        app.sk()
+    )
+    .into_bytes();
+    let payload = format!("{{\"name\":\"{}\"}}", "n".repeat(70 * 1024));
+    for part in payload.as_bytes().chunks(8 * 1024) {
+        req.extend_from_slice(format!("{:x}\r\n", part.len()).as_bytes());
+        req.extend_from_slice(part);
+        req.extend_from_slice(b"\r\n");
+    }
+    req.extend_from_slice(b"0\r\n\r\n");
+    let (status, body) = raw_tcp(&app, req).await;
+    assert_eq!(status, 413, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap_or_else(|_| panic!("not JSON: {body}"));
+    assert_eq!(v["error"]["code"], "body_too_large");
+    assert_eq!(
+        app.get("/v2/customers", app.sk()).await.body["data"],
+        json!([])
+    );
+}
+
+#[tokio::test]
+async fn a_non_ascii_authorization_header_is_401_api_key_invalid() {
+    let app = spawn_app().await;
+    let value = reqwest::header::HeaderValue::from_bytes(b"Bearer sk_test_\xff\xfe")
+        .expect("obs-text is a valid header value");
+    let resp = app
+        .client
+        .get(format!("{}/v2/payments", app.base))
+        .header("Authorization", value)
+        .send()
+        .await
+        .expect("request");
+    let a = answer(resp).await;
+    assert_error(
+        &a,
+        StatusCode::UNAUTHORIZED,
+        "authentication_error",
+        "api_key_invalid",
+    );
+}
+
+#[tokio::test]
+async fn patch_on_a_collection_is_405() {
+    let app = spawn_app().await;
+    let a = app
+        .request(
+            Method::PATCH,
+            "/v2/customers",
+            Some(app.sk()),
+            Some(json!({})),
+            &[],
+        )
+        .await;
+    assert_error(
+        &a,
+        StatusCode::METHOD_NOT_ALLOWED,
+        "invalid_request_error",
+        "method_not_allowed",
+    );
+}

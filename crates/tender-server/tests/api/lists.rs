@@ -663,3 +663,16 @@ async fn events_are_listed_newest_first_and_filtered_by_type() {
         .iter()
         .all(|e| e["type"] == "customer.created"));
 }
+
+#[tokio::test]
+async fn a_query_value_over_5000_characters_is_400() {
+    let app = spawn_app().await;
+    let a = app
+        .get(
+            &format!("/v2/customers?email={}", "e".repeat(5001)),
+            app.sk(),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST, "body: {}", a.body);
+    assert_eq!(a.error_param(), "email");
+}

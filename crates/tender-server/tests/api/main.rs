@@ -1,5 +1,7 @@
 //! Black-box tests: the real application on port 0 over a fresh SQLite data dir, over HTTP.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod auth;
 mod customers;
 mod errors;

@@ -73,8 +73,10 @@ impl Receiver {
     }
 
     pub async fn start_on(listener: tokio::net::TcpListener) -> Self {
-        let mut r = Receiver::default();
-        r.url = format!("http://{}/hook", listener.local_addr().unwrap());
+        let r = Receiver {
+            url: format!("http://{}/hook", listener.local_addr().unwrap()),
+            ..Receiver::default()
+        };
         let app = Router::new()
             .route("/hook", post(handle))
             .with_state(r.clone());
@@ -143,7 +145,7 @@ pub fn verify_tender_signature(header: &str, body: &[u8], secret: &str) -> bool 
     mac.update(b".");
     mac.update(body);
     let expected = hex::encode(mac.finalize().into_bytes());
-    sigs.iter().any(|s| *s == expected)
+    sigs.contains(&expected)
 }
 
 /// Standard Webhooks verification: key = base64-decode(secret without `whsec_`), message
