@@ -228,6 +228,31 @@ pub struct ValidatedCard {
     pub country: &'static str,
 }
 
+impl ValidatedCard {
+    /// Rebuilds a card validated earlier from what the vault keeps (number and expiry; the CVC
+    /// is never kept). `None` if the stored number is not a card number.
+    pub fn from_vault(pan: &str, exp_month: u8, exp_year: u16) -> Option<Self> {
+        if pan.len() < 12 || !luhn_valid(pan) {
+            return None;
+        }
+        let brand = brand_of(pan);
+        Some(ValidatedCard {
+            pan: Secret::new(pan.to_owned()),
+            brand,
+            last4: pan[pan.len() - 4..].to_owned(),
+            exp_month,
+            exp_year,
+            funding: funding_of(pan, brand),
+            country: "US",
+        })
+    }
+
+    /// Whether the card has expired by (`year`, `month`).
+    pub fn expired_at(&self, year: i32, month: u32) -> bool {
+        (self.exp_year as i32, self.exp_month as u32) < (year, month)
+    }
+}
+
 impl fmt::Debug for ValidatedCard {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ValidatedCard")

@@ -70,6 +70,23 @@ impl Clock for OffsetClock {
 
 /// Civil (year, month) of a Unix timestamp, in UTC. Card expiry compares against it.
 pub fn year_month(unix: i64) -> (i32, u32) {
+    let (y, m, _) = civil_date(unix);
+    (y, m)
+}
+
+/// `YYYY-MM-DD HH:MM UTC`, for pages people read.
+pub fn format_utc(unix: i64) -> String {
+    let (y, m, d) = civil_date(unix);
+    let secs = unix.rem_euclid(86_400);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
+        secs / 3600,
+        (secs % 3600) / 60
+    )
+}
+
+/// Civil (year, month, day) of a Unix timestamp, in UTC.
+pub fn civil_date(unix: i64) -> (i32, u32, u32) {
     // Howard Hinnant's days_from_civil inverse.
     let days = unix.div_euclid(86_400);
     let z = days + 719_468;
@@ -80,13 +97,23 @@ pub fn year_month(unix: i64) -> (i32, u32) {
     let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
     let mp = (5 * doy + 2) / 153;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let d = doy - (153 * mp + 2) / 5 + 1;
     let y = if m <= 2 { y + 1 } else { y };
-    (y as i32, m as u32)
+    (y as i32, m as u32, d as u32)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn format_utc_renders_date_and_time() {
+        assert_eq!(format_utc(0), "1970-01-01 00:00 UTC");
+        assert_eq!(
+            format_utc(951_782_400 + 3_600 + 120),
+            "2000-02-29 01:02 UTC"
+        );
+    }
 
     #[test]
     fn year_month_matches_known_dates() {

@@ -25,6 +25,7 @@ pub mod ids;
 pub mod metadata;
 pub mod money;
 pub mod payment;
+pub mod payment_method;
 pub mod refund;
 pub mod secret;
 pub mod service;

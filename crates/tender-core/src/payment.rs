@@ -189,6 +189,9 @@ pub struct Payment {
     pub failure_message: Option<String>,
     pub decline_code: Option<String>,
     pub next_action: Option<serde_json::Value>,
+    /// Where the 3-D Secure page sends the customer afterwards.
+    #[serde(default)]
+    pub return_url: Option<String>,
     pub canceled_at: Option<i64>,
     pub cancellation_reason: Option<CancellationReason>,
     pub livemode: bool,

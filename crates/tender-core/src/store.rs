@@ -174,8 +174,20 @@ pub enum WriteOp {
         id: String,
         expected_version: i64,
     },
-    /// Sets a webhook endpoint's sealed signing secrets (kept apart from the public document).
-    SetEndpointSecrets { endpoint: String, sealed: String },
+    /// Keeps a value sealed under the vault key for the object `owner` (webhook signing secrets,
+    /// a saved card's number), apart from the public document; replaces any earlier one.
+    Seal { owner: String, sealed: String },
+    /// Forgets `owner`'s sealed value (a consumed or detached card).
+    Unseal { owner: String },
+    /// Schedules background work on `object_id` at `due_at` (Unix seconds).
+    ScheduleTask {
+        id: String,
+        kind: String,
+        object_id: String,
+        due_at: i64,
+    },
+    /// Removes a task, in the batch that carries out its work.
+    DeleteTask { id: String },
     /// An event. In the same transaction the store writes one pending delivery (the outbox) for
     /// every enabled endpoint of the scope whose `enabled_events` match, due at `created`.
     Event {
@@ -238,6 +250,15 @@ pub struct DeliveryAttemptRecord {
     pub next_attempt_at_ms: Option<i64>,
     /// The endpoint's new "failing since" time (`None` after a success).
     pub endpoint_failing_since: Option<i64>,
+}
+
+/// A due background task leased to one runner.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimedTask {
+    pub id: String,
+    pub scope: Scope,
+    pub kind: String,
+    pub object_id: String,
 }
 
 /// A merchant account.
@@ -323,12 +344,16 @@ pub trait Store: Send + Sync + 'static {
         keys: Vec<ApiKeyRecord>,
     ) -> StoreResult<()>;
 
-    /// The sealed signing secrets of an endpoint.
-    async fn find_endpoint_secrets(
+    /// The sealed value kept for `owner`, if any.
+    async fn find_sealed(&self, scope: &Scope, owner: &str) -> StoreResult<Option<String>>;
+
+    /// Leases up to `limit` due tasks (`due_at <= now`, no live lease) until `lease_until`.
+    async fn claim_tasks(
         &self,
-        scope: &Scope,
-        endpoint_id: &str,
-    ) -> StoreResult<Option<String>>;
+        now: i64,
+        lease_until: i64,
+        limit: usize,
+    ) -> StoreResult<Vec<ClaimedTask>>;
 
     /// Leases up to `limit` due pending deliveries (`next_attempt_at <= now_ms`, no live lease)
     /// until `lease_until_ms`, so no other worker (on any node) takes them meanwhile.

@@ -45,6 +45,7 @@ pub fn open_services(
             receipt_base,
             vault_key,
             webhook_retry_scale: config.webhook_retry_scale,
+            bank_settlement_delay: config.bank_settlement_delay as i64,
         }),
     })
 }
@@ -154,6 +155,7 @@ impl Application {
         spawn_idempotency_purge(self.state.services.clone(), stop_rx.clone());
         let worker = crate::worker::WebhookWorker::new(self.state.services.clone())?;
         let worker_task = tokio::spawn(worker.run(stop_rx.clone()));
+        spawn_task_runner(self.state.services.clone(), stop_rx.clone());
 
         let mut rx1 = stop_rx.clone();
         let api_server = axum::serve(self.api_listener, api).with_graceful_shutdown(async move {
@@ -174,6 +176,28 @@ impl Application {
         b?;
         Ok(())
     }
+}
+
+/// Carries out due background tasks (expiry, settlement), polling while idle.
+fn spawn_task_runner(services: Services, mut stop: tokio::sync::watch::Receiver<bool>) {
+    tokio::spawn(async move {
+        loop {
+            let busy = match services.run_due_tasks(64).await {
+                Ok(n) => n > 0,
+                Err(e) => {
+                    tracing::warn!(error = %e, "background task runner failed");
+                    false
+                }
+            };
+            if busy {
+                continue;
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(std::time::Duration::from_millis(100)) => {}
+                _ = stop.changed() => return,
+            }
+        }
+    });
 }
 
 /// Deletes idempotency keys older than 24 hours, every few minutes, off the request path.

@@ -7,7 +7,7 @@ use crate::event::previous_attributes;
 use crate::ids::{self, IdKind};
 use crate::metadata;
 use crate::service::payments::check_text;
-use crate::store::{Collection, IndexValues, WriteOp};
+use crate::store::{Collection, Cursor, Field, IndexValues, ListQuery, WriteOp};
 use crate::validate::{email_valid, normalize_country, phone_valid};
 
 /// The writable fields of a customer; on update `None` leaves a field as it is and
@@ -20,6 +20,26 @@ pub struct CustomerFields {
     pub address: Option<Option<Address>>,
     pub description: Option<Option<String>>,
     pub metadata: Option<Vec<(String, String)>>,
+}
+
+/// An address update: given sub-fields replace, others stay; `None` clears the address.
+fn merge_address(current: Option<&Address>, update: Option<&Address>) -> Option<Address> {
+    let update = update?;
+    let mut out = current.cloned().unwrap_or_default();
+    let fields = [
+        (&mut out.line1, &update.line1),
+        (&mut out.line2, &update.line2),
+        (&mut out.city, &update.city),
+        (&mut out.state, &update.state),
+        (&mut out.postal_code, &update.postal_code),
+        (&mut out.country, &update.country),
+    ];
+    for (slot, given) in fields {
+        if let Some(v) = given {
+            *slot = (!v.is_empty()).then(|| v.clone());
+        }
+    }
+    Some(out)
 }
 
 fn index(c: &Customer) -> IndexValues {
@@ -77,6 +97,33 @@ fn check(fields: &mut CustomerFields) -> CoreResult<()> {
 }
 
 impl Services {
+    /// Every payment method attached to `customer`, with versions.
+    async fn customer_payment_methods(
+        &self,
+        ctx: &RequestContext,
+        customer: &str,
+    ) -> CoreResult<Vec<(crate::payment_method::PaymentMethod, i64)>> {
+        let mut out = Vec::new();
+        let mut query = ListQuery {
+            filters: vec![(Field::Customer, customer.to_string())],
+            limit: 100,
+            ..ListQuery::default()
+        };
+        loop {
+            let page = self
+                .store
+                .list_records(ctx.scope(), Collection::PaymentMethods, &query)
+                .await?;
+            for r in &page.records {
+                out.push((super::from_body(&r.id, &r.body)?, r.version));
+            }
+            match (page.has_more, page.records.last()) {
+                (true, Some(last)) => query.cursor = Cursor::StartingAfter(last.id.clone()),
+                _ => return Ok(out),
+            }
+        }
+    }
+
     /// `POST /customers`.
     pub async fn create_customer(
         &self,
@@ -135,7 +182,7 @@ impl Services {
                 after.phone = v.clone();
             }
             if let Some(v) = &fields.address {
-                after.address = v.clone();
+                after.address = merge_address(before.address.as_ref(), v.as_ref());
             }
             if let Some(v) = &fields.description {
                 after.description = v.clone();
@@ -145,6 +192,10 @@ impl Services {
             }
             let object = to_value(&after)?;
             let previous = previous_attributes(&to_value(&before)?, &object);
+            if after == before {
+                // Nothing changed: no write, no event (as a webhook consumer would expect).
+                return Ok(after);
+            }
             let ops = vec![
                 WriteOp::Update {
                     collection: Collection::Customers,
@@ -179,7 +230,7 @@ impl Services {
                 .await?;
             let deleted =
                 serde_json::json!({"id": customer.id, "object": "customer", "deleted": true});
-            let ops = vec![
+            let mut ops = vec![
                 WriteOp::Delete {
                     collection: Collection::Customers,
                     id: customer.id.clone(),
@@ -193,6 +244,10 @@ impl Services {
                     None,
                 )?,
             ];
+            // Its saved cards are detached (and forgotten) in the same transaction.
+            for (pm, pm_version) in self.customer_payment_methods(ctx, &customer.id).await? {
+                ops.extend(self.detach_ops(pm, pm_version)?.1);
+            }
             self.commit(ctx, ops, Ok(&deleted)).await?;
             Ok(deleted)
         })

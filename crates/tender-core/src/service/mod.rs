@@ -13,9 +13,12 @@
 //! Depends on the domain and the storage port; knows nothing of HTTP or SQL.
 
 pub mod accounts;
+pub mod authentication;
 pub mod customers;
+pub mod payment_methods;
 pub mod payments;
 pub mod refunds;
+pub mod tasks;
 pub mod webhooks;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -53,6 +56,8 @@ pub struct ServiceConfig {
     pub vault_key: [u8; 32],
     /// Multiplies the webhook retry schedule (tests shrink it).
     pub webhook_retry_scale: f64,
+    /// Seconds before a bank transfer (or its refund) settles.
+    pub bank_settlement_delay: i64,
 }
 
 /// The use cases and what they run on. Cheap to clone.

@@ -5,6 +5,7 @@ use sha2::Sha256;
 
 use super::{from_body, to_body, to_value, RequestContext, Services};
 use crate::acquirer::Authorization;
+use crate::auth::hash_key;
 use crate::card::{fingerprint, validate_card, CardInput, ValidatedCard};
 use crate::clock::year_month;
 use crate::error::{CoreError, CoreResult};
@@ -13,9 +14,11 @@ use crate::ids::{self, IdKind};
 use crate::metadata;
 use crate::money::{Amount, AmountError, Currency};
 use crate::payment::{
-    transition, CancellationReason, CaptureMethod, CardDetails, Payment, PaymentMethodSnapshot,
-    PaymentStatus, Transition,
+    transition, BankTransferDetails, CancellationReason, CaptureMethod, CardDetails, Payment,
+    PaymentMethodSnapshot, PaymentStatus, Transition,
 };
+use crate::secret::Secret;
+use crate::service::tasks::{TaskKind, AUTHENTICATION_TIMEOUT_SECS, AUTHORIZATION_TTL_SECS};
 use crate::store::{Collection, IndexValues, WriteOp};
 
 /// The payment method given on create.
@@ -24,8 +27,11 @@ pub enum PaymentMethodInput {
     Card(CardInput),
     /// A `pm_…` id of a tokenised or saved card.
     Saved(String),
-    /// `{type: "bank_transfer", …}`.
-    BankTransfer,
+    /// `{type: "bank_transfer", bank_transfer: {iban, account_holder_name}}`.
+    BankTransfer {
+        iban: Secret,
+        account_holder_name: String,
+    },
 }
 
 /// `POST /payments`, parsed.
@@ -39,6 +45,8 @@ pub struct CreatePayment {
     pub metadata: Vec<(String, String)>,
     pub capture: bool,
     pub save_payment_method: bool,
+    /// Where the 3-D Secure page sends the customer afterwards.
+    pub return_url: Option<String>,
 }
 
 /// `POST /payments/{id}`, parsed: only the fields given.
@@ -125,7 +133,8 @@ impl Services {
         }
     }
 
-    /// `POST /payments`.
+    /// `POST /payments`: validate, authorise (or start a bank transfer), record the payment,
+    /// its event, any saved card and any scheduled follow-up in one batch.
     pub async fn create_payment(
         &self,
         ctx: &RequestContext,
@@ -134,6 +143,9 @@ impl Services {
         check_amount("amount", cmd.amount, cmd.currency)?;
         check_text("description", cmd.description.as_deref(), 1000)?;
         let metadata = metadata::on_create(cmd.metadata)?;
+        if let Some(url) = &cmd.return_url {
+            check_return_url(url)?;
+        }
         if cmd.save_payment_method && cmd.customer.is_none() {
             return Err(CoreError::invalid(
                 "customer",
@@ -141,37 +153,10 @@ impl Services {
                 "save_payment_method requires a customer.",
             ));
         }
-        let card_input = match cmd.payment_method {
-            PaymentMethodInput::Card(card) => card,
-            PaymentMethodInput::Saved(_) => {
-                return Err(CoreError::invalid(
-                    "payment_method",
-                    "parameter_invalid",
-                    "Paying with a saved payment method (pm_…) is not supported yet.",
-                ))
-            }
-            PaymentMethodInput::BankTransfer => {
-                return Err(CoreError::invalid(
-                    "payment_method[type]",
-                    "parameter_invalid",
-                    "Bank transfers are not supported yet.",
-                ))
-            }
-        };
-        let card = self.validate_card_now(&card_input)?;
         if let Some(customer) = &cmd.customer {
             self.require_customer(ctx, customer).await?;
         }
-        if cmd.save_payment_method {
-            return Err(CoreError::invalid(
-                "save_payment_method",
-                "parameter_invalid",
-                "Saving payment methods is not supported yet.",
-            ));
-        }
-
         let scope = ctx.scope();
-        let authorization = self.acquirer.authorize(&card, scope.livemode()).await;
         let now = self.now();
         let id = ids::generate(IdKind::Payment);
         let mut payment = Payment {
@@ -190,36 +175,121 @@ impl Services {
                 CaptureMethod::Manual
             },
             payment_method: PaymentMethodSnapshot {
-                id: ids::generate(IdKind::PaymentMethod),
+                id: String::new(),
                 kind: "card".into(),
-                card: Some(self.card_details(&scope.account, &card)),
+                card: None,
                 bank_transfer: None,
             },
-            customer: cmd.customer,
+            customer: cmd.customer.clone(),
             description: cmd.description,
             metadata,
             failure_code: None,
             failure_message: None,
             decline_code: None,
             next_action: None,
+            return_url: cmd.return_url.clone(),
             canceled_at: None,
             cancellation_reason: None,
             livemode: scope.livemode(),
             created: now,
         };
+        let mut ops = Vec::new();
+        // Changes to a `pm_…` used here: applied only if the bank does not refuse the charge.
+        let mut method_ops = Vec::new();
+        let mut new_card_to_save = false;
+
+        // The card to authorise, and what to do with the payment method once it is known.
+        let card = match cmd.payment_method {
+            PaymentMethodInput::BankTransfer {
+                iban,
+                account_holder_name,
+            } => {
+                return self
+                    .start_bank_transfer(ctx, payment, &iban, account_holder_name)
+                    .await;
+            }
+            PaymentMethodInput::Card(input) => {
+                let card = self.validate_card_now(&input)?;
+                payment.payment_method.id = ids::generate(IdKind::PaymentMethod);
+                payment.payment_method.card = Some(self.card_details(&scope.account, &card));
+                new_card_to_save = cmd.save_payment_method;
+                card
+            }
+            PaymentMethodInput::Saved(pm_id) => {
+                let chargeable = self.load_chargeable(ctx, &pm_id, "payment_method").await?;
+                let mut method = chargeable.method;
+                match (&method.customer, &cmd.customer) {
+                    (Some(owner), Some(given)) if owner == given => {}
+                    (Some(_), Some(_)) => {
+                        return Err(CoreError::invalid(
+                            "payment_method",
+                            "payment_method_unexpected_state",
+                            "This payment method is attached to another customer.",
+                        ))
+                    }
+                    (Some(_), None) => {
+                        return Err(CoreError::invalid(
+                            "customer",
+                            "parameter_missing",
+                            "A saved payment method can only be charged with the customer it is attached to.",
+                        ))
+                    }
+                    (None, _) => {
+                        // A one-time token: consumed by this payment, or attached if asked to save.
+                        if cmd.save_payment_method {
+                            method.customer = cmd.customer.clone();
+                        } else {
+                            method_ops.push(WriteOp::Unseal { owner: method.id.clone() });
+                        }
+                        method_ops.push(WriteOp::Update {
+                            collection: Collection::PaymentMethods,
+                            id: method.id.clone(),
+                            expected_version: chargeable.version,
+                            index: super::payment_methods::pm_index(&method),
+                            body: to_body(&method)?,
+                        });
+                    }
+                }
+                payment.payment_method.id = method.id.clone();
+                payment.payment_method.card = Some(method.card.clone());
+                chargeable.card
+            }
+        };
+
+        let authorization = self.acquirer.authorize(&card, scope.livemode()).await;
         let mut decline = None;
         match authorization {
             Authorization::Approved if cmd.capture => {
                 payment.status = PaymentStatus::Succeeded;
                 payment.amount_captured = payment.amount;
             }
-            Authorization::Approved => payment.status = PaymentStatus::RequiresCapture,
+            Authorization::Approved => {
+                payment.status = PaymentStatus::RequiresCapture;
+                ops.push(self.schedule_op(
+                    TaskKind::ExpireAuthorization,
+                    &payment.id,
+                    now + AUTHORIZATION_TTL_SECS,
+                ));
+            }
             Authorization::RequiresAction => {
-                return Err(CoreError::invalid(
-                    "payment_method[card][number]",
-                    "parameter_invalid",
-                    "Cards that require 3-D Secure authentication are not supported yet.",
-                ))
+                payment.status = PaymentStatus::RequiresAction;
+                let token = ids::random_base62(32);
+                payment.next_action = Some(serde_json::json!({
+                    "type": "redirect_to_url",
+                    "redirect_to_url": {
+                        "url": format!("{}/authenticate/{}/{}", self.config.receipt_base, payment.id, token),
+                        "return_url": cmd.return_url,
+                    }
+                }));
+                ops.push(WriteOp::Seal {
+                    owner: payment.id.clone(),
+                    sealed: hash_key(&token),
+                });
+                ops.push(self.schedule_op(
+                    TaskKind::AbandonAuthentication,
+                    &payment.id,
+                    now + AUTHENTICATION_TIMEOUT_SECS,
+                ));
             }
             Authorization::Declined(d) => {
                 payment.status = PaymentStatus::Failed;
@@ -235,22 +305,55 @@ impl Services {
                 });
             }
         }
+        // A card is saved or consumed only when the bank did not refuse the charge.
+        if decline.is_none() {
+            ops.append(&mut method_ops);
+        }
+        if new_card_to_save && decline.is_none() {
+            let mut method =
+                self.new_payment_method(ctx, &card, cmd.customer.clone(), Default::default());
+            method.id = payment.payment_method.id.clone();
+            ops.push(WriteOp::Insert {
+                collection: Collection::PaymentMethods,
+                id: method.id.clone(),
+                created: now,
+                index: super::payment_methods::pm_index(&method),
+                body: to_body(&method)?,
+            });
+            ops.push(WriteOp::Seal {
+                owner: method.id.clone(),
+                sealed: self.seal_card(&card)?,
+            });
+        }
+        self.finish_create(ctx, payment, ops, decline).await
+    }
 
+    /// Records a new payment with its event and answers with it (or with the decline).
+    async fn finish_create(
+        &self,
+        ctx: &RequestContext,
+        payment: Payment,
+        mut ops: Vec<WriteOp>,
+        decline: Option<CoreError>,
+    ) -> CoreResult<Payment> {
         let object = to_value(&payment)?;
+        ops.insert(
+            0,
+            WriteOp::Insert {
+                collection: Collection::Payments,
+                id: payment.id.clone(),
+                created: payment.created,
+                index: payment_index(&payment),
+                body: to_body(&payment)?,
+            },
+        );
         let event_type = match payment.status {
             PaymentStatus::Succeeded => Some("payment.succeeded"),
             PaymentStatus::Failed => Some("payment.failed"),
             _ => None,
         };
-        let mut ops = vec![WriteOp::Insert {
-            collection: Collection::Payments,
-            id: payment.id.clone(),
-            created: now,
-            index: payment_index(&payment),
-            body: to_body(&payment)?,
-        }];
         if let Some(event_type) = event_type {
-            ops.push(self.event_op(Some(ctx), scope, event_type, object.clone(), None)?);
+            ops.push(self.event_op(Some(ctx), ctx.scope(), event_type, object.clone(), None)?);
         }
         match decline {
             None => {
@@ -262,6 +365,58 @@ impl Services {
                 Err(err)
             }
         }
+    }
+
+    /// A bank transfer: validated IBAN, created `processing`, settled later by a task.
+    async fn start_bank_transfer(
+        &self,
+        ctx: &RequestContext,
+        mut payment: Payment,
+        iban: &Secret,
+        account_holder_name: String,
+    ) -> CoreResult<Payment> {
+        let iban = crate::validate::iban::validate(iban.expose()).map_err(|_| {
+            CoreError::invalid(
+                "payment_method[bank_transfer][iban]",
+                "parameter_invalid",
+                "The IBAN is not valid (length for its country, or check digits).",
+            )
+        })?;
+        if account_holder_name.trim().is_empty() {
+            return Err(CoreError::invalid(
+                "payment_method[bank_transfer][account_holder_name]",
+                "parameter_missing",
+                "Missing required param: payment_method[bank_transfer][account_holder_name].",
+            ));
+        }
+        if !payment.capture_method.eq(&CaptureMethod::Automatic) {
+            return Err(CoreError::invalid(
+                "capture",
+                "parameter_invalid",
+                "Bank transfers cannot be authorised for later capture.",
+            ));
+        }
+        payment.status = PaymentStatus::Processing;
+        payment.payment_method = PaymentMethodSnapshot {
+            id: ids::generate(IdKind::PaymentMethod),
+            kind: "bank_transfer".into(),
+            card: None,
+            bank_transfer: Some(BankTransferDetails {
+                last4: iban.last4.clone(),
+                country: iban.country.to_string(),
+                account_holder_name,
+            }),
+        };
+        // Whether the transfer will bounce is decided now (test IBANs ending in 3001) and
+        // carried by the task, so the full IBAN never needs to be stored.
+        let kind = if iban.normalized.expose().ends_with("3001") {
+            TaskKind::BounceBankTransfer
+        } else {
+            TaskKind::SettleBankTransfer
+        };
+        let due = payment.created + self.config.bank_settlement_delay;
+        let ops = vec![self.schedule_op(kind, &payment.id, due)];
+        self.finish_create(ctx, payment, ops, None).await
     }
 
     /// `POST /payments/{id}`: description, metadata, and customer while unset.
@@ -301,6 +456,9 @@ impl Services {
                     }
                     _ => after.customer = Some(customer.clone()),
                 }
+            }
+            if after == before {
+                return Ok(after);
             }
             self.save_payment_change(ctx, &before, after, version, "payment.updated")
                 .await
@@ -391,8 +549,9 @@ impl Services {
         Ok(after)
     }
 
-    /// A payment by id in any scope, with the merchant's display name: for the receipt page.
-    pub async fn find_payment_anywhere(&self, id: &str) -> CoreResult<Option<(Payment, String)>> {
+    /// A payment by id in any scope, with its refunds and the merchant's display name: for the
+    /// receipt page, which has no caller to scope by (payment ids are unguessable).
+    pub async fn find_receipt(&self, id: &str) -> CoreResult<Option<Receipt>> {
         if !ids::looks_like(IdKind::Payment, id) {
             return Ok(None);
         }
@@ -404,7 +563,24 @@ impl Services {
             Some(a) => a.name.unwrap_or(a.email),
             None => String::new(),
         };
-        Ok(Some((payment, merchant)))
+        let query = crate::store::ListQuery {
+            filters: vec![(crate::store::Field::Payment, payment.id.clone())],
+            limit: 100,
+            ..Default::default()
+        };
+        let refunds = self
+            .store
+            .list_records(&scope, Collection::Refunds, &query)
+            .await?
+            .records
+            .iter()
+            .map(|r| from_body(&r.id, &r.body))
+            .collect::<CoreResult<Vec<crate::refund::Refund>>>()?;
+        Ok(Some(Receipt {
+            payment,
+            merchant,
+            refunds,
+        }))
     }
 
     /// A payment, typed (receipts and the dashboard use this).
@@ -413,6 +589,26 @@ impl Services {
             .retrieve_raw(scope, Collection::Payments, "payment", id)
             .await?;
         from_body(id, &body)
+    }
+}
+
+/// What a receipt page shows.
+#[derive(Debug, Clone)]
+pub struct Receipt {
+    pub payment: Payment,
+    pub merchant: String,
+    pub refunds: Vec<crate::refund::Refund>,
+}
+
+/// `return_url` must be an absolute http(s) URL.
+fn check_return_url(raw: &str) -> CoreResult<()> {
+    match url::Url::parse(raw) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && raw.len() <= 2048 => Ok(()),
+        _ => Err(CoreError::invalid(
+            "return_url",
+            "url_invalid",
+            "return_url must be an absolute http(s) URL.",
+        )),
     }
 }
 

@@ -76,6 +76,7 @@ impl Services {
                     ),
                 });
             }
+            let bank = before.payment_method.kind == "bank_transfer";
             let left = before.refundable();
             let amount = cmd.amount.unwrap_or(left);
             if amount > left || left == 0 {
@@ -93,7 +94,12 @@ impl Services {
                 amount,
                 currency: before.currency,
                 payment: before.id.clone(),
-                status: RefundStatus::Succeeded,
+                // Card refunds are immediate; bank transfers settle after the delay.
+                status: if bank {
+                    RefundStatus::Pending
+                } else {
+                    RefundStatus::Succeeded
+                },
                 reason: cmd.reason,
                 metadata: metadata.clone(),
                 livemode: scope.livemode(),
@@ -103,7 +109,7 @@ impl Services {
             after.amount_refunded += amount;
             after.refunded = after.amount_refunded == after.amount_captured;
             let object = to_value(&refund)?;
-            let ops = vec![
+            let mut ops = vec![
                 WriteOp::Update {
                     collection: Collection::Payments,
                     id: after.id.clone(),
@@ -120,6 +126,13 @@ impl Services {
                 },
                 self.event_op(Some(ctx), scope, "refund.created", object.clone(), None)?,
             ];
+            if bank {
+                ops.push(self.schedule_op(
+                    crate::service::tasks::TaskKind::SettleRefund,
+                    &refund.id,
+                    refund.created + self.config.bank_settlement_delay,
+                ));
+            }
             self.commit(ctx, ops, Ok(&object)).await?;
             Ok(refund)
         })

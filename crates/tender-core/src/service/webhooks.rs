@@ -227,8 +227,8 @@ impl Services {
                 index: endpoint_index(&endpoint),
                 body: to_body(&endpoint)?,
             },
-            WriteOp::SetEndpointSecrets {
-                endpoint: endpoint.id.clone(),
+            WriteOp::Seal {
+                owner: endpoint.id.clone(),
                 sealed: self.seal_secrets(&[SigningSecret {
                     secret,
                     expires_at: None,
@@ -341,11 +341,7 @@ impl Services {
                 .load(scope, Collection::WebhookEndpoints, "webhook_endpoint", id)
                 .await?;
             let now = self.now();
-            let sealed = self
-                .store
-                .find_endpoint_secrets(scope, id)
-                .await?
-                .unwrap_or_default();
+            let sealed = self.store.find_sealed(scope, id).await?.unwrap_or_default();
             let mut secrets: Vec<SigningSecret> = if sealed.is_empty() {
                 Vec::new()
             } else {
@@ -381,8 +377,8 @@ impl Services {
                     index: endpoint_index(&endpoint),
                     body: to_body(&endpoint)?,
                 },
-                WriteOp::SetEndpointSecrets {
-                    endpoint: endpoint.id.clone(),
+                WriteOp::Seal {
+                    owner: endpoint.id.clone(),
                     sealed: self.seal_secrets(&secrets)?,
                 },
             ];

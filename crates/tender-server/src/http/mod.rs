@@ -13,6 +13,7 @@ pub mod customers;
 pub mod error;
 pub mod events;
 pub mod params;
+pub mod payment_methods;
 pub mod payments;
 pub mod pipeline;
 pub mod refunds;
@@ -36,6 +37,7 @@ pub type ApiResult = Result<Response, ApiError>;
 pub fn router(state: AppState) -> Router {
     let api = Router::new()
         .merge(payments::router())
+        .merge(payment_methods::router())
         .merge(customers::router())
         .merge(refunds::router())
         .merge(events::router())

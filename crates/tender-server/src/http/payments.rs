@@ -44,7 +44,7 @@ fn parse_currency(p: &mut Params) -> Result<Currency, CoreError> {
     })
 }
 
-fn parse_card(pm: &mut Params) -> Result<CardInput, CoreError> {
+pub(crate) fn parse_card(pm: &mut Params) -> Result<CardInput, CoreError> {
     let card = pm.object("card", &["number", "exp_month", "exp_year", "cvc"])?;
     let mut card = pm.required("card", card)?;
     let number = card.string("number")?;
@@ -84,7 +84,25 @@ fn parse_payment_method(p: &mut Params) -> Result<PaymentMethodInput, CoreError>
             }
             parse_card(&mut pm).map(PaymentMethodInput::Card)
         }
-        "bank_transfer" => Ok(PaymentMethodInput::BankTransfer),
+        "bank_transfer" => {
+            if pm.has("card") {
+                return Err(CoreError::invalid(
+                    "payment_method[card]",
+                    "parameter_unknown",
+                    "card cannot be given with type bank_transfer.",
+                ));
+            }
+            let bt = pm.object("bank_transfer", &["iban", "account_holder_name"])?;
+            let mut bt = pm.required("bank_transfer", bt)?;
+            let iban = bt.string("iban")?;
+            let iban = bt.required("iban", iban)?;
+            let holder = bt.string("account_holder_name")?;
+            let holder = bt.required("account_holder_name", holder)?;
+            Ok(PaymentMethodInput::BankTransfer {
+                iban: Secret::new(iban),
+                account_holder_name: holder,
+            })
+        }
         other => Err(CoreError::invalid(
             "payment_method[type]",
             "parameter_invalid",
@@ -109,6 +127,7 @@ async fn create_payment(
             "metadata",
             "capture",
             "save_payment_method",
+            "return_url",
         ],
     )?;
     let amount = p.integer("amount")?;
@@ -124,6 +143,7 @@ async fn create_payment(
         metadata: p.metadata()?.unwrap_or_default(),
         capture: p.boolean("capture")?.unwrap_or(true),
         save_payment_method: p.boolean("save_payment_method")?.unwrap_or(false),
+        return_url: p.string("return_url")?,
     };
     let payment = state.services.create_payment(&ctx, cmd).await?;
     ok(&payment)

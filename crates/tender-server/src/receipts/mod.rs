@@ -1,78 +1,231 @@
-//! The receipt host (a separate listener): `GET /{payment_id}` renders a payment's receipt.
+//! The receipt host (a separate listener, no login: payment ids are unguessable).
 //!
-//! Receipts need no login: payment ids are unguessable. The page is plain server-rendered HTML
-//! with every value escaped.
+//! - `GET /{payment_id}`: the receipt — merchant, amount formatted for the currency, date,
+//!   description, card or bank account, status, refunds; a `TEST MODE` banner in test mode.
+//! - `GET|POST /authenticate/{payment_id}/{token}`: the 3-D Secure page. It works without
+//!   JavaScript: a form posts `outcome=complete|fail` back to the same URL. The unguessable
+//!   token in the URL is what makes the form safe from cross-site forgery (an attacker cannot
+//!   know the URL), and it is forgotten once used.
+//!
+//! HTML comes from `maud` templates, which escape every value.
 
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::get;
-use axum::Router;
+use axum::{Form, Router};
+use maud::{html, Markup, DOCTYPE};
+use serde::Deserialize;
+use tender_core::clock::format_utc;
 use tender_core::money::format_amount;
 use tender_core::payment::Payment;
+use tender_core::service::payments::Receipt;
 
 use crate::state::AppState;
 
 pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/{payment_id}", get(receipt))
+        .route(
+            "/authenticate/{payment_id}/{token}",
+            get(authentication_page).post(authenticate),
+        )
         .fallback(not_found)
         .with_state(state)
 }
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#39;")
-}
+const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#1a1a2e}\
+.card{border:1px solid #ddd;border-radius:12px;padding:1.5rem;box-shadow:0 1px 3px rgba(0,0,0,.06)}\
+.amount{font-size:2rem;font-weight:600;margin:.5rem 0}.muted{color:#666}.test{background:#fff3cd;color:#7a5b00;\
+padding:.4rem .8rem;border-radius:6px;font-weight:600;letter-spacing:.05em;display:inline-block}\
+table{width:100%;border-collapse:collapse}td{padding:.35rem 0;border-bottom:1px solid #eee}td:last-child{text-align:right}\
+button{font-size:1rem;padding:.6rem 1.2rem;border-radius:8px;border:1px solid #888;margin-right:.5rem;cursor:pointer}\
+button.primary{background:#3b5bdb;color:#fff;border-color:#3b5bdb}";
 
-async fn not_found() -> Response {
-    (
-        StatusCode::NOT_FOUND,
-        Html("<!doctype html><title>Not found</title><h1>Receipt not found</h1>"),
-    )
-        .into_response()
-}
-
-async fn receipt(State(state): State<AppState>, Path(id): Path<String>) -> Response {
-    match state.services.find_payment_anywhere(&id).await {
-        Ok(Some((payment, merchant))) => render(&payment, &merchant).into_response(),
-        Ok(None) => not_found().await,
-        Err(e) => {
-            tracing::error!(error = %e, "receipt lookup failed");
-            (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                [(header::CONTENT_TYPE, "text/plain")],
-                "error",
-            )
-                .into_response()
+fn page(title: &str, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) }
+                style { (STYLE) }
+            }
+            body { (body) }
         }
     }
 }
 
-fn render(p: &Payment, merchant: &str) -> Html<String> {
-    let card = p
-        .payment_method
-        .card
-        .as_ref()
-        .map(|c| format!("{} •••• {}", c.brand.as_str(), c.last4))
-        .unwrap_or_default();
-    let banner = if p.livemode {
-        ""
+fn html_response(status: StatusCode, markup: Markup) -> Response {
+    let mut resp = (status, Html(markup.into_string())).into_response();
+    resp.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-store"),
+    );
+    resp.headers_mut()
+        .insert("x-frame-options", header::HeaderValue::from_static("DENY"));
+    resp
+}
+
+async fn not_found() -> Response {
+    html_response(
+        StatusCode::NOT_FOUND,
+        page(
+            "Not found",
+            html! { div.card { h1 { "Not found" } p.muted { "There is no receipt at this address." } } },
+        ),
+    )
+}
+
+fn server_error(e: impl std::fmt::Display) -> Response {
+    tracing::error!(error = %e, "receipt host failed");
+    html_response(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        page(
+            "Error",
+            html! { div.card { h1 { "Something went wrong" } p.muted { "Please try again later." } } },
+        ),
+    )
+}
+
+fn method_line(p: &Payment) -> String {
+    if let Some(c) = &p.payment_method.card {
+        format!("{} •••• {}", c.brand.as_str(), c.last4)
+    } else if let Some(b) = &p.payment_method.bank_transfer {
+        format!("Bank transfer ({}) •••• {}", b.country, b.last4)
     } else {
-        "<p class=\"test\">TEST MODE</p>"
+        String::new()
+    }
+}
+
+/// The receipt markup (also used by tests through the HTTP route).
+fn render_receipt(r: &Receipt) -> Markup {
+    let p = &r.payment;
+    page(
+        &format!("Receipt from {}", r.merchant),
+        html! {
+            @if !p.livemode { p.test { "TEST MODE" } }
+            div.card {
+                p.muted { "Receipt from" }
+                h1 { (r.merchant) }
+                p.amount { (format_amount(p.amount, p.currency)) }
+                table {
+                    tr { td { "Date" } td { (format_utc(p.created)) } }
+                    @if let Some(d) = &p.description { tr { td { "Description" } td { (d) } } }
+                    tr { td { "Payment method" } td { (method_line(p)) } }
+                    tr { td { "Status" } td.status { (p.status.as_str()) } }
+                    tr { td { "Receipt number" } td { (p.id) } }
+                }
+                @if !r.refunds.is_empty() {
+                    h2 { "Refunds" }
+                    table.refunds {
+                        @for refund in &r.refunds {
+                            tr {
+                                td { (format_utc(refund.created)) }
+                                td { "−" (format_amount(refund.amount, refund.currency)) }
+                            }
+                        }
+                    }
+                }
+            }
+        },
+    )
+}
+
+async fn receipt(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+    match state.services.find_receipt(&id).await {
+        Ok(Some(r)) => html_response(StatusCode::OK, render_receipt(&r)),
+        Ok(None) => not_found().await,
+        Err(e) => server_error(e),
+    }
+}
+
+async fn authentication_page(
+    State(state): State<AppState>,
+    Path((id, token)): Path<(String, String)>,
+) -> Response {
+    match state.services.find_authentication(&id, &token).await {
+        Ok(Some((_, p, _))) => html_response(
+            StatusCode::OK,
+            page(
+                "Confirm your payment",
+                html! {
+                    @if !p.livemode { p.test { "TEST MODE" } }
+                    div.card {
+                        h1 { "Confirm your payment" }
+                        p.amount { (format_amount(p.amount, p.currency)) }
+                        p { (method_line(&p)) }
+                        p.muted { "Your bank asks you to confirm this payment." }
+                        form method="post" {
+                            button.primary type="submit" name="outcome" value="complete" { "Complete authentication" }
+                            button type="submit" name="outcome" value="fail" { "Fail authentication" }
+                        }
+                    }
+                },
+            ),
+        ),
+        Ok(None) => not_found().await,
+        Err(e) => server_error(e),
+    }
+}
+
+#[derive(Deserialize)]
+struct Outcome {
+    outcome: String,
+}
+
+async fn authenticate(
+    State(state): State<AppState>,
+    Path((id, token)): Path<(String, String)>,
+    form: Result<Form<Outcome>, axum::extract::rejection::FormRejection>,
+) -> Response {
+    let success = match form.as_ref().ok().map(|f| f.outcome.as_str()) {
+        Some("complete") => true,
+        Some("fail") => false,
+        _ => {
+            return html_response(
+                StatusCode::BAD_REQUEST,
+                page(
+                    "Bad request",
+                    html! { div.card { h1 { "Choose complete or fail." } } },
+                ),
+            )
+        }
     };
-    Html(format!(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>Receipt from {m}</title></head><body>{banner}\
-         <h1>Receipt from {m}</h1><p class=\"amount\">{amount}</p><p>{desc}</p><p>{card}</p><p>Status: {status}</p>\
-         <p>Date: {created}</p></body></html>",
-        m = escape(merchant),
-        amount = escape(&format_amount(p.amount, p.currency)),
-        desc = escape(p.description.as_deref().unwrap_or("")),
-        card = escape(&card),
-        status = p.status.as_str(),
-        created = p.created,
-    ))
+    match state
+        .services
+        .complete_authentication(&id, &token, success)
+        .await
+    {
+        Ok(Some(p)) => {
+            if let Some(url) = return_url(&p) {
+                return Redirect::to(&url).into_response();
+            }
+            html_response(
+                StatusCode::OK,
+                page(
+                    "Payment confirmed",
+                    html! {
+                        div.card {
+                            h1 { @if success { "Authentication complete" } @else { "Authentication failed" } }
+                            p { "Payment status: " span.status { (p.status.as_str()) } }
+                            p.muted { "You can close this window." }
+                        }
+                    },
+                ),
+            )
+        }
+        Ok(None) => not_found().await,
+        Err(e) => server_error(e),
+    }
+}
+
+/// Where to send the customer after authentication: the payment's `return_url` with the
+/// payment id appended, if one was given.
+fn return_url(p: &Payment) -> Option<String> {
+    let url = p.return_url.as_ref()?;
+    let mut u = url::Url::parse(url).ok()?;
+    u.query_pairs_mut().append_pair("payment", &p.id);
+    Some(u.to_string())
 }

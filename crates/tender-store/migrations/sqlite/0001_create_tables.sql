@@ -103,14 +103,33 @@ CREATE TABLE webhook_endpoints (
 );
 CREATE INDEX webhook_endpoints_scope ON webhook_endpoints(account_id, livemode, seq);
 
--- Sealed signing secrets and delivery health of each endpoint, apart from its public document.
-CREATE TABLE webhook_endpoint_state (
+-- Values encrypted under the vault key (webhook signing secrets, saved card numbers), kept
+-- apart from the public documents, keyed by the id of the object they belong to.
+CREATE TABLE sealed_values (
+    owner_id   TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL,
+    livemode   INTEGER NOT NULL,
+    sealed     TEXT NOT NULL
+);
+
+-- When each webhook endpoint started failing every delivery (NULL while healthy).
+CREATE TABLE webhook_endpoint_health (
     endpoint_id   TEXT PRIMARY KEY,
-    account_id    TEXT NOT NULL,
-    livemode      INTEGER NOT NULL,
-    secrets       TEXT NOT NULL,
     failing_since INTEGER
 );
+
+-- Background work (settlement, expiry), written with the change that schedules it and claimed by
+-- lease, so it survives restarts and runs once across nodes.
+CREATE TABLE scheduled_tasks (
+    id          TEXT PRIMARY KEY,
+    kind        TEXT NOT NULL,
+    account_id  TEXT NOT NULL,
+    livemode    INTEGER NOT NULL,
+    object_id   TEXT NOT NULL,
+    due_at      INTEGER NOT NULL,
+    lease_until INTEGER
+);
+CREATE INDEX scheduled_tasks_due ON scheduled_tasks(due_at);
 
 -- The outbox: one row per (event, endpoint), written with the event.
 CREATE TABLE webhook_deliveries (

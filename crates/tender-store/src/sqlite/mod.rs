@@ -13,9 +13,9 @@ use tender_core::auth::{KeyKind, Mode, Scope};
 use tender_core::error::StoreError;
 use tender_core::ids::{self, IdKind};
 use tender_core::store::{
-    AccountRecord, ApiKeyRecord, ClaimedDelivery, Collection, Cursor, DeliveryAttemptRecord,
-    DeliveryRecord, IdempotencyClaim, ListQuery, Page, Record, Store, StoreResult, StoredResponse,
-    WriteBatch, WriteOp, IDEMPOTENCY_TTL_SECS,
+    AccountRecord, ApiKeyRecord, ClaimedDelivery, ClaimedTask, Collection, Cursor,
+    DeliveryAttemptRecord, DeliveryRecord, IdempotencyClaim, ListQuery, Page, Record, Store,
+    StoreResult, StoredResponse, WriteBatch, WriteOp, IDEMPOTENCY_TTL_SECS,
 };
 
 use schema::{column, index_columns, table};
@@ -314,21 +314,47 @@ fn apply_batch(conn: &Connection, batch: &WriteBatch) -> StoreResult<()> {
                 if n != 1 {
                     return Err(StoreError::Conflict(id.clone()));
                 }
-                if *collection == Collection::WebhookEndpoints {
-                    conn.execute(
-                        "DELETE FROM webhook_endpoint_state WHERE endpoint_id = ?1",
-                        [id],
-                    )
-                    .map_err(|e| classify("delete endpoint state", e))?;
-                }
+                // Whatever was sealed for the object (secrets, a card) goes with it.
+                conn.prepare_cached("DELETE FROM sealed_values WHERE owner_id = ?1")
+                    .and_then(|mut s| s.execute([id]))
+                    .map_err(|e| classify("delete sealed", e))?;
             }
-            WriteOp::SetEndpointSecrets { endpoint, sealed } => {
+            WriteOp::Seal { owner, sealed } => {
                 conn.prepare_cached(
-                    "INSERT INTO webhook_endpoint_state (endpoint_id, account_id, livemode, secrets) VALUES (?1, ?2, ?3, ?4)
-                     ON CONFLICT (endpoint_id) DO UPDATE SET secrets = excluded.secrets",
+                    "INSERT INTO sealed_values (owner_id, account_id, livemode, sealed) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (owner_id) DO UPDATE SET sealed = excluded.sealed",
                 )
-                .and_then(|mut s| s.execute(params![endpoint, scope.account, live, sealed]))
-                .map_err(|e| classify("endpoint secrets", e))?;
+                .and_then(|mut s| s.execute(params![owner, scope.account, live, sealed]))
+                .map_err(|e| classify("seal", e))?;
+            }
+            WriteOp::Unseal { owner } => {
+                conn.prepare_cached(
+                    "DELETE FROM sealed_values WHERE owner_id = ?1 AND account_id = ?2 AND livemode = ?3",
+                )
+                .and_then(|mut s| s.execute(params![owner, scope.account, live]))
+                .map_err(|e| classify("unseal", e))?;
+            }
+            WriteOp::ScheduleTask {
+                id,
+                kind,
+                object_id,
+                due_at,
+            } => {
+                conn.prepare_cached(
+                    "INSERT INTO scheduled_tasks (id, kind, account_id, livemode, object_id, due_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .and_then(|mut s| s.execute(params![id, kind, scope.account, live, object_id, due_at]))
+                .map_err(|e| classify("schedule task", e))?;
+            }
+            WriteOp::DeleteTask { id } => {
+                let n = conn
+                    .prepare_cached("DELETE FROM scheduled_tasks WHERE id = ?1 AND account_id = ?2 AND livemode = ?3")
+                    .and_then(|mut s| s.execute(params![id, scope.account, live]))
+                    .map_err(|e| classify("delete task", e))?;
+                if n != 1 {
+                    // Another runner finished it first: this batch must not apply twice.
+                    return Err(StoreError::Conflict(id.clone()));
+                }
             }
             WriteOp::Event {
                 id,
@@ -480,12 +506,13 @@ fn claim_deliveries(
             .map_err(|e| classify("lease delivery", e))?;
         let row = conn
             .prepare_cached(
-                "SELECT d.id, d.account_id, d.livemode, d.event_id, e.body, d.endpoint_id, w.body, s.secrets,
-                        s.failing_since, json_array_length(d.attempts)
+                "SELECT d.id, d.account_id, d.livemode, d.event_id, e.body, d.endpoint_id, w.body, s.sealed,
+                        h.failing_since, json_array_length(d.attempts)
                  FROM webhook_deliveries d
                  JOIN events e ON e.id = d.event_id
                  LEFT JOIN webhook_endpoints w ON w.id = d.endpoint_id
-                 LEFT JOIN webhook_endpoint_state s ON s.endpoint_id = d.endpoint_id
+                 LEFT JOIN sealed_values s ON s.owner_id = d.endpoint_id
+                 LEFT JOIN webhook_endpoint_health h ON h.endpoint_id = d.endpoint_id
                  WHERE d.id = ?1",
             )
             .and_then(|mut s| {
@@ -517,9 +544,10 @@ fn record_attempt(conn: &Connection, rec: &DeliveryAttemptRecord) -> StoreResult
     .and_then(|mut s| s.execute(params![rec.attempt, rec.status, rec.next_attempt_at_ms, rec.delivery_id]))
     .map_err(|e| classify("record attempt", e))?;
     conn.prepare_cached(
-        "UPDATE webhook_endpoint_state SET failing_since = ?1 WHERE endpoint_id = ?2",
+        "INSERT INTO webhook_endpoint_health (endpoint_id, failing_since) VALUES (?1, ?2)
+         ON CONFLICT (endpoint_id) DO UPDATE SET failing_since = excluded.failing_since",
     )
-    .and_then(|mut s| s.execute(params![rec.endpoint_failing_since, rec.endpoint_id]))
+    .and_then(|mut s| s.execute(params![rec.endpoint_id, rec.endpoint_failing_since]))
     .map_err(|e| classify("endpoint health", e))?;
     Ok(())
 }
@@ -541,20 +569,51 @@ fn delivery_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DeliveryRecord> {
 
 #[async_trait]
 impl Store for SqliteStore {
-    async fn find_endpoint_secrets(
-        &self,
-        scope: &Scope,
-        endpoint_id: &str,
-    ) -> StoreResult<Option<String>> {
-        let (scope, endpoint_id) = (scope.clone(), endpoint_id.to_string());
+    async fn find_sealed(&self, scope: &Scope, owner: &str) -> StoreResult<Option<String>> {
+        let (scope, owner) = (scope.clone(), owner.to_string());
         self.read(move |conn| {
             conn.prepare_cached(
-                "SELECT secrets FROM webhook_endpoint_state WHERE endpoint_id = ?1 AND account_id = ?2 AND livemode = ?3",
+                "SELECT sealed FROM sealed_values WHERE owner_id = ?1 AND account_id = ?2 AND livemode = ?3",
             )
-            .and_then(|mut s| s.query_row(params![endpoint_id, scope.account, scope.livemode()], |r| r.get(0)).optional())
-            .map_err(|e| classify("endpoint secrets", e))
+            .and_then(|mut s| s.query_row(params![owner, scope.account, scope.livemode()], |r| r.get(0)).optional())
+            .map_err(|e| classify("find sealed", e))
         })
         .await
+    }
+
+    async fn claim_tasks(
+        &self,
+        now: i64,
+        lease_until: i64,
+        limit: usize,
+    ) -> StoreResult<Vec<ClaimedTask>> {
+        self.writer
+            .write(move |conn| {
+                let tasks = conn
+                    .prepare_cached(
+                        "SELECT id, account_id, livemode, kind, object_id FROM scheduled_tasks
+                         WHERE due_at <= ?1 AND (lease_until IS NULL OR lease_until < ?1) ORDER BY due_at LIMIT ?2",
+                    )
+                    .and_then(|mut s| {
+                        s.query_map(params![now, limit as i64], |r| {
+                            Ok(ClaimedTask {
+                                id: r.get(0)?,
+                                scope: scope_from(r.get(1)?, r.get(2)?),
+                                kind: r.get(3)?,
+                                object_id: r.get(4)?,
+                            })
+                        })?
+                        .collect::<Result<Vec<_>, _>>()
+                    })
+                    .map_err(|e| classify("claim tasks", e))?;
+                for t in &tasks {
+                    conn.prepare_cached("UPDATE scheduled_tasks SET lease_until = ?1 WHERE id = ?2")
+                        .and_then(|mut s| s.execute(params![lease_until, t.id]))
+                        .map_err(|e| classify("lease task", e))?;
+                }
+                Ok(tasks)
+            })
+            .await
     }
 
     async fn claim_deliveries(

@@ -1,0 +1,98 @@
+//! 3-D Secure: the customer-facing authentication step of a `requires_action` payment. The
+//! page (on the receipt host) is reached through an unguessable token in its URL; only the
+//! token's SHA-256 is stored, sealed with the payment, and it is forgotten once used.
+
+use super::{from_body, to_body, to_value, Services};
+use crate::auth::{hash_key, secrets_equal, Scope};
+use crate::error::CoreResult;
+use crate::ids::{self, IdKind};
+use crate::payment::{transition, CaptureMethod, Payment, PaymentStatus, Transition};
+use crate::service::payments::payment_index;
+use crate::service::tasks::{TaskKind, AUTHORIZATION_TTL_SECS};
+use crate::store::{Collection, WriteOp};
+
+impl Services {
+    /// The payment awaiting authentication behind (`payment_id`, `token`), or `None` when the
+    /// pair is unknown, used up, or the payment no longer waits.
+    pub async fn find_authentication(
+        &self,
+        payment_id: &str,
+        token: &str,
+    ) -> CoreResult<Option<(Scope, Payment, i64)>> {
+        if !ids::looks_like(IdKind::Payment, payment_id) || token.len() > 64 {
+            return Ok(None);
+        }
+        let Some((scope, record)) = self.store.find_payment_for_receipt(payment_id).await? else {
+            return Ok(None);
+        };
+        let Some(stored) = self.store.find_sealed(&scope, payment_id).await? else {
+            return Ok(None);
+        };
+        if !secrets_equal(hash_key(token).as_bytes(), stored.as_bytes()) {
+            return Ok(None);
+        }
+        let payment: Payment = from_body(&record.id, &record.body)?;
+        if payment.status != PaymentStatus::RequiresAction {
+            return Ok(None);
+        }
+        Ok(Some((scope, payment, record.version)))
+    }
+
+    /// The customer completed (`success`) or failed the authentication. Returns the payment
+    /// after the change, or `None` when the link is not (or no longer) valid.
+    pub async fn complete_authentication(
+        &self,
+        payment_id: &str,
+        token: &str,
+        success: bool,
+    ) -> CoreResult<Option<Payment>> {
+        self.retry_on_conflict(|| async {
+            let Some((scope, before, version)) =
+                self.find_authentication(payment_id, token).await?
+            else {
+                return Ok(None);
+            };
+            let capture = before.capture_method == CaptureMethod::Automatic;
+            let mut after = before.clone();
+            after.status =
+                transition(before.status, Transition::Authenticate { success, capture })?;
+            after.next_action = None;
+            let mut ops = Vec::new();
+            match after.status {
+                PaymentStatus::Succeeded => after.amount_captured = after.amount,
+                PaymentStatus::RequiresCapture => ops.push(self.schedule_op(
+                    TaskKind::ExpireAuthorization,
+                    &after.id,
+                    self.now() + AUTHORIZATION_TTL_SECS,
+                )),
+                _ => {
+                    after.failure_code = Some("authentication_failed".into());
+                    after.decline_code = Some("authentication_failed".into());
+                    after.failure_message =
+                        Some("The customer did not complete 3-D Secure authentication.".into());
+                }
+            }
+            ops.push(WriteOp::Update {
+                collection: Collection::Payments,
+                id: after.id.clone(),
+                expected_version: version,
+                index: payment_index(&after),
+                body: to_body(&after)?,
+            });
+            ops.push(WriteOp::Unseal {
+                owner: after.id.clone(),
+            });
+            let event_type = match after.status {
+                PaymentStatus::Succeeded => Some("payment.succeeded"),
+                PaymentStatus::Failed => Some("payment.failed"),
+                _ => None,
+            };
+            if let Some(t) = event_type {
+                ops.push(self.event_op(None, &scope, t, to_value(&after)?, None)?);
+            }
+            self.commit_background(&scope, ops).await?;
+            Ok(Some(after))
+        })
+        .await
+    }
+}
