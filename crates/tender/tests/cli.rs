@@ -278,7 +278,8 @@ async fn acknowledged_payments_survive_sigkill_and_pending_webhooks_are_delivere
         .unwrap();
     assert_eq!(r.headers().get("idempotent-replayed").unwrap(), "true");
 
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    // Deliveries the killed worker had leased wait for the lease (20 s) to expire.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while received.lock().unwrap().len() < acknowledged.len()
         && std::time::Instant::now() < deadline
     {

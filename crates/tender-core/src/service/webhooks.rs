@@ -26,9 +26,10 @@ pub trait HostResolver: Send + Sync + 'static {
     async fn resolve(&self, host: &str, port: u16) -> Result<Vec<IpAddr>, String>;
 }
 
-/// How long a worker may hold a delivery before another may take it over (longer than the
-/// 10 s receiver timeout, so a live worker never loses its lease mid-call).
-pub const DELIVERY_LEASE_MS: i64 = 60_000;
+/// How long a worker may hold a delivery before another may take it over: the 10 s receiver
+/// timeout plus room to record the attempt. A crashed worker's deliveries wait this long; a live
+/// but stalled one may, rarely, see its delivery sent twice (delivery is at least once).
+pub const DELIVERY_LEASE_MS: i64 = 20_000;
 /// Default seconds an old secret keeps signing after a roll.
 pub const DEFAULT_ROLL_GRACE_SECS: i64 = 86_400;
 pub const MAX_ROLL_GRACE_SECS: i64 = 604_800;

@@ -150,7 +150,8 @@ fn presented_key(headers: &HeaderMap) -> Result<String, CoreError> {
 
 /// Operations a publishable key may call: client-side card tokenisation only.
 fn publishable_allowed(method: &Method, path: &str) -> bool {
-    method == Method::POST && path == "/v2/payment_methods"
+    // Under `nest("/v2")` the path arrives without its prefix.
+    method == Method::POST && path.trim_start_matches("/v2") == "/payment_methods"
 }
 
 /// Sorted-key JSON, so that `{"a":1,"b":2}` and `{"b":2,"a":1}` fingerprint alike.

@@ -7,6 +7,7 @@ mod customers;
 mod errors;
 mod helpers;
 mod idempotency;
+mod lifecycle;
 mod lists;
 mod payments;
 mod receiver;
