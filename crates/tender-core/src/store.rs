@@ -252,6 +252,19 @@ pub struct DeliveryAttemptRecord {
     pub endpoint_failing_since: Option<i64>,
 }
 
+/// A dashboard session: the cookie's token is stored only as its SHA-256.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRecord {
+    pub token_hash: String,
+    pub account: String,
+    /// The CSRF token every form of this session must carry.
+    pub csrf_token: String,
+    /// The mode the dashboard shows.
+    pub mode: Mode,
+    pub created: i64,
+    pub expires_at: i64,
+}
+
 /// A due background task leased to one runner.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClaimedTask {
@@ -388,6 +401,37 @@ pub trait Store: Send + Sync + 'static {
     async fn find_payment_for_receipt(&self, id: &str) -> StoreResult<Option<(Scope, Record)>>;
 
     async fn find_account(&self, id: &str) -> StoreResult<Option<AccountRecord>>;
+
+    /// The account whose dashboard login is `email` (case-insensitive).
+    async fn find_account_by_email(&self, email: &str) -> StoreResult<Option<AccountRecord>>;
+
+    /// Every account, oldest first (for operators).
+    async fn list_accounts(&self) -> StoreResult<Vec<AccountRecord>>;
+
+    async fn update_account_password(&self, account: &str, password_hash: &str) -> StoreResult<()>;
+
+    /// The keys of an account, newest first, revoked ones included.
+    async fn list_api_keys(&self, account: &str) -> StoreResult<Vec<ApiKeyRecord>>;
+
+    async fn insert_api_key(&self, key: ApiKeyRecord) -> StoreResult<()>;
+
+    /// Sets a key's expiry (a roll's grace period) and revocation; scoped by account.
+    async fn update_api_key(
+        &self,
+        account: &str,
+        key_id: &str,
+        expires_at: Option<i64>,
+        revoked: bool,
+    ) -> StoreResult<()>;
+
+    async fn insert_session(&self, session: SessionRecord) -> StoreResult<()>;
+
+    /// The session whose token hashes to `token_hash`, if it has not expired by `now`.
+    async fn find_session(&self, token_hash: &str, now: i64) -> StoreResult<Option<SessionRecord>>;
+
+    async fn update_session_mode(&self, token_hash: &str, mode: Mode) -> StoreResult<()>;
+
+    async fn delete_session(&self, token_hash: &str) -> StoreResult<()>;
 
     async fn count_accounts(&self) -> StoreResult<u64>;
 

@@ -9,7 +9,7 @@ use super::Services;
 use crate::auth::{classify_key, generate_key, hash_key, last4, KeyKind, Mode, Principal, Scope};
 use crate::error::{AuthFailure, CoreError, CoreResult, StoreError};
 use crate::ids::{self, random_base62, IdKind};
-use crate::store::{AccountRecord, ApiKeyRecord};
+use crate::store::{AccountRecord, ApiKeyRecord, SessionRecord};
 use crate::validate::email_valid;
 
 /// A secret/publishable pair of one mode.
@@ -140,5 +140,169 @@ impl Services {
             },
             key_kind: kind,
         })
+    }
+}
+
+/// How long a dashboard session lasts.
+pub const SESSION_TTL_SECS: i64 = 12 * 3600;
+/// Longest grace period of a rolled key (CONTRACT §3).
+pub const MAX_KEY_GRACE_SECS: i64 = 7 * 24 * 3600;
+
+/// A new dashboard session: the cookie value is shown once, only its hash is stored.
+#[derive(Debug, Clone)]
+pub struct NewSession {
+    pub token: String,
+    pub session: SessionRecord,
+}
+
+/// Verifies a password against an Argon2id PHC string (constant-time inside argon2).
+pub fn verify_password(password: &str, phc: &str) -> bool {
+    use argon2::password_hash::{PasswordHash, PasswordVerifier};
+    PasswordHash::new(phc)
+        .map(|h| {
+            Argon2::default()
+                .verify_password(password.as_bytes(), &h)
+                .is_ok()
+        })
+        .unwrap_or(false)
+}
+
+impl Services {
+    /// Creates a key of `kind` in `mode` for `account`; the full key is returned only here.
+    pub async fn create_api_key(
+        &self,
+        account: &str,
+        mode: Mode,
+        kind: KeyKind,
+    ) -> CoreResult<(String, ApiKeyRecord)> {
+        let (key, record) = new_key(account, kind, mode, self.now());
+        self.store.insert_api_key(record.clone()).await?;
+        Ok((key, record))
+    }
+
+    /// Replaces a key: a new one of the same kind and mode now; the old one keeps working for
+    /// `grace_secs` (0 = stops at once, at most 7 days).
+    pub async fn roll_api_key(
+        &self,
+        account: &str,
+        key_id: &str,
+        grace_secs: i64,
+    ) -> CoreResult<(String, ApiKeyRecord)> {
+        if !(0..=MAX_KEY_GRACE_SECS).contains(&grace_secs) {
+            return Err(CoreError::invalid(
+                "expires_in",
+                "parameter_invalid",
+                "The grace period must be between 0 and 7 days.",
+            ));
+        }
+        let old = self.find_key(account, key_id).await?;
+        let now = self.now();
+        let (key, record) = new_key(account, old.kind, old.mode, now);
+        self.store.insert_api_key(record.clone()).await?;
+        let expires_at = Some(now + grace_secs);
+        self.store
+            .update_api_key(account, key_id, expires_at, grace_secs == 0)
+            .await?;
+        Ok((key, record))
+    }
+
+    /// Revokes a key at once.
+    pub async fn revoke_api_key(&self, account: &str, key_id: &str) -> CoreResult<()> {
+        let old = self.find_key(account, key_id).await?;
+        self.store
+            .update_api_key(account, &old.id, old.expires_at, true)
+            .await?;
+        Ok(())
+    }
+
+    async fn find_key(&self, account: &str, key_id: &str) -> CoreResult<ApiKeyRecord> {
+        self.store
+            .list_api_keys(account)
+            .await?
+            .into_iter()
+            .find(|k| k.id == key_id)
+            .ok_or_else(|| CoreError::NotFound {
+                kind: "api_key",
+                id: key_id.to_string(),
+            })
+    }
+
+    /// Checks a dashboard login; `None` for an unknown e-mail or a wrong password (the same
+    /// answer, after the same Argon2 work, so the two cannot be told apart).
+    pub async fn login(&self, email: &str, password: &str) -> CoreResult<Option<NewSession>> {
+        let account = self.store.find_account_by_email(email.trim()).await?;
+        // Hash against a dummy when the account is unknown, so timing does not reveal it.
+        static DUMMY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        let dummy = DUMMY.get_or_init(|| hash_password("not a real password").unwrap_or_default());
+        let phc = account
+            .as_ref()
+            .map(|a| a.password_hash.as_str())
+            .unwrap_or(dummy);
+        let ok = verify_password(password, phc);
+        let Some(account) = account.filter(|_| ok) else {
+            return Ok(None);
+        };
+        let token = random_base62(43);
+        let now = self.now();
+        let session = SessionRecord {
+            token_hash: hash_key(&token),
+            account: account.id,
+            csrf_token: random_base62(32),
+            mode: Mode::Test,
+            created: now,
+            expires_at: now + SESSION_TTL_SECS,
+        };
+        self.store.insert_session(session.clone()).await?;
+        Ok(Some(NewSession { token, session }))
+    }
+
+    /// The live session behind a cookie value.
+    pub async fn session(&self, token: &str) -> CoreResult<Option<SessionRecord>> {
+        if token.is_empty() || token.len() > 128 {
+            return Ok(None);
+        }
+        Ok(self
+            .store
+            .find_session(&hash_key(token), self.now())
+            .await?)
+    }
+
+    pub async fn logout(&self, token: &str) -> CoreResult<()> {
+        Ok(self.store.delete_session(&hash_key(token)).await?)
+    }
+
+    pub async fn switch_session_mode(&self, session: &SessionRecord, mode: Mode) -> CoreResult<()> {
+        Ok(self
+            .store
+            .update_session_mode(&session.token_hash, mode)
+            .await?)
+    }
+
+    /// Changes a dashboard password after checking the current one.
+    pub async fn change_password(&self, account: &str, current: &str, new: &str) -> CoreResult<()> {
+        let Some(record) = self.store.find_account(account).await? else {
+            return Err(CoreError::NotFound {
+                kind: "account",
+                id: account.to_string(),
+            });
+        };
+        if !verify_password(current, &record.password_hash) {
+            return Err(CoreError::invalid(
+                "current_password",
+                "password_incorrect",
+                "The current password is wrong.",
+            ));
+        }
+        if new.chars().count() < 8 {
+            return Err(CoreError::invalid(
+                "new_password",
+                "parameter_invalid",
+                "Passwords must have at least 8 characters.",
+            ));
+        }
+        self.store
+            .update_account_password(account, &hash_password(new)?)
+            .await?;
+        Ok(())
     }
 }

@@ -3,7 +3,7 @@
 
 CREATE TABLE accounts (
     id            TEXT PRIMARY KEY,
-    email         TEXT NOT NULL UNIQUE,
+    email         TEXT NOT NULL UNIQUE COLLATE NOCASE,
     name          TEXT,
     password_hash TEXT NOT NULL,
     created       INTEGER NOT NULL
@@ -22,6 +22,15 @@ CREATE TABLE api_keys (
     revoked      INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX api_keys_account ON api_keys(account_id, mode);
+
+CREATE TABLE dashboard_sessions (
+    token_hash TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    csrf_token TEXT NOT NULL,
+    mode       TEXT NOT NULL,
+    created    INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+);
 
 CREATE TABLE payments (
     seq        INTEGER PRIMARY KEY,
