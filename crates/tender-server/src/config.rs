@@ -22,6 +22,9 @@ pub struct ServerConfig {
     pub bank_settlement_delay: u64,
     /// 64 hex characters; `None` = read or create `vault.key` in the data dir (SQLite only).
     pub vault_key: Option<String>,
+    /// Whether the dashboard is reached over TLS, so its cookies get `Secure`. Set it when
+    /// serving TLS (or behind a TLS proxy); false while plain HTTP is served.
+    pub secure_cookies: bool,
 }
 
 impl ServerConfig {
@@ -37,6 +40,7 @@ impl ServerConfig {
             webhook_retry_scale: 1.0,
             bank_settlement_delay: 10,
             vault_key: None,
+            secure_cookies: false,
         }
     }
 }

@@ -5,6 +5,7 @@
 //!   bootstrap the first account) and `run_until` (serve, background jobs, graceful stop).
 //! - [`config`]: the settings the binary fills from flags and `TENDER_*` variables.
 //! - [`http`]: the JSON API under `/v2`.
+//! - [`dashboard`]: the account holders' HTML pages under `/dashboard` (session cookie, CSRF).
 //! - [`receipts`]: the receipt host.
 //! - [`worker`]: webhook delivery (lease, sign, POST, record, reschedule).
 //! - [`rate_limit`], [`vault`], [`state`]: per-scope token buckets, the vault key, shared state.
@@ -12,6 +13,7 @@
 //! Depends on `tender-core` (domain and use cases) and `tender-store` (backends).
 
 pub mod config;
+pub mod dashboard;
 pub mod http;
 pub mod rate_limit;
 pub mod receipts;

@@ -24,7 +24,7 @@ use crate::rate_limit::RateLimiter;
 use crate::state::AppState;
 
 /// Opens the store a config names and derives the services (shared by `serve` and the CLI).
-pub fn open_services(
+pub async fn open_services(
     config: &ServerConfig,
     clock: Arc<dyn Clock>,
     receipt_base: String,
@@ -34,7 +34,7 @@ pub fn open_services(
     let is_sqlite = matches!(url, DatabaseUrl::Sqlite(_));
     let vault_key =
         crate::vault::load_or_create(config.vault_key.as_deref(), &config.data_dir, is_sqlite)?;
-    let store: Arc<dyn Store> = tender_store::open(&url).map_err(anyhow::Error::msg)?;
+    let store: Arc<dyn Store> = tender_store::open(&url).await.map_err(anyhow::Error::msg)?;
     Ok(Services {
         store,
         clock,
@@ -55,6 +55,8 @@ pub struct Application {
     api_listener: TcpListener,
     receipt_listener: TcpListener,
     state: AppState,
+    /// Whether dashboard cookies get `Secure` (see [`ServerConfig::secure_cookies`]).
+    secure_cookies: bool,
     /// The account created on first start with an empty store, to print once.
     pub bootstrap: Option<AccountCreated>,
 }
@@ -82,7 +84,7 @@ impl Application {
             Some(url) => url.trim_end_matches('/').to_string(),
             None => format!("http://{}", receipt_listener.local_addr()?),
         };
-        let services = open_services(&config, clock, receipt_base)?;
+        let services = open_services(&config, clock, receipt_base).await?;
         let bootstrap = if services.store.count_accounts().await? == 0 {
             Some(
                 services
@@ -101,6 +103,7 @@ impl Application {
             api_listener,
             receipt_listener,
             state,
+            secure_cookies: config.secure_cookies,
             bootstrap,
         })
     }
@@ -121,10 +124,12 @@ impl Application {
         &self.state.services
     }
 
-    /// The API listener's router: `/v2`, health, and JSON for everything unknown.
-    pub fn api_router(state: AppState) -> Router {
+    /// The API listener's router: `/v2`, the dashboard (HTML, its own session auth), health,
+    /// and JSON for everything unknown.
+    pub fn api_router(state: AppState, secure_cookies: bool) -> Router {
         Router::new()
-            .merge(http::router(state))
+            .merge(http::router(state.clone()))
+            .merge(crate::dashboard::router(state, secure_cookies))
             .route("/healthz", get(|| async { "ok" }))
             .fallback(|| async {
                 http::error::http_error(
@@ -150,7 +155,7 @@ impl Application {
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-        let api = Self::api_router(self.state.clone());
+        let api = Self::api_router(self.state.clone(), self.secure_cookies);
         let receipts = crate::receipts::router(self.state.clone());
         spawn_idempotency_purge(self.state.services.clone(), stop_rx.clone());
         let worker = crate::worker::WebhookWorker::new(self.state.services.clone())?;

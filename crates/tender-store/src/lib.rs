@@ -4,11 +4,15 @@
 //! - [`sqlite`]: the embedded default — one writer thread doing group commit (every pending
 //!   batch in one fsynced transaction, each inside its own savepoint) and a pool of read
 //!   connections on the WAL.
+//! - [`postgres`]: several stateless nodes on one PostgreSQL — a transaction per batch,
+//!   optimistic versions, leases by `FOR UPDATE SKIP LOCKED`.
 //! - [`open`]: picks the backend from a database URL, refusing unknown schemes.
 //!
 //! All SQL of the project lives in this crate. Driver errors are classified into
-//! `StoreError` here; nothing above matches on `rusqlite::Error`.
+//! `StoreError` here; nothing above matches on a driver's error type.
 
+pub mod postgres;
+mod schema;
 pub mod sqlite;
 
 use std::path::Path;
@@ -50,14 +54,15 @@ impl DatabaseUrl {
 }
 
 /// Opens the store a URL names, applying migrations.
-pub fn open(url: &DatabaseUrl) -> Result<Arc<dyn Store>, String> {
+pub async fn open(url: &DatabaseUrl) -> Result<Arc<dyn Store>, String> {
     match url {
         DatabaseUrl::Sqlite(path) => sqlite::SqliteStore::open(path)
             .map(|s| Arc::new(s) as Arc<dyn Store>)
             .map_err(|e| format!("cannot open SQLite database {}: {e}", path.display())),
-        DatabaseUrl::Postgres(_) => {
-            Err("PostgreSQL support is not built yet; use the default SQLite store".into())
-        }
+        DatabaseUrl::Postgres(url) => postgres::PgStore::open(url, postgres::DEFAULT_POOL_SIZE)
+            .await
+            .map(|s| Arc::new(s) as Arc<dyn Store>)
+            .map_err(|e| format!("cannot open PostgreSQL database: {e}")),
     }
 }
 

@@ -114,7 +114,8 @@ async fn main() -> anyhow::Result<()> {
                 &config(&store),
                 Arc::new(SystemClock),
                 String::new(),
-            )?;
+            )
+            .await?;
             let created = services
                 .create_account(&email, name, password)
                 .await

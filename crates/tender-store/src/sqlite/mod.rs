@@ -1,7 +1,7 @@
 //! The SQLite store: WAL, `synchronous=FULL`, one group-committing writer thread
 //! ([`writer`]) and a pool of read connections used from `spawn_blocking`.
 
-mod schema;
+mod migrate;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -18,7 +18,7 @@ use tender_core::store::{
     SessionRecord, Store, StoreResult, StoredResponse, WriteBatch, WriteOp, IDEMPOTENCY_TTL_SECS,
 };
 
-use schema::{column, index_columns, table};
+use crate::schema::{column, index_columns, table};
 use writer::Writer;
 
 /// Read connections kept open between requests.
@@ -59,7 +59,7 @@ impl SqliteStore {
         }
         let mut conn = Connection::open(path).map_err(|e| classify("open", e))?;
         configure(&conn).map_err(|e| classify("configure", e))?;
-        schema::migrate(&mut conn)?;
+        migrate::migrate(&mut conn)?;
         let writer = Writer::spawn(conn)
             .map_err(|e| StoreError::unavailable("spawn the writer thread", e))?;
         Ok(Self {
@@ -71,7 +71,7 @@ impl SqliteStore {
 
     /// The migration version this build applies.
     pub fn schema_version() -> i64 {
-        schema::latest_version()
+        migrate::latest_version()
     }
 
     /// Runs `f` on a read connection on the blocking pool.

@@ -1,0 +1,293 @@
+//! Logging in and out, changing the password, and the test/live switch.
+//!
+//! The login form has no session to take a CSRF token from, so it uses a double-submit cookie:
+//! `GET /dashboard/login` sets a random `tender_login` cookie and puts the same value in the
+//! form; `POST` accepts the form only if the two match. Failed logins are throttled per e-mail
+//! (see [`super::throttle`]).
+
+use axum::extract::{Query, Request, State};
+use axum::http::{header, StatusCode};
+use axum::response::Response;
+use maud::html;
+use serde::Deserialize;
+use tender_core::auth::{secrets_equal, Mode};
+use tender_core::error::CoreError;
+use tender_core::ids::random_base62;
+
+use super::layout::{self, bare_page, csrf_field, html_response, page, Notice, Section};
+use super::{
+    cookie_value, read_form, see_other, user_message, DashError, DashboardState, PageResult,
+    Posted, Session, LOGIN_COOKIE, SESSION_COOKIE,
+};
+
+/// A login form's token lives this long (it only has to outlast typing a password).
+const LOGIN_TOKEN_SECS: i64 = 3600;
+
+fn login_form(token: &str, email: &str, notice: &Notice) -> maud::Markup {
+    bare_page(
+        "Log in",
+        html! {
+            section.card {
+                h1 { "Log in to your account" }
+                (notice)
+                form method="post" action="/dashboard/login" {
+                    input type="hidden" name="csrf_token" value=(token);
+                    div.field {
+                        label for="email" { "E-mail" }
+                        input #email type="email" name="email" value=(email) required autofocus autocomplete="username";
+                    }
+                    div.field {
+                        label for="password" { "Password" }
+                        input #password type="password" name="password" required autocomplete="current-password";
+                    }
+                    button.primary.wide type="submit" { "Log in" }
+                }
+            }
+            p.muted.small {
+                "The first account's login is printed once when " code { "tender serve" }
+                " starts on an empty store; " code { "tender accounts create" } " makes more."
+            }
+        },
+    )
+}
+
+fn login_response(
+    state: &DashboardState,
+    status: StatusCode,
+    token: &str,
+    email: &str,
+    notice: &Notice,
+) -> Response {
+    let mut resp = html_response(status, login_form(token, email, notice));
+    resp.headers_mut().append(
+        header::SET_COOKIE,
+        state.cookie(LOGIN_COOKIE, token, LOGIN_TOKEN_SECS),
+    );
+    resp
+}
+
+/// `GET /dashboard/login`.
+pub async fn login_page(
+    State(state): State<DashboardState>,
+    session: Result<Session, DashError>,
+) -> Response {
+    if session.is_ok() {
+        return see_other("/dashboard/payments");
+    }
+    let token = random_base62(32);
+    login_response(&state, StatusCode::OK, &token, "", &Notice::None)
+}
+
+/// `POST /dashboard/login`.
+pub async fn login(State(state): State<DashboardState>, req: Request) -> PageResult {
+    let (parts, body) = req.into_parts();
+    let fields = read_form(body).await?;
+    let expected = cookie_value(&parts.headers, LOGIN_COOKIE).unwrap_or_default();
+    let sent = fields.raw("csrf_token").unwrap_or_default();
+    if expected.is_empty() || !secrets_equal(expected.as_bytes(), sent.as_bytes()) {
+        return Err(DashError::Csrf);
+    }
+    let email = fields.get("email").unwrap_or_default().to_string();
+    let password = fields.raw("password").unwrap_or_default();
+    let now = state.services().now();
+    if let Err(wait) = state.throttle.check(&email, now) {
+        let minutes = (wait + 59) / 60;
+        let notice = Notice::Error(format!(
+            "Too many failed attempts for this e-mail. Try again in {minutes} minute{}.",
+            if minutes == 1 { "" } else { "s" }
+        ));
+        return Ok(login_response(
+            &state,
+            StatusCode::TOO_MANY_REQUESTS,
+            &expected,
+            &email,
+            &notice,
+        ));
+    }
+    match state.services().login(&email, password).await? {
+        Some(new) => {
+            state.throttle.record_success(&email);
+            let mut resp = see_other("/dashboard/payments");
+            let max_age = new.session.expires_at - now;
+            let headers = resp.headers_mut();
+            headers.append(
+                header::SET_COOKIE,
+                state.cookie(SESSION_COOKIE, &new.token, max_age),
+            );
+            headers.append(header::SET_COOKIE, state.cookie(LOGIN_COOKIE, "", 0));
+            Ok(resp)
+        }
+        None => {
+            let locked = state.throttle.record_failure(&email, now);
+            let (status, message) = if locked {
+                (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "Incorrect e-mail or password. Too many failed attempts: this e-mail is \
+                     locked for 15 minutes.",
+                )
+            } else {
+                (StatusCode::UNAUTHORIZED, "Incorrect e-mail or password.")
+            };
+            Ok(login_response(
+                &state,
+                status,
+                &expected,
+                &email,
+                &Notice::Error(message.into()),
+            ))
+        }
+    }
+}
+
+/// `POST /dashboard/logout`.
+pub async fn logout(State(state): State<DashboardState>, posted: Posted) -> PageResult {
+    state.services().logout(&posted.session.token).await?;
+    let mut resp = see_other("/dashboard/login");
+    resp.headers_mut()
+        .append(header::SET_COOKIE, state.cookie(SESSION_COOKIE, "", 0));
+    Ok(resp)
+}
+
+/// Where the switch may send the browser back to: a dashboard section, nothing else.
+fn safe_return(path: Option<&str>) -> &str {
+    match path {
+        Some(p)
+            if p.starts_with("/dashboard/")
+                && p.bytes().all(|b| b.is_ascii_lowercase() || b == b'/') =>
+        {
+            p
+        }
+        _ => "/dashboard/payments",
+    }
+}
+
+/// `POST /dashboard/mode`: show test or live data from now on.
+pub async fn switch_mode(State(state): State<DashboardState>, posted: Posted) -> PageResult {
+    let mode = match posted.fields.get("mode") {
+        Some("test") => Mode::Test,
+        Some("live") => Mode::Live,
+        _ => return Err(DashError::BadRequest("Choose test or live.".into())),
+    };
+    state
+        .services()
+        .switch_session_mode(&posted.session.record, mode)
+        .await?;
+    Ok(see_other(safe_return(posted.fields.get("return_to"))))
+}
+
+/// `?done=…` after a POST-redirect-GET: which success message to show.
+#[derive(Deserialize)]
+pub struct Done {
+    pub done: Option<String>,
+}
+
+async fn render_account(
+    state: &DashboardState,
+    session: &Session,
+    status: StatusCode,
+    notice: Notice,
+) -> PageResult {
+    let Some(account) = state
+        .services()
+        .store
+        .find_account(&session.record.account)
+        .await
+        .map_err(CoreError::from)?
+    else {
+        return Err(DashError::LoginRequired);
+    };
+    let body = html! {
+        div.columns {
+            section.card {
+                h2 { "Change password" }
+                form method="post" action="/dashboard/account/password" {
+                    (csrf_field(session))
+                    div.field {
+                        label for="current_password" { "Current password" }
+                        input #current_password type="password" name="current_password" required autocomplete="current-password";
+                    }
+                    div.field {
+                        label for="new_password" { "New password" }
+                        input #new_password type="password" name="new_password" required minlength="8" autocomplete="new-password";
+                    }
+                    div.field {
+                        label for="confirm_password" { "New password, again" }
+                        input #confirm_password type="password" name="confirm_password" required minlength="8" autocomplete="new-password";
+                    }
+                    button.primary type="submit" { "Change password" }
+                }
+            }
+            section.card {
+                h2 { "Account" }
+                dl.props {
+                    dt { "Name" } dd { (account.name.as_deref().unwrap_or("—")) }
+                    dt { "E-mail" } dd { (account.email) }
+                    dt { "Account id" } dd.mono { (account.id) }
+                    dt { "Created" } dd { (layout::when(account.created)) }
+                    dt { "Session ends" } dd { (layout::when(session.record.expires_at)) }
+                }
+            }
+        }
+    };
+    Ok(html_response(
+        status,
+        page(session, Section::Account, "Account", &notice, body),
+    ))
+}
+
+/// `GET /dashboard/account`.
+pub async fn account_page(
+    State(state): State<DashboardState>,
+    session: Session,
+    Query(q): Query<Done>,
+) -> PageResult {
+    let notice = match q.done.as_deref() {
+        Some("password") => Notice::Success("Your password was changed.".into()),
+        _ => Notice::None,
+    };
+    render_account(&state, &session, StatusCode::OK, notice).await
+}
+
+/// `POST /dashboard/account/password`.
+pub async fn change_password(State(state): State<DashboardState>, posted: Posted) -> PageResult {
+    let f = &posted.fields;
+    let current = f.raw("current_password").unwrap_or_default();
+    let new = f.raw("new_password").unwrap_or_default();
+    if f.raw("confirm_password").unwrap_or_default() != new {
+        let notice = Notice::Error("The new passwords do not match.".into());
+        return render_account(&state, &posted.session, StatusCode::BAD_REQUEST, notice).await;
+    }
+    match state
+        .services()
+        .change_password(&posted.session.record.account, current, new)
+        .await
+    {
+        Ok(()) => Ok(see_other("/dashboard/account?done=password")),
+        Err(e) => match user_message(&e) {
+            Some(message) => {
+                render_account(
+                    &state,
+                    &posted.session,
+                    StatusCode::BAD_REQUEST,
+                    Notice::Error(message),
+                )
+                .await
+            }
+            None => Err(e.into()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mode_switch_returns_only_to_dashboard_sections() {
+        assert_eq!(safe_return(Some("/dashboard/keys")), "/dashboard/keys");
+        assert_eq!(safe_return(Some("//evil.example")), "/dashboard/payments");
+        assert_eq!(safe_return(Some("/dashboard/x?y")), "/dashboard/payments");
+        assert_eq!(safe_return(Some("https://x")), "/dashboard/payments");
+        assert_eq!(safe_return(None), "/dashboard/payments");
+    }
+}

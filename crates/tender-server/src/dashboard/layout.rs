@@ -1,0 +1,294 @@
+//! The dashboard's frame and shared pieces: the page template with navigation and the test/live
+//! switch, error pages, notices, status badges, the pager, small forms, and the stylesheet
+//! (hand-written, served by the binary at `/dashboard/static/style.css`).
+//!
+//! All markup is `maud`, which escapes every interpolated value.
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use maud::{html, Markup, DOCTYPE};
+use tender_core::auth::Mode;
+use tender_core::clock::format_utc;
+use tender_core::money::{format_amount, Currency};
+
+use super::Session;
+
+/// The areas in the navigation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    Payments,
+    Customers,
+    Webhooks,
+    Keys,
+    Account,
+}
+
+impl Section {
+    const NAV: [Section; 5] = [
+        Section::Payments,
+        Section::Customers,
+        Section::Webhooks,
+        Section::Keys,
+        Section::Account,
+    ];
+
+    pub fn path(self) -> &'static str {
+        match self {
+            Section::Payments => "/dashboard/payments",
+            Section::Customers => "/dashboard/customers",
+            Section::Webhooks => "/dashboard/webhooks",
+            Section::Keys => "/dashboard/keys",
+            Section::Account => "/dashboard/account",
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Section::Payments => "Payments",
+            Section::Customers => "Customers",
+            Section::Webhooks => "Webhooks",
+            Section::Keys => "API keys",
+            Section::Account => "Account",
+        }
+    }
+}
+
+/// A message at the top of a page: what an action did, or why it could not.
+#[derive(Debug, Clone, Default)]
+pub enum Notice {
+    #[default]
+    None,
+    Success(String),
+    Error(String),
+}
+
+impl maud::Render for Notice {
+    fn render(&self) -> Markup {
+        match self {
+            Notice::None => html! {},
+            Notice::Success(text) => html! { div.notice.success role="status" { (text) } },
+            Notice::Error(text) => html! { div.notice.error role="alert" { (text) } },
+        }
+    }
+}
+
+fn head(title: &str) -> Markup {
+    html! {
+        head {
+            meta charset="utf-8";
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            title { (title) " · Tender" }
+            link rel="stylesheet" href="/dashboard/static/style.css";
+        }
+    }
+}
+
+/// A full page for a logged-in session: header with navigation, the test/live switch and log
+/// out, a test-mode band, the notice, the title and `body`.
+pub fn page(
+    session: &Session,
+    section: Section,
+    title: &str,
+    notice: &Notice,
+    body: Markup,
+) -> Markup {
+    let mode = session.mode();
+    let other = match mode {
+        Mode::Test => Mode::Live,
+        Mode::Live => Mode::Test,
+    };
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            (head(title))
+            body class=(format!("mode-{}", mode.as_str())) {
+                @if mode == Mode::Test {
+                    div.testband { "Test mode: you are looking at test data" }
+                }
+                header.top {
+                    div.bar {
+                        a.brand href="/dashboard/payments" { "Tender" }
+                        nav {
+                            @for s in Section::NAV {
+                                a href=(s.path()) class=[(s == section).then_some("active")] { (s.label()) }
+                            }
+                        }
+                        div.session {
+                            form.inline method="post" action="/dashboard/mode" {
+                                (csrf_field(session))
+                                input type="hidden" name="mode" value=(other.as_str());
+                                input type="hidden" name="return_to" value=(section.path());
+                                span class=(format!("pill {}", mode.as_str())) { (mode.as_str().to_uppercase()) }
+                                button.link type="submit" { "Switch to " (other.as_str()) }
+                            }
+                            form.inline method="post" action="/dashboard/logout" {
+                                (csrf_field(session))
+                                button.link type="submit" { "Log out" }
+                            }
+                        }
+                    }
+                }
+                main {
+                    h1 { (title) }
+                    (notice)
+                    (body)
+                }
+            }
+        }
+    }
+}
+
+/// A page without navigation: the login page and error pages.
+pub fn bare_page(title: &str, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            (head(title))
+            body.bare {
+                main.narrow {
+                    div.brand-big { "Tender" }
+                    (body)
+                }
+            }
+        }
+    }
+}
+
+/// An HTML response.
+pub fn html_response(status: StatusCode, markup: Markup) -> Response {
+    (status, Html(markup.into_string())).into_response()
+}
+
+/// An error page (403, 404, 500 …) with a way back.
+pub fn error_page(status: StatusCode, title: &str, message: &str) -> Response {
+    html_response(
+        status,
+        bare_page(
+            title,
+            html! {
+                section.card {
+                    h1 { (title) }
+                    p { (message) }
+                    p { a href="/dashboard" { "Back to the dashboard" } }
+                }
+            },
+        ),
+    )
+}
+
+/// The hidden CSRF field every form of a session carries.
+pub fn csrf_field(session: &Session) -> Markup {
+    html! { input type="hidden" name="csrf_token" value=(session.record.csrf_token); }
+}
+
+/// A form with a single button that POSTs to `action`.
+pub fn post_button(session: &Session, action: &str, label: &str, class: &str) -> Markup {
+    html! {
+        form.inline method="post" action=(action) {
+            (csrf_field(session))
+            button type="submit" class=(class) { (label) }
+        }
+    }
+}
+
+/// A coloured badge for a status word.
+pub fn badge(status: &str) -> Markup {
+    let tone = match status {
+        "succeeded" | "enabled" | "active" => "good",
+        "failed" | "revoked" | "expired" => "bad",
+        "requires_capture" | "requires_action" | "pending" | "expiring" => "warn",
+        "processing" => "info",
+        _ => "neutral",
+    };
+    html! { span class=(format!("badge {tone}")) { (status.replace('_', " ")) } }
+}
+
+pub fn money(minor: i64, currency: Currency) -> String {
+    format_amount(minor, currency)
+}
+
+pub fn when(unix: i64) -> String {
+    format_utc(unix)
+}
+
+/// Older/newer links for a newest-first list, keeping the page's filters.
+///
+/// `filters` are the query pairs to keep; `first`/`last` are the ids on this page; `has_more`
+/// is the store's answer in the direction the page was read.
+pub fn pager(
+    path: &str,
+    filters: &[(&str, &str)],
+    first: Option<&str>,
+    last: Option<&str>,
+    has_more: bool,
+    read_backwards: bool,
+    read_forwards: bool,
+) -> Markup {
+    let link = |cursor: &str, id: &str| {
+        let mut q = form_urlencoded::Serializer::new(String::new());
+        for (k, v) in filters {
+            if !v.is_empty() {
+                q.append_pair(k, v);
+            }
+        }
+        q.append_pair(cursor, id);
+        format!("{path}?{}", q.finish())
+    };
+    // Reading backwards (ending_before), `has_more` says whether newer rows exist; otherwise
+    // whether older ones do.
+    let newer = if read_backwards {
+        has_more
+    } else {
+        read_forwards
+    };
+    let older = if read_backwards { true } else { has_more };
+    html! {
+        nav.pager {
+            @if let (true, Some(id)) = (newer, first) {
+                a.button href=(link("ending_before", id)) { "← Newer" }
+            }
+            @if let (true, Some(id)) = (older, last) {
+                a.button href=(link("starting_after", id)) { "Older →" }
+            }
+        }
+    }
+}
+
+/// Adds the dashboard's security headers to every response it makes.
+pub async fn security_headers(mut resp: Response) -> Response {
+    let h = resp.headers_mut();
+    if !h.contains_key(header::CACHE_CONTROL) {
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    h.insert("x-frame-options", HeaderValue::from_static("DENY"));
+    h.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; \
+             frame-ancestors 'none'; base-uri 'none'",
+        ),
+    );
+    resp
+}
+
+/// `GET /dashboard/static/style.css`.
+pub async fn stylesheet() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/css; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=3600"),
+        ],
+        STYLESHEET,
+    )
+        .into_response()
+}
+
+const STYLESHEET: &str = include_str!("style.css");

@@ -1,0 +1,570 @@
+//! Payments: the list (filters by status and customer, newest first, paged with
+//! `starting_after` / `ending_before` links) and the detail page with its refunds, its events and
+//! the refund / capture / cancel forms.
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use maud::{html, Markup};
+use serde::Deserialize;
+use tender_core::error::CoreError;
+use tender_core::payment::{CancellationReason, Payment, PaymentStatus};
+use tender_core::refund::{Refund, RefundReason, RefundStatus};
+use tender_core::service::refunds::CreateRefund;
+use tender_core::service::{ListParams, RawPage};
+use tender_core::store::{Collection, Field};
+
+use super::auth::Done;
+use super::layout::{
+    self, badge, csrf_field, html_response, money, page, pager, post_button, Notice, Section,
+};
+use super::{see_other, user_message, DashError, DashboardState, PageResult, Posted, Session};
+
+/// How many recent events the detail page searches for the payment's own.
+const EVENT_WINDOW: u32 = 100;
+
+/// Documents of a raw page, typed.
+pub fn parse_page<T: serde::de::DeserializeOwned>(page: &RawPage) -> Result<Vec<T>, DashError> {
+    page.data
+        .iter()
+        .map(|body| {
+            serde_json::from_str(body).map_err(|e| {
+                DashError::Core(CoreError::Store(tender_core::error::StoreError::Corrupt(
+                    e.to_string(),
+                )))
+            })
+        })
+        .collect()
+}
+
+/// Turns a user-typed amount in major units (`12.34`, `5`, `1000` for jpy) into minor units.
+/// At most `exponent` fraction digits; no signs, separators or exponents.
+pub fn parse_major(input: &str, exponent: u8) -> Option<i64> {
+    let s = input.trim();
+    let (whole, frac) = match s.split_once('.') {
+        Some((w, f)) => (w, f),
+        None => (s, ""),
+    };
+    let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    if (whole.is_empty() && frac.is_empty())
+        || !digits(whole)
+        || !digits(frac)
+        || frac.len() > usize::from(exponent)
+        || (s.contains('.') && frac.is_empty())
+    {
+        return None;
+    }
+    let scale = 10i64.checked_pow(u32::from(exponent))?;
+    let whole: i64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
+    let mut frac_value: i64 = if frac.is_empty() {
+        0
+    } else {
+        frac.parse().ok()?
+    };
+    for _ in frac.len()..usize::from(exponent) {
+        frac_value *= 10;
+    }
+    whole.checked_mul(scale)?.checked_add(frac_value)
+}
+
+/// Card brand and last four (or the bank account), for tables.
+pub fn method_summary(p: &Payment) -> String {
+    if let Some(c) = &p.payment_method.card {
+        format!("{} •••• {}", c.brand.as_str(), c.last4)
+    } else if let Some(b) = &p.payment_method.bank_transfer {
+        format!("bank transfer •••• {}", b.last4)
+    } else {
+        p.payment_method.kind.clone()
+    }
+}
+
+/// The payments table, shared with the customer page.
+pub fn payments_table(payments: &[Payment]) -> Markup {
+    html! {
+        table.payments {
+            thead { tr { th.num { "Amount" } th { "Status" } th { "Description" } th { "Method" } th { "Created" } } }
+            tbody {
+                @for p in payments {
+                    tr {
+                        td.num { a href=(format!("/dashboard/payments/{}", p.id)) { (money(p.amount, p.currency)) } }
+                        td {
+                            (badge(p.status.as_str()))
+                            @if p.refunded { " " (badge("refunded")) }
+                            @else if p.amount_refunded > 0 { " " (badge("partially_refunded")) }
+                        }
+                        td { (p.description.as_deref().unwrap_or("")) }
+                        td { (method_summary(p)) }
+                        td.muted { (layout::when(p.created)) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn refund_status(r: &Refund) -> &'static str {
+    match r.status {
+        RefundStatus::Pending => "pending",
+        RefundStatus::Succeeded => "succeeded",
+        RefundStatus::Failed => "failed",
+    }
+}
+
+fn reason_label(r: RefundReason) -> &'static str {
+    match r {
+        RefundReason::Duplicate => "duplicate",
+        RefundReason::Fraudulent => "fraudulent",
+        RefundReason::RequestedByCustomer => "requested by customer",
+    }
+}
+
+pub(super) fn blank_to_none(v: Option<String>) -> Option<String> {
+    v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+}
+
+#[derive(Deserialize, Default)]
+pub struct PaymentFilters {
+    status: Option<String>,
+    customer: Option<String>,
+    starting_after: Option<String>,
+    ending_before: Option<String>,
+}
+
+/// `GET /dashboard/payments`.
+pub async fn list_payments(
+    State(state): State<DashboardState>,
+    session: Session,
+    Query(q): Query<PaymentFilters>,
+) -> PageResult {
+    let status = blank_to_none(q.status);
+    let customer = blank_to_none(q.customer);
+    let starting_after = blank_to_none(q.starting_after);
+    let ending_before = blank_to_none(q.ending_before);
+    let mut notice = Notice::None;
+    let mut filters = Vec::new();
+    match status.as_deref().map(PaymentStatus::parse) {
+        Some(Some(s)) => filters.push((Field::Status, s.as_str().to_string())),
+        Some(None) => notice = Notice::Error("Unknown status.".into()),
+        None => {}
+    }
+    if let Some(c) = &customer {
+        filters.push((Field::Customer, c.clone()));
+    }
+    let params = ListParams {
+        limit: super::PAGE_SIZE,
+        starting_after: starting_after.clone(),
+        ending_before: ending_before.clone(),
+        ..ListParams::default()
+    };
+    let page_data = match state
+        .services()
+        .list_raw(&session.scope(), Collection::Payments, &params, filters)
+        .await
+    {
+        Ok(p) => p,
+        Err(e) => match user_message(&e) {
+            Some(m) => {
+                notice = Notice::Error(m);
+                RawPage {
+                    data: Vec::new(),
+                    has_more: false,
+                }
+            }
+            None => return Err(e.into()),
+        },
+    };
+    let payments: Vec<Payment> = parse_page(&page_data)?;
+    let status_value = status.as_deref().unwrap_or("");
+    let customer_value = customer.as_deref().unwrap_or("");
+    let body = html! {
+        form.filters method="get" action="/dashboard/payments" {
+            div.field {
+                label for="status" { "Status" }
+                select #status name="status" {
+                    option value="" { "Any status" }
+                    @for s in PaymentStatus::ALL {
+                        option value=(s.as_str()) selected[s.as_str() == status_value] { (s.as_str().replace('_', " ")) }
+                    }
+                }
+            }
+            div.field {
+                label for="customer" { "Customer" }
+                input #customer type="text" name="customer" value=(customer_value) placeholder="cus_…";
+            }
+            button type="submit" { "Filter" }
+            @if status.is_some() || customer.is_some() {
+                a href="/dashboard/payments" { "Clear" }
+            }
+        }
+        section.card.table-card {
+            @if payments.is_empty() {
+                (super::empty_state("No payments match."))
+            } @else {
+                (payments_table(&payments))
+            }
+        }
+        (pager(
+            "/dashboard/payments",
+            &[("status", status_value), ("customer", customer_value)],
+            payments.first().map(|p| p.id.as_str()),
+            payments.last().map(|p| p.id.as_str()),
+            page_data.has_more,
+            ending_before.is_some(),
+            starting_after.is_some(),
+        ))
+    };
+    Ok(html_response(
+        StatusCode::OK,
+        page(&session, Section::Payments, "Payments", &notice, body),
+    ))
+}
+
+/// The events among the most recent [`EVENT_WINDOW`] whose object is this payment or one of
+/// its refunds.
+async fn payment_events(
+    state: &DashboardState,
+    session: &Session,
+    payment_id: &str,
+) -> Result<Vec<serde_json::Value>, DashError> {
+    let params = ListParams {
+        limit: EVENT_WINDOW,
+        ..ListParams::default()
+    };
+    let raw = state
+        .services()
+        .list_raw(&session.scope(), Collection::Events, &params, Vec::new())
+        .await?;
+    let events: Vec<serde_json::Value> = parse_page(&raw)?;
+    Ok(events
+        .into_iter()
+        .filter(|e| {
+            let object = &e["data"]["object"];
+            object["id"] == payment_id || object["payment"] == payment_id
+        })
+        .collect())
+}
+
+async fn render_payment(
+    state: &DashboardState,
+    session: &Session,
+    id: &str,
+    status: StatusCode,
+    notice: Notice,
+) -> PageResult {
+    let scope = session.scope();
+    let p = state.services().get_payment(&scope, id).await?;
+    let refunds_page = state
+        .services()
+        .list_raw(
+            &scope,
+            Collection::Refunds,
+            &ListParams {
+                limit: 100,
+                ..ListParams::default()
+            },
+            vec![(Field::Payment, p.id.clone())],
+        )
+        .await?;
+    let refunds: Vec<Refund> = parse_page(&refunds_page)?;
+    let events = payment_events(state, session, &p.id).await?;
+    let refundable = p.amount_captured - p.amount_refunded;
+    let exponent = p.currency.exponent();
+    let can_refund = p.status == PaymentStatus::Succeeded && refundable > 0;
+    let can_capture = p.status == PaymentStatus::RequiresCapture;
+    let can_cancel = matches!(
+        p.status,
+        PaymentStatus::RequiresCapture | PaymentStatus::RequiresAction
+    );
+    let body = html! {
+        div.headline {
+            span.amount { (money(p.amount, p.currency)) }
+            (badge(p.status.as_str()))
+            @if p.refunded { (badge("refunded")) }
+        }
+        div.columns {
+            div {
+                section.card {
+                    h2 { "Details" }
+                    dl.props {
+                        dt { "Payment id" } dd.mono #payment-id { (p.id) }
+                        dt { "Created" } dd { (layout::when(p.created)) }
+                        dt { "Captured" } dd { (money(p.amount_captured, p.currency)) }
+                        dt { "Refunded" } dd #amount-refunded { (money(p.amount_refunded, p.currency)) }
+                        dt { "Method" } dd { (method_summary(&p)) }
+                        dt { "Customer" } dd {
+                            @if let Some(c) = &p.customer {
+                                a.mono href=(format!("/dashboard/customers/{c}")) { (c) }
+                            } @else { span.muted { "—" } }
+                        }
+                        dt { "Description" } dd { (p.description.as_deref().unwrap_or("—")) }
+                        @if let Some(m) = &p.failure_message {
+                            dt { "Failure" } dd { (m) @if let Some(c) = &p.decline_code { " (" (c) ")" } }
+                        }
+                        @if let Some(at) = p.canceled_at {
+                            dt { "Canceled" } dd { (layout::when(at)) }
+                        }
+                        dt { "Receipt" } dd { a #receipt-link href=(p.receipt_url) { "View receipt" } }
+                        @for (k, v) in p.metadata.iter() {
+                            dt.mono { (k) } dd { (v) }
+                        }
+                    }
+                }
+                section.card {
+                    h2 { "Refunds" }
+                    @if refunds.is_empty() {
+                        (super::empty_state("No refunds."))
+                    } @else {
+                        table #refunds {
+                            thead { tr { th.num { "Amount" } th { "Status" } th { "Reason" } th { "Created" } th { "Id" } } }
+                            tbody {
+                                @for r in &refunds {
+                                    tr {
+                                        td.num { (money(r.amount, r.currency)) }
+                                        td { (badge(refund_status(r))) }
+                                        td { (r.reason.map(reason_label).unwrap_or("")) }
+                                        td.muted { (layout::when(r.created)) }
+                                        td.mono.muted { (r.id) }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                section.card {
+                    h2 { "Events" }
+                    @if events.is_empty() {
+                        (super::empty_state("No recent events."))
+                    } @else {
+                        table #events {
+                            tbody {
+                                @for e in &events {
+                                    tr {
+                                        td { a.mono href=(format!("/dashboard/events/{}", e["id"].as_str().unwrap_or_default())) { (e["type"].as_str().unwrap_or_default()) } }
+                                        td.muted.num { (layout::when(e["created"].as_i64().unwrap_or_default())) }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            div {
+                section.card {
+                    h2 { "Actions" }
+                    @if can_refund {
+                        form #refund-form method="post" action=(format!("/dashboard/payments/{}/refund", p.id)) {
+                            (csrf_field(session))
+                            div.field {
+                                label for="refund-amount" { "Refund amount" }
+                                input #refund-amount type="text" name="amount" inputmode="decimal"
+                                    placeholder=(format!("all {}", money(refundable, p.currency)));
+                            }
+                            div.field {
+                                label for="refund-reason" { "Reason" }
+                                select #refund-reason name="reason" {
+                                    option value="" { "None given" }
+                                    option value="requested_by_customer" { "Requested by customer" }
+                                    option value="duplicate" { "Duplicate" }
+                                    option value="fraudulent" { "Fraudulent" }
+                                }
+                            }
+                            button.primary type="submit" { "Refund" }
+                        }
+                    }
+                    @if can_capture {
+                        form #capture-form method="post" action=(format!("/dashboard/payments/{}/capture", p.id)) {
+                            (csrf_field(session))
+                            div.field {
+                                label for="capture-amount" { "Capture amount" }
+                                input #capture-amount type="text" name="amount" inputmode="decimal"
+                                    placeholder=(format!("all {}", money(p.amount, p.currency)));
+                            }
+                            button.primary type="submit" { "Capture" }
+                        }
+                    }
+                    @if can_cancel {
+                        p { (post_button(session, &format!("/dashboard/payments/{}/cancel", p.id), "Cancel payment", "danger")) }
+                    }
+                    @if !(can_refund || can_capture || can_cancel) {
+                        p.muted { "Nothing to do: this payment is " (p.status.as_str().replace('_', " ")) @if p.refunded { " and fully refunded" } "." }
+                    }
+                    @if exponent == 0 {
+                        p.muted.small { (p.currency.code().to_uppercase()) " has no minor unit." }
+                    }
+                }
+            }
+        }
+    };
+    Ok(html_response(
+        status,
+        page(session, Section::Payments, "Payment", &notice, body),
+    ))
+}
+
+/// `GET /dashboard/payments/{id}`.
+pub async fn retrieve_payment(
+    State(state): State<DashboardState>,
+    session: Session,
+    Path(id): Path<String>,
+    Query(q): Query<Done>,
+) -> PageResult {
+    let notice = match q.done.as_deref() {
+        Some("refunded") => Notice::Success("Refund created.".into()),
+        Some("captured") => Notice::Success("Payment captured.".into()),
+        Some("canceled") => Notice::Success("Payment canceled.".into()),
+        _ => Notice::None,
+    };
+    render_payment(&state, &session, &id, StatusCode::OK, notice).await
+}
+
+/// Redirects to the payment after a successful action, or shows it again with the reason the
+/// action was refused.
+async fn after_action<T>(
+    state: &DashboardState,
+    session: &Session,
+    id: &str,
+    result: Result<T, CoreError>,
+    done: &str,
+) -> PageResult {
+    match result {
+        Ok(_) => Ok(see_other(&format!("/dashboard/payments/{id}?done={done}"))),
+        Err(e @ CoreError::NotFound { .. }) => Err(e.into()),
+        Err(e) => match user_message(&e) {
+            Some(m) => {
+                render_payment(
+                    state,
+                    session,
+                    id,
+                    StatusCode::BAD_REQUEST,
+                    Notice::Error(m),
+                )
+                .await
+            }
+            None => Err(e.into()),
+        },
+    }
+}
+
+/// An optional amount field in the payment's currency.
+fn amount_field(posted: &Posted, p: &Payment) -> Result<Option<i64>, CoreError> {
+    match posted.fields.get("amount") {
+        None => Ok(None),
+        Some(text) => parse_major(text, p.currency.exponent())
+            .map(Some)
+            .ok_or_else(|| {
+                CoreError::invalid(
+                    "amount",
+                    "amount_invalid",
+                    format!(
+                        "Enter the amount in {}, like {}.",
+                        p.currency.code().to_uppercase(),
+                        match p.currency.exponent() {
+                            0 => "1200",
+                            3 => "12.345",
+                            _ => "12.34",
+                        }
+                    ),
+                )
+            }),
+    }
+}
+
+/// `POST /dashboard/payments/{id}/refund` (`amount` optional: the rest of the payment).
+pub async fn refund_payment(
+    State(state): State<DashboardState>,
+    Path(id): Path<String>,
+    posted: Posted,
+) -> PageResult {
+    let session = &posted.session;
+    let p = state.services().get_payment(&session.scope(), &id).await?;
+    let result = async {
+        let amount = amount_field(&posted, &p)?;
+        let reason = match posted.fields.get("reason") {
+            None => None,
+            Some(r) => Some(RefundReason::parse(r).ok_or_else(|| {
+                CoreError::invalid("reason", "parameter_invalid", "Unknown refund reason.")
+            })?),
+        };
+        state
+            .services()
+            .create_refund(
+                &session.ctx(),
+                CreateRefund {
+                    payment: p.id.clone(),
+                    amount,
+                    reason,
+                    metadata: Vec::new(),
+                },
+            )
+            .await
+    }
+    .await;
+    after_action(&state, session, &id, result, "refunded").await
+}
+
+/// `POST /dashboard/payments/{id}/capture` (`amount` optional: all of it).
+pub async fn capture_payment(
+    State(state): State<DashboardState>,
+    Path(id): Path<String>,
+    posted: Posted,
+) -> PageResult {
+    let session = &posted.session;
+    let p = state.services().get_payment(&session.scope(), &id).await?;
+    let result = async {
+        let amount = amount_field(&posted, &p)?;
+        state
+            .services()
+            .capture_payment(&session.ctx(), &p.id, amount)
+            .await
+    }
+    .await;
+    after_action(&state, session, &id, result, "captured").await
+}
+
+/// `POST /dashboard/payments/{id}/cancel`.
+pub async fn cancel_payment(
+    State(state): State<DashboardState>,
+    Path(id): Path<String>,
+    posted: Posted,
+) -> PageResult {
+    let session = &posted.session;
+    let result = state
+        .services()
+        .cancel_payment(
+            &session.ctx(),
+            &id,
+            Some(CancellationReason::RequestedByCustomer),
+        )
+        .await;
+    after_action(&state, session, &id, result, "canceled").await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_major_reads_amounts_for_the_currency_exponent() {
+        assert_eq!(parse_major("12.34", 2), Some(1234));
+        assert_eq!(parse_major("12.3", 2), Some(1230));
+        assert_eq!(parse_major("12", 2), Some(1200));
+        assert_eq!(parse_major(" 0.05 ", 2), Some(5));
+        assert_eq!(parse_major(".5", 2), Some(50));
+        assert_eq!(parse_major("500", 0), Some(500));
+        assert_eq!(parse_major("1.234", 3), Some(1234));
+    }
+
+    #[test]
+    fn parse_major_refuses_what_is_not_a_plain_amount() {
+        for bad in [
+            "", ".", "12.", "1.234", "-5", "+5", "1,000", "1e3", "abc", "5.5.5",
+        ] {
+            assert_eq!(parse_major(bad, 2), None, "{bad:?}");
+        }
+        assert_eq!(parse_major("5.5", 0), None);
+        assert_eq!(parse_major("99999999999999999999", 2), None);
+    }
+}

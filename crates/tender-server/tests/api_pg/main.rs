@@ -1,0 +1,31 @@
+//! The black-box suite of `tests/api` run against PostgreSQL: the same test modules, with
+//! every test's application on a fresh schema (see `tests/api/pg.rs` for when it skips).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../api/auth.rs"]
+mod auth;
+#[path = "../api/customers.rs"]
+mod customers;
+#[path = "../api/errors.rs"]
+mod errors;
+#[path = "../api/helpers.rs"]
+mod helpers;
+#[path = "../api/idempotency.rs"]
+mod idempotency;
+#[path = "../api/lifecycle.rs"]
+mod lifecycle;
+#[path = "../api/lists.rs"]
+mod lists;
+#[path = "../api/payments.rs"]
+mod payments;
+#[path = "../api/pg.rs"]
+mod pg;
+#[path = "../api/receiver.rs"]
+mod receiver;
+#[path = "../api/refunds.rs"]
+mod refunds;
+#[path = "../api/webhooks.rs"]
+mod webhooks;
+
+pub const BACKEND: helpers::Backend = helpers::Backend::Postgres;

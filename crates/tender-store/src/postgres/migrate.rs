@@ -1,0 +1,67 @@
+//! PostgreSQL's embedded migrations (numbered in lockstep with `migrations/sqlite`). Several
+//! nodes may start at once: an advisory lock makes one apply them while the others wait.
+
+use tender_core::error::StoreError;
+
+use super::classify;
+
+const MIGRATIONS: &[(i64, &str)] = &[(
+    1,
+    include_str!("../../migrations/postgres/0001_create_tables.sql"),
+)];
+
+/// An arbitrary constant naming Tender's migration lock.
+const MIGRATION_LOCK: i64 = 0x7465_6e64_6572;
+
+pub async fn migrate(client: &mut deadpool_postgres::Object) -> Result<(), StoreError> {
+    client
+        .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
+        .await
+        .map_err(|e| classify("migration lock", e))?;
+    let result = apply(client).await;
+    let _ = client
+        .execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
+        .await;
+    result
+}
+
+async fn apply(client: &mut deadpool_postgres::Object) -> Result<(), StoreError> {
+    client
+        .batch_execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied BIGINT NOT NULL)",
+        )
+        .await
+        .map_err(|e| classify("migrate", e))?;
+    for (version, sql) in MIGRATIONS {
+        let tx = client
+            .transaction()
+            .await
+            .map_err(|e| classify("migrate", e))?;
+        let done: bool = tx
+            .query_one(
+                "SELECT EXISTS(SELECT 1 FROM schema_migrations WHERE version = $1)",
+                &[version],
+            )
+            .await
+            .map_err(|e| classify("migrate", e))?
+            .get(0);
+        if !done {
+            tx.batch_execute(sql)
+                .await
+                .map_err(|e| classify("migrate", e))?;
+            tx.execute(
+                "INSERT INTO schema_migrations (version, applied) VALUES ($1, extract(epoch from now())::bigint)",
+                &[version],
+            )
+            .await
+            .map_err(|e| classify("migrate", e))?;
+        }
+        tx.commit().await.map_err(|e| classify("migrate", e))?;
+    }
+    Ok(())
+}
+
+/// The newest migration this build knows.
+pub fn latest_version() -> i64 {
+    MIGRATIONS.last().map(|(v, _)| *v).unwrap_or(0)
+}

@@ -1,0 +1,1011 @@
+//! The PostgreSQL store: several stateless Tender nodes on one database.
+//!
+//! Every batch is one transaction on a pooled connection. Optimistic version checks make
+//! concurrent read-modify-writes on different nodes conflict (and retry in the use case);
+//! leases on deliveries and tasks are taken with `FOR UPDATE SKIP LOCKED`, so each due item goes
+//! to exactly one node; idempotency claims lock the key's row. The server must keep `fsync` and
+//! `synchronous_commit` on: [`PgStore::open`] refuses otherwise.
+
+mod migrate;
+
+use async_trait::async_trait;
+use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod};
+use tender_core::auth::{KeyKind, Mode, Scope};
+use tender_core::error::StoreError;
+use tender_core::ids::{self, IdKind};
+use tender_core::store::{
+    AccountRecord, ApiKeyRecord, ClaimedDelivery, ClaimedTask, Collection, Cursor,
+    DeliveryAttemptRecord, DeliveryRecord, IdempotencyClaim, ListQuery, Page, Record,
+    SessionRecord, Store, StoreResult, StoredResponse, WriteBatch, WriteOp, IDEMPOTENCY_TTL_SECS,
+};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::Row;
+
+use crate::schema::{column, index_columns, table};
+
+/// Default pool size per node (see docs/operations.md for sizing).
+pub const DEFAULT_POOL_SIZE: usize = 16;
+
+/// Turns a driver error into a `StoreError`, keeping the cause.
+fn classify(what: &str, e: tokio_postgres::Error) -> StoreError {
+    if let Some(db) = e.as_db_error() {
+        let code = db.code().code();
+        if code == "23505" {
+            return StoreError::Duplicate(db.constraint().unwrap_or(what).to_string());
+        }
+        // Serialization failure / deadlock: the batch lost a race; the use case retries.
+        if code == "40001" || code == "40P01" {
+            return StoreError::Conflict(what.to_string());
+        }
+    }
+    StoreError::unavailable(format!("postgres {what}"), e)
+}
+
+fn pool_error(e: deadpool_postgres::PoolError) -> StoreError {
+    StoreError::unavailable("postgres connection pool", e)
+}
+
+/// Tender's PostgreSQL store.
+pub struct PgStore {
+    pool: Pool,
+}
+
+type Param<'a> = &'a (dyn ToSql + Sync);
+
+impl PgStore {
+    /// Connects, refuses an unsafe server configuration, and applies migrations.
+    pub async fn open(url: &str, pool_size: usize) -> Result<Self, StoreError> {
+        let config: tokio_postgres::Config = url
+            .parse()
+            .map_err(|e| StoreError::unavailable("invalid PostgreSQL URL", e))?;
+        let manager = Manager::from_config(
+            config,
+            tokio_postgres::NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(pool_size)
+            .build()
+            .map_err(|e| StoreError::unavailable("building the PostgreSQL pool", e))?;
+        let store = Self { pool };
+        store.check_durability().await?;
+        let mut client = store.pool.get().await.map_err(pool_error)?;
+        migrate::migrate(&mut client).await?;
+        Ok(store)
+    }
+
+    /// An acknowledged payment must survive a crash: `fsync` and `synchronous_commit` on.
+    async fn check_durability(&self) -> StoreResult<()> {
+        let client = self.pool.get().await.map_err(pool_error)?;
+        for setting in ["fsync", "synchronous_commit"] {
+            let row = client
+                .query_one(&format!("SHOW {setting}"), &[])
+                .await
+                .map_err(|e| classify("show settings", e))?;
+            let value: String = row.get(0);
+            if value == "off" {
+                return Err(StoreError::Unavailable {
+                    message: format!(
+                        "PostgreSQL has {setting}=off: acknowledged payments could be lost in a crash; turn it on"
+                    ),
+                    source: None,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The migration version this build applies.
+    pub fn schema_version() -> i64 {
+        migrate::latest_version()
+    }
+}
+
+fn mode_from(s: &str) -> Mode {
+    if s == "live" {
+        Mode::Live
+    } else {
+        Mode::Test
+    }
+}
+
+fn scope_from(account: String, live: bool) -> Scope {
+    Scope {
+        account,
+        mode: if live { Mode::Live } else { Mode::Test },
+    }
+}
+
+fn record(r: &Row) -> Record {
+    Record {
+        id: r.get(0),
+        version: r.get(1),
+        body: r.get(2),
+    }
+}
+
+async fn find_record<C: GenericClient>(
+    c: &C,
+    scope: &Scope,
+    col: Collection,
+    id: &str,
+) -> StoreResult<Option<Record>> {
+    let sql = format!(
+        "SELECT id, version, body FROM {} WHERE id = $1 AND account_id = $2 AND livemode = $3",
+        table(col)
+    );
+    let stmt = c
+        .prepare_cached(&sql)
+        .await
+        .map_err(|e| classify("find", e))?;
+    let live = scope.livemode();
+    let row = c
+        .query_opt(&stmt, &[&id, &scope.account, &live])
+        .await
+        .map_err(|e| classify("find", e))?;
+    Ok(row.as_ref().map(record))
+}
+
+async fn apply_batch(
+    tx: &deadpool_postgres::Transaction<'_>,
+    batch: &WriteBatch,
+) -> StoreResult<()> {
+    let scope = &batch.scope;
+    let live = scope.livemode();
+    for op in &batch.ops {
+        match op {
+            WriteOp::Insert {
+                collection,
+                id,
+                created,
+                index,
+                body,
+            } => {
+                let cols = index_columns(*collection, index);
+                let names: String = cols.iter().map(|(n, _)| format!(", {n}")).collect();
+                let marks: String = (0..cols.len()).map(|i| format!(", ${}", i + 6)).collect();
+                let sql = format!(
+                    "INSERT INTO {} (id, account_id, livemode, created, version, body{names}) VALUES ($1, $2, $3, $4, 1, $5{marks})",
+                    table(*collection)
+                );
+                let values: Vec<Option<String>> = cols.into_iter().map(|(_, v)| v).collect();
+                let mut params: Vec<Param> = vec![id, &scope.account, &live, created, body];
+                params.extend(values.iter().map(|v| v as Param));
+                tx.execute(&sql, &params)
+                    .await
+                    .map_err(|e| classify("insert", e))?;
+            }
+            WriteOp::Update {
+                collection,
+                id,
+                expected_version,
+                index,
+                body,
+            } => {
+                let cols = index_columns(*collection, index);
+                let sets: String = cols
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (n, _))| format!(", {n} = ${}", i + 6))
+                    .collect();
+                let sql = format!(
+                    "UPDATE {} SET body = $1, version = version + 1{sets} WHERE id = $2 AND account_id = $3 AND livemode = $4 AND version = $5",
+                    table(*collection)
+                );
+                let values: Vec<Option<String>> = cols.into_iter().map(|(_, v)| v).collect();
+                let mut params: Vec<Param> =
+                    vec![body, id, &scope.account, &live, expected_version];
+                params.extend(values.iter().map(|v| v as Param));
+                let n = tx
+                    .execute(&sql, &params)
+                    .await
+                    .map_err(|e| classify("update", e))?;
+                if n != 1 {
+                    return Err(StoreError::Conflict(id.clone()));
+                }
+            }
+            WriteOp::Delete {
+                collection,
+                id,
+                expected_version,
+            } => {
+                let sql = format!(
+                    "DELETE FROM {} WHERE id = $1 AND account_id = $2 AND livemode = $3 AND version = $4",
+                    table(*collection)
+                );
+                let n = tx
+                    .execute(&sql, &[id, &scope.account, &live, expected_version])
+                    .await
+                    .map_err(|e| classify("delete", e))?;
+                if n != 1 {
+                    return Err(StoreError::Conflict(id.clone()));
+                }
+                // Whatever was sealed for the object (secrets, a card) goes with it.
+                tx.execute("DELETE FROM sealed_values WHERE owner_id = $1", &[id])
+                    .await
+                    .map_err(|e| classify("delete sealed", e))?;
+            }
+            WriteOp::Seal { owner, sealed } => {
+                tx.execute(
+                    "INSERT INTO sealed_values (owner_id, account_id, livemode, sealed) VALUES ($1, $2, $3, $4)
+                     ON CONFLICT (owner_id) DO UPDATE SET sealed = excluded.sealed",
+                    &[owner, &scope.account, &live, sealed],
+                )
+                .await
+                .map_err(|e| classify("seal", e))?;
+            }
+            WriteOp::Unseal { owner } => {
+                tx.execute(
+                    "DELETE FROM sealed_values WHERE owner_id = $1 AND account_id = $2 AND livemode = $3",
+                    &[owner, &scope.account, &live],
+                )
+                .await
+                .map_err(|e| classify("unseal", e))?;
+            }
+            WriteOp::ScheduleTask {
+                id,
+                kind,
+                object_id,
+                due_at,
+            } => {
+                tx.execute(
+                    "INSERT INTO scheduled_tasks (id, kind, account_id, livemode, object_id, due_at) VALUES ($1, $2, $3, $4, $5, $6)",
+                    &[id, kind, &scope.account, &live, object_id, due_at],
+                )
+                .await
+                .map_err(|e| classify("schedule task", e))?;
+            }
+            WriteOp::DeleteTask { id } => {
+                let n = tx
+                    .execute(
+                        "DELETE FROM scheduled_tasks WHERE id = $1 AND account_id = $2 AND livemode = $3",
+                        &[id, &scope.account, &live],
+                    )
+                    .await
+                    .map_err(|e| classify("delete task", e))?;
+                if n != 1 {
+                    // Another runner finished it first: this batch must not apply twice.
+                    return Err(StoreError::Conflict(id.clone()));
+                }
+            }
+            WriteOp::Event {
+                id,
+                event_type,
+                created,
+                body,
+            } => {
+                tx.execute(
+                    "INSERT INTO events (id, account_id, livemode, created, version, type, body) VALUES ($1, $2, $3, $4, 1, $5, $6)",
+                    &[id, &scope.account, &live, created, event_type, body],
+                )
+                .await
+                .map_err(|e| classify("insert event", e))?;
+                fan_out(tx, scope, id, event_type, *created).await?;
+            }
+        }
+    }
+    if let Some((key, response)) = &batch.idempotency {
+        let status = response.status as i64;
+        tx.execute(
+            "UPDATE idempotency_keys SET state = 'done', status = $1, body = $2 WHERE account_id = $3 AND livemode = $4 AND key = $5",
+            &[&status, &response.body, &scope.account, &live, key],
+        )
+        .await
+        .map_err(|e| classify("complete idempotency", e))?;
+    }
+    Ok(())
+}
+
+/// The outbox: a pending delivery for every enabled endpoint of the scope that wants the event.
+async fn fan_out(
+    tx: &deadpool_postgres::Transaction<'_>,
+    scope: &Scope,
+    event: &str,
+    event_type: &str,
+    created: i64,
+) -> StoreResult<()> {
+    let live = scope.livemode();
+    let pattern = format!(",{event_type},");
+    let rows = tx
+        .query(
+            "SELECT id FROM webhook_endpoints WHERE account_id = $1 AND livemode = $2 AND status = 'enabled'
+             AND (enabled_events = '*' OR strpos(enabled_events, $3) > 0)",
+            &[&scope.account, &live, &pattern],
+        )
+        .await
+        .map_err(|e| classify("fan out", e))?;
+    let due = created * 1000;
+    for row in rows {
+        let endpoint: String = row.get(0);
+        tx.execute(
+            "INSERT INTO webhook_deliveries (id, account_id, livemode, event_id, endpoint_id, status, next_attempt_at, created)
+             VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7)",
+            &[&ids::generate(IdKind::WebhookDelivery), &scope.account, &live, &event, &endpoint, &due, &created],
+        )
+        .await
+        .map_err(|e| classify("insert delivery", e))?;
+    }
+    Ok(())
+}
+
+const ACCOUNT_COLUMNS: &str = "id, email, name, password_hash, created";
+
+fn account_row(r: &Row) -> AccountRecord {
+    AccountRecord {
+        id: r.get(0),
+        email: r.get(1),
+        name: r.get(2),
+        password_hash: r.get(3),
+        created: r.get(4),
+    }
+}
+
+const KEY_COLUMNS: &str =
+    "id, account_id, mode, kind, key_hash, public_value, last4, created, expires_at, revoked";
+
+fn key_row(r: &Row) -> ApiKeyRecord {
+    ApiKeyRecord {
+        id: r.get(0),
+        account: r.get(1),
+        mode: mode_from(r.get(2)),
+        kind: if r.get::<_, &str>(3) == "secret" {
+            KeyKind::Secret
+        } else {
+            KeyKind::Publishable
+        },
+        key_hash: r.get(4),
+        public_value: r.get(5),
+        last4: r.get(6),
+        created: r.get(7),
+        expires_at: r.get(8),
+        revoked: r.get(9),
+    }
+}
+
+async fn insert_key<C: GenericClient>(c: &C, k: &ApiKeyRecord) -> StoreResult<()> {
+    c.execute(
+        &format!(
+            "INSERT INTO api_keys ({KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+        ),
+        &[
+            &k.id,
+            &k.account,
+            &k.mode.as_str(),
+            &k.kind.as_str(),
+            &k.key_hash,
+            &k.public_value,
+            &k.last4,
+            &k.created,
+            &k.expires_at,
+            &k.revoked,
+        ],
+    )
+    .await
+    .map(|_| ())
+    .map_err(|e| classify("insert key", e))
+}
+
+const DELIVERY_COLUMNS: &str =
+    "id, event_id, endpoint_id, status, next_attempt_at, attempts::text, created";
+
+fn delivery_row(r: &Row) -> DeliveryRecord {
+    DeliveryRecord {
+        id: r.get(0),
+        event_id: r.get(1),
+        endpoint_id: r.get(2),
+        status: r.get(3),
+        next_attempt_at_ms: r.get(4),
+        attempts: r.get(5),
+        created: r.get(6),
+    }
+}
+
+fn session_row(r: &Row) -> SessionRecord {
+    SessionRecord {
+        token_hash: r.get(0),
+        account: r.get(1),
+        csrf_token: r.get(2),
+        mode: mode_from(r.get(3)),
+        created: r.get(4),
+        expires_at: r.get(5),
+    }
+}
+
+impl PgStore {
+    async fn client(&self) -> StoreResult<deadpool_postgres::Object> {
+        self.pool.get().await.map_err(pool_error)
+    }
+
+    /// Runs `f` in a transaction and commits it (durably: synchronous_commit is on).
+    async fn in_transaction<R, F>(&self, f: F) -> StoreResult<R>
+    where
+        F: for<'a> FnOnce(
+            &'a deadpool_postgres::Transaction<'a>,
+        ) -> std::pin::Pin<
+            Box<dyn std::future::Future<Output = StoreResult<R>> + Send + 'a>,
+        >,
+    {
+        let mut client = self.client().await?;
+        let tx = client
+            .transaction()
+            .await
+            .map_err(|e| classify("begin", e))?;
+        let out = f(&tx).await?;
+        tx.commit().await.map_err(|e| classify("commit", e))?;
+        Ok(out)
+    }
+}
+
+#[async_trait]
+impl Store for PgStore {
+    async fn find_record(
+        &self,
+        scope: &Scope,
+        collection: Collection,
+        id: &str,
+    ) -> StoreResult<Option<Record>> {
+        let client = self.client().await?;
+        find_record(&client, scope, collection, id).await
+    }
+
+    async fn list_records(
+        &self,
+        scope: &Scope,
+        collection: Collection,
+        q: &ListQuery,
+    ) -> StoreResult<Page> {
+        let client = self.client().await?;
+        let t = table(collection);
+        let live = scope.livemode();
+        let mut sql =
+            format!("SELECT id, version, body FROM {t} WHERE account_id = $1 AND livemode = $2");
+        let mut strings: Vec<String> = Vec::new();
+        let mut ints: Vec<i64> = Vec::new();
+        // Placeholders are numbered in the order values are pushed below.
+        enum V {
+            S(usize),
+            I(usize),
+        }
+        let mut order: Vec<V> = Vec::new();
+        for (field, value) in &q.filters {
+            strings.push(value.clone());
+            order.push(V::S(strings.len() - 1));
+            sql.push_str(&format!(" AND {} = ${}", column(*field), order.len() + 2));
+        }
+        for (op, bound) in [
+            (">", q.created.gt),
+            (">=", q.created.gte),
+            ("<", q.created.lt),
+            ("<=", q.created.lte),
+        ] {
+            if let Some(b) = bound {
+                ints.push(b);
+                order.push(V::I(ints.len() - 1));
+                sql.push_str(&format!(" AND created {op} ${}", order.len() + 2));
+            }
+        }
+        let cursor_seq = |id: String| {
+            let client = &client;
+            async move {
+                let row = client
+                    .query_opt(
+                        &format!("SELECT seq FROM {t} WHERE id = $1 AND account_id = $2 AND livemode = $3"),
+                        &[&id, &scope.account, &live],
+                    )
+                    .await
+                    .map_err(|e| classify("cursor", e))?;
+                row.map(|r| r.get::<_, i64>(0))
+                    .ok_or(StoreError::CursorNotFound(id))
+            }
+        };
+        let ascending = match &q.cursor {
+            Cursor::Newest => false,
+            Cursor::StartingAfter(id) => {
+                ints.push(cursor_seq(id.clone()).await?);
+                order.push(V::I(ints.len() - 1));
+                sql.push_str(&format!(" AND seq < ${}", order.len() + 2));
+                false
+            }
+            Cursor::EndingBefore(id) => {
+                ints.push(cursor_seq(id.clone()).await?);
+                order.push(V::I(ints.len() - 1));
+                sql.push_str(&format!(" AND seq > ${}", order.len() + 2));
+                true
+            }
+        };
+        ints.push(q.limit as i64 + 1);
+        order.push(V::I(ints.len() - 1));
+        sql.push_str(&format!(
+            " ORDER BY seq {} LIMIT ${}",
+            if ascending { "ASC" } else { "DESC" },
+            order.len() + 2
+        ));
+        let mut params: Vec<Param> = vec![&scope.account, &live];
+        for v in &order {
+            match v {
+                V::S(i) => params.push(&strings[*i]),
+                V::I(i) => params.push(&ints[*i]),
+            }
+        }
+        let stmt = client
+            .prepare_cached(&sql)
+            .await
+            .map_err(|e| classify("list", e))?;
+        let rows = client
+            .query(&stmt, &params)
+            .await
+            .map_err(|e| classify("list", e))?;
+        let mut records: Vec<Record> = rows.iter().map(record).collect();
+        let has_more = records.len() > q.limit as usize;
+        records.truncate(q.limit as usize);
+        if ascending {
+            records.reverse();
+        }
+        Ok(Page { records, has_more })
+    }
+
+    async fn commit(&self, batch: WriteBatch) -> StoreResult<()> {
+        self.in_transaction(|tx| Box::pin(async move { apply_batch(tx, &batch).await }))
+            .await
+    }
+
+    async fn claim_idempotency(
+        &self,
+        scope: &Scope,
+        key: &str,
+        fingerprint: &str,
+        now: i64,
+        lock_expires_before: i64,
+    ) -> StoreResult<IdempotencyClaim> {
+        let (scope, key, fingerprint) = (scope.clone(), key.to_string(), fingerprint.to_string());
+        self.in_transaction(move |tx| {
+            Box::pin(async move {
+                let live = scope.livemode();
+                let inserted = tx
+                    .execute(
+                        "INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, state, created, locked_at)
+                         VALUES ($1, $2, $3, $4, 'running', $5, $5) ON CONFLICT DO NOTHING",
+                        &[&scope.account, &live, &key, &fingerprint, &now],
+                    )
+                    .await
+                    .map_err(|e| classify("claim idempotency", e))?;
+                if inserted == 1 {
+                    return Ok(IdempotencyClaim::Acquired);
+                }
+                // The row exists: lock it, so two nodes cannot both take over a stale claim.
+                let row = tx
+                    .query_one(
+                        "SELECT fingerprint, state, status, body, locked_at, created FROM idempotency_keys
+                         WHERE account_id = $1 AND livemode = $2 AND key = $3 FOR UPDATE",
+                        &[&scope.account, &live, &key],
+                    )
+                    .await
+                    .map_err(|e| classify("claim idempotency", e))?;
+                let (stored_fp, state, status, body, locked_at, created): (String, String, Option<i64>, Option<Vec<u8>>, i64, i64) =
+                    (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4), row.get(5));
+                let take = created < now - IDEMPOTENCY_TTL_SECS
+                    || (stored_fp == fingerprint && state == "running" && locked_at < lock_expires_before);
+                if take {
+                    tx.execute(
+                        "UPDATE idempotency_keys SET fingerprint = $4, state = 'running', status = NULL, body = NULL,
+                         created = $5, locked_at = $5 WHERE account_id = $1 AND livemode = $2 AND key = $3",
+                        &[&scope.account, &live, &key, &fingerprint, &now],
+                    )
+                    .await
+                    .map_err(|e| classify("claim idempotency", e))?;
+                    return Ok(IdempotencyClaim::Acquired);
+                }
+                if stored_fp != fingerprint {
+                    return Ok(IdempotencyClaim::Mismatch);
+                }
+                match (state.as_str(), status, body) {
+                    ("done", Some(status), Some(body)) => {
+                        Ok(IdempotencyClaim::Replay(StoredResponse { status: status as u16, body }))
+                    }
+                    _ => Ok(IdempotencyClaim::InProgress),
+                }
+            })
+        })
+        .await
+    }
+
+    async fn complete_idempotency(
+        &self,
+        scope: &Scope,
+        key: &str,
+        response: StoredResponse,
+    ) -> StoreResult<()> {
+        let batch = WriteBatch {
+            scope: scope.clone(),
+            ops: Vec::new(),
+            idempotency: Some((key.to_string(), response)),
+        };
+        self.commit(batch).await
+    }
+
+    async fn release_idempotency(&self, scope: &Scope, key: &str) -> StoreResult<()> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "DELETE FROM idempotency_keys WHERE account_id = $1 AND livemode = $2 AND key = $3 AND state = 'running'",
+                &[&scope.account, &scope.livemode(), &key],
+            )
+            .await
+            .map(|_| ())
+            .map_err(|e| classify("release idempotency", e))
+    }
+
+    async fn purge_idempotency(&self, before: i64) -> StoreResult<u64> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "DELETE FROM idempotency_keys WHERE created < $1",
+                &[&before],
+            )
+            .await
+            .map_err(|e| classify("purge idempotency", e))
+    }
+
+    async fn insert_account(
+        &self,
+        account: AccountRecord,
+        keys: Vec<ApiKeyRecord>,
+    ) -> StoreResult<()> {
+        self.in_transaction(move |tx| {
+            Box::pin(async move {
+                tx.execute(
+                    &format!(
+                        "INSERT INTO accounts ({ACCOUNT_COLUMNS}) VALUES ($1, $2, $3, $4, $5)"
+                    ),
+                    &[
+                        &account.id,
+                        &account.email,
+                        &account.name,
+                        &account.password_hash,
+                        &account.created,
+                    ],
+                )
+                .await
+                .map_err(|e| classify("insert account", e))?;
+                for k in &keys {
+                    insert_key(tx, k).await?;
+                }
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    async fn find_account(&self, id: &str) -> StoreResult<Option<AccountRecord>> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                &format!("SELECT {ACCOUNT_COLUMNS} FROM accounts WHERE id = $1"),
+                &[&id],
+            )
+            .await
+            .map_err(|e| classify("find account", e))?;
+        Ok(row.as_ref().map(account_row))
+    }
+
+    async fn find_account_by_email(&self, email: &str) -> StoreResult<Option<AccountRecord>> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                &format!("SELECT {ACCOUNT_COLUMNS} FROM accounts WHERE lower(email) = lower($1)"),
+                &[&email],
+            )
+            .await
+            .map_err(|e| classify("find account", e))?;
+        Ok(row.as_ref().map(account_row))
+    }
+
+    async fn list_accounts(&self) -> StoreResult<Vec<AccountRecord>> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                &format!("SELECT {ACCOUNT_COLUMNS} FROM accounts ORDER BY created, id"),
+                &[],
+            )
+            .await
+            .map_err(|e| classify("list accounts", e))?;
+        Ok(rows.iter().map(account_row).collect())
+    }
+
+    async fn update_account_password(&self, account: &str, password_hash: &str) -> StoreResult<()> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "UPDATE accounts SET password_hash = $1 WHERE id = $2",
+                &[&password_hash, &account],
+            )
+            .await
+            .map(|_| ())
+            .map_err(|e| classify("update password", e))
+    }
+
+    async fn count_accounts(&self) -> StoreResult<u64> {
+        let client = self.client().await?;
+        let row = client
+            .query_one("SELECT COUNT(*) FROM accounts", &[])
+            .await
+            .map_err(|e| classify("count", e))?;
+        Ok(row.get::<_, i64>(0) as u64)
+    }
+
+    async fn find_api_key(&self, key_hash: &str) -> StoreResult<Option<ApiKeyRecord>> {
+        let client = self.client().await?;
+        let stmt = client
+            .prepare_cached(&format!(
+                "SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = $1"
+            ))
+            .await
+            .map_err(|e| classify("find api key", e))?;
+        let row = client
+            .query_opt(&stmt, &[&key_hash])
+            .await
+            .map_err(|e| classify("find api key", e))?;
+        Ok(row.as_ref().map(key_row))
+    }
+
+    async fn list_api_keys(&self, account: &str) -> StoreResult<Vec<ApiKeyRecord>> {
+        let client = self.client().await?;
+        let rows = client
+            .query(&format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created DESC, id"), &[&account])
+            .await
+            .map_err(|e| classify("list keys", e))?;
+        Ok(rows.iter().map(key_row).collect())
+    }
+
+    async fn insert_api_key(&self, key: ApiKeyRecord) -> StoreResult<()> {
+        let client = self.client().await?;
+        insert_key(&client, &key).await
+    }
+
+    async fn update_api_key(
+        &self,
+        account: &str,
+        key_id: &str,
+        expires_at: Option<i64>,
+        revoked: bool,
+    ) -> StoreResult<()> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "UPDATE api_keys SET expires_at = $1, revoked = $2 WHERE id = $3 AND account_id = $4",
+                &[&expires_at, &revoked, &key_id, &account],
+            )
+            .await
+            .map(|_| ())
+            .map_err(|e| classify("update key", e))
+    }
+
+    async fn insert_session(&self, s: SessionRecord) -> StoreResult<()> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "INSERT INTO dashboard_sessions (token_hash, account_id, csrf_token, mode, created, expires_at) VALUES ($1, $2, $3, $4, $5, $6)",
+                &[&s.token_hash, &s.account, &s.csrf_token, &s.mode.as_str(), &s.created, &s.expires_at],
+            )
+            .await
+            .map(|_| ())
+            .map_err(|e| classify("insert session", e))
+    }
+
+    async fn find_session(&self, token_hash: &str, now: i64) -> StoreResult<Option<SessionRecord>> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT token_hash, account_id, csrf_token, mode, created, expires_at FROM dashboard_sessions
+                 WHERE token_hash = $1 AND expires_at > $2",
+                &[&token_hash, &now],
+            )
+            .await
+            .map_err(|e| classify("find session", e))?;
+        Ok(row.as_ref().map(session_row))
+    }
+
+    async fn update_session_mode(&self, token_hash: &str, mode: Mode) -> StoreResult<()> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "UPDATE dashboard_sessions SET mode = $1 WHERE token_hash = $2",
+                &[&mode.as_str(), &token_hash],
+            )
+            .await
+            .map(|_| ())
+            .map_err(|e| classify("update session", e))
+    }
+
+    async fn delete_session(&self, token_hash: &str) -> StoreResult<()> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "DELETE FROM dashboard_sessions WHERE token_hash = $1",
+                &[&token_hash],
+            )
+            .await
+            .map(|_| ())
+            .map_err(|e| classify("delete session", e))
+    }
+
+    async fn find_payment_for_receipt(&self, id: &str) -> StoreResult<Option<(Scope, Record)>> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT account_id, livemode, id, version, body FROM payments WHERE id = $1",
+                &[&id],
+            )
+            .await
+            .map_err(|e| classify("find payment", e))?;
+        Ok(row.map(|r| {
+            (
+                scope_from(r.get(0), r.get(1)),
+                Record {
+                    id: r.get(2),
+                    version: r.get(3),
+                    body: r.get(4),
+                },
+            )
+        }))
+    }
+
+    async fn find_sealed(&self, scope: &Scope, owner: &str) -> StoreResult<Option<String>> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT sealed FROM sealed_values WHERE owner_id = $1 AND account_id = $2 AND livemode = $3",
+                &[&owner, &scope.account, &scope.livemode()],
+            )
+            .await
+            .map_err(|e| classify("find sealed", e))?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    async fn claim_tasks(
+        &self,
+        now: i64,
+        lease_until: i64,
+        limit: usize,
+    ) -> StoreResult<Vec<ClaimedTask>> {
+        let limit = limit as i64;
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "UPDATE scheduled_tasks SET lease_until = $2 WHERE id IN (
+                    SELECT id FROM scheduled_tasks WHERE due_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
+                    ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+                 RETURNING id, account_id, livemode, kind, object_id",
+                &[&now, &lease_until, &limit],
+            )
+            .await
+            .map_err(|e| classify("claim tasks", e))?;
+        Ok(rows
+            .iter()
+            .map(|r| ClaimedTask {
+                id: r.get(0),
+                scope: scope_from(r.get(1), r.get(2)),
+                kind: r.get(3),
+                object_id: r.get(4),
+            })
+            .collect())
+    }
+
+    async fn claim_deliveries(
+        &self,
+        now_ms: i64,
+        lease_until_ms: i64,
+        limit: usize,
+    ) -> StoreResult<Vec<ClaimedDelivery>> {
+        let limit = limit as i64;
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "WITH claimed AS (
+                    UPDATE webhook_deliveries SET lease_until = $2 WHERE id IN (
+                        SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $1
+                        AND (lease_until IS NULL OR lease_until < $1)
+                        ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+                    RETURNING id, account_id, livemode, event_id, endpoint_id, attempts)
+                 SELECT c.id, c.account_id, c.livemode, c.event_id, e.body, c.endpoint_id, w.body, s.sealed,
+                        h.failing_since, jsonb_array_length(c.attempts)
+                 FROM claimed c
+                 JOIN events e ON e.id = c.event_id
+                 LEFT JOIN webhook_endpoints w ON w.id = c.endpoint_id
+                 LEFT JOIN sealed_values s ON s.owner_id = c.endpoint_id
+                 LEFT JOIN webhook_endpoint_health h ON h.endpoint_id = c.endpoint_id",
+                &[&now_ms, &lease_until_ms, &limit],
+            )
+            .await
+            .map_err(|e| classify("claim deliveries", e))?;
+        Ok(rows
+            .iter()
+            .map(|r| ClaimedDelivery {
+                id: r.get(0),
+                scope: scope_from(r.get(1), r.get(2)),
+                event_id: r.get(3),
+                event_body: r.get(4),
+                endpoint_id: r.get(5),
+                endpoint_body: r.get(6),
+                endpoint_secrets: r.get(7),
+                endpoint_failing_since: r.get(8),
+                attempts_made: r.get::<_, i32>(9) as usize,
+            })
+            .collect())
+    }
+
+    async fn record_delivery_attempt(&self, rec: DeliveryAttemptRecord) -> StoreResult<()> {
+        self.in_transaction(move |tx| {
+            Box::pin(async move {
+                tx.execute(
+                    "UPDATE webhook_deliveries SET attempts = attempts || jsonb_build_array($1::text::jsonb), status = $2,
+                     next_attempt_at = $3, lease_until = NULL WHERE id = $4",
+                    &[&rec.attempt, &rec.status, &rec.next_attempt_at_ms, &rec.delivery_id],
+                )
+                .await
+                .map_err(|e| classify("record attempt", e))?;
+                tx.execute(
+                    "INSERT INTO webhook_endpoint_health (endpoint_id, failing_since) VALUES ($1, $2)
+                     ON CONFLICT (endpoint_id) DO UPDATE SET failing_since = excluded.failing_since",
+                    &[&rec.endpoint_id, &rec.endpoint_failing_since],
+                )
+                .await
+                .map_err(|e| classify("endpoint health", e))?;
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    async fn list_deliveries(
+        &self,
+        scope: &Scope,
+        event_id: &str,
+    ) -> StoreResult<Vec<DeliveryRecord>> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                &format!(
+                    "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries WHERE account_id = $1 AND livemode = $2 AND event_id = $3 ORDER BY seq"
+                ),
+                &[&scope.account, &scope.livemode(), &event_id],
+            )
+            .await
+            .map_err(|e| classify("list deliveries", e))?;
+        Ok(rows.iter().map(delivery_row).collect())
+    }
+
+    async fn schedule_delivery(
+        &self,
+        scope: &Scope,
+        event_id: &str,
+        endpoint_id: &str,
+        now_ms: i64,
+    ) -> StoreResult<DeliveryRecord> {
+        let client = self.client().await?;
+        let created = now_ms / 1000;
+        let row = client
+            .query_one(
+                &format!(
+                    "INSERT INTO webhook_deliveries (id, account_id, livemode, event_id, endpoint_id, status, next_attempt_at, created)
+                     VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7)
+                     ON CONFLICT (event_id, endpoint_id) DO UPDATE SET status = 'pending', next_attempt_at = excluded.next_attempt_at
+                     RETURNING {DELIVERY_COLUMNS}"
+                ),
+                &[
+                    &ids::generate(IdKind::WebhookDelivery),
+                    &scope.account,
+                    &scope.livemode(),
+                    &event_id,
+                    &endpoint_id,
+                    &now_ms,
+                    &created,
+                ],
+            )
+            .await
+            .map_err(|e| classify("schedule delivery", e))?;
+        Ok(delivery_row(&row))
+    }
+}
