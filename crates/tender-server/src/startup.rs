@@ -11,6 +11,7 @@ use axum::routing::get;
 use axum::Router;
 use tender_core::acquirer::SimulatedAcquirer;
 use tender_core::clock::{Clock, SystemClock};
+use tender_core::error::{CoreError, StoreError};
 use tender_core::service::accounts::AccountCreated;
 use tender_core::service::{ServiceConfig, Services};
 use tender_core::store::{Store, IDEMPOTENCY_TTL_SECS};
@@ -50,6 +51,22 @@ pub async fn open_services(
     })
 }
 
+/// On first start with an empty store, creates the first account. Several nodes starting at
+/// once on one database race here; the unique e-mail makes exactly one of them win.
+async fn bootstrap_account(services: &Services) -> anyhow::Result<Option<AccountCreated>> {
+    if services.store.count_accounts().await? > 0 {
+        return Ok(None);
+    }
+    match services
+        .create_account("admin@tender.local", None, None)
+        .await
+    {
+        Ok(created) => Ok(Some(created)),
+        Err(CoreError::Store(StoreError::Duplicate(_))) => Ok(None),
+        Err(e) => Err(anyhow::anyhow!("creating the first account: {e}")),
+    }
+}
+
 /// A built, bound, not yet running application.
 pub struct Application {
     api_listener: TcpListener,
@@ -85,16 +102,7 @@ impl Application {
             None => format!("http://{}", receipt_listener.local_addr()?),
         };
         let services = open_services(&config, clock, receipt_base).await?;
-        let bootstrap = if services.store.count_accounts().await? == 0 {
-            Some(
-                services
-                    .create_account("admin@tender.local", None, None)
-                    .await
-                    .map_err(|e| anyhow::anyhow!("{e}"))?,
-            )
-        } else {
-            None
-        };
+        let bootstrap = bootstrap_account(&services).await?;
         let state = AppState {
             services,
             rate_limiter: Arc::new(RateLimiter::new(config.rate_limit)),

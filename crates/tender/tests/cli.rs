@@ -3,80 +3,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-struct Server {
-    child: Child,
-    base: String,
-    lines: Vec<String>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn tender() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tender"))
-}
-
-/// Starts `tender serve` on port 0 and reads stdout until the `receipts on` line.
-fn serve(data_dir: &Path, extra: &[&str]) -> Server {
-    let mut child = tender()
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--receipt-listen",
-            "127.0.0.1:0",
-            "--rate-limit",
-            "0",
-        ])
-        .arg("--data-dir")
-        .arg(data_dir)
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn tender");
-    let stdout = child.stdout.take().unwrap();
-    let mut reader = BufReader::new(stdout);
-    let mut lines = Vec::new();
-    let mut base = String::new();
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap() == 0 {
-            panic!("tender exited early; output: {lines:?}");
-        }
-        let line = line.trim_end().to_string();
-        if let Some(addr) = line.strip_prefix("listening on ") {
-            base = addr.to_string();
-        }
-        let done = line.starts_with("receipts on http://");
-        lines.push(line);
-        if done {
-            break;
-        }
-    }
-    Server { child, base, lines }
-}
+mod support;
+use support::{serve, tender};
 
 fn secret_from(lines: &[String]) -> String {
-    lines
-        .iter()
-        .find_map(|l| {
-            l.trim()
-                .strip_prefix("test secret key:")
-                .map(|k| k.trim().to_string())
-        })
-        .expect("bootstrap prints the test secret key")
+    support::secret_from(lines).expect("bootstrap prints the test secret key")
 }
 
 async fn pay(
@@ -97,7 +32,7 @@ async fn pay(
 #[tokio::test]
 async fn first_start_prints_keys_and_login_once_then_only_the_addresses() {
     let dir = tempfile::tempdir().unwrap();
-    let first = serve(dir.path(), &[]);
+    let first = serve(dir.path(), &[], &[]);
     assert!(first
         .lines
         .iter()
@@ -120,7 +55,7 @@ async fn first_start_prints_keys_and_login_once_then_only_the_addresses() {
         .unwrap();
     assert_eq!(r.status(), 200);
     drop(first);
-    let second = serve(dir.path(), &[]);
+    let second = serve(dir.path(), &[], &[]);
     assert_eq!(second.lines.len(), 2, "{:?}", second.lines);
     assert!(second.lines[0].starts_with("listening on http://"));
     assert!(second.lines[1].starts_with("receipts on http://"));
@@ -129,7 +64,7 @@ async fn first_start_prints_keys_and_login_once_then_only_the_addresses() {
 #[tokio::test]
 async fn accounts_create_prints_json_and_works_while_a_server_runs() {
     let dir = tempfile::tempdir().unwrap();
-    let server = serve(dir.path(), &[]);
+    let server = serve(dir.path(), &[], &[]);
     let out = tender()
         .args([
             "accounts",
@@ -210,7 +145,7 @@ fn an_unknown_database_scheme_is_refused_with_a_clear_message() {
 #[tokio::test]
 async fn acknowledged_payments_survive_sigkill_and_pending_webhooks_are_delivered_after_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let server = serve(dir.path(), &["--webhook-retry-scale", "0.001"]);
+    let server = serve(dir.path(), &["--webhook-retry-scale", "0.001"], &[]);
     let key = secret_from(&server.lines);
     let client = reqwest::Client::new();
 
@@ -238,8 +173,7 @@ async fn acknowledged_payments_survive_sigkill_and_pending_webhooks_are_delivere
         acknowledged.push(body["id"].as_str().unwrap().to_string());
     }
     let mut server = server;
-    server.child.kill().unwrap(); // SIGKILL
-    server.child.wait().unwrap();
+    server.kill(); // SIGKILL
 
     // A receiver on the endpoint's port, then the restart.
     let received = std::sync::Arc::new(std::sync::Mutex::new(std::collections::HashSet::new()));
@@ -262,7 +196,7 @@ async fn acknowledged_payments_survive_sigkill_and_pending_webhooks_are_delivere
         .unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
 
-    let restarted = serve(dir.path(), &["--webhook-retry-scale", "0.001"]);
+    let restarted = serve(dir.path(), &["--webhook-retry-scale", "0.001"], &[]);
     for id in &acknowledged {
         let r = client
             .get(format!("{}/v2/payments/{id}", restarted.base))

@@ -108,7 +108,7 @@ pub async fn login(State(state): State<DashboardState>, req: Request) -> PageRes
         Some(new) => {
             state.throttle.record_success(&email);
             let mut resp = see_other("/dashboard/payments");
-            let max_age = new.session.expires_at - now;
+            let max_age = new.session.expires_at - new.session.created;
             let headers = resp.headers_mut();
             headers.append(
                 header::SET_COOKIE,

@@ -1,0 +1,355 @@
+//! The dashboard in a real headless Chromium, driven over WebDriver (`chromedriver`): log in,
+//! create and reveal a key, pay with it over the API, find the payment, refund it, see the
+//! refund on the receipt page, look at the customer, add a webhook endpoint and watch its
+//! delivery attempts, log out. A PNG of each main page goes to `<target>/screenshots/`.
+//!
+//! Without Chromium and chromedriver the test prints `skipped: chromium not found` and passes,
+//! unless `TENDER_REQUIRE_BROWSER=1` (CI sets it). `TENDER_CHROMIUM` / `TENDER_CHROMEDRIVER`
+//! name the binaries when they are not `chromium` / `chromedriver` on the PATH.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::json;
+
+/// A headless Chromium behind its own chromedriver, with a fresh profile.
+struct Chrome {
+    client: Client,
+    shots: PathBuf,
+    _driver: tokio::process::Child,
+    _profile: tempfile::TempDir,
+}
+
+fn on_path(names: &[&str]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|dir| names.iter().map(move |n| dir.join(n)))
+        .find(|p| p.is_file())
+}
+
+fn find_binary(var: &str, names: &[&str]) -> Option<PathBuf> {
+    match std::env::var_os(var) {
+        Some(p) => Some(PathBuf::from(p)).filter(|p| p.is_file()),
+        None => on_path(names),
+    }
+}
+
+/// Where screenshots go: `$CARGO_TARGET_DIR/screenshots`, else the workspace's `target/`.
+fn screenshot_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    target.join("screenshots")
+}
+
+impl Chrome {
+    /// `None` (test skipped) when Chromium or chromedriver is missing, unless required.
+    async fn start() -> Option<Chrome> {
+        let chromium = find_binary(
+            "TENDER_CHROMIUM",
+            &["chromium", "chromium-browser", "google-chrome"],
+        );
+        let driver = find_binary("TENDER_CHROMEDRIVER", &["chromedriver"]);
+        let (Some(chromium), Some(driver)) = (chromium, driver) else {
+            if std::env::var("TENDER_REQUIRE_BROWSER").as_deref() == Ok("1") {
+                panic!("chromium or chromedriver not found and TENDER_REQUIRE_BROWSER=1");
+            }
+            println!("skipped: chromium not found");
+            return None;
+        };
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let driver = tokio::process::Command::new(driver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start chromedriver");
+        let url = format!("http://127.0.0.1:{port}");
+        let http = reqwest::Client::new();
+        let mut ready = false;
+        for _ in 0..200 {
+            if http.get(format!("{url}/status")).send().await.is_ok() {
+                ready = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(ready, "chromedriver did not start on port {port}");
+        let profile = tempfile::tempdir().unwrap();
+        let args = [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--window-size=1280,1000",
+            &format!("--user-data-dir={}", profile.path().display()),
+        ];
+        let caps = json!({
+            "browserName": "chrome",
+            "goog:chromeOptions": {"binary": chromium, "args": args},
+        });
+        let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+            .capabilities(caps.as_object().unwrap().clone())
+            .connect(&url)
+            .await
+            .expect("a Chromium session");
+        let shots = screenshot_dir();
+        std::fs::create_dir_all(&shots).unwrap();
+        Some(Chrome {
+            client,
+            shots,
+            _driver: driver,
+            _profile: profile,
+        })
+    }
+
+    async fn shot(&self, name: &str) {
+        let png = self.client.screenshot().await.expect("screenshot");
+        let path = self.shots.join(format!("{name}.png"));
+        std::fs::write(&path, png).unwrap();
+        println!("screenshot: {}", path.display());
+    }
+
+    async fn css(&self, selector: &str) -> fantoccini::elements::Element {
+        self.client
+            .wait()
+            .at_most(Duration::from_secs(10))
+            .for_element(Locator::Css(selector))
+            .await
+            .unwrap_or_else(|e| panic!("{selector}: {e}"))
+    }
+
+    async fn text(&self, selector: &str) -> String {
+        self.css(selector).await.text().await.unwrap()
+    }
+
+    async fn page_text(&self) -> String {
+        self.text("body").await
+    }
+
+    async fn click(&self, selector: &str) {
+        self.css(selector).await.click().await.unwrap();
+    }
+
+    async fn type_into(&self, selector: &str, text: &str) {
+        let e = self.css(selector).await;
+        e.clear().await.unwrap();
+        e.send_keys(text).await.unwrap();
+    }
+
+    async fn path(&self) -> String {
+        self.client.current_url().await.unwrap().path().to_string()
+    }
+}
+
+/// A webhook receiver that answers 200.
+async fn receiver() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(|| async { "{\"received\":true}" }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+#[tokio::test]
+async fn an_account_holder_does_everything_by_clicking() {
+    let Some(b) = Chrome::start().await else {
+        return;
+    };
+    let app = common::spawn_app().await;
+    let base = &app.base;
+
+    // Log in.
+    b.client.goto(&format!("{base}/dashboard")).await.unwrap();
+    assert_eq!(b.path().await, "/dashboard/login");
+    b.shot("01-login").await;
+    b.type_into("#email", &app.account.email).await;
+    b.type_into("#password", &app.account.password).await;
+    b.click("form button[type=submit]").await;
+    b.css("nav a.active[href='/dashboard/payments']").await;
+    assert!(b.page_text().await.contains("No payments match."));
+
+    // Create a secret key and read it off the page, once.
+    b.click("nav a[href='/dashboard/keys']").await;
+    b.css("#keys").await;
+    b.shot("02-keys").await;
+    b.css("select[name=kind]")
+        .await
+        .select_by_value("secret")
+        .await
+        .unwrap();
+    b.click("form[action='/dashboard/keys'] button").await;
+    let key = b.text("#new-key").await;
+    assert!(key.starts_with("sk_test_"), "{key}");
+    b.shot("03-key-revealed").await;
+
+    // Pay with it over the API: a customer whose card is saved, and a held payment.
+    let customer = app
+        .api(
+            reqwest::Method::POST,
+            "/customers",
+            &key,
+            Some(json!({"name": "Grace Hopper", "email": "grace@example.com"})),
+        )
+        .await;
+    let pay = app
+        .pay(
+            &key,
+            4200,
+            json!({"customer": customer["id"], "description": "Order #1001", "save_payment_method": true}),
+        )
+        .await;
+    app.pay(
+        &key,
+        1999,
+        json!({"capture": false, "description": "Order #1002"}),
+    )
+    .await;
+    let pay_id = pay["id"].as_str().unwrap().to_string();
+
+    // Find it in the dashboard and refund part of it.
+    b.click("nav a[href='/dashboard/payments']").await;
+    b.css("table.payments").await;
+    b.shot("04-payments").await;
+    b.click(&format!("a[href='/dashboard/payments/{pay_id}']"))
+        .await;
+    assert_eq!(b.text("#payment-id").await, pay_id);
+    b.shot("05-payment").await;
+    b.type_into("#refund-amount", "10.00").await;
+    b.css("#refund-reason")
+        .await
+        .select_by_value("requested_by_customer")
+        .await
+        .unwrap();
+    b.click("#refund-form button").await;
+    assert_eq!(b.text(".notice.success").await, "Refund created.");
+    assert_eq!(b.text("#amount-refunded").await, "10.00 USD");
+    assert!(b.text("#refunds").await.contains("10.00 USD"));
+    assert!(b.text("#events").await.contains("refund.created"));
+    b.shot("06-payment-refunded").await;
+
+    // The receipt shows the refund.
+    let receipt = b
+        .css("#receipt-link")
+        .await
+        .attr("href")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(receipt.starts_with(&app.receipt_base), "{receipt}");
+    b.client.goto(&receipt).await.unwrap();
+    let text = b.page_text().await;
+    assert!(
+        text.contains("TEST MODE") && text.contains("42.00 USD"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Refunds") && text.contains("10.00 USD"),
+        "{text}"
+    );
+    b.shot("07-receipt").await;
+
+    // The customer and the saved card.
+    b.client
+        .goto(&format!("{base}/dashboard/customers"))
+        .await
+        .unwrap();
+    b.css("#customers").await;
+    b.shot("08-customers").await;
+    b.click(&format!(
+        "a[href='/dashboard/customers/{}']",
+        customer["id"].as_str().unwrap()
+    ))
+    .await;
+    assert_eq!(b.text("#customer-name").await, "Grace Hopper");
+    assert!(b.text("#cards").await.contains("visa •••• 4242"));
+    assert!(b.text("table.payments").await.contains("42.00 USD"));
+    b.shot("09-customer").await;
+
+    // A webhook endpoint: the secret once, then its delivery attempts.
+    let hook = receiver().await;
+    b.click("nav a[href='/dashboard/webhooks']").await;
+    b.type_into("#url", &hook).await;
+    b.type_into("#description", "Order system").await;
+    b.click("#add-endpoint button").await;
+    let secret = b.text("#endpoint-secret").await;
+    assert!(secret.starts_with("whsec_"), "{secret}");
+    b.shot("10-webhook-added").await;
+    let later = app
+        .pay(&key, 3100, json!({"description": "Order #1003"}))
+        .await;
+    let events = app
+        .api(
+            reqwest::Method::GET,
+            "/events?type=payment.succeeded&limit=1",
+            &key,
+            None,
+        )
+        .await;
+    assert_eq!(events["data"][0]["data"]["object"]["id"], later["id"]);
+    let event_id = events["data"][0]["id"].as_str().unwrap().to_string();
+    b.client
+        .goto(&format!("{base}/dashboard/webhooks"))
+        .await
+        .unwrap();
+    b.click(&format!("a[href='/dashboard/events/{event_id}']"))
+        .await;
+    let mut delivered = false;
+    for _ in 0..100 {
+        let text = b.text("#deliveries").await;
+        if text.contains("200") && text.contains("succeeded") {
+            delivered = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        b.client.refresh().await.unwrap();
+    }
+    assert!(delivered, "the delivery attempt shows up");
+    assert!(b.text("#deliveries").await.contains(&hook));
+    b.shot("11-event-deliveries").await;
+    b.click("#deliveries form button").await;
+    assert!(b
+        .text(".notice.success")
+        .await
+        .contains("Delivery scheduled"));
+    b.client
+        .goto(&format!("{base}/dashboard/webhooks"))
+        .await
+        .unwrap();
+    assert!(b.text("#endpoints").await.contains(&hook));
+    b.shot("12-webhooks").await;
+
+    // Account page, then log out.
+    b.click("nav a[href='/dashboard/account']").await;
+    b.css("#current_password").await;
+    b.shot("13-account").await;
+    b.click("form[action='/dashboard/logout'] button").await;
+    b.css("#email").await;
+    assert_eq!(b.path().await, "/dashboard/login");
+    b.client
+        .goto(&format!("{base}/dashboard/payments"))
+        .await
+        .unwrap();
+    assert_eq!(b.path().await, "/dashboard/login");
+
+    b.client.close().await.unwrap();
+}

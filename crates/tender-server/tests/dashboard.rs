@@ -1,0 +1,776 @@
+//! The dashboard over plain HTTP (no browser): login and its throttle, cookies, CSRF, logout,
+//! account isolation, escaping, error pages, and the key, payment and webhook forms.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{spawn_app, spawn_app_with, App, Browser};
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+async fn logged_in(app: &App) -> Browser {
+    let mut b = app.browser();
+    let page = b.login(&app.account.email, &app.account.password).await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
+    assert_eq!(page.location(), "/dashboard/payments");
+    b
+}
+
+#[tokio::test]
+async fn login_with_a_wrong_password_says_so_and_starts_no_session() {
+    let app = spawn_app().await;
+    let mut b = app.browser();
+    let page = b.login(&app.account.email, "wrong password").await;
+    assert_eq!(page.status, StatusCode::UNAUTHORIZED);
+    assert!(page.content_type().starts_with("text/html"));
+    assert!(page.body.contains("Incorrect e-mail or password."));
+    assert!(!b.cookies.contains_key("tender_session"));
+    // The same answer for an e-mail nobody has.
+    let page = b.login("nobody@example.com", "whatever1").await;
+    assert_eq!(page.status, StatusCode::UNAUTHORIZED);
+    assert!(page.body.contains("Incorrect e-mail or password."));
+    let page = b.get("/dashboard/payments").await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER);
+    assert_eq!(page.location(), "/dashboard/login");
+}
+
+#[tokio::test]
+async fn login_is_locked_for_fifteen_minutes_after_five_failures() {
+    let app = spawn_app().await;
+    let mut b = app.browser();
+    for _ in 0..4 {
+        assert_eq!(
+            b.login(&app.account.email, "nope-nope").await.status,
+            StatusCode::UNAUTHORIZED
+        );
+    }
+    let fifth = b.login(&app.account.email, "nope-nope").await;
+    assert_eq!(fifth.status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(fifth.body.contains("locked for 15 minutes"));
+    // Even the right password is refused while locked, and other e-mails are not affected.
+    let right = b.login(&app.account.email, &app.account.password).await;
+    assert_eq!(right.status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(right.body.contains("Too many failed attempts"));
+    assert!(!b.cookies.contains_key("tender_session"));
+    let other = app.other_account("other-password").await;
+    assert_eq!(
+        b.login(&other.email, "other-password").await.status,
+        StatusCode::SEE_OTHER
+    );
+
+    app.clock.advance(15 * 60);
+    let mut b = app.browser();
+    let page = b.login(&app.account.email, &app.account.password).await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER);
+}
+
+#[tokio::test]
+async fn the_session_cookie_is_http_only_strict_scoped_and_expires() {
+    let app = spawn_app().await;
+    let mut b = app.browser();
+    let page = b.login(&app.account.email, &app.account.password).await;
+    let cookie = page
+        .set_cookies()
+        .into_iter()
+        .find(|c| c.starts_with("tender_session="))
+        .expect("session cookie");
+    for part in [
+        "HttpOnly",
+        "SameSite=Strict",
+        "Path=/dashboard",
+        "Max-Age=43200",
+    ] {
+        assert!(cookie.contains(part), "{cookie} lacks {part}");
+    }
+    assert!(!cookie.contains("Secure"), "plain HTTP: {cookie}");
+    // The login form's own cookie has the same attributes.
+    let login = app.browser().get("/dashboard/login").await;
+    let c = login.set_cookies().join("\n");
+    assert!(c.contains("tender_login=") && c.contains("HttpOnly") && c.contains("SameSite=Strict"));
+
+    let tls = spawn_app_with(|c| c.secure_cookies = true).await;
+    let page = tls
+        .browser()
+        .login(&tls.account.email, &tls.account.password)
+        .await;
+    assert!(page
+        .set_cookies()
+        .iter()
+        .any(|c| c.starts_with("tender_session=") && c.contains("; Secure")));
+}
+
+#[tokio::test]
+async fn a_session_expires_after_twelve_hours() {
+    let app = spawn_app().await;
+    let mut b = logged_in(&app).await;
+    assert_eq!(b.get("/dashboard/payments").await.status, StatusCode::OK);
+    app.clock.advance(12 * 3600 + 1);
+    let page = b.get("/dashboard/payments").await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER);
+    assert_eq!(page.location(), "/dashboard/login");
+}
+
+#[tokio::test]
+async fn posts_without_the_right_csrf_token_get_a_403_page() {
+    let app = spawn_app().await;
+    let mut b = logged_in(&app).await;
+    let missing = b.post("/dashboard/keys", &[("kind", "secret")]).await;
+    assert_eq!(missing.status, StatusCode::FORBIDDEN);
+    assert!(missing.content_type().starts_with("text/html"));
+    assert!(missing.body.contains("Form expired"));
+    let wrong = b
+        .post(
+            "/dashboard/keys",
+            &[
+                ("csrf_token", "0123456789abcdef0123456789abcdef"),
+                ("kind", "secret"),
+            ],
+        )
+        .await;
+    assert_eq!(wrong.status, StatusCode::FORBIDDEN);
+    let wrong_logout = b.post("/dashboard/logout", &[("csrf_token", "x")]).await;
+    assert_eq!(wrong_logout.status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        b.get("/dashboard/payments").await.status,
+        StatusCode::OK,
+        "still logged in"
+    );
+    let right = b
+        .submit("/dashboard/keys", "/dashboard/keys", &[("kind", "secret")])
+        .await;
+    assert_eq!(right.status, StatusCode::OK);
+    assert!(right.body.contains("sk_test_"));
+
+    // The login form needs its double-submit token too.
+    let mut fresh = app.browser();
+    let page = fresh
+        .post(
+            "/dashboard/login",
+            &[
+                ("email", &app.account.email),
+                ("password", &app.account.password),
+            ],
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::FORBIDDEN);
+    assert!(!fresh.cookies.contains_key("tender_session"));
+}
+
+#[tokio::test]
+async fn every_form_carries_the_csrf_token() {
+    let app = spawn_app().await;
+    let key = app.account.keys.test.secret.clone();
+    let customer = app
+        .api(
+            Method::POST,
+            "/customers",
+            &key,
+            Some(json!({"name": "Ada"})),
+        )
+        .await;
+    let pay = app
+        .pay(
+            &key,
+            1500,
+            json!({"customer": customer["id"], "capture": false}),
+        )
+        .await;
+    let mut b = logged_in(&app).await;
+    let token = b.get("/dashboard/payments").await.csrf();
+    for path in [
+        "/dashboard/payments".to_string(),
+        format!("/dashboard/payments/{}", pay["id"].as_str().unwrap()),
+        format!("/dashboard/customers/{}", customer["id"].as_str().unwrap()),
+        "/dashboard/keys".into(),
+        "/dashboard/webhooks".into(),
+        "/dashboard/account".into(),
+    ] {
+        let page = b.get(&path).await;
+        assert_eq!(page.status, StatusCode::OK, "{path}");
+        let forms = page.body.matches("method=\"post\"").count();
+        let tokens = page
+            .body
+            .matches(&format!("name=\"csrf_token\" value=\"{token}\""))
+            .count();
+        assert!(
+            forms > 0 && forms == tokens,
+            "{path}: {forms} forms, {tokens} tokens"
+        );
+    }
+}
+
+#[tokio::test]
+async fn logout_ends_the_session_on_the_server_too() {
+    let app = spawn_app().await;
+    let mut b = logged_in(&app).await;
+    let stolen = b.cookies.clone();
+    let page = b
+        .submit("/dashboard/payments", "/dashboard/logout", &[])
+        .await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER);
+    assert_eq!(page.location(), "/dashboard/login");
+    assert!(page
+        .set_cookies()
+        .iter()
+        .any(|c| c.starts_with("tender_session=;") && c.contains("Max-Age=0")));
+    assert!(!b.cookies.contains_key("tender_session"));
+    // Replaying the old cookie does not work either.
+    b.cookies = stolen;
+    let page = b.get("/dashboard/payments").await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER);
+    assert_eq!(page.location(), "/dashboard/login");
+}
+
+#[tokio::test]
+async fn one_accounts_session_never_reaches_another_accounts_data() {
+    let app = spawn_app().await;
+    let key_a = app.account.keys.test.secret.clone();
+    let customer = app
+        .api(
+            Method::POST,
+            "/customers",
+            &key_a,
+            Some(json!({"name": "Only A"})),
+        )
+        .await;
+    let pay = app
+        .pay(&key_a, 2000, json!({"customer": customer["id"]}))
+        .await;
+    let pay_id = pay["id"].as_str().unwrap();
+    let cus_id = customer["id"].as_str().unwrap();
+
+    let other = app.other_account("password-b").await;
+    let mut b = app.browser();
+    assert_eq!(
+        b.login(&other.email, "password-b").await.status,
+        StatusCode::SEE_OTHER
+    );
+    let page = b.get(&format!("/dashboard/payments/{pay_id}")).await;
+    assert_eq!(page.status, StatusCode::NOT_FOUND);
+    assert!(page.content_type().starts_with("text/html"));
+    assert!(!page.body.contains(pay_id));
+    assert_eq!(
+        b.get(&format!("/dashboard/customers/{cus_id}"))
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    let list = b.get("/dashboard/payments").await;
+    assert!(!list.body.contains(pay_id));
+    let list = b.get("/dashboard/customers").await;
+    assert!(!list.body.contains(cus_id));
+    let refund = b
+        .submit(
+            "/dashboard/payments",
+            &format!("/dashboard/payments/{pay_id}/refund"),
+            &[],
+        )
+        .await;
+    assert_eq!(refund.status, StatusCode::NOT_FOUND);
+    // A's keys cannot be revoked from B's session.
+    let keys = app
+        .services
+        .store
+        .list_api_keys(&app.account.account)
+        .await
+        .unwrap();
+    let revoke = b
+        .submit(
+            "/dashboard/payments",
+            &format!("/dashboard/keys/{}/revoke", keys[0].id),
+            &[],
+        )
+        .await;
+    assert_eq!(revoke.status, StatusCode::NOT_FOUND);
+    let fetched = app
+        .api(Method::GET, &format!("/payments/{pay_id}"), &key_a, None)
+        .await;
+    assert_eq!(fetched["amount_refunded"], 0);
+    assert_eq!(
+        app.api(Method::GET, "/customers", &key_a, None).await["data"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn pages_escape_what_users_typed() {
+    let app = spawn_app().await;
+    let key = app.account.keys.test.secret.clone();
+    let evil = "<script>alert(1)</script>";
+    let customer = app
+        .api(
+            Method::POST,
+            "/customers",
+            &key,
+            Some(json!({"name": evil, "email": "x@example.com", "description": evil, "metadata": {"note": evil}})),
+        )
+        .await;
+    let pay = app
+        .pay(
+            &key,
+            1234,
+            json!({"customer": customer["id"], "description": evil, "metadata": {"k": evil}}),
+        )
+        .await;
+    let mut b = logged_in(&app).await;
+    b.submit(
+        "/dashboard/webhooks",
+        "/dashboard/webhooks",
+        &[
+            ("url", "http://127.0.0.1:9/hook"),
+            ("description", evil),
+            ("enabled_events", "*"),
+        ],
+    )
+    .await;
+    let events = app.api(Method::GET, "/events", &key, None).await;
+    let event_id = events["data"][0]["id"].as_str().unwrap().to_string();
+    for path in [
+        "/dashboard/customers".to_string(),
+        format!("/dashboard/customers/{}", customer["id"].as_str().unwrap()),
+        "/dashboard/payments".into(),
+        format!("/dashboard/payments/{}", pay["id"].as_str().unwrap()),
+        "/dashboard/webhooks".into(),
+        format!("/dashboard/events/{event_id}"),
+        format!("/dashboard/payments?customer={}", urlencode(evil)),
+        format!("/dashboard/customers?email={}", urlencode(evil)),
+    ] {
+        let page = b.get(&path).await;
+        assert_eq!(page.status, StatusCode::OK, "{path}");
+        assert!(
+            !page.body.contains("<script"),
+            "{path} has raw user content"
+        );
+        assert!(
+            page.body.contains("&lt;script&gt;"),
+            "{path} lacks the escaped text"
+        );
+    }
+    let csp = b.get("/dashboard/payments").await;
+    assert!(csp.headers["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .contains("default-src 'none'"));
+}
+
+fn urlencode(s: &str) -> String {
+    form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+#[tokio::test]
+async fn unknown_dashboard_paths_get_an_html_404_and_the_api_keeps_json() {
+    let app = spawn_app().await;
+    let mut b = logged_in(&app).await;
+    let page = b.get("/dashboard/nothing-here").await;
+    assert_eq!(page.status, StatusCode::NOT_FOUND);
+    assert!(page.content_type().starts_with("text/html"));
+    assert!(page.body.contains("Not found"));
+    let page = b.get("/dashboard/payments/pay_doesnotexist").await;
+    assert_eq!(page.status, StatusCode::NOT_FOUND);
+    assert!(page.content_type().starts_with("text/html"));
+    let page = b.post("/dashboard/payments", &[]).await;
+    assert_eq!(page.status, StatusCode::METHOD_NOT_ALLOWED);
+    assert!(page.content_type().starts_with("text/html"));
+    let api = b.get("/v2/nothing-here").await;
+    assert!(api.content_type().starts_with("application/json"));
+    assert!(api.headers.contains_key("request-id"));
+    let root = b.get("/nothing").await;
+    assert!(root.content_type().starts_with("application/json"));
+    let css = b.get("/dashboard/static/style.css").await;
+    assert_eq!(css.status, StatusCode::OK);
+    assert!(css.content_type().starts_with("text/css"));
+    let home = b.get("/dashboard").await;
+    assert_eq!(home.location(), "/dashboard/payments");
+}
+
+#[tokio::test]
+async fn keys_are_created_shown_once_rolled_and_revoked() {
+    let app = spawn_app().await;
+    let mut b = logged_in(&app).await;
+    let page = b
+        .submit("/dashboard/keys", "/dashboard/keys", &[("kind", "secret")])
+        .await;
+    let key = extract(&page.body, "id=\"new-key\">", "<");
+    assert!(key.starts_with("sk_test_"), "{key}");
+    app.api(Method::GET, "/payments", &key, None).await;
+    // Listed afterwards by its last four only.
+    let list = b.get("/dashboard/keys").await;
+    assert!(!list.body.contains(&key));
+    assert!(list.body.contains(&format!("…{}", &key[key.len() - 4..])));
+
+    let keys = app
+        .services
+        .store
+        .list_api_keys(&app.account.account)
+        .await
+        .unwrap();
+    let id = &keys
+        .iter()
+        .find(|k| k.last4 == key[key.len() - 4..])
+        .unwrap()
+        .id;
+    let rolled = b
+        .submit(
+            "/dashboard/keys",
+            &format!("/dashboard/keys/{id}/roll"),
+            &[("grace", "0")],
+        )
+        .await;
+    assert_eq!(rolled.status, StatusCode::OK);
+    let new_key = extract(&rolled.body, "id=\"new-key\">", "<");
+    assert_ne!(new_key, key);
+    assert_eq!(api_status(&app, &key).await, StatusCode::UNAUTHORIZED);
+    assert_eq!(api_status(&app, &new_key).await, StatusCode::OK);
+
+    let too_long = b
+        .submit(
+            "/dashboard/keys",
+            &format!("/dashboard/keys/{id}/roll"),
+            &[("grace", "700000")],
+        )
+        .await;
+    assert_eq!(too_long.status, StatusCode::BAD_REQUEST);
+    assert!(too_long.body.contains("between 0 and 7 days"));
+
+    let keys = app
+        .services
+        .store
+        .list_api_keys(&app.account.account)
+        .await
+        .unwrap();
+    let new_id = &keys
+        .iter()
+        .find(|k| k.last4 == new_key[new_key.len() - 4..])
+        .unwrap()
+        .id;
+    let revoked = b
+        .submit(
+            "/dashboard/keys",
+            &format!("/dashboard/keys/{new_id}/revoke"),
+            &[],
+        )
+        .await;
+    assert_eq!(revoked.status, StatusCode::SEE_OTHER);
+    assert_eq!(api_status(&app, &new_key).await, StatusCode::UNAUTHORIZED);
+    assert!(b
+        .get(revoked.location())
+        .await
+        .body
+        .contains("The key was revoked."));
+}
+
+async fn api_status(app: &App, key: &str) -> StatusCode {
+    reqwest::Client::new()
+        .get(format!("{}/v2/payments", app.base))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap()
+        .status()
+}
+
+fn extract(body: &str, after: &str, until: &str) -> String {
+    let start = body
+        .find(after)
+        .unwrap_or_else(|| panic!("{after} not in page"))
+        + after.len();
+    let end = body[start..].find(until).unwrap() + start;
+    body[start..end].to_string()
+}
+
+#[tokio::test]
+async fn payment_actions_show_mistakes_on_the_page_and_succeed_otherwise() {
+    let app = spawn_app().await;
+    let key = app.account.keys.test.secret.clone();
+    let pay = app.pay(&key, 1000, json!({})).await;
+    let id = pay["id"].as_str().unwrap();
+    let path = format!("/dashboard/payments/{id}");
+    let mut b = logged_in(&app).await;
+
+    let bad = b
+        .submit(&path, &format!("{path}/refund"), &[("amount", "abc")])
+        .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(bad.body.contains("Enter the amount in USD"), "{}", bad.body);
+    let too_much = b
+        .submit(&path, &format!("{path}/refund"), &[("amount", "11.00")])
+        .await;
+    assert_eq!(too_much.status, StatusCode::BAD_REQUEST);
+    assert!(too_much.body.contains("notice error"));
+    let capture = b.submit(&path, &format!("{path}/capture"), &[]).await;
+    assert_eq!(capture.status, StatusCode::BAD_REQUEST);
+    assert!(capture.body.contains("succeeded"));
+
+    let ok = b
+        .submit(
+            &path,
+            &format!("{path}/refund"),
+            &[("amount", "2.50"), ("reason", "duplicate")],
+        )
+        .await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER);
+    let page = b.get(ok.location()).await;
+    assert!(page.body.contains("Refund created."));
+    assert!(page.body.contains("2.50 USD"));
+    let fetched = app
+        .api(Method::GET, &format!("/payments/{id}"), &key, None)
+        .await;
+    assert_eq!(fetched["amount_refunded"], 250);
+
+    // Capture and cancel of uncaptured payments.
+    let held = app.pay(&key, 3000, json!({"capture": false})).await;
+    let held_path = format!("/dashboard/payments/{}", held["id"].as_str().unwrap());
+    let cap = b
+        .submit(
+            &held_path,
+            &format!("{held_path}/capture"),
+            &[("amount", "20")],
+        )
+        .await;
+    assert_eq!(cap.status, StatusCode::SEE_OTHER);
+    let held = app
+        .api(
+            Method::GET,
+            &format!("/payments/{}", held["id"].as_str().unwrap()),
+            &key,
+            None,
+        )
+        .await;
+    assert_eq!(held["status"], "succeeded");
+    assert_eq!(held["amount_captured"], 2000);
+    let other = app.pay(&key, 3000, json!({"capture": false})).await;
+    let other_path = format!("/dashboard/payments/{}", other["id"].as_str().unwrap());
+    let cancel = b
+        .submit(&other_path, &format!("{other_path}/cancel"), &[])
+        .await;
+    assert_eq!(cancel.status, StatusCode::SEE_OTHER);
+    assert!(b
+        .get(cancel.location())
+        .await
+        .body
+        .contains("Payment canceled."));
+}
+
+#[tokio::test]
+async fn payments_are_filtered_and_paged() {
+    let app = spawn_app().await;
+    let key = app.account.keys.test.secret.clone();
+    let mut ids = Vec::new();
+    for i in 0..25 {
+        let p = app.pay(&key, 100 + i, json!({"capture": i % 5 != 0})).await;
+        ids.push(p["id"].as_str().unwrap().to_string());
+    }
+    let mut b = logged_in(&app).await;
+    let first = b.get("/dashboard/payments").await;
+    assert!(first.body.contains(&ids[24]) && !first.body.contains(&ids[4]));
+    let older = extract(
+        &first.body,
+        "href=\"/dashboard/payments?starting_after=",
+        "\"",
+    );
+    let second = b
+        .get(&format!("/dashboard/payments?starting_after={older}"))
+        .await;
+    assert!(second.body.contains(&ids[0]) && !second.body.contains(&ids[24]));
+    assert!(
+        second.body.contains("ending_before="),
+        "a link back to newer payments"
+    );
+    let held = b.get("/dashboard/payments?status=requires_capture").await;
+    assert_eq!(held.body.matches("class=\"badge warn\"").count(), 5);
+    let bad = b.get("/dashboard/payments?starting_after=pay_nope").await;
+    assert_eq!(bad.status, StatusCode::OK);
+    assert!(bad.body.contains("notice error"));
+}
+
+#[tokio::test]
+async fn the_mode_switch_shows_the_other_modes_data() {
+    let app = spawn_app().await;
+    let test_pay = app.pay(&app.account.keys.test.secret, 700, json!({})).await;
+    // Live mode declines test cards, but the failed payment is recorded in live mode.
+    let declined: serde_json::Value = reqwest::Client::new()
+        .post(format!("{}/v2/payments", app.base))
+        .bearer_auth(&app.account.keys.live.secret)
+        .json(&json!({"amount": 800, "currency": "usd", "payment_method": {"type": "card",
+            "card": {"number": "4242424242424242", "exp_month": 12, "exp_year": 2034, "cvc": "123"}}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let live_pay = json!({"id": declined["error"]["payment"]});
+    let mut b = logged_in(&app).await;
+    let page = b.get("/dashboard/payments").await;
+    assert!(page.body.contains(test_pay["id"].as_str().unwrap()));
+    assert!(!page.body.contains(live_pay["id"].as_str().unwrap()));
+    assert!(page.body.contains("Test mode"));
+    let switched = b
+        .submit(
+            "/dashboard/payments",
+            "/dashboard/mode",
+            &[("mode", "live"), ("return_to", "/dashboard/payments")],
+        )
+        .await;
+    assert_eq!(switched.location(), "/dashboard/payments");
+    let page = b.get("/dashboard/payments").await;
+    assert!(!page.body.contains(test_pay["id"].as_str().unwrap()));
+    assert!(page.body.contains(live_pay["id"].as_str().unwrap()));
+    assert!(!page.body.contains("Test mode"));
+    let keys = b.get("/dashboard/keys").await;
+    assert!(keys.body.contains("pk_live_") && !keys.body.contains("pk_test_"));
+}
+
+#[tokio::test]
+async fn password_change_needs_the_current_password() {
+    let app = spawn_app().await;
+    let mut b = logged_in(&app).await;
+    let wrong = b
+        .submit(
+            "/dashboard/account",
+            "/dashboard/account/password",
+            &[
+                ("current_password", "not it"),
+                ("new_password", "new-password-1"),
+                ("confirm_password", "new-password-1"),
+            ],
+        )
+        .await;
+    assert_eq!(wrong.status, StatusCode::BAD_REQUEST);
+    assert!(wrong.body.contains("The current password is wrong."));
+    let mismatch = b
+        .submit(
+            "/dashboard/account",
+            "/dashboard/account/password",
+            &[
+                ("current_password", &app.account.password),
+                ("new_password", "new-password-1"),
+                ("confirm_password", "other"),
+            ],
+        )
+        .await;
+    assert!(mismatch.body.contains("do not match"));
+    let ok = b
+        .submit(
+            "/dashboard/account",
+            "/dashboard/account/password",
+            &[
+                ("current_password", &app.account.password),
+                ("new_password", "new-password-1"),
+                ("confirm_password", "new-password-1"),
+            ],
+        )
+        .await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER);
+    assert_eq!(
+        app.browser()
+            .login(&app.account.email, "new-password-1")
+            .await
+            .status,
+        StatusCode::SEE_OTHER
+    );
+    assert_eq!(
+        app.browser()
+            .login(&app.account.email, &app.account.password)
+            .await
+            .status,
+        StatusCode::UNAUTHORIZED
+    );
+}
+
+#[tokio::test]
+async fn webhook_endpoints_are_added_with_their_secret_shown_once_disabled_and_deleted() {
+    let app = spawn_app().await;
+    let mut b = logged_in(&app).await;
+    let bad = b
+        .submit(
+            "/dashboard/webhooks",
+            "/dashboard/webhooks",
+            &[("url", "not a url"), ("enabled_events", "*")],
+        )
+        .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(bad.body.contains("notice error"));
+    let added = b
+        .submit(
+            "/dashboard/webhooks",
+            "/dashboard/webhooks",
+            &[
+                ("url", "http://127.0.0.1:9/hook"),
+                ("enabled_events", "payment.succeeded"),
+            ],
+        )
+        .await;
+    assert_eq!(added.status, StatusCode::OK);
+    let secret = extract(&added.body, "id=\"endpoint-secret\">", "<");
+    assert!(secret.starts_with("whsec_"));
+    let list = b.get("/dashboard/webhooks").await;
+    assert!(!list.body.contains(&secret));
+    let key = app.account.keys.test.secret.clone();
+    let endpoints = app.api(Method::GET, "/webhook_endpoints", &key, None).await;
+    let id = endpoints["data"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        endpoints["data"][0]["enabled_events"],
+        json!(["payment.succeeded"])
+    );
+    let page = b
+        .submit(
+            "/dashboard/webhooks",
+            &format!("/dashboard/webhooks/{id}/disable"),
+            &[],
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER);
+    let e = app
+        .api(Method::GET, &format!("/webhook_endpoints/{id}"), &key, None)
+        .await;
+    assert_eq!(e["status"], "disabled");
+    b.submit(
+        "/dashboard/webhooks",
+        &format!("/dashboard/webhooks/{id}/enable"),
+        &[],
+    )
+    .await;
+    let e = app
+        .api(Method::GET, &format!("/webhook_endpoints/{id}"), &key, None)
+        .await;
+    assert_eq!(e["status"], "enabled");
+
+    // The event's page shows its delivery and lets it be resent.
+    let pay = app.pay(&key, 500, json!({})).await;
+    let events = app
+        .api(Method::GET, "/events?type=payment.succeeded", &key, None)
+        .await;
+    let event_id = events["data"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(events["data"][0]["data"]["object"]["id"], pay["id"]);
+    let page = b.get(&format!("/dashboard/events/{event_id}")).await;
+    assert!(page.body.contains("http://127.0.0.1:9/hook"));
+    let resent = b
+        .submit(
+            &format!("/dashboard/events/{event_id}"),
+            &format!("/dashboard/events/{event_id}/resend"),
+            &[("webhook_endpoint", &id)],
+        )
+        .await;
+    assert_eq!(resent.status, StatusCode::SEE_OTHER);
+    assert!(b
+        .get(resent.location())
+        .await
+        .body
+        .contains("Delivery scheduled"));
+
+    let deleted = b
+        .submit(
+            "/dashboard/webhooks",
+            &format!("/dashboard/webhooks/{id}/delete"),
+            &[],
+        )
+        .await;
+    assert_eq!(deleted.status, StatusCode::SEE_OTHER);
+    let list = app.api(Method::GET, "/webhook_endpoints", &key, None).await;
+    assert_eq!(list["data"].as_array().unwrap().len(), 0);
+}

@@ -1,0 +1,680 @@
+//! The store contract: the behaviour every `Store` implementation must have, run against a real
+//! SQLite file and a real PostgreSQL schema. Each case is one function taking the store; the
+//! `contract!` macro makes a test per backend. PostgreSQL cases skip (saying so) when no server
+//! is reachable, unless `TENDER_REQUIRE_POSTGRES=1`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use tender_core::auth::{KeyKind, Mode, Scope};
+use tender_core::error::StoreError;
+use tender_core::store::*;
+
+struct Fixture {
+    store: Arc<dyn Store>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+async fn sqlite() -> Option<Fixture> {
+    let dir = tempfile::tempdir().unwrap();
+    let url = tender_store::DatabaseUrl::Sqlite(dir.path().join("t.sqlite3"));
+    Some(Fixture {
+        store: tender_store::open(&url).await.unwrap(),
+        _dir: Some(dir),
+    })
+}
+
+async fn postgres() -> Option<Fixture> {
+    let admin = std::env::var("TENDER_TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string());
+    let (client, conn) = match tokio_postgres::connect(&admin, tokio_postgres::NoTls).await {
+        Ok(c) => c,
+        Err(e) => {
+            if std::env::var("TENDER_REQUIRE_POSTGRES").as_deref() == Ok("1") {
+                panic!("PostgreSQL required but unreachable at {admin}: {e}");
+            }
+            eprintln!("skipped: no PostgreSQL at {admin}: {e}");
+            return None;
+        }
+    };
+    tokio::spawn(conn);
+    let schema = format!("c_{}", tender_core::ids::random_base62(16).to_lowercase());
+    client
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .await
+        .unwrap();
+    let sep = if admin.contains('?') { '&' } else { '?' };
+    let url = tender_store::DatabaseUrl::Postgres(format!(
+        "{admin}{sep}options=-c%20search_path%3D{schema}"
+    ));
+    Some(Fixture {
+        store: tender_store::open(&url).await.unwrap(),
+        _dir: None,
+    })
+}
+
+macro_rules! contract {
+    ($name:ident) => {
+        mod $name {
+            #[tokio::test]
+            async fn sqlite() {
+                let f = super::sqlite().await.unwrap();
+                super::$name(f.store.clone()).await;
+            }
+            #[tokio::test]
+            async fn postgres() {
+                let Some(f) = super::postgres().await else {
+                    return;
+                };
+                super::$name(f.store.clone()).await;
+            }
+        }
+    };
+}
+
+fn scope(account: &str, mode: Mode) -> Scope {
+    Scope {
+        account: account.into(),
+        mode,
+    }
+}
+
+fn insert(c: Collection, id: &str, created: i64, index: IndexValues) -> WriteOp {
+    WriteOp::Insert {
+        collection: c,
+        id: id.into(),
+        created,
+        index,
+        body: format!("{{\"id\":\"{id}\"}}"),
+    }
+}
+
+async fn commit(store: &Arc<dyn Store>, s: &Scope, ops: Vec<WriteOp>) -> StoreResult<()> {
+    store
+        .commit(WriteBatch {
+            scope: s.clone(),
+            ops,
+            idempotency: None,
+        })
+        .await
+}
+
+contract!(records_are_invisible_outside_their_scope);
+async fn records_are_invisible_outside_their_scope(store: Arc<dyn Store>) {
+    let a = scope("acct_a", Mode::Test);
+    commit(
+        &store,
+        &a,
+        vec![insert(
+            Collection::Customers,
+            "cus_1",
+            1,
+            IndexValues::default(),
+        )],
+    )
+    .await
+    .unwrap();
+    assert!(store
+        .find_record(&a, Collection::Customers, "cus_1")
+        .await
+        .unwrap()
+        .is_some());
+    assert!(store
+        .find_record(&scope("acct_a", Mode::Live), Collection::Customers, "cus_1")
+        .await
+        .unwrap()
+        .is_none());
+    assert!(store
+        .find_record(&scope("acct_b", Mode::Test), Collection::Customers, "cus_1")
+        .await
+        .unwrap()
+        .is_none());
+    assert!(store
+        .find_record(&a, Collection::Payments, "cus_1")
+        .await
+        .unwrap()
+        .is_none());
+}
+
+contract!(a_stale_version_conflicts_and_nothing_of_the_batch_applies);
+async fn a_stale_version_conflicts_and_nothing_of_the_batch_applies(store: Arc<dyn Store>) {
+    let s = scope("acct_a", Mode::Test);
+    commit(
+        &store,
+        &s,
+        vec![insert(
+            Collection::Payments,
+            "pay_1",
+            1,
+            IndexValues::default(),
+        )],
+    )
+    .await
+    .unwrap();
+    let update = |v: i64, body: &str| WriteOp::Update {
+        collection: Collection::Payments,
+        id: "pay_1".into(),
+        expected_version: v,
+        index: IndexValues::default(),
+        body: body.into(),
+    };
+    commit(&store, &s, vec![update(1, "{\"v\":2}")])
+        .await
+        .unwrap();
+    let err = commit(
+        &store,
+        &s,
+        vec![
+            insert(Collection::Refunds, "re_1", 2, IndexValues::default()),
+            update(1, "{\"v\":3}"),
+        ],
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
+    let rec = store
+        .find_record(&s, Collection::Payments, "pay_1")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((rec.version, rec.body.as_str()), (2, "{\"v\":2}"));
+    assert!(
+        store
+            .find_record(&s, Collection::Refunds, "re_1")
+            .await
+            .unwrap()
+            .is_none(),
+        "the batch is atomic"
+    );
+    let dup = commit(
+        &store,
+        &s,
+        vec![insert(
+            Collection::Payments,
+            "pay_1",
+            1,
+            IndexValues::default(),
+        )],
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(dup, StoreError::Duplicate(_)), "{dup:?}");
+}
+
+contract!(lists_are_newest_first_keyset_paginated_and_filtered);
+async fn lists_are_newest_first_keyset_paginated_and_filtered(store: Arc<dyn Store>) {
+    let s = scope("acct_a", Mode::Test);
+    // All in the same second: order must still be strict creation order.
+    for i in 0..25 {
+        let index = IndexValues {
+            status: Some(if i % 2 == 0 { "succeeded" } else { "failed" }.into()),
+            ..Default::default()
+        };
+        commit(
+            &store,
+            &s,
+            vec![insert(
+                Collection::Payments,
+                &format!("pay_{i:02}"),
+                100 + (i / 10),
+                index,
+            )],
+        )
+        .await
+        .unwrap();
+    }
+    let mut seen = Vec::new();
+    let mut q = ListQuery {
+        limit: 7,
+        ..Default::default()
+    };
+    loop {
+        let page = store
+            .list_records(&s, Collection::Payments, &q)
+            .await
+            .unwrap();
+        seen.extend(page.records.iter().map(|r| r.id.clone()));
+        if !page.has_more {
+            break;
+        }
+        q.cursor = Cursor::StartingAfter(page.records.last().unwrap().id.clone());
+    }
+    let expected: Vec<_> = (0..25).rev().map(|i| format!("pay_{i:02}")).collect();
+    assert_eq!(seen, expected);
+    let back = store
+        .list_records(
+            &s,
+            Collection::Payments,
+            &ListQuery {
+                limit: 3,
+                cursor: Cursor::EndingBefore("pay_10".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        back.records
+            .iter()
+            .map(|r| r.id.as_str())
+            .collect::<Vec<_>>(),
+        ["pay_13", "pay_12", "pay_11"]
+    );
+    assert!(back.has_more);
+    let failed = store
+        .list_records(
+            &s,
+            Collection::Payments,
+            &ListQuery {
+                limit: 100,
+                filters: vec![(Field::Status, "failed".into())],
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(failed.records.len(), 12);
+    let created = store
+        .list_records(
+            &s,
+            Collection::Payments,
+            &ListQuery {
+                limit: 100,
+                created: CreatedRange {
+                    gte: Some(102),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(created.records.len(), 5);
+    let missing = store
+        .list_records(
+            &s,
+            Collection::Payments,
+            &ListQuery {
+                limit: 1,
+                cursor: Cursor::StartingAfter("pay_zz".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(missing, StoreError::CursorNotFound(_)));
+    let other = store
+        .list_records(
+            &scope("acct_b", Mode::Test),
+            Collection::Payments,
+            &ListQuery {
+                limit: 100,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(other.records.is_empty());
+}
+
+contract!(idempotency_claims_replay_mismatch_in_progress_and_takeover);
+async fn idempotency_claims_replay_mismatch_in_progress_and_takeover(store: Arc<dyn Store>) {
+    let s = scope("acct_a", Mode::Test);
+    let claim = |key: &'static str, fp: &'static str, now: i64| {
+        let (store, s) = (store.clone(), s.clone());
+        async move {
+            store
+                .claim_idempotency(&s, key, fp, now, now - 60)
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(claim("k", "fp1", 1000).await, IdempotencyClaim::Acquired);
+    assert_eq!(claim("k", "fp1", 1001).await, IdempotencyClaim::InProgress);
+    assert_eq!(claim("k", "fp2", 1001).await, IdempotencyClaim::Mismatch);
+    let response = StoredResponse {
+        status: 402,
+        body: b"{\"x\":1}".to_vec(),
+    };
+    store
+        .commit(WriteBatch {
+            scope: s.clone(),
+            ops: vec![],
+            idempotency: Some(("k".into(), response.clone())),
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        claim("k", "fp1", 1002).await,
+        IdempotencyClaim::Replay(response)
+    );
+    // The same key in another scope is another key.
+    assert_eq!(
+        store
+            .claim_idempotency(&scope("acct_a", Mode::Live), "k", "fp9", 1002, 900)
+            .await
+            .unwrap(),
+        IdempotencyClaim::Acquired
+    );
+    // A claim whose request died is taken over after the lock time; a released one at once.
+    assert_eq!(claim("stale", "fp", 1000).await, IdempotencyClaim::Acquired);
+    assert_eq!(claim("stale", "fp", 1061).await, IdempotencyClaim::Acquired);
+    assert_eq!(claim("gone", "fp", 1000).await, IdempotencyClaim::Acquired);
+    store.release_idempotency(&s, "gone").await.unwrap();
+    assert_eq!(claim("gone", "fp", 1001).await, IdempotencyClaim::Acquired);
+    // After 24 hours a finished key is free again; the purge deletes old ones.
+    assert_eq!(
+        claim("k", "fp2", 1000 + IDEMPOTENCY_TTL_SECS + 1).await,
+        IdempotencyClaim::Acquired
+    );
+    assert!(
+        store
+            .purge_idempotency(1000 + IDEMPOTENCY_TTL_SECS)
+            .await
+            .unwrap()
+            >= 2
+    );
+}
+
+contract!(events_fan_out_to_matching_endpoints_and_deliveries_lease_once);
+async fn events_fan_out_to_matching_endpoints_and_deliveries_lease_once(store: Arc<dyn Store>) {
+    let s = scope("acct_a", Mode::Test);
+    let endpoint = |id: &str, status: &str, events: &str| {
+        insert(
+            Collection::WebhookEndpoints,
+            id,
+            1,
+            IndexValues {
+                status: Some(status.into()),
+                enabled_events: Some(events.into()),
+                ..Default::default()
+            },
+        )
+    };
+    commit(
+        &store,
+        &s,
+        vec![
+            endpoint("we_all", "enabled", "*"),
+            endpoint("we_pay", "enabled", ",payment.succeeded,"),
+            endpoint("we_cus", "enabled", ",customer.created,"),
+            endpoint("we_off", "disabled", "*"),
+            WriteOp::Seal {
+                owner: "we_all".into(),
+                sealed: "sealed-secret".into(),
+            },
+        ],
+    )
+    .await
+    .unwrap();
+    commit(
+        &store,
+        &scope("acct_a", Mode::Live),
+        vec![endpoint("we_live", "enabled", "*")],
+    )
+    .await
+    .unwrap();
+    let event = WriteOp::Event {
+        id: "evt_1".into(),
+        event_type: "payment.succeeded".into(),
+        created: 10,
+        body: "{}".into(),
+    };
+    commit(&store, &s, vec![event]).await.unwrap();
+    let mut endpoints: Vec<_> = store
+        .list_deliveries(&s, "evt_1")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|d| d.endpoint_id)
+        .collect();
+    endpoints.sort();
+    assert_eq!(endpoints, ["we_all", "we_pay"]);
+
+    let first = store.claim_deliveries(10_000, 30_000, 10).await.unwrap();
+    assert_eq!(first.len(), 2);
+    assert!(
+        store
+            .claim_deliveries(10_000, 30_000, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "leased deliveries are not claimed twice"
+    );
+    let all = first.iter().find(|d| d.endpoint_id == "we_all").unwrap();
+    assert_eq!(all.endpoint_secrets.as_deref(), Some("sealed-secret"));
+    assert_eq!(all.attempts_made, 0);
+    store
+        .record_delivery_attempt(DeliveryAttemptRecord {
+            delivery_id: all.id.clone(),
+            endpoint_id: "we_all".into(),
+            attempt: "{\"response_status\":500}".into(),
+            status: "pending".into(),
+            next_attempt_at_ms: Some(20_000),
+            endpoint_failing_since: Some(10),
+        })
+        .await
+        .unwrap();
+    assert!(
+        store
+            .claim_deliveries(15_000, 40_000, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "not due yet"
+    );
+    let again = store.claim_deliveries(20_000, 50_000, 10).await.unwrap();
+    assert_eq!(again.len(), 1);
+    assert_eq!(
+        (again[0].attempts_made, again[0].endpoint_failing_since),
+        (1, Some(10))
+    );
+    // The other lease expires and its delivery is claimed again (a crashed worker).
+    let expired = store.claim_deliveries(30_001, 60_000, 10).await.unwrap();
+    assert_eq!(expired.len(), 1);
+    assert_eq!(expired[0].endpoint_id, "we_pay");
+    let resent = store
+        .schedule_delivery(&s, "evt_1", "we_cus", 70_000)
+        .await
+        .unwrap();
+    assert_eq!(resent.status, "pending");
+    assert_eq!(store.list_deliveries(&s, "evt_1").await.unwrap().len(), 3);
+}
+
+contract!(tasks_are_claimed_once_and_completed_once);
+async fn tasks_are_claimed_once_and_completed_once(store: Arc<dyn Store>) {
+    let s = scope("acct_a", Mode::Test);
+    let schedule = |id: &str, due: i64| WriteOp::ScheduleTask {
+        id: id.into(),
+        kind: "k".into(),
+        object_id: "pay_1".into(),
+        due_at: due,
+    };
+    commit(
+        &store,
+        &s,
+        vec![schedule("task_1", 100), schedule("task_2", 200)],
+    )
+    .await
+    .unwrap();
+    let claimed = store.claim_tasks(150, 210, 10).await.unwrap();
+    assert_eq!(
+        claimed.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
+        ["task_1"]
+    );
+    assert_eq!(claimed[0].scope, s);
+    assert!(store.claim_tasks(150, 210, 10).await.unwrap().is_empty());
+    commit(
+        &store,
+        &s,
+        vec![WriteOp::DeleteTask {
+            id: "task_1".into(),
+        }],
+    )
+    .await
+    .unwrap();
+    let twice = commit(
+        &store,
+        &s,
+        vec![WriteOp::DeleteTask {
+            id: "task_1".into(),
+        }],
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(twice, StoreError::Conflict(_)),
+        "a task completes once"
+    );
+    assert_eq!(store.claim_tasks(300, 400, 10).await.unwrap().len(), 1);
+}
+
+contract!(sealed_values_follow_their_owner);
+async fn sealed_values_follow_their_owner(store: Arc<dyn Store>) {
+    let s = scope("acct_a", Mode::Test);
+    commit(
+        &store,
+        &s,
+        vec![
+            insert(
+                Collection::PaymentMethods,
+                "pm_1",
+                1,
+                IndexValues::default(),
+            ),
+            WriteOp::Seal {
+                owner: "pm_1".into(),
+                sealed: "x".into(),
+            },
+        ],
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        store.find_sealed(&s, "pm_1").await.unwrap().as_deref(),
+        Some("x")
+    );
+    assert!(store
+        .find_sealed(&scope("acct_b", Mode::Test), "pm_1")
+        .await
+        .unwrap()
+        .is_none());
+    commit(
+        &store,
+        &s,
+        vec![WriteOp::Unseal {
+            owner: "pm_1".into(),
+        }],
+    )
+    .await
+    .unwrap();
+    assert!(store.find_sealed(&s, "pm_1").await.unwrap().is_none());
+    commit(
+        &store,
+        &s,
+        vec![WriteOp::Seal {
+            owner: "pm_1".into(),
+            sealed: "y".into(),
+        }],
+    )
+    .await
+    .unwrap();
+    commit(
+        &store,
+        &s,
+        vec![WriteOp::Delete {
+            collection: Collection::PaymentMethods,
+            id: "pm_1".into(),
+            expected_version: 1,
+        }],
+    )
+    .await
+    .unwrap();
+    assert!(
+        store.find_sealed(&s, "pm_1").await.unwrap().is_none(),
+        "deleted with its owner"
+    );
+}
+
+contract!(accounts_keys_and_sessions);
+async fn accounts_keys_and_sessions(store: Arc<dyn Store>) {
+    let account = AccountRecord {
+        id: "acct_1".into(),
+        email: "Shop@Example.com".into(),
+        name: None,
+        password_hash: "h".into(),
+        created: 1,
+    };
+    let key = ApiKeyRecord {
+        id: "key_1".into(),
+        account: "acct_1".into(),
+        mode: Mode::Live,
+        kind: KeyKind::Secret,
+        key_hash: "abc".into(),
+        public_value: None,
+        last4: "wxyz".into(),
+        created: 1,
+        expires_at: None,
+        revoked: false,
+    };
+    store
+        .insert_account(account.clone(), vec![key.clone()])
+        .await
+        .unwrap();
+    assert_eq!(store.count_accounts().await.unwrap(), 1);
+    assert_eq!(
+        store
+            .find_account_by_email("shop@example.com")
+            .await
+            .unwrap(),
+        Some(account.clone())
+    );
+    let dup = store
+        .insert_account(
+            AccountRecord {
+                id: "acct_2".into(),
+                ..account.clone()
+            },
+            vec![],
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(dup, StoreError::Duplicate(_)));
+    assert_eq!(store.find_api_key("abc").await.unwrap(), Some(key.clone()));
+    store
+        .update_api_key("acct_1", "key_1", Some(50), true)
+        .await
+        .unwrap();
+    let updated = store.find_api_key("abc").await.unwrap().unwrap();
+    assert_eq!((updated.expires_at, updated.revoked), (Some(50), true));
+    store
+        .update_api_key("acct_other", "key_1", None, false)
+        .await
+        .unwrap();
+    assert!(
+        store.find_api_key("abc").await.unwrap().unwrap().revoked,
+        "another account cannot touch the key"
+    );
+    let session = SessionRecord {
+        token_hash: "t".into(),
+        account: "acct_1".into(),
+        csrf_token: "c".into(),
+        mode: Mode::Test,
+        created: 1,
+        expires_at: 100,
+    };
+    store.insert_session(session.clone()).await.unwrap();
+    assert_eq!(store.find_session("t", 50).await.unwrap(), Some(session));
+    assert!(
+        store.find_session("t", 100).await.unwrap().is_none(),
+        "expired"
+    );
+    store.update_session_mode("t", Mode::Live).await.unwrap();
+    assert_eq!(
+        store.find_session("t", 50).await.unwrap().unwrap().mode,
+        Mode::Live
+    );
+    store.delete_session("t").await.unwrap();
+    assert!(store.find_session("t", 50).await.unwrap().is_none());
+}
