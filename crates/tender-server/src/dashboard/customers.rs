@@ -82,7 +82,7 @@ pub async fn list_customers(
                                 td { a href=(format!("/dashboard/customers/{}", c.id)) { (c.name.as_deref().unwrap_or("(no name)")) } }
                                 td { (c.email.as_deref().unwrap_or("")) }
                                 td.mono.muted { (c.id) }
-                                td.muted { (layout::when(c.created)) }
+                                td.muted.date { (layout::when(c.created)) }
                             }
                         }
                     }

@@ -15,11 +15,11 @@ use super::{see_other, DashError, DashboardState, PageResult, Posted, Session};
 
 /// The grace periods offered when rolling a key (seconds, label).
 const GRACE_CHOICES: [(i64, &str); 5] = [
-    (0, "now"),
-    (3600, "in 1 hour"),
-    (86_400, "in 24 hours"),
-    (3 * 86_400, "in 3 days"),
-    (7 * 86_400, "in 7 days"),
+    (0, "old key ends now"),
+    (3600, "old key works 1 h"),
+    (86_400, "old key works 24 h"),
+    (3 * 86_400, "old key works 3 days"),
+    (7 * 86_400, "old key works 7 days"),
 ];
 
 /// A key that was just made, to show once.
@@ -51,8 +51,7 @@ fn key_row(session: &Session, k: &ApiKeyRecord, now: i64) -> Markup {
         tr {
             td { (k.kind.as_str()) }
             td.mono { (shown_key(k)) }
-            td { (k.mode.as_str()) }
-            td { (layout::when(k.created)) }
+            td.date { (layout::when(k.created)) }
             td {
                 (badge(status))
                 @if let (Some(at), "expiring") = (k.expires_at, status) {
@@ -66,7 +65,7 @@ fn key_row(session: &Session, k: &ApiKeyRecord, now: i64) -> Markup {
                             (csrf_field(session))
                             select name="grace" aria-label="When the old key stops working" {
                                 @for (secs, label) in GRACE_CHOICES {
-                                    option value=(secs) selected[secs == 86_400] { "old key stops " (label) }
+                                    option value=(secs) selected[secs == 86_400] { (label) }
                                 }
                             }
                             " "
@@ -123,11 +122,12 @@ async fn render_keys(
             }
         }
         section.card.table-card {
+            h2.pad { (if session.mode().is_live() { "Live keys" } else { "Test keys" }) }
             @if keys.is_empty() {
                 (super::empty_state("No keys in this mode."))
             } @else {
                 table #keys {
-                    thead { tr { th { "Kind" } th { "Key" } th { "Mode" } th { "Created" } th { "Status" } th {} } }
+                    thead { tr { th { "Kind" } th { "Key" } th { "Created" } th { "Status" } th {} } }
                     tbody { @for k in &keys { (key_row(session, k, now)) } }
                 }
             }

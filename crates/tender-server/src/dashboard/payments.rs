@@ -96,8 +96,8 @@ pub fn payments_table(payments: &[Payment]) -> Markup {
                             @else if p.amount_refunded > 0 { " " (badge("partially_refunded")) }
                         }
                         td { (p.description.as_deref().unwrap_or("")) }
-                        td { (method_summary(p)) }
-                        td.muted { (layout::when(p.created)) }
+                        td.nowrap { (method_summary(p)) }
+                        td.muted.date { (layout::when(p.created)) }
                     }
                 }
             }
@@ -283,6 +283,7 @@ async fn render_payment(
             span.amount { (money(p.amount, p.currency)) }
             (badge(p.status.as_str()))
             @if p.refunded { (badge("refunded")) }
+            @else if p.amount_refunded > 0 { (badge("partially_refunded")) }
         }
         div.columns {
             div {
@@ -325,7 +326,7 @@ async fn render_payment(
                                         td.num { (money(r.amount, r.currency)) }
                                         td { (badge(refund_status(r))) }
                                         td { (r.reason.map(reason_label).unwrap_or("")) }
-                                        td.muted { (layout::when(r.created)) }
+                                        td.muted.date { (layout::when(r.created)) }
                                         td.mono.muted { (r.id) }
                                     }
                                 }
@@ -343,7 +344,7 @@ async fn render_payment(
                                 @for e in &events {
                                     tr {
                                         td { a.mono href=(format!("/dashboard/events/{}", e["id"].as_str().unwrap_or_default())) { (e["type"].as_str().unwrap_or_default()) } }
-                                        td.muted.num { (layout::when(e["created"].as_i64().unwrap_or_default())) }
+                                        td.muted.date.num { (layout::when(e["created"].as_i64().unwrap_or_default())) }
                                     }
                                 }
                             }

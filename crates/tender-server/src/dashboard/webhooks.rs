@@ -96,7 +96,7 @@ fn add_form(session: &Session, draft: &Draft) -> Markup {
                 input #description type="text" name="description" value=(draft.description) placeholder="optional";
             }
             div.field.checks {
-                label { "Events to send" }
+                span.label { "Events to send" }
                 label { input type="checkbox" name="enabled_events" value="*" checked[all]; "all events" }
                 @for t in EVENT_TYPES {
                     label {
@@ -165,9 +165,12 @@ async fn render_webhooks(
                                     span.mono { (e.url) }
                                     @if let Some(d) = &e.description { br; span.muted.small { (d) } }
                                 }
-                                td.small { (e.enabled_events.join(", ")) }
+                                td.small {
+                                    @if e.enabled_events.iter().any(|x| x == "*") { "all events" }
+                                    @else { (e.enabled_events.join(", ")) }
+                                }
                                 td { (badge(e.status.as_str())) }
-                                td.muted { (layout::when(e.created)) }
+                                td.muted.date { (layout::when(e.created)) }
                                 td.actions {
                                     @if e.status == EndpointStatus::Enabled {
                                         (post_button(session, &format!("/dashboard/webhooks/{}/disable", e.id), "Disable", "small"))
@@ -198,7 +201,7 @@ async fn render_webhooks(
                             @let id = e["id"].as_str().unwrap_or_default();
                             tr {
                                 td { a.mono href=(format!("/dashboard/events/{id}")) { (e["type"].as_str().unwrap_or_default()) } }
-                                td.muted { (layout::when(e["created"].as_i64().unwrap_or_default())) }
+                                td.muted.date { (layout::when(e["created"].as_i64().unwrap_or_default())) }
                                 td {
                                     @if ds.is_empty() { span.muted { "none" } }
                                     @for d in ds {
@@ -436,7 +439,7 @@ async fn render_event(
                             tbody {
                                 @for a in &attempts {
                                     tr {
-                                        td.muted { (layout::when(a["attempted_at"].as_i64().unwrap_or_default())) }
+                                        td.muted.date { (layout::when(a["attempted_at"].as_i64().unwrap_or_default())) }
                                         td {
                                             @if let Some(code) = a["response_status"].as_u64() {
                                                 (badge(if (200..300).contains(&code) { "succeeded" } else { "failed" }))
