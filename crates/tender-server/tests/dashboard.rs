@@ -350,6 +350,21 @@ async fn pages_escape_what_users_typed() {
             "{path} lacks the escaped text"
         );
     }
+    // The account's own name (set by the operator) is escaped too.
+    let named = app
+        .services
+        .create_account(
+            "named@example.com",
+            Some(evil.into()),
+            Some("password-n".into()),
+        )
+        .await
+        .unwrap();
+    let mut n = app.browser();
+    n.login(&named.email, "password-n").await;
+    let page = n.get("/dashboard/account").await;
+    assert!(!page.body.contains("<script") && page.body.contains("&lt;script&gt;"));
+
     let csp = b.get("/dashboard/payments").await;
     assert!(csp.headers["content-security-policy"]
         .to_str()

@@ -292,3 +292,50 @@ pub async fn stylesheet() -> Response {
 }
 
 const STYLESHEET: &str = include_str!("style.css");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn links(m: Markup) -> Vec<String> {
+        m.into_string()
+            .split("href=\"")
+            .skip(1)
+            .filter_map(|s| s.split('"').next().map(|h| h.replace("&amp;", "&")))
+            .collect()
+    }
+
+    #[test]
+    fn the_first_page_links_only_to_older_rows() {
+        let m = pager(
+            "/p",
+            &[("status", "failed"), ("customer", "")],
+            Some("a"),
+            Some("b"),
+            true,
+            false,
+            false,
+        );
+        assert_eq!(links(m), vec!["/p?status=failed&starting_after=b"]);
+    }
+
+    #[test]
+    fn a_middle_page_links_both_ways_and_the_last_only_back() {
+        let m = pager("/p", &[], Some("a"), Some("b"), true, false, true);
+        assert_eq!(links(m), vec!["/p?ending_before=a", "/p?starting_after=b"]);
+        let m = pager("/p", &[], Some("a"), Some("b"), false, false, true);
+        assert_eq!(links(m), vec!["/p?ending_before=a"]);
+        // Read backwards from an older page: older rows exist; newer only if has_more.
+        let m = pager("/p", &[], Some("a"), Some("b"), false, true, false);
+        assert_eq!(links(m), vec!["/p?starting_after=b"]);
+    }
+
+    #[test]
+    fn badges_escape_and_name_their_tone() {
+        let m = badge("<b>").into_string();
+        assert!(m.contains("&lt;b&gt;") && m.contains("neutral"));
+        assert!(badge("requires_capture")
+            .into_string()
+            .contains("requires capture"));
+    }
+}

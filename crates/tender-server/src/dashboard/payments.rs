@@ -19,7 +19,7 @@ use super::layout::{
 };
 use super::{see_other, user_message, DashError, DashboardState, PageResult, Posted, Session};
 
-/// How many recent events the detail page searches for the payment's own.
+/// How many recent events of each type the detail page searches for the payment's own.
 const EVENT_WINDOW: u32 = 100;
 
 /// Documents of a raw page, typed.
@@ -222,8 +222,18 @@ pub async fn list_payments(
     ))
 }
 
-/// The events among the most recent [`EVENT_WINDOW`] whose object is this payment or one of
-/// its refunds.
+/// The event types that can concern a payment.
+const PAYMENT_EVENT_TYPES: [&str; 5] = [
+    "payment.succeeded",
+    "payment.failed",
+    "payment.canceled",
+    "payment.updated",
+    "refund.created",
+];
+
+/// The payment's events (about it or one of its refunds), newest first, found among the most
+/// recent [`EVENT_WINDOW`] events of each type that can concern a payment. Events are not
+/// indexed by object, so a payment with older events than that shows only the recent ones.
 async fn payment_events(
     state: &DashboardState,
     session: &Session,
@@ -233,18 +243,29 @@ async fn payment_events(
         limit: EVENT_WINDOW,
         ..ListParams::default()
     };
-    let raw = state
-        .services()
-        .list_raw(&session.scope(), Collection::Events, &params, Vec::new())
-        .await?;
-    let events: Vec<serde_json::Value> = parse_page(&raw)?;
-    Ok(events
-        .into_iter()
-        .filter(|e| {
+    let mut found = Vec::new();
+    for kind in PAYMENT_EVENT_TYPES {
+        let raw = state
+            .services()
+            .list_raw(
+                &session.scope(),
+                Collection::Events,
+                &params,
+                vec![(Field::Type, kind.to_string())],
+            )
+            .await?;
+        let events: Vec<serde_json::Value> = parse_page(&raw)?;
+        found.extend(events.into_iter().filter(|e| {
             let object = &e["data"]["object"];
             object["id"] == payment_id || object["payment"] == payment_id
-        })
-        .collect())
+        }));
+    }
+    found.sort_by(|a, b| {
+        let key =
+            |e: &serde_json::Value| (e["created"].as_i64(), e["id"].as_str().map(String::from));
+        key(b).cmp(&key(a))
+    });
+    Ok(found)
 }
 
 async fn render_payment(

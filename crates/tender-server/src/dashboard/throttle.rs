@@ -50,12 +50,24 @@ impl LoginThrottle {
     /// Counts a failed login; returns whether the e-mail is now locked.
     pub fn record_failure(&self, email: &str, now: i64) -> bool {
         let mut entries = self.entries();
-        if entries.len() >= MAX_ENTRIES {
+        let key = key(email);
+        if entries.len() >= MAX_ENTRIES && !entries.contains_key(&key) {
             entries.retain(|_, e| {
                 e.first_failure + LOCKOUT_SECS > now || e.locked_until.is_some_and(|u| u > now)
             });
+            // Still full (someone is spraying e-mails): forget the least telling entry, an
+            // unlocked one with the oldest first failure before any lock.
+            if entries.len() >= MAX_ENTRIES {
+                let victim = entries
+                    .iter()
+                    .min_by_key(|(_, e)| (e.locked_until.is_some(), e.first_failure))
+                    .map(|(k, _)| k.clone());
+                if let Some(victim) = victim {
+                    entries.remove(&victim);
+                }
+            }
         }
-        let entry = entries.entry(key(email)).or_insert(Entry {
+        let entry = entries.entry(key).or_insert(Entry {
             failures: 0,
             first_failure: now,
             locked_until: None,
@@ -106,6 +118,19 @@ mod tests {
         for i in 0..10 {
             assert!(!t.record_failure("a@x.com", i * LOCKOUT_SECS / 3));
         }
+    }
+
+    #[test]
+    fn a_full_table_keeps_its_locks() {
+        let t = LoginThrottle::default();
+        for _ in 0..MAX_FAILURES {
+            t.record_failure("target@x.com", 0);
+        }
+        for i in 0..MAX_ENTRIES + 10 {
+            t.record_failure(&format!("spray{i}@x.com"), 1);
+        }
+        assert!(t.entries().len() <= MAX_ENTRIES);
+        assert!(t.check("target@x.com", 2).is_err());
     }
 
     #[test]
