@@ -396,6 +396,17 @@ pub trait Store: Send + Sync + 'static {
         now_ms: i64,
     ) -> StoreResult<DeliveryRecord>;
 
+    /// Pending webhook deliveries across all accounts (the queue depth metric).
+    async fn count_pending_deliveries(&self) -> StoreResult<u64>;
+
+    /// Whether the store answers and its schema is the one this build expects.
+    async fn check_ready(&self) -> StoreResult<()>;
+
+    /// Connections in use and idle (for the pool metrics); `(0, 0)` where not applicable.
+    fn pool_status(&self) -> (usize, usize) {
+        (0, 0)
+    }
+
     /// A payment by id alone, with its scope: only the receipt host, which has no caller to
     /// scope by, uses this (payment ids are unguessable).
     async fn find_payment_for_receipt(&self, id: &str) -> StoreResult<Option<(Scope, Record)>>;

@@ -25,6 +25,11 @@ pub struct ServerConfig {
     /// Whether the dashboard is reached over TLS, so its cookies get `Secure`. Set it when
     /// serving TLS (or behind a TLS proxy); false while plain HTTP is served.
     pub secure_cookies: bool,
+    /// PEM certificate chain and key: both listeners serve HTTPS (TLS 1.2+).
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    /// A TLS-terminating proxy is in front: non-loopback plain HTTP is allowed.
+    pub behind_tls_proxy: bool,
 }
 
 impl ServerConfig {
@@ -41,6 +46,48 @@ impl ServerConfig {
             bank_settlement_delay: 10,
             vault_key: None,
             secure_cookies: false,
+            tls_cert: None,
+            tls_key: None,
+            behind_tls_proxy: false,
         }
+    }
+
+    pub fn tls_enabled(&self) -> bool {
+        self.tls_cert.is_some() && self.tls_key.is_some()
+    }
+
+    /// Plain HTTP is only for loopback: money and keys must not cross a network in clear.
+    pub fn check_listen_rules(&self) -> anyhow::Result<()> {
+        if self.tls_enabled() || self.behind_tls_proxy {
+            return Ok(());
+        }
+        for addr in [self.listen, self.receipt_listen] {
+            if !addr.ip().is_loopback() {
+                anyhow::bail!(
+                    "refusing to serve plain HTTP on non-loopback address {addr}: give --tls-cert/--tls-key, \
+                     or --behind-tls-proxy if a TLS-terminating proxy is in front"
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_loopback_plain_http_is_refused_unless_tls_or_a_proxy() {
+        let mut c = ServerConfig::new("/tmp".into());
+        assert!(c.check_listen_rules().is_ok());
+        c.listen = "0.0.0.0:4242".parse().unwrap();
+        assert!(c.check_listen_rules().is_err());
+        c.behind_tls_proxy = true;
+        assert!(c.check_listen_rules().is_ok());
+        c.behind_tls_proxy = false;
+        c.tls_cert = Some("c.pem".into());
+        c.tls_key = Some("k.pem".into());
+        assert!(c.check_listen_rules().is_ok());
     }
 }

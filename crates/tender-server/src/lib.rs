@@ -14,11 +14,14 @@
 
 pub mod config;
 pub mod dashboard;
+pub mod health;
 pub mod http;
+pub mod metrics;
 pub mod rate_limit;
 pub mod receipts;
 pub mod startup;
 pub mod state;
+pub mod tls;
 pub mod vault;
 pub mod worker;
 

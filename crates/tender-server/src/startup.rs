@@ -4,10 +4,11 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use std::future::IntoFuture;
+
 use anyhow::Context;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use axum::routing::get;
 use axum::Router;
 use tender_core::acquirer::SimulatedAcquirer;
 use tender_core::clock::{Clock, SystemClock};
@@ -74,6 +75,8 @@ pub struct Application {
     state: AppState,
     /// Whether dashboard cookies get `Secure` (see [`ServerConfig::secure_cookies`]).
     secure_cookies: bool,
+    /// Both listeners serve HTTPS with this, when configured.
+    tls: Option<crate::tls::Tls>,
     /// The account created on first start with an empty store, to print once.
     pub bootstrap: Option<AccountCreated>,
 }
@@ -89,6 +92,12 @@ impl Application {
         config: ServerConfig,
         clock: Arc<dyn Clock>,
     ) -> anyhow::Result<Self> {
+        config.check_listen_rules()?;
+        let tls = match (&config.tls_cert, &config.tls_key) {
+            (Some(cert), Some(key)) => Some(crate::tls::Tls::load(cert, key)?),
+            _ => None,
+        };
+        let scheme = if tls.is_some() { "https" } else { "http" };
         let api_listener = TcpListener::bind(config.listen)
             .await
             .with_context(|| format!("binding the API listener on {}", config.listen))?;
@@ -99,19 +108,21 @@ impl Application {
             })?;
         let receipt_base = match &config.receipt_base_url {
             Some(url) => url.trim_end_matches('/').to_string(),
-            None => format!("http://{}", receipt_listener.local_addr()?),
+            None => format!("{scheme}://{}", receipt_listener.local_addr()?),
         };
         let services = open_services(&config, clock, receipt_base).await?;
         let bootstrap = bootstrap_account(&services).await?;
         let state = AppState {
             services,
             rate_limiter: Arc::new(RateLimiter::new(config.rate_limit)),
+            metrics: Arc::new(crate::metrics::Metrics::new()),
         };
         Ok(Self {
             api_listener,
             receipt_listener,
             state,
-            secure_cookies: config.secure_cookies,
+            secure_cookies: config.secure_cookies || tls.is_some() || config.behind_tls_proxy,
+            tls,
             bootstrap,
         })
     }
@@ -128,6 +139,15 @@ impl Application {
             .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)))
     }
 
+    /// `https` when serving TLS, else `http`.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        }
+    }
+
     pub fn services(&self) -> &Services {
         &self.state.services
     }
@@ -135,10 +155,11 @@ impl Application {
     /// The API listener's router: `/v2`, the dashboard (HTML, its own session auth), health,
     /// and JSON for everything unknown.
     pub fn api_router(state: AppState, secure_cookies: bool) -> Router {
+        let observed = state.clone();
         Router::new()
             .merge(http::router(state.clone()))
-            .merge(crate::dashboard::router(state, secure_cookies))
-            .route("/healthz", get(|| async { "ok" }))
+            .merge(crate::dashboard::router(state.clone(), secure_cookies))
+            .merge(crate::health::router(state))
             .fallback(|| async {
                 http::error::http_error(
                     StatusCode::NOT_FOUND,
@@ -154,7 +175,10 @@ impl Application {
                 )
                 .into_response()
             }))
-            .layer(axum::middleware::from_fn(http::pipeline::request_id))
+            .layer(axum::middleware::from_fn_with_state(
+                observed,
+                http::pipeline::request_id,
+            ))
     }
 
     /// Serves until `shutdown` completes.
@@ -166,29 +190,80 @@ impl Application {
         let api = Self::api_router(self.state.clone(), self.secure_cookies);
         let receipts = crate::receipts::router(self.state.clone());
         spawn_idempotency_purge(self.state.services.clone(), stop_rx.clone());
-        let worker = crate::worker::WebhookWorker::new(self.state.services.clone())?;
+        let worker = crate::worker::WebhookWorker::new(
+            self.state.services.clone(),
+            self.state.metrics.clone(),
+        )?;
         let worker_task = tokio::spawn(worker.run(stop_rx.clone()));
         spawn_task_runner(self.state.services.clone(), stop_rx.clone());
 
-        let mut rx1 = stop_rx.clone();
-        let api_server = axum::serve(self.api_listener, api).with_graceful_shutdown(async move {
-            let _ = rx1.wait_for(|s| *s).await;
-        });
-        let mut rx2 = stop_rx.clone();
-        let receipt_server =
-            axum::serve(self.receipt_listener, receipts).with_graceful_shutdown(async move {
-                let _ = rx2.wait_for(|s| *s).await;
-            });
+        if let Some(tls) = &self.tls {
+            tls.reload_on_sighup();
+        }
+        let api_server = serve(self.api_listener, api, self.tls.clone(), stop_rx.clone());
+        let receipt_server = serve(
+            self.receipt_listener,
+            receipts,
+            self.tls.clone(),
+            stop_rx.clone(),
+        );
         tokio::spawn(async move {
             shutdown.await;
             let _ = stop_tx.send(true);
         });
         let (a, b) = tokio::join!(api_server, receipt_server);
+        // The worker finishes the attempts it has started (each bounded by the 10 s timeout) and
+        // records them, so nothing it claimed is left behind by a clean stop.
         let _ = worker_task.await;
         a?;
         b?;
+        tracing::info!("stopped");
         Ok(())
     }
+}
+
+/// How long a stopping server waits for requests in flight before closing their connections.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Serves `router` on `listener` (over TLS when given) until `stop` turns true, then finishes
+/// the requests in flight for at most [`SHUTDOWN_GRACE`].
+async fn serve(
+    listener: TcpListener,
+    router: Router,
+    tls: Option<crate::tls::Tls>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<()> {
+    match tls {
+        Some(tls) => {
+            let handle = axum_server::Handle::new();
+            let h = handle.clone();
+            tokio::spawn(async move {
+                let _ = stop.wait_for(|s| *s).await;
+                h.graceful_shutdown(Some(SHUTDOWN_GRACE));
+            });
+            axum_server::from_tcp_rustls(listener.into_std()?, tls.config)?
+                .handle(handle)
+                .serve(router.into_make_service())
+                .await?;
+        }
+        None => {
+            let mut stopped = stop.clone();
+            let server = axum::serve(listener, router)
+                .with_graceful_shutdown(async move {
+                    let _ = stop.wait_for(|s| *s).await;
+                })
+                .into_future();
+            tokio::pin!(server);
+            tokio::select! {
+                r = &mut server => r?,
+                _ = async {
+                    let _ = stopped.wait_for(|s| *s).await;
+                    tokio::time::sleep(SHUTDOWN_GRACE).await;
+                } => tracing::warn!("requests still in flight after the grace period; closing"),
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Carries out due background tasks (expiry, settlement), polling while idle.

@@ -1,21 +1,34 @@
-//! The `tender` binary: `tender serve` runs the service; `tender accounts create` adds a
-//! merchant account. A thin layer over `tender-server`: flags and `TENDER_*` variables in,
-//! printed lines out.
+//! The `tender` binary: a thin layer over `tender-server` — flags and `TENDER_*` variables
+//! in, printed lines out.
+//!
+//! - `serve`: the API, dashboard, receipt host and background workers.
+//! - `accounts create|list`, `keys create|list|roll|revoke`: merchant accounts and API keys.
+//! - `migrate`, `backup FILE`, `config check`: operations.
+//!
+//! Every subcommand that touches data takes the same store flags (`--data-dir`,
+//! `--database-url`, `TENDER_VAULT_KEY`), so it works while a server runs on the same store.
+
+mod commands;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use anyhow::Context;
-use clap::{Args, Parser, Subcommand};
-use tender_core::clock::SystemClock;
-use tender_server::{Application, ServerConfig};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
 #[command(name = "tender", version, about = "Tender: a self-hosted payments API")]
 struct Cli {
+    /// Log format on stderr.
+    #[arg(long, global = true, env = "TENDER_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Subcommand)]
@@ -27,6 +40,31 @@ enum Command {
         #[command(subcommand)]
         command: AccountsCommand,
     },
+    /// Manage an account's API keys.
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
+    /// Apply pending database migrations and exit.
+    Migrate(StoreArgs),
+    /// Copy the SQLite database to FILE while the server runs (online backup).
+    Backup {
+        /// Where to write the copy (must not exist).
+        file: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Check the configuration without serving.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Validate every setting `serve` would use, open the store, and report.
+    Check(ServeArgs),
 }
 
 #[derive(Subcommand)]
@@ -40,6 +78,64 @@ enum AccountsCommand {
         /// Dashboard password (generated when omitted).
         #[arg(long)]
         password: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// List accounts (id, e-mail, name), one JSON object per line.
+    List(StoreArgs),
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ModeArg {
+    Test,
+    Live,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum KindArg {
+    Secret,
+    Publishable,
+}
+
+#[derive(Subcommand)]
+enum KeysCommand {
+    /// Create a key; prints it in full, once.
+    Create {
+        #[arg(long)]
+        account: String,
+        #[arg(long, value_enum)]
+        mode: ModeArg,
+        #[arg(long, value_enum, default_value_t = KindArg::Secret)]
+        kind: KindArg,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// List an account's keys by last four (publishable keys in full).
+    List {
+        #[arg(long)]
+        account: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Replace a key; the old one keeps working for the grace period.
+    Roll {
+        #[arg(long)]
+        account: String,
+        /// The key's id (`key_…`, from `keys list`).
+        #[arg(long)]
+        key: String,
+        /// Seconds the old key keeps working (0 to 604800).
+        #[arg(long, default_value_t = 86_400)]
+        grace: i64,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Revoke a key at once.
+    Revoke {
+        #[arg(long)]
+        account: String,
+        #[arg(long)]
+        key: String,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -59,7 +155,7 @@ struct StoreArgs {
     vault_key: Option<String>,
 }
 
-#[derive(Args)]
+#[derive(Args, Clone)]
 struct ServeArgs {
     /// API and dashboard address (port 0 = any free port).
     #[arg(long, env = "TENDER_LISTEN", default_value = "127.0.0.1:4242")]
@@ -79,96 +175,39 @@ struct ServeArgs {
     /// Test-mode bank transfer settlement delay, seconds.
     #[arg(long, env = "TENDER_BANK_SETTLEMENT_DELAY", default_value_t = 10)]
     bank_settlement_delay: u64,
+    /// PEM certificate chain: serve HTTPS (TLS 1.2+) on both listeners; reloaded on SIGHUP.
+    #[arg(long, env = "TENDER_TLS_CERT", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key for --tls-cert.
+    #[arg(long, env = "TENDER_TLS_KEY", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Allow a non-loopback address without TLS (a TLS-terminating proxy is in front).
+    #[arg(long, env = "TENDER_BEHIND_TLS_PROXY")]
+    behind_tls_proxy: bool,
     #[command(flatten)]
     store: StoreArgs,
 }
 
-fn config(store: &StoreArgs) -> ServerConfig {
-    let mut c = ServerConfig::new(store.data_dir.clone());
-    c.database_url = store.database_url.clone();
-    c.vault_key = store.vault_key.clone();
-    c
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("TENDER_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
-    match Cli::parse().command {
-        Command::Serve(args) => serve(args).await,
-        Command::Accounts {
-            command:
-                AccountsCommand::Create {
-                    email,
-                    name,
-                    password,
-                    store,
-                },
-        } => {
-            let services = tender_server::startup::open_services(
-                &config(&store),
-                Arc::new(SystemClock),
-                String::new(),
-            )
-            .await?;
-            let created = services
-                .create_account(&email, name, password)
-                .await
-                .map_err(|e| anyhow::anyhow!("cannot create the account: {e}"))?;
-            println!("{}", serde_json::to_string(&created)?);
-            Ok(())
-        }
+    let cli = Cli::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TENDER_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match cli.log_format {
+        LogFormat::Text => logs.init(),
+        LogFormat::Json => logs.json().flatten_event(true).init(),
     }
-}
-
-async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let mut c = config(&args.store);
-    c.listen = args.listen;
-    c.receipt_listen = args.receipt_listen;
-    c.receipt_base_url = args.receipt_base_url;
-    c.rate_limit = args.rate_limit;
-    c.webhook_retry_scale = args.webhook_retry_scale;
-    c.bank_settlement_delay = args.bank_settlement_delay;
-    let app = Application::build(c).await.context("starting tender")?;
-    if let Some(created) = &app.bootstrap {
-        println!(
-            "created account {} (shown once; keep these safe)",
-            created.account
-        );
-        println!("  test secret key:      {}", created.keys.test.secret);
-        println!("  test publishable key: {}", created.keys.test.publishable);
-        println!(
-            "  dashboard login:      {} / {}",
-            created.email, created.password
-        );
-    }
-    println!("listening on http://{}", app.api_addr());
-    println!("receipts on http://{}", app.receipt_addr());
-    app.run_until(shutdown_signal()).await
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
+    match cli.command {
+        Command::Serve(args) => commands::serve(args).await,
+        Command::Accounts { command } => commands::accounts(command).await,
+        Command::Keys { command } => commands::keys(command).await,
+        Command::Migrate(store) => commands::migrate(store).await,
+        Command::Backup { file, store } => commands::backup(&file, store).await,
+        Command::Config {
+            command: ConfigCommand::Check(args),
+        } => commands::config_check(args).await,
     }
 }

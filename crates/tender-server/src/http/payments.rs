@@ -145,8 +145,15 @@ async fn create_payment(
         save_payment_method: p.boolean("save_payment_method")?.unwrap_or(false),
         return_url: p.string("return_url")?,
     };
-    let payment = state.services.create_payment(&ctx, cmd).await?;
-    ok(&payment)
+    let result = state.services.create_payment(&ctx, cmd).await;
+    match &result {
+        Ok(p) => state.metrics.payment_created(p.status.as_str()),
+        Err(tender_core::error::CoreError::Card {
+            payment: Some(_), ..
+        }) => state.metrics.payment_created("failed"),
+        Err(_) => {}
+    }
+    ok(&result?)
 }
 
 async fn retrieve_payment(

@@ -35,14 +35,42 @@ const IDEMPOTENCY_LOCK_SECS: i64 = 60;
 pub const API_VERSION: &str = "2.1";
 
 /// Outermost layer: request id, standard headers, JSON for every error.
-pub async fn request_id(req: Request, next: Next) -> Response {
+///
+/// It also writes the one log line per request (id, method, route template, status, latency,
+/// account) and records the request metrics. Bodies are never logged, so no card number can be.
+pub async fn request_id(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let id = ids::generate(IdKind::Request);
+    let started = std::time::Instant::now();
+    let method = req.method().clone();
+    let route = req
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| "unmatched".to_string());
     let mut resp = REQUEST_ID
         .scope(id.clone(), async move {
             let resp = next.run(req).await;
             jsonify_bare_errors(resp)
         })
         .await;
+    let elapsed = started.elapsed();
+    let status = resp.status().as_u16();
+    let account = resp
+        .extensions()
+        .get::<tender_core::auth::Scope>()
+        .map(|s| s.account.clone());
+    tracing::info!(
+        request_id = %id,
+        method = %method,
+        route = %route,
+        status,
+        latency_ms = elapsed.as_secs_f64() * 1000.0,
+        account = account.as_deref().unwrap_or("-"),
+        "request"
+    );
+    state
+        .metrics
+        .observe_request(&route, method.as_str(), status, elapsed.as_secs_f64());
     let headers = resp.headers_mut();
     if let Ok(v) = HeaderValue::from_str(&id) {
         headers.insert("request-id", v);
@@ -334,7 +362,9 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
     let scope = ctx.scope().clone();
     parts.extensions.insert(ctx);
     parts.extensions.insert(JsonBody(Arc::new(value)));
-    let resp = next.run(Request::from_parts(parts, Body::empty())).await;
+    let mut resp = next.run(Request::from_parts(parts, Body::empty())).await;
+    // For the request log line.
+    resp.extensions_mut().insert(scope.clone());
 
     let Some(hold) = hold else { return Ok(resp) };
     if hold.is_completed() {

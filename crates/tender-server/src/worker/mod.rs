@@ -28,6 +28,7 @@ const USER_AGENT: &str = concat!("Tender-Webhooks/", env!("CARGO_PKG_VERSION"));
 #[derive(Clone)]
 pub struct WebhookWorker {
     services: Services,
+    metrics: Arc<crate::metrics::Metrics>,
     /// Test mode: plain DNS, localhost allowed.
     test_client: reqwest::Client,
     /// Live mode: the resolver drops forbidden addresses.
@@ -35,9 +36,10 @@ pub struct WebhookWorker {
 }
 
 impl WebhookWorker {
-    pub fn new(services: Services) -> anyhow::Result<Self> {
+    pub fn new(services: Services, metrics: Arc<crate::metrics::Metrics>) -> anyhow::Result<Self> {
         Ok(Self {
             services,
+            metrics,
             test_client: client::build(false)?,
             live_client: client::build(true)?,
         })
@@ -69,6 +71,7 @@ impl WebhookWorker {
             let worker = self.clone();
             tokio::spawn(async move {
                 let result = worker.send(&task).await;
+                worker.observe(&task, &result);
                 if let Err(e) = worker.services.finish_delivery(&task, result).await {
                     tracing::warn!(error = %e, delivery = %task.delivery_id, "recording a webhook attempt failed");
                 }
@@ -78,6 +81,25 @@ impl WebhookWorker {
             let _ = handle.await;
         }
         Ok(n)
+    }
+
+    fn observe(&self, task: &DeliveryTask, result: &AttemptResult) {
+        let outcome = match result.response_status {
+            Some(s) if (200..300).contains(&s) => "succeeded",
+            Some(_) => "http_error",
+            None => "network_error",
+        };
+        self.metrics.webhook_attempt(outcome);
+        if outcome == "succeeded" {
+            let created = serde_json::from_str::<serde_json::Value>(&task.body)
+                .ok()
+                .and_then(|v| v["created"].as_i64());
+            if let Some(created) = created {
+                let latency =
+                    (self.services.clock.now_millis() - created * 1000).max(0) as f64 / 1000.0;
+                self.metrics.delivery_latency.observe(latency);
+            }
+        }
     }
 
     async fn send(&self, task: &DeliveryTask) -> AttemptResult {

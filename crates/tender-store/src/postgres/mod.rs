@@ -831,6 +831,43 @@ impl Store for PgStore {
             .map_err(|e| classify("delete session", e))
     }
 
+    async fn count_pending_deliveries(&self) -> StoreResult<u64> {
+        let client = self.client().await?;
+        let row = client
+            .query_one(
+                "SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending'",
+                &[],
+            )
+            .await
+            .map_err(|e| classify("count deliveries", e))?;
+        Ok(row.get::<_, i64>(0) as u64)
+    }
+
+    async fn check_ready(&self) -> StoreResult<()> {
+        let client = self.client().await?;
+        let found: i64 = client
+            .query_one(
+                "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+                &[],
+            )
+            .await
+            .map_err(|e| classify("schema version", e))?
+            .get(0);
+        let expected = migrate::latest_version();
+        if found < expected {
+            return Err(StoreError::Unavailable {
+                message: format!("schema version {found}, this build needs {expected}"),
+                source: None,
+            });
+        }
+        Ok(())
+    }
+
+    fn pool_status(&self) -> (usize, usize) {
+        let s = self.pool.status();
+        (s.size.saturating_sub(s.available), s.available)
+    }
+
     async fn find_payment_for_receipt(&self, id: &str) -> StoreResult<Option<(Scope, Record)>> {
         let client = self.client().await?;
         let row = client

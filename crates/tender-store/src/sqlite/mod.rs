@@ -988,6 +988,45 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn count_pending_deliveries(&self) -> StoreResult<u64> {
+        self.read(|conn| {
+            conn.query_row(
+                "SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+            .map_err(|e| classify("count deliveries", e))
+        })
+        .await
+    }
+
+    async fn check_ready(&self) -> StoreResult<()> {
+        let expected = migrate::latest_version();
+        let found: i64 = self
+            .read(|conn| {
+                conn.query_row(
+                    "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(|e| classify("schema version", e))
+            })
+            .await?;
+        if found < expected {
+            return Err(StoreError::Unavailable {
+                message: format!("schema version {found}, this build needs {expected}"),
+                source: None,
+            });
+        }
+        Ok(())
+    }
+
+    fn pool_status(&self) -> (usize, usize) {
+        let idle = self.readers.lock().map(|p| p.len()).unwrap_or(0);
+        (0, idle)
+    }
+
     async fn find_payment_for_receipt(&self, id: &str) -> StoreResult<Option<(Scope, Record)>> {
         let id = id.to_string();
         self.read(move |conn| {
@@ -1048,4 +1087,31 @@ impl Store for SqliteStore {
         })
         .await
     }
+}
+
+/// Copies a live SQLite database to `dest` with SQLite's online backup API: consistent even
+/// while a server writes, without stopping it (`tender backup FILE`).
+pub fn backup(source: &Path, dest: &Path) -> Result<(), StoreError> {
+    let src = Connection::open_with_flags(source, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| classify("open for backup", e))?;
+    src.busy_timeout(std::time::Duration::from_secs(10))
+        .map_err(|e| classify("configure", e))?;
+    let mut dst = Connection::open(dest).map_err(|e| classify("open backup file", e))?;
+    let backup =
+        rusqlite::backup::Backup::new(&src, &mut dst).map_err(|e| classify("backup", e))?;
+    backup
+        .run_to_completion(256, std::time::Duration::from_millis(5), None)
+        .map_err(|e| classify("backup", e))?;
+    drop(backup);
+    dst.execute_batch("PRAGMA journal_mode = DELETE;")
+        .map_err(|e| classify("backup", e))?;
+    let ok: String = dst
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .map_err(|e| classify("backup check", e))?;
+    if ok != "ok" {
+        return Err(StoreError::Corrupt(format!(
+            "backup failed its integrity check: {ok}"
+        )));
+    }
+    Ok(())
 }

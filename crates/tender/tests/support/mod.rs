@@ -23,6 +23,16 @@ impl Drop for Server {
 }
 
 impl Server {
+    /// Sends a signal by name (`TERM`, `HUP`…).
+    pub fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
     /// SIGKILL: no graceful shutdown, no chance to release anything.
     pub fn kill(&mut self) {
         self.child.kill().unwrap();
@@ -36,21 +46,36 @@ pub fn tender() -> Command {
 
 /// Starts `tender serve` on port 0 with `data_dir`, reading stdout until the `receipts on` line.
 pub fn serve(data_dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
+    serve_logging(data_dir, extra, env, None)
+}
+
+/// Like [`serve`], writing the server's stderr (its logs) to `stderr` when given.
+pub fn serve_logging(
+    data_dir: &Path,
+    extra: &[&str],
+    env: &[(&str, &str)],
+    stderr: Option<&Path>,
+) -> Server {
     let mut cmd = tender();
-    cmd.args([
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--receipt-listen",
-        "127.0.0.1:0",
-        "--rate-limit",
-        "0",
-    ])
-    .arg("--data-dir")
-    .arg(data_dir)
-    .args(extra)
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null());
+    cmd.arg("serve");
+    // Defaults for what the caller does not set itself (clap refuses a flag given twice).
+    for (flag, value) in [
+        ("--listen", "127.0.0.1:0"),
+        ("--receipt-listen", "127.0.0.1:0"),
+        ("--rate-limit", "0"),
+    ] {
+        if !extra.contains(&flag) {
+            cmd.args([flag, value]);
+        }
+    }
+    cmd.arg("--data-dir")
+        .arg(data_dir)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(match stderr {
+            Some(path) => Stdio::from(std::fs::File::create(path).unwrap()),
+            None => Stdio::null(),
+        });
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -68,7 +93,7 @@ pub fn serve(data_dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
         if let Some(addr) = line.strip_prefix("listening on ") {
             base = addr.to_string();
         }
-        let done = line.starts_with("receipts on http://");
+        let done = line.starts_with("receipts on http");
         lines.push(line);
         if done {
             break;

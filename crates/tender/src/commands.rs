@@ -1,0 +1,279 @@
+//! What each subcommand does.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{bail, Context};
+use tender_core::auth::{KeyKind, Mode};
+use tender_core::clock::SystemClock;
+use tender_core::service::Services;
+use tender_server::{Application, ServerConfig};
+use tender_store::DatabaseUrl;
+
+use crate::{AccountsCommand, KeysCommand, KindArg, ModeArg, ServeArgs, StoreArgs};
+
+fn store_config(store: &StoreArgs) -> ServerConfig {
+    let mut c = ServerConfig::new(store.data_dir.clone());
+    c.database_url = store.database_url.clone();
+    c.vault_key = store.vault_key.clone();
+    c
+}
+
+fn serve_config(args: &ServeArgs) -> ServerConfig {
+    let mut c = store_config(&args.store);
+    c.listen = args.listen;
+    c.receipt_listen = args.receipt_listen;
+    c.receipt_base_url = args.receipt_base_url.clone();
+    c.rate_limit = args.rate_limit;
+    c.webhook_retry_scale = args.webhook_retry_scale;
+    c.bank_settlement_delay = args.bank_settlement_delay;
+    c.tls_cert = args.tls_cert.clone();
+    c.tls_key = args.tls_key.clone();
+    c.behind_tls_proxy = args.behind_tls_proxy;
+    c
+}
+
+async fn services(store: &StoreArgs) -> anyhow::Result<Services> {
+    tender_server::startup::open_services(
+        &store_config(store),
+        Arc::new(SystemClock),
+        String::new(),
+    )
+    .await
+}
+
+pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let app = Application::build(serve_config(&args))
+        .await
+        .context("starting tender")?;
+    // Signal handlers are in place before we announce the addresses, so a supervisor that
+    // stops us right after reading them gets a clean shutdown, not the default kill.
+    let stop = shutdown_signal()?;
+    if let Some(created) = &app.bootstrap {
+        println!(
+            "created account {} (shown once; keep these safe)",
+            created.account
+        );
+        println!("  test secret key:      {}", created.keys.test.secret);
+        println!("  test publishable key: {}", created.keys.test.publishable);
+        println!(
+            "  dashboard login:      {} / {}",
+            created.email, created.password
+        );
+    }
+    let scheme = app.scheme();
+    println!("listening on {scheme}://{}", app.api_addr());
+    println!("receipts on {scheme}://{}", app.receipt_addr());
+    app.run_until(stop).await
+}
+
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM; the handlers are registered when this is called.
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()> + Send + 'static> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+        let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+        Ok(async move {
+            tokio::select! {
+                _ = term.recv() => {},
+                _ = int.recv() => {},
+            }
+            tracing::info!("shutting down: no new connections; finishing requests in flight");
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+    }
+}
+
+pub async fn accounts(command: AccountsCommand) -> anyhow::Result<()> {
+    match command {
+        AccountsCommand::Create {
+            email,
+            name,
+            password,
+            store,
+        } => {
+            let created = services(&store)
+                .await?
+                .create_account(&email, name, password)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot create the account: {e}"))?;
+            println!("{}", serde_json::to_string(&created)?);
+        }
+        AccountsCommand::List(store) => {
+            for a in services(&store).await?.store.list_accounts().await? {
+                println!(
+                    "{}",
+                    serde_json::json!({"account": a.id, "email": a.email, "name": a.name, "created": a.created})
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+fn mode(m: ModeArg) -> Mode {
+    match m {
+        ModeArg::Test => Mode::Test,
+        ModeArg::Live => Mode::Live,
+    }
+}
+
+async fn require_account(services: &Services, account: &str) -> anyhow::Result<()> {
+    if services.store.find_account(account).await?.is_none() {
+        bail!("no account {account} (see `tender accounts list`)");
+    }
+    Ok(())
+}
+
+pub async fn keys(command: KeysCommand) -> anyhow::Result<()> {
+    match command {
+        KeysCommand::Create {
+            account,
+            mode: m,
+            kind,
+            store,
+        } => {
+            let services = services(&store).await?;
+            require_account(&services, &account).await?;
+            let kind = match kind {
+                KindArg::Secret => KeyKind::Secret,
+                KindArg::Publishable => KeyKind::Publishable,
+            };
+            let (key, record) = services
+                .create_api_key(&account, mode(m), kind)
+                .await
+                .map_err(anyhow::Error::msg)?;
+            println!("{}", serde_json::json!({"id": record.id, "key": key}));
+        }
+        KeysCommand::List { account, store } => {
+            let services = services(&store).await?;
+            require_account(&services, &account).await?;
+            for k in services.store.list_api_keys(&account).await? {
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "id": k.id, "mode": k.mode.as_str(), "kind": k.kind.as_str(),
+                        "last4": k.last4, "publishable": k.public_value, "created": k.created,
+                        "expires_at": k.expires_at, "revoked": k.revoked,
+                    })
+                );
+            }
+        }
+        KeysCommand::Roll {
+            account,
+            key,
+            grace,
+            store,
+        } => {
+            let services = services(&store).await?;
+            let (new_key, record) = services
+                .roll_api_key(&account, &key, grace)
+                .await
+                .map_err(anyhow::Error::msg)?;
+            println!(
+                "{}",
+                serde_json::json!({"id": record.id, "key": new_key, "replaces": key, "grace_seconds": grace})
+            );
+        }
+        KeysCommand::Revoke {
+            account,
+            key,
+            store,
+        } => {
+            services(&store)
+                .await?
+                .revoke_api_key(&account, &key)
+                .await
+                .map_err(anyhow::Error::msg)?;
+            println!("{}", serde_json::json!({"id": key, "revoked": true}));
+        }
+    }
+    Ok(())
+}
+
+pub async fn migrate(store: StoreArgs) -> anyhow::Result<()> {
+    // Opening a store applies what is pending (under a lock on PostgreSQL).
+    let services = services(&store).await?;
+    services.store.check_ready().await?;
+    println!("migrations applied; schema is current");
+    Ok(())
+}
+
+pub async fn backup(file: &Path, store: StoreArgs) -> anyhow::Result<()> {
+    if file.exists() {
+        bail!("{} exists; choose a new file", file.display());
+    }
+    match DatabaseUrl::parse(store.database_url.as_deref(), &store.data_dir).map_err(anyhow::Error::msg)? {
+        DatabaseUrl::Sqlite(path) => {
+            if !path.exists() {
+                bail!("no database at {}", path.display());
+            }
+            tender_store::sqlite::backup(&path, file)?;
+            println!("backed up {} to {}", path.display(), file.display());
+            Ok(())
+        }
+        DatabaseUrl::Postgres(_) => bail!(
+            "`tender backup` copies SQLite databases; for PostgreSQL use pg_dump or your provider's backups (docs/operations.md)"
+        ),
+    }
+}
+
+pub async fn config_check(args: ServeArgs) -> anyhow::Result<()> {
+    let config = serve_config(&args);
+    let mut problems = Vec::new();
+    if let Err(e) = config.check_listen_rules() {
+        problems.push(e.to_string());
+    }
+    if let (Some(cert), Some(key)) = (&config.tls_cert, &config.tls_key) {
+        for p in [cert, key] {
+            if let Err(e) = std::fs::read(p) {
+                problems.push(format!("cannot read {}: {e}", p.display()));
+            }
+        }
+    }
+    match services(&args.store).await {
+        Ok(s) => {
+            if let Err(e) = s.store.check_ready().await {
+                problems.push(format!("store not ready: {e}"));
+            }
+        }
+        Err(e) => problems.push(format!("{e:#}")),
+    }
+    println!("listen:          {}", config.listen);
+    println!("receipt listen:  {}", config.receipt_listen);
+    println!(
+        "database:        {}",
+        match DatabaseUrl::parse(config.database_url.as_deref(), &config.data_dir) {
+            Ok(DatabaseUrl::Sqlite(p)) => format!("sqlite {}", p.display()),
+            Ok(DatabaseUrl::Postgres(_)) => "postgres (URL hidden)".to_string(),
+            Err(e) => e,
+        }
+    );
+    println!(
+        "tls:             {}",
+        if config.tls_cert.is_some() {
+            "on"
+        } else {
+            "off"
+        }
+    );
+    println!(
+        "rate limit:      {} req/s per account and mode",
+        config.rate_limit
+    );
+    if problems.is_empty() {
+        println!("configuration ok");
+        Ok(())
+    } else {
+        for p in &problems {
+            eprintln!("problem: {p}");
+        }
+        bail!("{} problem(s) found", problems.len())
+    }
+}

@@ -1,0 +1,406 @@
+//! Operating Tender: health and metrics, structured logs, graceful shutdown, TLS with reload,
+//! the listen-address rule, and the operator CLI (keys, accounts, migrate, backup, config check).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+mod support;
+use support::{card_payment, secret_from, serve, serve_logging, tender};
+
+#[tokio::test]
+async fn health_readiness_and_metrics_answer_without_a_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve(dir.path(), &[], &[]);
+    let key = secret_from(&s.lines).unwrap();
+    let c = reqwest::Client::new();
+    assert_eq!(
+        c.get(format!("{}/healthz", s.base))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    let ready = c.get(format!("{}/readyz", s.base)).send().await.unwrap();
+    assert_eq!(ready.status(), 200);
+    assert_eq!(ready.json::<Value>().await.unwrap()["status"], "ready");
+    let p = c
+        .post(format!("{}/v2/payments", s.base))
+        .bearer_auth(&key)
+        .json(&card_payment(1000))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(p.status(), 200);
+    let id = p.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    c.get(format!("{}/v2/payments/{id}", s.base))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    let m = c.get(format!("{}/metrics", s.base)).send().await.unwrap();
+    assert_eq!(m.status(), 200);
+    let text = m.text().await.unwrap();
+    assert!(
+        text.contains(
+            r#"tender_http_requests_total{route="/v2/payments",method="POST",status="200"} 1"#
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"route="/v2/payments/{id}""#),
+        "route templates, never raw ids"
+    );
+    assert!(!text.contains(&id), "payment ids never become labels");
+    assert!(text.contains(r#"tender_payments_total{outcome="succeeded"} 1"#));
+    assert!(text.contains("tender_http_request_duration_seconds_bucket"));
+    assert!(text.contains("tender_webhook_queue_depth 0"));
+    assert!(text.contains("tender_db_connections"));
+}
+
+#[tokio::test]
+async fn json_logs_have_one_line_per_request_and_never_a_card_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("stderr.log");
+    let s = serve_logging(dir.path(), &["--log-format", "json"], &[], Some(&log));
+    let key = secret_from(&s.lines).unwrap();
+    let c = reqwest::Client::new();
+    let p = c
+        .post(format!("{}/v2/payments", s.base))
+        .bearer_auth(&key)
+        .json(&card_payment(1000))
+        .send()
+        .await
+        .unwrap();
+    let request_id = p.headers()["request-id"].to_str().unwrap().to_string();
+    c.post(format!("{}/v2/payments", s.base))
+        .bearer_auth(&key)
+        .body("{not json")
+        .header("content-type", "application/json")
+        .send()
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert!(!lines.is_empty(), "no JSON log lines: {text}");
+    let line = lines
+        .iter()
+        .find(|l| l["request_id"] == request_id.as_str())
+        .expect("a line for the request");
+    assert_eq!(line["route"], "/v2/payments");
+    assert_eq!(line["method"], "POST");
+    assert_eq!(line["status"], 200);
+    assert!(line["latency_ms"].as_f64().is_some());
+    assert!(line["account"].as_str().unwrap().starts_with("acct_"));
+    assert!(!text.contains("4242424242424242"));
+    assert!(!text.contains(&key), "keys are never logged");
+}
+
+#[tokio::test]
+async fn sigterm_stops_cleanly_with_exit_code_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = serve(dir.path(), &[], &[]);
+    s.signal("TERM");
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        if let Some(status) = s.child.try_wait().unwrap() {
+            assert!(status.success(), "exit status {status}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "did not stop");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[test]
+fn plain_http_on_a_non_loopback_address_is_refused_unless_behind_a_proxy() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tender()
+        .args([
+            "serve",
+            "--listen",
+            "0.0.0.0:0",
+            "--receipt-listen",
+            "127.0.0.1:0",
+        ])
+        .arg("--data-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--behind-tls-proxy"));
+    let s = serve(
+        dir.path(),
+        &["--listen", "0.0.0.0:0", "--behind-tls-proxy"],
+        &[],
+    );
+    assert!(s
+        .lines
+        .iter()
+        .any(|l| l.starts_with("listening on http://0.0.0.0:")));
+}
+
+fn self_signed(
+    dir: &std::path::Path,
+    name: &str,
+) -> (std::path::PathBuf, std::path::PathBuf, Vec<u8>) {
+    let cert =
+        rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+            .unwrap();
+    let (cert_path, key_path) = (
+        dir.join(format!("{name}.pem")),
+        dir.join(format!("{name}.key")),
+    );
+    let pem = cert.cert.pem();
+    std::fs::write(&cert_path, &pem).unwrap();
+    std::fs::write(&key_path, cert.key_pair.serialize_pem()).unwrap();
+    (cert_path, key_path, pem.into_bytes())
+}
+
+fn client_trusting(pem: &[u8]) -> reqwest::Client {
+    reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(pem).unwrap())
+        .tls_built_in_root_certs(false)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn tls_serves_https_and_reloads_the_certificate_on_sighup() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key, pem) = self_signed(dir.path(), "first");
+    let s = serve(
+        dir.path(),
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(s.base.starts_with("https://"), "{}", s.base);
+    assert!(s
+        .lines
+        .iter()
+        .any(|l| l.starts_with("receipts on https://")));
+    let port = s.base.rsplit(':').next().unwrap().to_string();
+    let url = format!("https://localhost:{port}/healthz");
+    assert_eq!(
+        client_trusting(&pem)
+            .get(&url)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    // Plain HTTP on the TLS port gets nowhere.
+    assert!(reqwest::get(format!("http://127.0.0.1:{port}/healthz"))
+        .await
+        .map(|r| r.status() != 200)
+        .unwrap_or(true));
+
+    // A new certificate, then SIGHUP: new connections get it.
+    let (new_cert, new_key, new_pem) = self_signed(dir.path(), "second");
+    std::fs::copy(&new_cert, &cert).unwrap();
+    std::fs::copy(&new_key, &key).unwrap();
+    s.signal("HUP");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        if client_trusting(&new_pem)
+            .get(&url)
+            .send()
+            .await
+            .map(|r| r.status() == 200)
+            .unwrap_or(false)
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the new certificate was not served"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        client_trusting(&pem).get(&url).send().await.is_err(),
+        "the old certificate is gone"
+    );
+}
+
+fn run(args: &[&str], dir: &std::path::Path) -> (bool, String, String) {
+    let out = tender()
+        .args(args)
+        .arg("--data-dir")
+        .arg(dir)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn the_cli_manages_keys_while_the_server_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve(dir.path(), &[], &[]);
+    let (ok, out, _) = run(&["accounts", "list"], dir.path());
+    assert!(ok);
+    let account: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let acct = account["account"].as_str().unwrap().to_string();
+    let (ok, out, err) = run(
+        &["keys", "create", "--account", &acct, "--mode", "live"],
+        dir.path(),
+    );
+    assert!(ok, "{err}");
+    let created: Value = serde_json::from_str(out.trim()).unwrap();
+    let live_key = created["key"].as_str().unwrap().to_string();
+    assert!(live_key.starts_with("sk_live_"));
+    let c = reqwest::Client::new();
+    let get = |k: String| {
+        let c = c.clone();
+        let base = s.base.clone();
+        async move {
+            c.get(format!("{base}/v2/customers"))
+                .bearer_auth(k)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }
+    };
+    assert_eq!(get(live_key.clone()).await, 200);
+    let (ok, out, _) = run(&["keys", "list", "--account", &acct], dir.path());
+    assert!(ok);
+    assert!(out.contains(&live_key[live_key.len() - 4..]));
+    assert!(
+        !out.contains(&live_key),
+        "secret keys are listed by last four only"
+    );
+    // Roll with no grace: the old key stops at once, the new one works.
+    let key_id = created["id"].as_str().unwrap();
+    let (ok, out, err) = run(
+        &[
+            "keys",
+            "roll",
+            "--account",
+            &acct,
+            "--key",
+            key_id,
+            "--grace",
+            "0",
+        ],
+        dir.path(),
+    );
+    assert!(ok, "{err}");
+    let rolled: Value = serde_json::from_str(out.trim()).unwrap();
+    let new_key = rolled["key"].as_str().unwrap().to_string();
+    assert_eq!(get(live_key.clone()).await, 401);
+    assert_eq!(get(new_key.clone()).await, 200);
+    let (ok, _, err) = run(
+        &[
+            "keys",
+            "revoke",
+            "--account",
+            &acct,
+            "--key",
+            rolled["id"].as_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert!(ok, "{err}");
+    assert_eq!(get(new_key).await, 401);
+    let (ok, _, err) = run(
+        &[
+            "keys",
+            "roll",
+            "--account",
+            &acct,
+            "--key",
+            key_id,
+            "--grace",
+            "999999",
+        ],
+        dir.path(),
+    );
+    assert!(!ok && err.contains("grace"), "{err}");
+}
+
+#[tokio::test]
+async fn backup_copies_a_live_database_that_serves_on_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve(dir.path(), &[], &[]);
+    let key = secret_from(&s.lines).unwrap();
+    let c = reqwest::Client::new();
+    let p: Value = c
+        .post(format!("{}/v2/payments", s.base))
+        .bearer_auth(&key)
+        .json(&card_payment(777))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let copy = dir.path().join("backup.sqlite3");
+    let (ok, out, err) = run(&["backup", copy.to_str().unwrap()], dir.path());
+    assert!(ok, "{err}");
+    assert!(out.contains("backed up"));
+    let (ok, _, err) = run(&["backup", copy.to_str().unwrap()], dir.path());
+    assert!(!ok && err.contains("exists"));
+    // The copy, with the same vault key, is a working store.
+    let restored_dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        dir.path().join("vault.key"),
+        restored_dir.path().join("vault.key"),
+    )
+    .unwrap();
+    std::fs::copy(&copy, restored_dir.path().join("tender.sqlite3")).unwrap();
+    let r = serve(restored_dir.path(), &[], &[]);
+    let got = c
+        .get(format!(
+            "{}/v2/payments/{}",
+            r.base,
+            p["id"].as_str().unwrap()
+        ))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(got.status(), 200);
+    assert_eq!(got.json::<Value>().await.unwrap()["amount"], 777);
+}
+
+#[test]
+fn migrate_and_config_check_report_on_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, out, err) = run(&["migrate"], dir.path());
+    assert!(ok, "{err}");
+    assert!(out.contains("schema is current"));
+    let (ok, out, err) = run(&["config", "check"], dir.path());
+    assert!(ok, "{err}");
+    assert!(out.contains("configuration ok"));
+    let (ok, _, err) = run(&["config", "check", "--listen", "0.0.0.0:4242"], dir.path());
+    assert!(!ok);
+    assert!(err.contains("non-loopback"), "{err}");
+    let (ok, _, err) = run(
+        &["config", "check", "--database-url", "mysql://x"],
+        dir.path(),
+    );
+    assert!(!ok);
+    assert!(err.contains("unsupported database URL scheme"), "{err}");
+}
