@@ -190,3 +190,41 @@ async fn keys_expire_after_24_hours() {
     assert!(again.header("idempotent-replayed").is_none());
     assert_ne!(again.id(), first.id());
 }
+
+#[tokio::test]
+async fn the_rate_limit_refuses_past_the_burst_per_account_and_mode_with_retry_after() {
+    let Some(app) = spawn_app_with(Options {
+        rate_limit: 5,
+        ..Options::default()
+    })
+    .await
+    else {
+        return;
+    };
+    // Burst of twice the rate, then 429.
+    for i in 0..10 {
+        assert_eq!(
+            app.get("/v2/customers", app.sk()).await.status,
+            200,
+            "request {i}"
+        );
+    }
+    let limited = app.get("/v2/customers", app.sk()).await;
+    assert_eq!(limited.status, 429);
+    assert_eq!(limited.error_type(), "rate_limit_error");
+    assert_eq!(limited.error_code(), "rate_limit");
+    let retry_after: u64 = limited.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=2).contains(&retry_after));
+    // The live mode and another account have their own buckets.
+    assert_eq!(app.get("/v2/customers", app.sk_live()).await.status, 200);
+    let other = app.other_account().await;
+    assert_eq!(
+        app.get("/v2/customers", &other.keys.test.secret)
+            .await
+            .status,
+        200
+    );
+    // Tokens come back at the rate.
+    tokio::time::sleep(std::time::Duration::from_millis(450)).await;
+    assert_eq!(app.get("/v2/customers", app.sk()).await.status, 200);
+}
