@@ -1,0 +1,549 @@
+//! `tender-bench`: Tender's benchmark harness. One command starts the release `tender` binary on
+//! a fresh SQLite data dir (and on a fresh PostgreSQL schema when the database is reachable),
+//! drives the API for a fixed time at each concurrency, measures the same-stack ceilings (a JSON
+//! echo server; a bare durable PostgreSQL insert) and optionally a peer (localstripe), and
+//! prints one table with ratios and the issue's targets marked met or missed.
+//!
+//! # Layout
+//! - [`load`]: the load generator (hyper client pool, N workers, latency percentiles).
+//! - [`process`]: child servers (ready on `listening on`, peak RSS from /proc).
+//! - [`servers`]: the echo and bare-insert servers (`tender-bench echo`, `tender-bench pg-insert`).
+//! - [`tender`]: starting Tender and the five operations.
+//! - [`scale`]: `--scale`, bulk loading and list/retrieve latency by table size.
+//! - [`peer`]: `--peer localstripe`.
+//! - [`pg`]: PostgreSQL helpers.
+//!
+//! Not part of `cargo test`: run it with `cargo run --release -p tender-bench`.
+
+mod load;
+mod peer;
+mod pg;
+mod process;
+mod scale;
+mod servers;
+mod tender;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use rand::Rng;
+
+use load::{drive, Call, MakeRequest, Stats, Target};
+use process::Server;
+use tender::{Backend, Tender, OPERATIONS};
+
+#[derive(Parser)]
+#[command(name = "tender-bench", about = "Benchmark harness for Tender")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Sub>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Subcommand)]
+enum Sub {
+    /// The echo ceiling server (started by the harness itself).
+    Echo {
+        #[arg(long, default_value = "127.0.0.1:0")]
+        listen: SocketAddr,
+    },
+    /// The bare durable PostgreSQL insert server (started by the harness itself).
+    PgInsert {
+        #[arg(long, default_value = "127.0.0.1:0")]
+        listen: SocketAddr,
+        #[arg(long)]
+        database_url: String,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Peer {
+    Localstripe,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// The release `tender` binary (default: `release/tender` in this binary's target dir,
+    /// built first with `cargo build --release -p tender` when run through cargo).
+    #[arg(long)]
+    tender: Option<PathBuf>,
+    /// Seconds each (operation, concurrency) cell runs.
+    #[arg(long, default_value_t = 5)]
+    seconds: u64,
+    /// Concurrency levels.
+    #[arg(long, value_delimiter = ',', default_value = "1,8,64")]
+    concurrency: Vec<usize>,
+    /// PostgreSQL database for the PostgreSQL runs (a fresh schema is made and dropped).
+    #[arg(long, default_value = pg::DEFAULT_URL)]
+    database_url: String,
+    /// Skip PostgreSQL even when it is reachable.
+    #[arg(long)]
+    no_postgres: bool,
+    /// Also drive a peer and print Tender's create rate as a multiple of it.
+    #[arg(long)]
+    peer: Option<Peer>,
+    /// Also bulk-load payments and compare list/retrieve latency at 10k and at --scale-rows.
+    #[arg(long)]
+    scale: bool,
+    /// Only the scale measurement (implies --scale).
+    #[arg(long)]
+    scale_only: bool,
+    /// Rows of the large scale point.
+    #[arg(long, default_value_t = 1_000_000)]
+    scale_rows: u64,
+    /// Concurrency of the scale measurements.
+    #[arg(long, default_value_t = 8)]
+    scale_concurrency: usize,
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    match cli.command {
+        Some(Sub::Echo { listen }) => rt.block_on(servers::run_echo(listen)),
+        Some(Sub::PgInsert {
+            listen,
+            database_url,
+        }) => rt.block_on(servers::run_pg_insert(listen, &database_url)),
+        None => rt.block_on(run(cli.run)),
+    }
+}
+
+/// The release `tender` beside this binary's target dir, built first when run through cargo.
+fn tender_binary(args: &RunArgs) -> anyhow::Result<PathBuf> {
+    if let Some(p) = &args.tender {
+        if !p.exists() {
+            bail!("--tender {}: no such file", p.display());
+        }
+        return Ok(p.clone());
+    }
+    let exe = std::env::current_exe()?;
+    let target_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .context("cannot locate the target dir")?;
+    let bin = target_dir.join("release").join("tender");
+    if let Ok(cargo) = std::env::var("CARGO") {
+        eprintln!("building the release tender binary (cargo build --release -p tender)…");
+        let status = Command::new(cargo)
+            .args(["build", "--release", "-p", "tender"])
+            .env("CARGO_TARGET_DIR", target_dir)
+            .status()?;
+        if !status.success() {
+            bail!("cargo build --release -p tender failed");
+        }
+    }
+    if !bin.exists() {
+        bail!(
+            "{} not found: run `cargo build --release -p tender` first or pass --tender PATH",
+            bin.display()
+        );
+    }
+    Ok(bin)
+}
+
+/// A 309-byte JSON body for the echo ceiling (the size of the issue's reference figure).
+fn echo_body() -> String {
+    let mut body = String::from(
+        r#"{"amount":2000,"currency":"usd","description":"Benchmark order","payment_method":{"type":"card","card":{"number":"4242424242424242","exp_month":12,"exp_year":2034,"cvc":"123"}},"metadata":{"order_id":"6735","note":""#,
+    );
+    while body.len() < 309 - 3 {
+        body.push('x');
+    }
+    body.push_str(r#""}}"#);
+    body
+}
+
+/// Results keyed by (row label, operation, concurrency).
+type Table = BTreeMap<(String, String, usize), Stats>;
+
+struct Report {
+    seconds: u64,
+    levels: Vec<usize>,
+    echo: BTreeMap<usize, Stats>,
+    rows: Vec<(String, String)>,
+    table: Table,
+    rss: Vec<(String, u64)>,
+    notes: Vec<String>,
+}
+
+impl Report {
+    fn put(&mut self, row: &str, op: &str, c: usize, s: Stats) {
+        let key = (row.to_string(), op.to_string());
+        if !self.rows.contains(&key) {
+            self.rows.push(key);
+        }
+        if s.errors > 0 {
+            self.notes.push(format!(
+                "{row} {op} c{c}: {} errors, e.g. {}",
+                s.errors,
+                s.sample_error.clone().unwrap_or_default()
+            ));
+        }
+        self.table.insert((row.into(), op.into(), c), s);
+    }
+
+    fn get(&self, row: &str, op: &str, c: usize) -> Option<&Stats> {
+        self.table.get(&(row.to_string(), op.to_string(), c))
+    }
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+async fn run(args: RunArgs) -> anyhow::Result<()> {
+    let bin = tender_binary(&args)?;
+    let exe = std::env::current_exe()?;
+    let duration = Duration::from_secs(args.seconds);
+    let client = load::client();
+    let run_id = format!("{:08x}", rand::thread_rng().gen::<u32>());
+    let logs = tempfile::Builder::new()
+        .prefix("tender-bench-logs-")
+        .tempdir()?;
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!(
+        "# tender-bench: {cores} cores ({}), load generator on the same machine; {} s per cell",
+        cpu_model(),
+        args.seconds
+    );
+
+    let pg_ok = if args.no_postgres {
+        false
+    } else {
+        match pg::durability_settings(&args.database_url).await {
+            Ok(s) => {
+                println!("# PostgreSQL {} reachable: {s}", args.database_url);
+                true
+            }
+            Err(e) => {
+                println!("# PostgreSQL not reachable ({e:#}): PostgreSQL rows skipped");
+                false
+            }
+        }
+    };
+
+    let mut report = Report {
+        seconds: args.seconds,
+        levels: args.concurrency.clone(),
+        echo: BTreeMap::new(),
+        rows: Vec::new(),
+        table: BTreeMap::new(),
+        rss: Vec::new(),
+        notes: Vec::new(),
+    };
+
+    if !args.scale_only {
+        // The ceiling: the same stack answering a parsed-and-echoed JSON body.
+        let mut cmd = Command::new(&exe);
+        cmd.args(["echo", "--listen", "127.0.0.1:0"]);
+        let echo = Server::start(cmd, &logs.path().join("echo.log"), Duration::from_secs(10))?;
+        let target = Target::new(client.clone(), &echo.base, None)?;
+        let body = echo_body();
+        for &c in &args.concurrency {
+            let b = body.clone();
+            let make: MakeRequest = Arc::new(move |_, _| Call::post_json("/echo", b.clone()));
+            let s = drive(&target, c, duration, make).await;
+            eprintln!("echo c{c}: {:.0} req/s", s.rps());
+            report.echo.insert(c, s.clone());
+            report.put("echo ceiling", "POST 309-byte JSON", c, s);
+        }
+        report
+            .rss
+            .push(("echo".into(), echo.peak_rss().unwrap_or(0)));
+        echo.stop();
+
+        bench_tender(
+            &bin,
+            &Backend::Sqlite,
+            "sqlite",
+            &client,
+            &args,
+            &run_id,
+            &mut report,
+        )
+        .await?;
+
+        if pg_ok {
+            bare_insert(&exe, &client, &args, &logs, &mut report).await?;
+            let backend = Backend::Postgres {
+                admin_url: args.database_url.clone(),
+            };
+            bench_tender(
+                &bin,
+                &backend,
+                "postgres",
+                &client,
+                &args,
+                &run_id,
+                &mut report,
+            )
+            .await?;
+        }
+
+        if args.peer == Some(Peer::Localstripe) {
+            let ls = peer::LocalStripe::start(client.clone(), logs.path()).await?;
+            for &c in &args.concurrency {
+                let s = drive(&ls.target, c, duration, ls.create_charge(&run_id, c)).await;
+                eprintln!("localstripe c{c}: {:.0} req/s", s.rps());
+                report.put("localstripe", "POST /v1/charges", c, s);
+            }
+            report
+                .rss
+                .push(("localstripe".into(), ls.server.peak_rss().unwrap_or(0)));
+            ls.server.stop();
+        }
+        print_report(&report);
+    }
+
+    if args.scale || args.scale_only {
+        let mut backends = vec![("sqlite", Backend::Sqlite)];
+        if pg_ok {
+            backends.push((
+                "postgres",
+                Backend::Postgres {
+                    admin_url: args.database_url.clone(),
+                },
+            ));
+        }
+        let sizes = [10_000, args.scale_rows];
+        println!();
+        println!(
+            "## Scale: list (limit 10) and retrieve at c{}, {} s each",
+            args.scale_concurrency, args.seconds
+        );
+        println!();
+        println!("| backend | payments | op | req/s | p50 ms | p99 ms | errors | bytes/payment | load s |");
+        println!("|---|---:|---|---:|---:|---:|---:|---:|---:|");
+        for (name, backend) in backends {
+            let t = Tender::start(&bin, &backend, client.clone()).await?;
+            let points = scale::run(&t, &sizes, args.scale_concurrency, duration).await;
+            t.cleanup().await;
+            let points = points?;
+            for p in &points {
+                for (op, s) in [("retrieve", &p.retrieve), ("list", &p.list)] {
+                    println!(
+                        "| {name} | {} | {op} | {:.0} | {:.2} | {:.2} | {} | {:.0} | {:.1} |",
+                        p.rows,
+                        s.rps(),
+                        s.p50_ms,
+                        s.p99_ms,
+                        s.errors,
+                        p.bytes_per_payment,
+                        p.load_seconds
+                    );
+                }
+            }
+            if let [small, large] = &points[..] {
+                for (op, a, b) in [
+                    ("retrieve", &small.retrieve, &large.retrieve),
+                    ("list", &small.list, &large.list),
+                ] {
+                    let r50 = b.p50_ms / a.p50_ms;
+                    let r99 = b.p99_ms / a.p99_ms;
+                    let met = r50 <= 1.2 && r99 <= 1.2;
+                    println!(
+                        "- {name} {op}: p50 {:.2} → {:.2} ms (×{r50:.2}), p99 {:.2} → {:.2} ms (×{r99:.2}) at {}→{} rows: target ≤ ×1.20 {}",
+                        a.p50_ms, b.p50_ms, a.p99_ms, b.p99_ms, small.rows, large.rows,
+                        if met { "MET" } else { "MISSED" }
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Starts Tender on `backend`, prepares data, and drives every operation at every level.
+async fn bench_tender(
+    bin: &Path,
+    backend: &Backend,
+    name: &str,
+    client: &load::HttpClient,
+    args: &RunArgs,
+    run_id: &str,
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    let duration = Duration::from_secs(args.seconds);
+    let t = Tender::start(bin, backend, client.clone()).await?;
+    let result = async {
+        let retrieve_ids = Arc::new(tender::create_payments(&t.target, 200, false).await?);
+        let max_c = args.concurrency.iter().copied().max().unwrap_or(1);
+        let refund_ids = Arc::new(tender::create_payments(&t.target, max_c, true).await?);
+        for op in OPERATIONS {
+            for &c in &args.concurrency {
+                let make = tender::operation(op, run_id, c, &retrieve_ids, &refund_ids);
+                let s = drive(&t.target, c, duration, make).await;
+                eprintln!(
+                    "{name} {op} c{c}: {:.0} req/s p99 {:.2} ms errors {}",
+                    s.rps(),
+                    s.p99_ms,
+                    s.errors
+                );
+                report.put(name, op, c, s);
+            }
+        }
+        anyhow::Ok(())
+    }
+    .await;
+    report
+        .rss
+        .push((format!("tender ({name})"), t.server.peak_rss().unwrap_or(0)));
+    t.cleanup().await;
+    result
+}
+
+/// The bare durable insert on PostgreSQL (pool of 16), in a schema of its own.
+async fn bare_insert(
+    exe: &Path,
+    client: &load::HttpClient,
+    args: &RunArgs,
+    logs: &tempfile::TempDir,
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    let schema = format!("bench_base_{}", rand::thread_rng().gen::<u32>());
+    pg::execute(&args.database_url, &format!("CREATE SCHEMA {schema}")).await?;
+    let url = pg::schema_url(&args.database_url, &schema);
+    let result = async {
+        let mut cmd = Command::new(exe);
+        cmd.args([
+            "pg-insert",
+            "--listen",
+            "127.0.0.1:0",
+            "--database-url",
+            &url,
+        ]);
+        let server = Server::start(
+            cmd,
+            &logs.path().join("pg-insert.log"),
+            Duration::from_secs(30),
+        )?;
+        let target = Target::new(client.clone(), &server.base, None)?;
+        let body = echo_body();
+        for &c in &args.concurrency {
+            let b = body.clone();
+            let make: MakeRequest = Arc::new(move |_, _| Call::post_json("/insert", b.clone()));
+            let s = drive(&target, c, Duration::from_secs(args.seconds), make).await;
+            eprintln!("pg bare insert c{c}: {:.0} req/s", s.rps());
+            report.put("pg bare insert", "POST 309-byte JSON → INSERT", c, s);
+        }
+        report
+            .rss
+            .push(("pg bare insert".into(), server.peak_rss().unwrap_or(0)));
+        server.stop();
+        anyhow::Ok(())
+    }
+    .await;
+    pg::execute(&args.database_url, &format!("DROP SCHEMA {schema} CASCADE")).await?;
+    result
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        0.0
+    }
+}
+
+fn print_report(r: &Report) {
+    println!();
+    println!(
+        "## Throughput and latency ({} s per cell; ×echo = req/s ÷ echo ceiling at the same concurrency)",
+        r.seconds
+    );
+    println!();
+    println!("| server | operation | conc | req/s | ×echo | p50 ms | p99 ms | p99.9 ms | errors |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (row, op) in &r.rows {
+        for &c in &r.levels {
+            let Some(s) = r.get(row, op, c) else { continue };
+            let echo = r.echo.get(&c).map_or(0.0, Stats::rps);
+            println!(
+                "| {row} | {op} | {c} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2} | {} |",
+                s.rps(),
+                ratio(s.rps(), echo),
+                s.p50_ms,
+                s.p99_ms,
+                s.p999_ms,
+                s.errors
+            );
+        }
+    }
+    println!();
+    println!("Peak RSS (VmHWM over the whole run of each server):");
+    for (name, bytes) in &r.rss {
+        println!("- {name}: {:.1} MiB", *bytes as f64 / (1024.0 * 1024.0));
+    }
+    let total_errors: u64 = r.table.values().map(|s| s.errors).sum();
+    println!();
+    println!("Errors (non-2xx or transport) over every cell: {total_errors}");
+    for n in &r.notes {
+        println!("- {n}");
+    }
+
+    println!();
+    println!("## Targets");
+    println!();
+    let verdict = |ok: bool| if ok { "MET" } else { "MISSED" };
+    let top = r.levels.iter().copied().max().unwrap_or(64);
+    let echo_top = r.echo.get(&top).map_or(0.0, Stats::rps);
+    if let Some(s) = r.get("sqlite", "create payment", top) {
+        let x = ratio(s.rps(), echo_top);
+        println!(
+            "- SQLite create payment at c{top}: {:.0} req/s = {:.0}% of echo (target ≥ 50%: {}), p99 {:.2} ms (target ≤ 10 ms: {})",
+            s.rps(), x * 100.0, verdict(x >= 0.5), s.p99_ms, verdict(s.p99_ms <= 10.0)
+        );
+    }
+    for row in ["sqlite", "postgres"] {
+        if let Some(s) = r.get(row, "retrieve payment", top) {
+            let x = ratio(s.rps(), echo_top);
+            println!(
+                "- {row} retrieve at c{top}: {:.0}% of echo (target ≥ 70%: {})",
+                x * 100.0,
+                verdict(x >= 0.7)
+            );
+        }
+    }
+    for &c in &r.levels {
+        if let (Some(p), Some(b)) = (
+            r.get("postgres", "create payment", c),
+            r.get("pg bare insert", "POST 309-byte JSON → INSERT", c),
+        ) {
+            let x = ratio(p.rps(), b.rps());
+            println!(
+                "- PostgreSQL create payment at c{c}: {:.0} vs bare insert {:.0} req/s = {:.0}% (target ≥ 80%: {})",
+                p.rps(), b.rps(), x * 100.0, verdict(x >= 0.8)
+            );
+        }
+    }
+    for &c in &r.levels {
+        if let (Some(t), Some(l)) = (
+            r.get("sqlite", "create payment", c),
+            r.get("localstripe", "POST /v1/charges", c),
+        ) {
+            let x = ratio(t.rps(), l.rps());
+            println!(
+                "- vs localstripe at c{c}: Tender (SQLite) {:.0} vs {:.0} charges/s = ×{x:.0} (target ≥ ×100: {})",
+                t.rps(), l.rps(), verdict(x >= 100.0)
+            );
+        }
+    }
+}
