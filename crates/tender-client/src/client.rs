@@ -80,13 +80,29 @@ pub struct RequestOptions {
 }
 
 /// Builds a [`Client`] with non-default settings.
-#[derive(Debug)]
 pub struct ClientBuilder {
     base_url: String,
     api_key: String,
     retry: RetryPolicy,
     timeout: Duration,
     http: Option<reqwest::Client>,
+}
+
+impl std::fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("base_url", &self.base_url)
+            .field("api_key", &redacted(&self.api_key))
+            .field("retry", &self.retry)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A key as `…abcd`: enough to tell keys apart in logs, never enough to use one.
+fn redacted(key: &str) -> String {
+    let tail = key.get(key.len().saturating_sub(4)..).unwrap_or("");
+    format!("…{tail}")
 }
 
 impl ClientBuilder {
@@ -157,11 +173,9 @@ pub struct Client {
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let key = &self.inner.api_key;
-        let tail = key.get(key.len().saturating_sub(4)..).unwrap_or("");
         f.debug_struct("Client")
             .field("base_url", &self.inner.base_url)
-            .field("api_key", &format_args!("…{tail}"))
+            .field("api_key", &redacted(&self.inner.api_key))
             .field("retry", &self.inner.retry)
             .finish()
     }
@@ -423,6 +437,18 @@ mod tests {
             let d = p.backoff(retry).as_millis() as u64;
             assert!(d >= full / 2 && d <= full, "retry {retry}: {d}");
         }
+    }
+
+    #[test]
+    fn debug_output_never_shows_the_key() {
+        let builder = Client::builder("http://x", "sk_test_supersecretvalue1234");
+        assert!(!format!("{builder:?}").contains("supersecret"));
+        let client = builder.build();
+        let shown = format!("{client:?}");
+        assert!(
+            !shown.contains("supersecret") && shown.contains("1234"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -13,6 +13,9 @@
 //! # }
 //! ```
 //!
+//! Receivers written for Standard Webhooks can use [`verify_standard`] on the `webhook-id`,
+//! `webhook-timestamp` and `webhook-signature` headers instead; both are on every delivery.
+//!
 //! Verify the bytes exactly as received, before any JSON parsing or re-encoding. While a
 //! secret is being rolled the header carries one `v1=` per live secret; either secret
 //! verifies. The work is done by `tender_core::webhook::verify_tender_signature`, the same
@@ -20,7 +23,10 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use tender_core::webhook::{tender_signature, verify_tender_signature, VerifyError};
+use tender_core::auth::secrets_equal;
+use tender_core::webhook::{
+    standard_signature, tender_signature, verify_tender_signature, VerifyError,
+};
 
 use crate::events::Event;
 
@@ -87,6 +93,68 @@ pub fn verify_at(
     serde_json::from_slice(raw_body).map_err(WebhookError::InvalidPayload)
 }
 
+/// Verifies the Standard Webhooks headers of a delivery (`webhook-id`, `webhook-timestamp`,
+/// `webhook-signature`) over `raw_body` with the endpoint's `secret` (`whsec_…`; the HMAC key
+/// is the base64-decoded part after the prefix), and returns the event.
+pub fn verify_standard(
+    webhook_id: &str,
+    webhook_timestamp: &str,
+    webhook_signature: &str,
+    raw_body: &[u8],
+    secret: &str,
+    tolerance: Duration,
+) -> Result<Event, WebhookError> {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    verify_standard_at(
+        webhook_id,
+        webhook_timestamp,
+        webhook_signature,
+        raw_body,
+        secret,
+        tolerance,
+        now,
+    )
+}
+
+/// [`verify_standard`] as of `now` (Unix seconds).
+pub fn verify_standard_at(
+    webhook_id: &str,
+    webhook_timestamp: &str,
+    webhook_signature: &str,
+    raw_body: &[u8],
+    secret: &str,
+    tolerance: Duration,
+    now: i64,
+) -> Result<Event, WebhookError> {
+    let t: i64 = webhook_timestamp
+        .trim()
+        .parse()
+        .map_err(|_| WebhookError::Malformed)?;
+    let signatures: Vec<&str> = webhook_signature
+        .split(' ')
+        .filter(|s| s.starts_with("v1,"))
+        .collect();
+    if signatures.is_empty() {
+        return Err(WebhookError::Malformed);
+    }
+    let tolerance = i64::try_from(tolerance.as_secs()).unwrap_or(i64::MAX);
+    if now.abs_diff(t) > tolerance.unsigned_abs() {
+        return Err(WebhookError::TimestampOutOfTolerance);
+    }
+    // The same function the server signs with, over "<id>.<t>.<body>".
+    let expected = standard_signature(&[secret], webhook_id, t, raw_body);
+    if !signatures
+        .iter()
+        .any(|s| secrets_equal(s.as_bytes(), expected.as_bytes()))
+    {
+        return Err(WebhookError::NoMatch);
+    }
+    serde_json::from_slice(raw_body).map_err(WebhookError::InvalidPayload)
+}
+
 /// A `Tender-Signature` value for `body` signed at `timestamp` with each of `secrets` (newest
 /// first), as the server sends it: for testing your own receiver.
 pub fn sign(secrets: &[&str], timestamp: i64, body: &[u8]) -> String {
@@ -134,6 +202,63 @@ mod tests {
             verify_at(&header, b"not json", SECRET, DEFAULT_TOLERANCE, 1_000),
             Err(WebhookError::InvalidPayload(_))
         ));
+    }
+
+    #[test]
+    fn standard_webhooks_headers_verify_and_refuse_tampering() {
+        let sig = standard_signature(&[SECRET], "evt_1", 1_000, BODY);
+        let ok = verify_standard_at(
+            "evt_1",
+            "1000",
+            &sig,
+            BODY,
+            SECRET,
+            DEFAULT_TOLERANCE,
+            1_100,
+        );
+        assert_eq!(ok.expect("valid").id, "evt_1");
+        let other_id = verify_standard_at(
+            "evt_2",
+            "1000",
+            &sig,
+            BODY,
+            SECRET,
+            DEFAULT_TOLERANCE,
+            1_000,
+        );
+        assert!(matches!(other_id, Err(WebhookError::NoMatch)));
+        let old = verify_standard_at(
+            "evt_1",
+            "1000",
+            &sig,
+            BODY,
+            SECRET,
+            DEFAULT_TOLERANCE,
+            1_301,
+        );
+        assert!(matches!(old, Err(WebhookError::TimestampOutOfTolerance)));
+        let garbage = verify_standard_at(
+            "evt_1",
+            "soon",
+            &sig,
+            BODY,
+            SECRET,
+            DEFAULT_TOLERANCE,
+            1_000,
+        );
+        assert!(matches!(garbage, Err(WebhookError::Malformed)));
+        // Several signatures (a roll): any one matching is enough.
+        let header = format!("v1,bm9wZQ== {sig}");
+        let two = verify_standard_at(
+            "evt_1",
+            "1000",
+            &header,
+            BODY,
+            SECRET,
+            DEFAULT_TOLERANCE,
+            1_000,
+        );
+        assert!(two.is_ok());
     }
 
     #[test]

@@ -556,6 +556,18 @@ async fn webhook_verify_accepts_a_real_delivery_and_rejects_tampering_and_old_ti
     assert_eq!(event.kind, "customer.created");
     assert_eq!(event.customer().unwrap().id, customer.id);
 
+    let standard = |name: &str| headers.get(name).unwrap().to_str().unwrap();
+    let same = webhook::verify_standard(
+        standard("webhook-id"),
+        standard("webhook-timestamp"),
+        standard("webhook-signature"),
+        &body,
+        &secret,
+        webhook::DEFAULT_TOLERANCE,
+    )
+    .unwrap();
+    assert_eq!(same, event);
+
     let mut tampered = body.to_vec();
     let at = tampered.len() / 2;
     tampered[at] ^= 1;
