@@ -396,6 +396,14 @@ pub trait Store: Send + Sync + 'static {
         now_ms: i64,
     ) -> StoreResult<DeliveryRecord>;
 
+    /// Called once when a server starts: forget what only a process of this store that died
+    /// could have held. SQLite is served by one process, so its in-progress idempotency claims
+    /// all belong to the dead one and are released at once (clients retrying after a crash get
+    /// an answer instead of 409 for a minute). PostgreSQL has other live nodes: no-op.
+    async fn recover_after_restart(&self) -> StoreResult<u64> {
+        Ok(0)
+    }
+
     /// Pending webhook deliveries across all accounts (the queue depth metric).
     async fn count_pending_deliveries(&self) -> StoreResult<u64>;
 

@@ -111,6 +111,13 @@ impl Application {
             None => format!("{scheme}://{}", receipt_listener.local_addr()?),
         };
         let services = open_services(&config, clock, receipt_base).await?;
+        let released = services.store.recover_after_restart().await?;
+        if released > 0 {
+            tracing::info!(
+                released,
+                "released idempotency claims of requests the last process did not finish"
+            );
+        }
         let bootstrap = bootstrap_account(&services).await?;
         let state = AppState {
             services,

@@ -18,6 +18,7 @@ use tender_core::store::{
     SessionRecord, Store, StoreResult, StoredResponse, WriteBatch, WriteOp, IDEMPOTENCY_TTL_SECS,
 };
 
+use crate::key_cache::KeyCache;
 use crate::schema::{column, index_columns, table};
 use writer::Writer;
 
@@ -39,10 +40,16 @@ pub struct SqliteStore {
     path: PathBuf,
     writer: Writer,
     readers: Arc<Mutex<Vec<Connection>>>,
+    keys: KeyCache,
 }
+
+/// Statements each connection keeps prepared. The writer alone uses a few dozen distinct
+/// statements; rusqlite's default of 16 made `prepare_cached` miss (and re-parse) constantly.
+const STATEMENT_CACHE: usize = 256;
 
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     conn.execute_batch(
         "PRAGMA journal_mode = WAL;
          PRAGMA synchronous = FULL;
@@ -66,6 +73,7 @@ impl SqliteStore {
             path: path.to_path_buf(),
             writer,
             readers: Arc::new(Mutex::new(Vec::new())),
+            keys: KeyCache::default(),
         })
     }
 
@@ -99,6 +107,29 @@ impl SqliteStore {
         .await
         .map_err(|e| StoreError::unavailable("read task", e))?
     }
+
+    /// Runs `f` on a read connection right here, on the calling task's thread. Only for the
+    /// hot API reads — index probes and `LIMIT`ed index walks of a few rows, microseconds on a
+    /// warm page cache — where the hop to the blocking pool and back (two thread wake-ups)
+    /// cost more than the query itself. Anything that may scan stays on [`Self::read`].
+    fn read_now<R>(&self, f: impl FnOnce(&Connection) -> StoreResult<R>) -> StoreResult<R> {
+        let pooled = self
+            .readers
+            .lock()
+            .map(|mut pool| pool.pop())
+            .unwrap_or(None);
+        let conn = match pooled {
+            Some(conn) => conn,
+            None => open_reader(&self.path)?,
+        };
+        let result = f(&conn);
+        if let Ok(mut pool) = self.readers.lock() {
+            if pool.len() < MAX_IDLE_READERS {
+                pool.push(conn);
+            }
+        }
+        result
+    }
 }
 
 fn open_reader(path: &Path) -> StoreResult<Connection> {
@@ -109,6 +140,7 @@ fn open_reader(path: &Path) -> StoreResult<Connection> {
     .map_err(|e| classify("open reader", e))?;
     conn.busy_timeout(std::time::Duration::from_secs(10))
         .map_err(|e| classify("configure", e))?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     Ok(conn)
 }
 
@@ -682,7 +714,9 @@ impl Store for SqliteStore {
     }
 
     async fn insert_api_key(&self, key: ApiKeyRecord) -> StoreResult<()> {
-        self.writer.write(move |conn| insert_key(conn, &key)).await
+        let result = self.writer.write(move |conn| insert_key(conn, &key)).await;
+        self.keys.clear();
+        result
     }
 
     async fn update_api_key(
@@ -693,7 +727,8 @@ impl Store for SqliteStore {
         revoked: bool,
     ) -> StoreResult<()> {
         let (account, key_id) = (account.to_string(), key_id.to_string());
-        self.writer
+        let result = self
+            .writer
             .write(move |conn| {
                 conn.execute(
                     "UPDATE api_keys SET expires_at = ?1, revoked = ?2 WHERE id = ?3 AND account_id = ?4",
@@ -702,7 +737,10 @@ impl Store for SqliteStore {
                 .map(|_| ())
                 .map_err(|e| classify("update key", e))
             })
-            .await
+            .await;
+        // After the commit, so no reader can cache the old row again.
+        self.keys.clear();
+        result
     }
 
     async fn insert_session(&self, session: SessionRecord) -> StoreResult<()> {
@@ -891,9 +929,7 @@ impl Store for SqliteStore {
         collection: Collection,
         id: &str,
     ) -> StoreResult<Option<Record>> {
-        let (scope, id) = (scope.clone(), id.to_string());
-        self.read(move |conn| find_record(conn, &scope, collection, &id))
-            .await
+        self.read_now(|conn| find_record(conn, scope, collection, id))
     }
 
     async fn list_records(
@@ -902,9 +938,9 @@ impl Store for SqliteStore {
         collection: Collection,
         query: &ListQuery,
     ) -> StoreResult<Page> {
-        let (scope, query) = (scope.clone(), query.clone());
-        self.read(move |conn| list_records(conn, &scope, collection, &query))
-            .await
+        // Keyset pagination on (account, livemode[, filter], seq): an index walk of at most
+        // `limit + 1` rows whatever the table size, so it runs in place too.
+        self.read_now(|conn| list_records(conn, scope, collection, query))
     }
 
     async fn commit(&self, batch: WriteBatch) -> StoreResult<()> {
@@ -984,6 +1020,16 @@ impl Store for SqliteStore {
                     insert_key(conn, k)?;
                 }
                 Ok(())
+            })
+            .await
+    }
+
+    async fn recover_after_restart(&self) -> StoreResult<u64> {
+        self.writer
+            .write(|conn| {
+                conn.execute("DELETE FROM idempotency_keys WHERE state = 'running'", [])
+                    .map(|n| n as u64)
+                    .map_err(|e| classify("release claims", e))
             })
             .await
     }
@@ -1076,16 +1122,22 @@ impl Store for SqliteStore {
         .await
     }
 
+    /// Served from the [`KeyCache`] when this key was found in the last few seconds.
     async fn find_api_key(&self, key_hash: &str) -> StoreResult<Option<ApiKeyRecord>> {
-        let key_hash = key_hash.to_string();
-        self.read(move |conn| {
+        if let Some(record) = self.keys.get(key_hash) {
+            return Ok(Some(record));
+        }
+        let found = self.read_now(|conn| {
             conn.prepare_cached(&format!(
                 "SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = ?1"
             ))
             .and_then(|mut s| s.query_row([key_hash], key_row).optional())
             .map_err(|e| classify("find api key", e))
-        })
-        .await
+        })?;
+        if let Some(record) = &found {
+            self.keys.put(record);
+        }
+        Ok(found)
     }
 }
 
