@@ -11,6 +11,7 @@
 //! All SQL of the project lives in this crate. Driver errors are classified into
 //! `StoreError` here; nothing above matches on a driver's error type.
 
+mod key_cache;
 pub mod postgres;
 mod schema;
 pub mod sqlite;

@@ -21,6 +21,7 @@ use tender_core::store::{
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
 
+use crate::key_cache::KeyCache;
 use crate::schema::{column, index_columns, table};
 
 /// Default pool size per node (see docs/operations.md for sizing).
@@ -48,6 +49,7 @@ fn pool_error(e: deadpool_postgres::PoolError) -> StoreError {
 /// Tender's PostgreSQL store.
 pub struct PgStore {
     pool: Pool,
+    keys: KeyCache,
 }
 
 type Param<'a> = &'a (dyn ToSql + Sync);
@@ -69,7 +71,10 @@ impl PgStore {
             .max_size(pool_size)
             .build()
             .map_err(|e| StoreError::unavailable("building the PostgreSQL pool", e))?;
-        let store = Self { pool };
+        let store = Self {
+            pool,
+            keys: KeyCache::default(),
+        };
         store.check_durability().await?;
         let mut client = store.pool.get().await.map_err(pool_error)?;
         migrate::migrate(&mut client).await?;
@@ -735,7 +740,11 @@ impl Store for PgStore {
         Ok(row.get::<_, i64>(0) as u64)
     }
 
+    /// Served from the [`KeyCache`] when this key was found in the last few seconds.
     async fn find_api_key(&self, key_hash: &str) -> StoreResult<Option<ApiKeyRecord>> {
+        if let Some(record) = self.keys.get(key_hash) {
+            return Ok(Some(record));
+        }
         let client = self.client().await?;
         let stmt = client
             .prepare_cached(&format!(
@@ -747,7 +756,11 @@ impl Store for PgStore {
             .query_opt(&stmt, &[&key_hash])
             .await
             .map_err(|e| classify("find api key", e))?;
-        Ok(row.as_ref().map(key_row))
+        let found = row.as_ref().map(key_row);
+        if let Some(record) = &found {
+            self.keys.put(record);
+        }
+        Ok(found)
     }
 
     async fn list_api_keys(&self, account: &str) -> StoreResult<Vec<ApiKeyRecord>> {
@@ -761,7 +774,9 @@ impl Store for PgStore {
 
     async fn insert_api_key(&self, key: ApiKeyRecord) -> StoreResult<()> {
         let client = self.client().await?;
-        insert_key(&client, &key).await
+        let result = insert_key(&client, &key).await;
+        self.keys.clear();
+        result
     }
 
     async fn update_api_key(
@@ -772,14 +787,17 @@ impl Store for PgStore {
         revoked: bool,
     ) -> StoreResult<()> {
         let client = self.client().await?;
-        client
+        let result = client
             .execute(
                 "UPDATE api_keys SET expires_at = $1, revoked = $2 WHERE id = $3 AND account_id = $4",
                 &[&expires_at, &revoked, &key_id, &account],
             )
             .await
             .map(|_| ())
-            .map_err(|e| classify("update key", e))
+            .map_err(|e| classify("update key", e));
+        // On this node the change takes effect at once; other nodes see it within the TTL.
+        self.keys.clear();
+        result
     }
 
     async fn insert_session(&self, s: SessionRecord) -> StoreResult<()> {

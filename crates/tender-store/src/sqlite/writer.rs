@@ -83,7 +83,7 @@ fn run(conn: Connection, rx: mpsc::Receiver<Job>) {
 }
 
 fn commit_group(conn: &Connection, group: Vec<Job>) {
-    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+    if let Err(e) = exec_cached(conn, "BEGIN IMMEDIATE") {
         let err = classify("begin", e);
         for job in group {
             let _ = job.reply.send(Err(clone_err(&err)));
@@ -95,7 +95,7 @@ fn commit_group(conn: &Connection, group: Vec<Job>) {
         let outcome = run_in_savepoint(conn, job.work);
         results.push((job.reply, outcome));
     }
-    match conn.execute_batch("COMMIT") {
+    match exec_cached(conn, "COMMIT") {
         Ok(()) => {
             for (reply, outcome) in results {
                 let _ = reply.send(outcome);
@@ -112,18 +112,23 @@ fn commit_group(conn: &Connection, group: Vec<Job>) {
     }
 }
 
+/// Runs one statement without parameters through the statement cache (the savepoint
+/// statements run twice per job: parsing them each time showed in the profile).
+fn exec_cached(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(|_| ())
+}
+
 fn run_in_savepoint(conn: &Connection, work: Work) -> Result<Output, StoreError> {
-    conn.execute_batch("SAVEPOINT job")
-        .map_err(|e| classify("savepoint", e))?;
+    exec_cached(conn, "SAVEPOINT job").map_err(|e| classify("savepoint", e))?;
     match work(conn) {
         Ok(output) => {
-            conn.execute_batch("RELEASE job")
-                .map_err(|e| classify("release", e))?;
+            exec_cached(conn, "RELEASE job").map_err(|e| classify("release", e))?;
             Ok(output)
         }
         Err(err) => {
             // Undo this job alone; the rest of the group still commits.
-            let _ = conn.execute_batch("ROLLBACK TO job; RELEASE job");
+            let _ =
+                exec_cached(conn, "ROLLBACK TO job").and_then(|_| exec_cached(conn, "RELEASE job"));
             Err(err)
         }
     }
