@@ -1,5 +1,5 @@
-//! A typed async client for the [Tender](../../docs/api.md) payments API, and webhook
-//! signature verification.
+//! A typed async client for the Tender payments API (reference: `docs/api.md` in the
+//! repository), and webhook signature verification.
 //!
 //! ```no_run
 //! use tender_client::{CardParams, Client, CreatePayment};
