@@ -1,8 +1,5 @@
 //! Payment use cases: create (validate → authorise → record), update, capture, cancel.
 
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
-
 use super::{from_body, to_body, to_value, RequestContext, Services};
 use crate::acquirer::Authorization;
 use crate::auth::hash_key;
@@ -87,12 +84,8 @@ pub fn check_amount(param: &str, amount: i64, currency: Currency) -> CoreResult<
 
 impl Services {
     /// Per-account key for card fingerprints: equal cards match within an account only.
-    fn fingerprint_key(&self, account: &str) -> Vec<u8> {
-        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.config.vault_key)
-            .expect("HMAC accepts any key length");
-        mac.update(b"tender card fingerprint v1:");
-        mac.update(account.as_bytes());
-        mac.finalize().into_bytes().to_vec()
+    fn fingerprint_key(&self, account: &str) -> [u8; 32] {
+        crate::vault::derive_key(&self.config.vault_key, &format!("card fingerprint:{account}"))
     }
 
     pub(crate) fn card_details(&self, account: &str, card: &ValidatedCard) -> CardDetails {
