@@ -12,6 +12,7 @@
 pub mod customers;
 pub mod error;
 pub mod events;
+pub mod openapi;
 pub mod params;
 pub mod payment_methods;
 pub mod payments;
@@ -48,7 +49,7 @@ pub fn router(state: AppState) -> Router {
             pipeline::api_gate,
         ))
         .with_state(state);
-    Router::new().nest("/v2", api)
+    Router::new().merge(openapi::router()).nest("/v2", api)
 }
 
 async fn unknown_path() -> Response {

@@ -315,8 +315,13 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
         request_id,
         idempotency: None,
     };
+    // A method the path does not serve gets its 405 without touching idempotency keys.
+    let refused = parts
+        .extensions
+        .get::<axum::extract::MatchedPath>()
+        .is_some_and(|p| super::openapi::refuses(&parts.method, p.as_str()));
     let key = match parts.headers.get("idempotency-key") {
-        Some(k) if matches!(parts.method, Method::POST | Method::PATCH) => {
+        Some(k) if !refused && matches!(parts.method, Method::POST | Method::PATCH) => {
             let k = k
                 .to_str()
                 .map_err(|_| bad_key("Idempotency keys must be printable ASCII."))?;
@@ -370,8 +375,9 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
     if hold.is_completed() {
         return Ok(resp);
     }
-    // The request wrote nothing: keep its 4xx (or 200) answer, release the key after a 5xx.
-    if resp.status().is_server_error() {
+    // The request wrote nothing: keep its 4xx (or 200) answer, release the key after a 5xx
+    // (or a 405 from the router, which is no answer of a handler).
+    if resp.status().is_server_error() || resp.status() == StatusCode::METHOD_NOT_ALLOWED {
         if let Err(e) = state
             .services
             .store
