@@ -147,6 +147,9 @@ pub struct Stats {
     pub p999_ms: f64,
     /// One error answer, to show what went wrong.
     pub sample_error: Option<String>,
+    /// CPU the server used per request (user + system), in microseconds; a figure that, unlike
+    /// req/s, does not move when something else competes for the cores.
+    pub server_cpu_us: Option<f64>,
 }
 
 impl Stats {
@@ -167,6 +170,34 @@ struct WorkerResult {
 
 /// Runs `concurrency` workers for `duration`, each sending `make(worker, i)` in a loop.
 pub async fn drive(
+    target: &Target,
+    concurrency: usize,
+    duration: Duration,
+    make: MakeRequest,
+) -> Stats {
+    drive_server(target, None, concurrency, duration, make).await
+}
+
+/// [`drive`], also measuring the CPU the server process `pid` spends per request.
+pub async fn drive_server(
+    target: &Target,
+    pid: Option<u32>,
+    concurrency: usize,
+    duration: Duration,
+    make: MakeRequest,
+) -> Stats {
+    let cpu_before = pid.and_then(crate::process::cpu_seconds);
+    let mut stats = drive_inner(target, concurrency, duration, make).await;
+    let cpu_after = pid.and_then(crate::process::cpu_seconds);
+    if let (Some(a), Some(b)) = (cpu_before, cpu_after) {
+        if stats.requests > 0 {
+            stats.server_cpu_us = Some((b - a) * 1e6 / stats.requests as f64);
+        }
+    }
+    stats
+}
+
+async fn drive_inner(
     target: &Target,
     concurrency: usize,
     duration: Duration,
@@ -242,5 +273,6 @@ pub async fn drive(
         p99_ms: pct(0.99),
         p999_ms: pct(0.999),
         sample_error,
+        server_cpu_us: None,
     }
 }

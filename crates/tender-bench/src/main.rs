@@ -34,7 +34,7 @@ use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use rand::Rng;
 
-use load::{drive, Call, MakeRequest, Stats, Target};
+use load::{drive_server, Call, MakeRequest, Stats, Target};
 use process::Server;
 use tender::{Backend, Tender, OPERATIONS};
 
@@ -86,6 +86,9 @@ struct RunArgs {
     /// Skip PostgreSQL even when it is reachable.
     #[arg(long)]
     no_postgres: bool,
+    /// Skip SQLite (and the echo ceiling): PostgreSQL rows only.
+    #[arg(long)]
+    no_sqlite: bool,
     /// Also drive a peer and print Tender's create rate as a multiple of it.
     #[arg(long)]
     peer: Option<Peer>,
@@ -260,7 +263,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         for &c in &args.concurrency {
             let b = body.clone();
             let make: MakeRequest = Arc::new(move |_, _| Call::post_json("/echo", b.clone()));
-            let s = drive(&target, c, duration, make).await;
+            let s = drive_server(&target, Some(echo.pid()), c, duration, make).await;
             eprintln!("echo c{c}: {:.0} req/s", s.rps());
             report.echo.insert(c, s.clone());
             report.put("echo ceiling", "POST 309-byte JSON", c, s);
@@ -270,16 +273,19 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
             .push(("echo".into(), echo.peak_rss().unwrap_or(0)));
         echo.stop();
 
-        bench_tender(
-            &bin,
-            &Backend::Sqlite,
-            "sqlite",
-            &client,
-            &args,
-            &run_id,
-            &mut report,
-        )
-        .await?;
+        if !args.no_sqlite {
+            let sqlite = Backend::Sqlite;
+            bench_tender(
+                &bin,
+                &sqlite,
+                "sqlite",
+                &client,
+                &args,
+                &run_id,
+                &mut report,
+            )
+            .await?;
+        }
 
         if pg_ok {
             bare_insert(&exe, &client, &args, &logs, &mut report).await?;
@@ -301,7 +307,8 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         if args.peer == Some(Peer::Localstripe) {
             let ls = peer::LocalStripe::start(client.clone(), logs.path()).await?;
             for &c in &args.concurrency {
-                let s = drive(&ls.target, c, duration, ls.create_charge(&run_id, c)).await;
+                let make = ls.create_charge(&run_id, c);
+                let s = drive_server(&ls.target, Some(ls.server.pid()), c, duration, make).await;
                 eprintln!("localstripe c{c}: {:.0} req/s", s.rps());
                 report.put("localstripe", "POST /v1/charges", c, s);
             }
@@ -314,7 +321,10 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     }
 
     if args.scale || args.scale_only {
-        let mut backends = vec![("sqlite", Backend::Sqlite)];
+        let mut backends = Vec::new();
+        if !args.no_sqlite {
+            backends.push(("sqlite", Backend::Sqlite));
+        }
         if pg_ok {
             backends.push((
                 "postgres",
@@ -330,8 +340,8 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
             args.scale_concurrency, args.seconds
         );
         println!();
-        println!("| backend | payments | op | req/s | p50 ms | p99 ms | errors | bytes/payment | load s |");
-        println!("|---|---:|---|---:|---:|---:|---:|---:|---:|");
+        println!("| backend | payments | op | req/s | p50 ms | p99 ms | errors | server CPU µs/req | bytes/payment | load s |");
+        println!("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|");
         for (name, backend) in backends {
             let t = Tender::start(&bin, &backend, client.clone()).await?;
             let points = scale::run(&t, &sizes, args.scale_concurrency, duration).await;
@@ -340,12 +350,13 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
             for p in &points {
                 for (op, s) in [("retrieve", &p.retrieve), ("list", &p.list)] {
                     println!(
-                        "| {name} | {} | {op} | {:.0} | {:.2} | {:.2} | {} | {:.0} | {:.1} |",
+                        "| {name} | {} | {op} | {:.0} | {:.2} | {:.2} | {} | {} | {:.0} | {:.1} |",
                         p.rows,
                         s.rps(),
                         s.p50_ms,
                         s.p99_ms,
                         s.errors,
+                        s.server_cpu_us.map_or("-".into(), |c| format!("{c:.0}")),
                         p.bytes_per_payment,
                         p.load_seconds
                     );
@@ -390,7 +401,7 @@ async fn bench_tender(
         for op in OPERATIONS {
             for &c in &args.concurrency {
                 let make = tender::operation(op, run_id, c, &retrieve_ids, &refund_ids);
-                let s = drive(&t.target, c, duration, make).await;
+                let s = drive_server(&t.target, Some(t.server.pid()), c, duration, make).await;
                 eprintln!(
                     "{name} {op} c{c}: {:.0} req/s p99 {:.2} ms errors {}",
                     s.rps(),
@@ -440,7 +451,8 @@ async fn bare_insert(
         for &c in &args.concurrency {
             let b = body.clone();
             let make: MakeRequest = Arc::new(move |_, _| Call::post_json("/insert", b.clone()));
-            let s = drive(&target, c, Duration::from_secs(args.seconds), make).await;
+            let d = Duration::from_secs(args.seconds);
+            let s = drive_server(&target, Some(server.pid()), c, d, make).await;
             eprintln!("pg bare insert c{c}: {:.0} req/s", s.rps());
             report.put("pg bare insert", "POST 309-byte JSON → INSERT", c, s);
         }
@@ -470,20 +482,21 @@ fn print_report(r: &Report) {
         r.seconds
     );
     println!();
-    println!("| server | operation | conc | req/s | ×echo | p50 ms | p99 ms | p99.9 ms | errors |");
-    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| server | operation | conc | req/s | ×echo | p50 ms | p99 ms | p99.9 ms | errors | server CPU µs/req |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (row, op) in &r.rows {
         for &c in &r.levels {
             let Some(s) = r.get(row, op, c) else { continue };
             let echo = r.echo.get(&c).map_or(0.0, Stats::rps);
             println!(
-                "| {row} | {op} | {c} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2} | {} |",
+                "| {row} | {op} | {c} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} |",
                 s.rps(),
                 ratio(s.rps(), echo),
                 s.p50_ms,
                 s.p99_ms,
                 s.p999_ms,
-                s.errors
+                s.errors,
+                s.server_cpu_us.map_or("-".into(), |c| format!("{c:.0}"))
             );
         }
     }

@@ -120,6 +120,18 @@ impl Drop for Server {
     }
 }
 
+/// CPU time `pid` has used so far (user + system), in seconds.
+pub fn cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the parenthesised command name; utime and stime are the 14th and 15th.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    // Linux reports clock ticks of 1/100 s (USER_HZ) on every common configuration.
+    Some((utime + stime) / 100.0)
+}
+
 /// VmHWM of `pid` from /proc, in bytes.
 pub fn peak_rss(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
