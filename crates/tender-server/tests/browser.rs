@@ -353,3 +353,83 @@ async fn an_account_holder_does_everything_by_clicking() {
 
     b.client.close().await.unwrap();
 }
+
+/// A 3-D Secure payment completed by clicking on the authentication page, which works without
+/// JavaScript and sends the customer back to the shop's `return_url`.
+#[tokio::test]
+async fn a_customer_completes_three_d_secure_in_the_browser() {
+    let Some(b) = Chrome::start().await else {
+        return;
+    };
+    let app = common::spawn_app().await;
+    let http = reqwest::Client::new();
+    // The "shop" the customer returns to: here, the payment's own receipt page host.
+    let return_url = format!("{}/thanks", app.receipt_base);
+    let pay = |number: &'static str| {
+        let (http, base, key, return_url) = (
+            http.clone(),
+            app.base.clone(),
+            app.account.keys.test.secret.clone(),
+            return_url.clone(),
+        );
+        async move {
+            http.post(format!("{base}/v2/payments"))
+                .bearer_auth(key)
+                .json(&json!({"amount": 4200, "currency": "eur", "return_url": return_url,
+                    "payment_method": {"type": "card", "card": {"number": number, "exp_month": 12, "exp_year": 2034, "cvc": "123"}}}))
+                .send()
+                .await
+                .unwrap()
+                .json::<serde_json::Value>()
+                .await
+                .unwrap()
+        }
+    };
+    let p = pay("4000002500003155").await;
+    assert_eq!(p["status"], "requires_action");
+    let url = p["next_action"]["redirect_to_url"]["url"].as_str().unwrap();
+    b.client.goto(url).await.unwrap();
+    assert!(b.page_text().await.contains("42.00 EUR"));
+    b.shot("20-3ds-challenge").await;
+    b.click("button[value=complete]").await;
+    // Back at the return URL (a 404 page on the receipt host here), with the payment id.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let current = b.client.current_url().await.unwrap();
+        if current.path() == "/thanks" {
+            assert_eq!(
+                current.query(),
+                Some(format!("payment={}", p["id"].as_str().unwrap()).as_str())
+            );
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not sent back to the return URL: {current}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let after: serde_json::Value = http
+        .get(format!(
+            "{}/v2/payments/{}",
+            app.base,
+            p["id"].as_str().unwrap()
+        ))
+        .bearer_auth(&app.account.keys.test.secret)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(after["status"], "succeeded");
+    // The receipt shows it; and the spent link no longer works.
+    b.client
+        .goto(after["receipt_url"].as_str().unwrap())
+        .await
+        .unwrap();
+    assert!(b.page_text().await.contains("succeeded"));
+    b.shot("21-3ds-receipt").await;
+    b.client.goto(url).await.unwrap();
+    assert!(b.page_text().await.contains("Not found"));
+}
