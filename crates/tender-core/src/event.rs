@@ -12,6 +12,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "payment.canceled",
     "payment.updated",
     "refund.created",
+    "refund.updated",
     "customer.created",
     "customer.updated",
     "customer.deleted",

@@ -62,12 +62,13 @@ pub enum Transition {
 }
 
 impl Transition {
-    fn verb(self) -> &'static str {
+    /// The past participle, for "cannot be …" messages.
+    fn done(self) -> &'static str {
         match self {
-            Transition::Authenticate { .. } => "authenticate",
-            Transition::Capture => "capture",
-            Transition::Cancel => "cancel",
-            Transition::Settle { .. } => "settle",
+            Transition::Authenticate { .. } => "authenticated",
+            Transition::Capture => "captured",
+            Transition::Cancel => "canceled",
+            Transition::Settle { .. } => "settled",
         }
     }
 }
@@ -101,9 +102,9 @@ pub fn transition(from: PaymentStatus, t: Transition) -> Result<PaymentStatus, C
     };
     to.ok_or_else(|| CoreError::UnexpectedState {
         message: format!(
-            "This payment's status is {}, so it cannot be {}d.",
+            "This payment's status is {}, so it cannot be {}.",
             from.as_str(),
-            t.verb().trim_end_matches('e')
+            t.done()
         ),
     })
 }
@@ -268,7 +269,8 @@ mod tests {
             for tr in all {
                 match transition(from, tr) {
                     Err(CoreError::UnexpectedState { message }) => {
-                        assert!(message.contains(from.as_str()), "{message}")
+                        assert!(message.contains(from.as_str()), "{message}");
+                        assert!(message.ends_with("ed."), "{message}");
                     }
                     other => panic!("{from:?} {tr:?} gave {other:?}"),
                 }

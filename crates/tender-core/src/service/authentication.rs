@@ -5,6 +5,7 @@
 use super::{from_body, to_body, to_value, Services};
 use crate::auth::{hash_key, secrets_equal, Scope};
 use crate::error::CoreResult;
+use crate::event::previous_attributes;
 use crate::ids::{self, IdKind};
 use crate::payment::{transition, CaptureMethod, Payment, PaymentStatus, Transition};
 use crate::service::payments::payment_index;
@@ -82,14 +83,18 @@ impl Services {
             ops.push(WriteOp::Unseal {
                 owner: after.id.clone(),
             });
-            let event_type = match after.status {
-                PaymentStatus::Succeeded => Some("payment.succeeded"),
-                PaymentStatus::Failed => Some("payment.failed"),
-                _ => None,
+            // Authorised for later capture has no event type of its own: `payment.updated`
+            // with the old status tells the merchant the customer authenticated.
+            let object = to_value(&after)?;
+            let (event_type, previous) = match after.status {
+                PaymentStatus::Succeeded => ("payment.succeeded", None),
+                PaymentStatus::Failed => ("payment.failed", None),
+                _ => (
+                    "payment.updated",
+                    previous_attributes(&to_value(&before)?, &object),
+                ),
             };
-            if let Some(t) = event_type {
-                ops.push(self.event_op(None, &scope, t, to_value(&after)?, None)?);
-            }
+            ops.push(self.event_op(None, &scope, event_type, object, previous)?);
             self.commit_background(&scope, ops).await?;
             Ok(Some(after))
         })

@@ -81,7 +81,29 @@ impl Services {
         metadata_input: Vec<(String, String)>,
     ) -> CoreResult<PaymentMethod> {
         let metadata = metadata::on_create(metadata_input)?;
-        let card = self.validate_card_now(&card)?;
+        // Here the card is a top-level parameter: `card[number]`, not `payment_method[card][number]`.
+        let card = self.validate_card_now(&card).map_err(|e| match e {
+            CoreError::Card {
+                code,
+                decline_code,
+                message,
+                param,
+                payment,
+            } => CoreError::Card {
+                code,
+                decline_code,
+                message,
+                param: param.map(|p| match p {
+                    "payment_method[card][number]" => "card[number]",
+                    "payment_method[card][exp_month]" => "card[exp_month]",
+                    "payment_method[card][exp_year]" => "card[exp_year]",
+                    "payment_method[card][cvc]" => "card[cvc]",
+                    other => other,
+                }),
+                payment,
+            },
+            other => other,
+        })?;
         let pm = self.new_payment_method(ctx, &card, None, metadata);
         let ops = vec![
             WriteOp::Insert {

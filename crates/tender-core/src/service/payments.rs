@@ -85,7 +85,10 @@ pub fn check_amount(param: &str, amount: i64, currency: Currency) -> CoreResult<
 impl Services {
     /// Per-account key for card fingerprints: equal cards match within an account only.
     fn fingerprint_key(&self, account: &str) -> [u8; 32] {
-        crate::vault::derive_key(&self.config.vault_key, &format!("card fingerprint:{account}"))
+        crate::vault::derive_key(
+            &self.config.vault_key,
+            &format!("card fingerprint:{account}"),
+        )
     }
 
     pub(crate) fn card_details(&self, account: &str, card: &ValidatedCard) -> CardDetails {
@@ -197,6 +200,13 @@ impl Services {
                 iban,
                 account_holder_name,
             } => {
+                if cmd.save_payment_method {
+                    return Err(CoreError::invalid(
+                        "save_payment_method",
+                        "parameter_invalid",
+                        "Only cards can be saved for later payments.",
+                    ));
+                }
                 return self
                     .start_bank_transfer(ctx, payment, &iban, account_holder_name)
                     .await;
@@ -402,7 +412,7 @@ impl Services {
         };
         // Whether the transfer will bounce is decided now (test IBANs ending in 3001) and
         // carried by the task, so the full IBAN never needs to be stored.
-        let kind = if iban.normalized.expose().ends_with("3001") {
+        let kind = if !payment.livemode && iban.normalized.expose().ends_with("3001") {
             TaskKind::BounceBankTransfer
         } else {
             TaskKind::SettleBankTransfer

@@ -233,8 +233,12 @@ impl Services {
         if refund.status != RefundStatus::Pending {
             return self.drop_task(task, "refund already settled").await;
         }
+        let before = to_value(&refund)?;
         refund.status = RefundStatus::Succeeded;
+        let object = to_value(&refund)?;
+        let previous = crate::event::previous_attributes(&before, &object);
         let ops = vec![
+            self.event_op(None, &task.scope, "refund.updated", object, previous)?,
             WriteOp::Update {
                 collection: Collection::Refunds,
                 id: refund.id.clone(),

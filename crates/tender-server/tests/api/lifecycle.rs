@@ -636,3 +636,89 @@ async fn the_receipt_page_shows_the_payment_and_its_refunds() {
     assert_eq!(missing.status(), 404);
     assert!(missing.text().await.unwrap().contains("Not found"));
 }
+
+#[tokio::test]
+async fn authenticating_a_manual_capture_payment_sends_payment_updated() {
+    let Some(app) = spawn_app().await else { return };
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let (id, url) = three_ds(&app, false).await;
+    client
+        .post(&url)
+        .form(&[("outcome", "complete")])
+        .send()
+        .await
+        .unwrap();
+    let ev = app.get("/v2/events?type=payment.updated", app.sk()).await;
+    let e = &ev.body["data"][0];
+    assert_eq!(e["data"]["object"]["id"], id.as_str());
+    assert_eq!(e["data"]["object"]["status"], "requires_capture");
+    assert_eq!(
+        e["data"]["previous_attributes"]["status"],
+        "requires_action"
+    );
+}
+
+#[tokio::test]
+async fn the_3001_bounce_is_a_test_mode_rule_and_refund_settlement_sends_refund_updated() {
+    let Some(app) = spawn_app().await else { return };
+    let iban = valid_iban("DE", "370400440532013001");
+    let live = app.post("/v2/payments", app.sk_live(), bank(&iban)).await;
+    assert_eq!(live.status, 200, "{}", live.body);
+    let id = live.id();
+    app.clock.advance(11);
+    eventually("live settlement", || async {
+        app.get(&format!("/v2/payments/{id}"), app.sk_live())
+            .await
+            .body["status"]
+            == "succeeded"
+    })
+    .await;
+    let r = app
+        .post(
+            "/v2/refunds",
+            app.sk_live(),
+            json!({"payment": id, "amount": 100}),
+        )
+        .await;
+    assert_eq!(r.body["status"], "pending");
+    app.clock.advance(11);
+    eventually("refund.updated", || async {
+        let ev = app
+            .get("/v2/events?type=refund.updated", app.sk_live())
+            .await;
+        ev.body["data"][0]["data"]["object"]["id"] == r.id().as_str()
+    })
+    .await;
+    let ev = app
+        .get("/v2/events?type=refund.updated", app.sk_live())
+        .await;
+    assert_eq!(ev.body["data"][0]["data"]["object"]["status"], "succeeded");
+    assert_eq!(
+        ev.body["data"][0]["data"]["previous_attributes"]["status"],
+        "pending"
+    );
+}
+
+#[tokio::test]
+async fn card_errors_on_tokenisation_name_the_card_parameter_and_bank_transfers_cannot_be_saved() {
+    let Some(app) = spawn_app().await else { return };
+    let bad = app
+        .post("/v2/payment_methods", app.pk(), json!({"type": "card", "card": {"number": "4242424242424241", "exp_month": 1, "exp_year": 2040, "cvc": "123"}}))
+        .await;
+    assert_eq!(
+        (bad.status.as_u16(), bad.error_code(), bad.error_param()),
+        (402, "incorrect_number", "card[number]")
+    );
+    let cus = app.post("/v2/customers", app.sk(), json!({})).await.id();
+    let mut body = bank("DE89370400440532013000");
+    body["customer"] = json!(cus);
+    body["save_payment_method"] = json!(true);
+    let refused = app.post("/v2/payments", app.sk(), body).await;
+    assert_eq!(
+        (refused.status.as_u16(), refused.error_param()),
+        (400, "save_payment_method")
+    );
+}
