@@ -6,7 +6,8 @@
 #
 # Settings (environment):
 #   SCHEMATHESIS_MAX_EXAMPLES  test cases per operation and phase (default 25)
-#   SCHEMATHESIS_SEED          fixed seed for a reproducible run (default: random, printed)
+#   SCHEMATHESIS_SEED          the seed (default: a fixed one, so that CI is repeatable; `random`
+#                              for a fresh one each run, printed, to explore further)
 #   SCHEMATHESIS_CHECKS        checks to run (default below)
 #   TENDER_VENV                the Python venv to (re)use (default ~/.cache/tender-venv)
 #
@@ -19,7 +20,8 @@ cd "$(dirname "$0")/.."
 SCHEMATHESIS_VERSION=4.32.5
 VENV="${TENDER_VENV:-$HOME/.cache/tender-venv}"
 MAX_EXAMPLES="${SCHEMATHESIS_MAX_EXAMPLES:-25}"
-SEED="${SCHEMATHESIS_SEED:-$RANDOM$RANDOM}"
+SEED="${SCHEMATHESIS_SEED:-20261121}"
+[ "$SEED" = random ] && SEED="$RANDOM$RANDOM"
 CHECKS="${SCHEMATHESIS_CHECKS:-not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance,negative_data_rejection,missing_required_header,unsupported_method,allow_header_conformance,use_after_free,ensure_resource_availability,ignored_auth}"
 
 if [ "${1:-}" != "--inside-namespace" ]; then
@@ -82,15 +84,22 @@ if [ -z "$KEY" ]; then
 fi
 echo "tender at $BASE; schemathesis $SCHEMATHESIS_VERSION, seed $SEED, $MAX_EXAMPLES examples per operation"
 
+# A body over 64 KiB (schemathesis makes them from long strings) is refused with 413: that is a
+# rejection of bad data too.
+cat >"$DATA/schemathesis.toml" <<'TOML'
+[checks.negative_data_rejection]
+expected-statuses = ["400", "401", "403", "404", "405", "406", "409", "413", "415", "422", "428", "429", "5xx"]
+TOML
+
 status=0
-"$VENV/bin/st" run "$BASE/v2/openapi.json" \
+"$VENV/bin/st" --config-file "$DATA/schemathesis.toml" run "$BASE/v2/openapi.json" \
   --header "Authorization: Bearer $KEY" \
   --checks "$CHECKS" \
   --max-examples "$MAX_EXAMPLES" \
   --seed "$SEED" \
   --request-timeout 10 \
   --generation-database none \
-  --workers 2 \
+  --workers 1 \
   --no-color \
   "$@" || status=$?
 

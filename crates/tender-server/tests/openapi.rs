@@ -135,6 +135,43 @@ async fn the_document_is_openapi_3_1_with_every_reference_resolving() {
     assert!(doc
         .pointer("/components/securitySchemes/basicAuth")
         .is_some());
+    // The enumerations follow the domain's own lists.
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .expect("an enum")
+            .iter()
+            .map(|s| s.as_str().expect("a string").to_string())
+            .collect()
+    };
+    let event_types: Vec<String> = tender_core::event::EVENT_TYPES
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(
+        strings(&doc["components"]["schemas"]["EventType"]["enum"]),
+        event_types,
+        "EventType in docs/openapi.json differs from tender_core::event::EVENT_TYPES"
+    );
+    let mut with_star = event_types.clone();
+    with_star.push("*".into());
+    for schema in ["WebhookEndpoint", "WebhookEndpointCreate"] {
+        assert_eq!(
+            strings(
+                &doc["components"]["schemas"][schema]["properties"]["enabled_events"]["items"]
+                    ["enum"]
+            ),
+            with_star,
+            "{schema}.enabled_events"
+        );
+    }
+    let statuses: Vec<String> = tender_core::payment::PaymentStatus::ALL
+        .iter()
+        .map(|s| s.as_str().to_string())
+        .collect();
+    assert_eq!(
+        strings(&doc["components"]["schemas"]["Payment"]["properties"]["status"]["enum"]),
+        statuses
+    );
     // Every $ref points at something.
     fn walk(v: &Value, doc: &Value, bad: &mut Vec<String>) {
         match v {
