@@ -58,11 +58,20 @@ impl WebhookEndpoint {
     }
 }
 
-/// A signing secret with the time it stops signing (`None`: current).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A signing secret with the time it stops signing (`None`: current). `Debug` hides it.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 pub struct SigningSecret {
     pub secret: String,
     pub expires_at: Option<i64>,
+}
+
+impl std::fmt::Debug for SigningSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SigningSecret")
+            .field("secret", &crate::secret::REDACTED)
+            .field("expires_at", &self.expires_at)
+            .finish()
+    }
 }
 
 /// `whsec_` + base64 of 32 random bytes.

@@ -4,12 +4,14 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use std::future::IntoFuture;
-
 use anyhow::Context;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::Router;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto::Builder;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
 use tender_core::acquirer::SimulatedAcquirer;
 use tender_core::clock::{Clock, SystemClock};
 use tender_core::error::{CoreError, StoreError};
@@ -232,8 +234,14 @@ impl Application {
 /// How long a stopping server waits for requests in flight before closing their connections.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// How long a client may take to send a request's head (request line and headers) before its
+/// connection is closed: slow-loris connections cannot pile up. An idle keep-alive connection
+/// is closed after the same time.
+pub const HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Serves `router` on `listener` (over TLS when given) until `stop` turns true, then finishes
-/// the requests in flight for at most [`SHUTDOWN_GRACE`].
+/// the requests in flight for at most [`SHUTDOWN_GRACE`]. Plain HTTP is served by our own accept
+/// loop because `axum::serve` sets no timer, so hyper's header read timeout would not apply.
 async fn serve(
     listener: TcpListener,
     router: Router,
@@ -248,25 +256,54 @@ async fn serve(
                 let _ = stop.wait_for(|s| *s).await;
                 h.graceful_shutdown(Some(SHUTDOWN_GRACE));
             });
-            axum_server::from_tcp_rustls(listener.into_std()?, tls.config)?
+            let mut server = axum_server::from_tcp_rustls(listener.into_std()?, tls.config)?;
+            // The TLS handshake has its own 10 s limit (axum-server's default).
+            server
+                .http_builder()
+                .http1()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_READ_TIMEOUT);
+            server
                 .handle(handle)
                 .serve(router.into_make_service())
                 .await?;
         }
         None => {
-            let mut stopped = stop.clone();
-            let server = axum::serve(listener, router)
-                .with_graceful_shutdown(async move {
-                    let _ = stop.wait_for(|s| *s).await;
-                })
-                .into_future();
-            tokio::pin!(server);
+            let mut builder = Builder::new(TokioExecutor::new());
+            builder
+                .http1()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_READ_TIMEOUT);
+            let graceful = GracefulShutdown::new();
+            loop {
+                let (stream, _) = tokio::select! {
+                    accepted = listener.accept() => match accepted {
+                        Ok(conn) => conn,
+                        Err(e) => {
+                            // Out of file descriptors and the like: back off, keep serving.
+                            tracing::warn!(error = %e, "accepting a connection failed");
+                            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                            continue;
+                        }
+                    },
+                    _ = async { let _ = stop.wait_for(|s| *s).await; } => break,
+                };
+                let service = TowerToHyperService::new(router.clone());
+                let conn = builder
+                    .serve_connection_with_upgrades(TokioIo::new(stream), service)
+                    .into_owned();
+                let conn = graceful.watch(conn);
+                tokio::spawn(async move {
+                    // Errors here are the client's (reset, header timeout): nothing to do.
+                    let _ = conn.await;
+                });
+            }
+            drop(listener);
             tokio::select! {
-                r = &mut server => r?,
-                _ = async {
-                    let _ = stopped.wait_for(|s| *s).await;
-                    tokio::time::sleep(SHUTDOWN_GRACE).await;
-                } => tracing::warn!("requests still in flight after the grace period; closing"),
+                _ = graceful.shutdown() => {}
+                _ = tokio::time::sleep(SHUTDOWN_GRACE) => {
+                    tracing::warn!("requests still in flight after the grace period; closing")
+                }
             }
         }
     }

@@ -12,11 +12,23 @@ use crate::ids::{self, random_base62, IdKind};
 use crate::store::{AccountRecord, ApiKeyRecord, SessionRecord};
 use crate::validate::email_valid;
 
-/// A secret/publishable pair of one mode.
-#[derive(Debug, Clone, Serialize)]
+/// A secret/publishable pair of one mode. `Debug` shows the secret key's last four only.
+#[derive(Clone, Serialize)]
 pub struct KeyPair {
     pub secret: String,
     pub publishable: String,
+}
+
+impl std::fmt::Debug for KeyPair {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyPair")
+            .field(
+                "secret",
+                &format_args!("[REDACTED …{}]", last4(&self.secret)),
+            )
+            .field("publishable", &self.publishable)
+            .finish()
+    }
 }
 
 /// The keys of both modes.
@@ -26,13 +38,25 @@ pub struct AccountKeys {
     pub live: KeyPair,
 }
 
-/// What `tender accounts create` prints: the only time the secrets are shown.
-#[derive(Debug, Clone, Serialize)]
+/// What `tender accounts create` prints: the only time the secrets are shown. `Debug` hides
+/// the password and the secret keys.
+#[derive(Clone, Serialize)]
 pub struct AccountCreated {
     pub account: String,
     pub email: String,
     pub password: String,
     pub keys: AccountKeys,
+}
+
+impl std::fmt::Debug for AccountCreated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AccountCreated")
+            .field("account", &self.account)
+            .field("email", &self.email)
+            .field("password", &crate::secret::REDACTED)
+            .field("keys", &self.keys)
+            .finish()
+    }
 }
 
 /// Argon2id hash (PHC string) of a dashboard password.

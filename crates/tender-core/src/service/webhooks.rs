@@ -43,12 +43,22 @@ pub struct EndpointFields {
     pub disabled: Option<bool>,
 }
 
-/// An endpoint with its current secret: the only shape that ever shows the secret.
-#[derive(Debug, Clone, serde::Serialize)]
+/// An endpoint with its current secret: the only shape that ever shows the secret (in JSON,
+/// once; `Debug` hides it).
+#[derive(Clone, serde::Serialize)]
 pub struct EndpointWithSecret {
     #[serde(flatten)]
     pub endpoint: WebhookEndpoint,
     pub secret: String,
+}
+
+impl std::fmt::Debug for EndpointWithSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EndpointWithSecret")
+            .field("endpoint", &self.endpoint)
+            .field("secret", &crate::secret::REDACTED)
+            .finish()
+    }
 }
 
 /// A leased delivery, ready to send.
@@ -126,6 +136,44 @@ pub fn delivery_json(d: &DeliveryRecord) -> Value {
     })
 }
 
+/// The parts of [`Services::check_endpoint_url`] that need no DNS: at most 2,048 bytes, a URL
+/// with an http(s) scheme and a host; in live mode https only, and an IP-literal host must not
+/// be a forbidden address ([`is_forbidden_address`]). A domain host in live mode still has to be
+/// resolved and its addresses checked.
+pub fn check_endpoint_url_syntax(raw: &str, livemode: bool) -> CoreResult<url::Url> {
+    if raw.len() > 2048 {
+        return Err(url_invalid("URLs can be at most 2048 characters."));
+    }
+    let url = url::Url::parse(raw).map_err(|e| url_invalid(format!("Invalid URL: {e}.")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(url_invalid("Webhook URLs must use http or https."));
+    }
+    let Some(host) = url.host() else {
+        return Err(url_invalid("Webhook URLs need a host."));
+    };
+    if livemode {
+        if url.scheme() != "https" {
+            return Err(url_invalid("Live-mode webhook URLs must use https."));
+        }
+        match host {
+            url::Host::Ipv4(ip) => check_addresses(vec![IpAddr::V4(ip)])?,
+            url::Host::Ipv6(ip) => check_addresses(vec![IpAddr::V6(ip)])?,
+            url::Host::Domain(_) => {}
+        }
+    }
+    Ok(url)
+}
+
+/// A live endpoint's addresses: at least one, none forbidden.
+fn check_addresses(addresses: Vec<IpAddr>) -> CoreResult<()> {
+    if addresses.is_empty() || addresses.into_iter().any(is_forbidden_address) {
+        return Err(url_invalid(
+            "Live-mode webhook URLs must not point at loopback, private, link-local or multicast addresses.",
+        ));
+    }
+    Ok(())
+}
+
 impl Services {
     fn secret_sealer(&self) -> Sealer {
         Sealer::new(&self.config.vault_key, "webhook endpoint secrets")
@@ -145,34 +193,14 @@ impl Services {
     /// The URL rules: http(s) with a host; in live mode https only and no address that
     /// resolves to a loopback, private, link-local or multicast network.
     pub async fn check_endpoint_url(&self, scope: &Scope, raw: &str) -> CoreResult<String> {
-        if raw.len() > 2048 {
-            return Err(url_invalid("URLs can be at most 2048 characters."));
-        }
-        let url = url::Url::parse(raw).map_err(|e| url_invalid(format!("Invalid URL: {e}.")))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(url_invalid("Webhook URLs must use http or https."));
-        }
-        let Some(host) = url.host() else {
-            return Err(url_invalid("Webhook URLs need a host."));
-        };
-        if scope.livemode() {
-            if url.scheme() != "https" {
-                return Err(url_invalid("Live-mode webhook URLs must use https."));
-            }
-            let addresses = match host {
-                url::Host::Ipv4(ip) => vec![IpAddr::V4(ip)],
-                url::Host::Ipv6(ip) => vec![IpAddr::V6(ip)],
-                url::Host::Domain(name) => self
-                    .resolver
-                    .resolve(name, url.port_or_known_default().unwrap_or(443))
-                    .await
-                    .map_err(|e| url_invalid(format!("The host could not be resolved: {e}.")))?,
-            };
-            if addresses.is_empty() || addresses.into_iter().any(is_forbidden_address) {
-                return Err(url_invalid(
-                    "Live-mode webhook URLs must not point at loopback, private, link-local or multicast addresses.",
-                ));
-            }
+        let url = check_endpoint_url_syntax(raw, scope.livemode())?;
+        if let Some(url::Host::Domain(name)) = url.host().filter(|_| scope.livemode()) {
+            let addresses = self
+                .resolver
+                .resolve(name, url.port_or_known_default().unwrap_or(443))
+                .await
+                .map_err(|e| url_invalid(format!("The host could not be resolved: {e}.")))?;
+            check_addresses(addresses)?;
         }
         Ok(url.to_string())
     }

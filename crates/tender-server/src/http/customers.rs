@@ -7,6 +7,7 @@ use tender_core::customer::Address;
 use tender_core::error::CoreError;
 use tender_core::ids::IdKind;
 use tender_core::service::customers::CustomerFields;
+use tender_core::service::ListParams;
 use tender_core::store::{Collection, Field};
 
 use super::params::{Params, Query};
@@ -56,7 +57,8 @@ fn parse_address(p: &mut Params) -> Result<Option<Option<Address>>, CoreError> {
     })))
 }
 
-fn parse_fields(body: &serde_json::Value) -> Result<CustomerFields, CoreError> {
+/// `POST /customers` and `POST /customers/{id}`: the body → the fields (no store involved).
+pub fn parse_fields(body: &serde_json::Value) -> Result<CustomerFields, CoreError> {
     let mut p = Params::body(body.clone(), FIELDS)?;
     Ok(CustomerFields {
         email: p.clearable_string("email")?,
@@ -101,13 +103,32 @@ async fn update_customer(
     ok(&state.services.update_customer(&ctx, &id, fields).await?)
 }
 
+/// `DELETE`: a body, if any, must be empty (`{}`) like every other unknown parameter.
+pub fn parse_delete(body: &serde_json::Value) -> Result<(), CoreError> {
+    Params::body(body.clone(), &[]).map(drop)
+}
+
 async fn delete_customer(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
+    JsonBody(body): JsonBody,
 ) -> ApiResult {
     let id = path_id(IdKind::Customer, "customer", id)?;
+    parse_delete(&body)?;
     ok(&state.services.delete_customer(&ctx, &id).await?)
+}
+
+/// `GET /customers`: the query string → page and filters.
+pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String)>), CoreError> {
+    let q = Query::parse(query, &["email"])?;
+    let params = q.list_params()?;
+    let filters = q
+        .get("email")
+        .map(|e| (Field::Email, e.to_string()))
+        .into_iter()
+        .collect();
+    Ok((params, filters))
 }
 
 async fn list_customers(
@@ -115,13 +136,7 @@ async fn list_customers(
     Ctx(ctx): Ctx,
     RawQuery(q): RawQuery,
 ) -> ApiResult {
-    let q = Query::parse(q.as_deref(), &["email"])?;
-    let params = q.list_params()?;
-    let filters = q
-        .get("email")
-        .map(|e| (Field::Email, e.to_string()))
-        .into_iter()
-        .collect();
+    let (params, filters) = parse_list(q.as_deref())?;
     let page = state
         .services
         .list_raw(ctx.scope(), Collection::Customers, &params, filters)

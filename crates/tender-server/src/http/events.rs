@@ -3,7 +3,9 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::routing::get;
 use axum::Router;
+use tender_core::error::CoreError;
 use tender_core::ids::IdKind;
+use tender_core::service::ListParams;
 use tender_core::store::{Collection, Field};
 
 use super::params::{Params, Query};
@@ -33,6 +35,13 @@ async fn list_deliveries(
     ok(&serde_json::json!({"object": "list", "data": data, "has_more": false, "url": url}))
 }
 
+/// `POST /events/{id}/resend`: the body → the webhook endpoint id.
+pub fn parse_resend(body: &serde_json::Value) -> Result<String, CoreError> {
+    let mut p = Params::body(body.clone(), &["webhook_endpoint"])?;
+    let endpoint = p.string("webhook_endpoint")?;
+    p.required("webhook_endpoint", endpoint)
+}
+
 async fn resend_event(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
@@ -40,9 +49,7 @@ async fn resend_event(
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let id = path_id(IdKind::Event, "event", id)?;
-    let mut p = Params::body((*body).clone(), &["webhook_endpoint"])?;
-    let endpoint = p.string("webhook_endpoint")?;
-    let endpoint = p.required("webhook_endpoint", endpoint)?;
+    let endpoint = parse_resend(&body)?;
     ok(&state.services.resend_event(&ctx, &id, &endpoint).await?)
 }
 
@@ -59,18 +66,24 @@ async fn retrieve_event(
     Ok(raw_response(body))
 }
 
-async fn list_events(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    RawQuery(q): RawQuery,
-) -> ApiResult {
-    let q = Query::parse(q.as_deref(), &["type"])?;
+/// `GET /events`: the query string → page and filters.
+pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String)>), CoreError> {
+    let q = Query::parse(query, &["type"])?;
     let params = q.list_params()?;
     let filters = q
         .get("type")
         .map(|t| (Field::Type, t.to_string()))
         .into_iter()
         .collect();
+    Ok((params, filters))
+}
+
+async fn list_events(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    RawQuery(q): RawQuery,
+) -> ApiResult {
+    let (params, filters) = parse_list(q.as_deref())?;
     let page = state
         .services
         .list_raw(ctx.scope(), Collection::Events, &params, filters)

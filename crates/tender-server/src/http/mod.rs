@@ -2,6 +2,7 @@
 //!
 //! # Layout
 //! - [`pipeline`]: the middleware (request id, version, auth, rate limit, body, idempotency).
+//! - [`decode`]: every endpoint's request parsing without a store (for the fuzz targets).
 //! - [`params`]: reading JSON bodies and query strings into typed values with named errors.
 //! - [`error`]: THE table from `CoreError` to status, `type` and `code`.
 //! - one module per resource, each with a `router()`: [`payments`], [`customers`], [`refunds`],
@@ -10,6 +11,7 @@
 //! Handlers parse input into domain commands and call a service; they never see SQL.
 
 pub mod customers;
+pub mod decode;
 pub mod error;
 pub mod events;
 pub mod openapi;

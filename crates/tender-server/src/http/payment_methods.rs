@@ -4,7 +4,11 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::routing::{get, post};
 use axum::Router;
+use serde_json::Value;
+use tender_core::card::CardInput;
+use tender_core::error::CoreError;
 use tender_core::ids::IdKind;
+use tender_core::service::ListParams;
 use tender_core::store::{Collection, Field};
 
 use super::params::{Params, Query};
@@ -24,24 +28,29 @@ pub fn router() -> Router<AppState> {
         .route("/payment_methods/{id}/detach", post(detach_payment_method))
 }
 
+/// `POST /payment_methods`: the body → the card and metadata (no store involved).
+pub fn parse_create(body: &Value) -> Result<(CardInput, Vec<(String, String)>), CoreError> {
+    let mut p = Params::body(body.clone(), &["type", "card", "metadata"])?;
+    let kind = p.string("type")?;
+    let kind = p.required("type", kind)?;
+    if kind != "card" {
+        return Err(CoreError::invalid(
+            "type",
+            "parameter_invalid",
+            "Only card payment methods can be created.",
+        ));
+    }
+    let card = parse_card(&mut p)?;
+    let metadata = p.metadata()?.unwrap_or_default();
+    Ok((card, metadata))
+}
+
 async fn create_payment_method(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let mut p = Params::body((*body).clone(), &["type", "card", "metadata"])?;
-    let kind = p.string("type")?;
-    let kind = p.required("type", kind)?;
-    if kind != "card" {
-        return Err(tender_core::error::CoreError::invalid(
-            "type",
-            "parameter_invalid",
-            "Only card payment methods can be created.",
-        )
-        .into());
-    }
-    let card = parse_card(&mut p)?;
-    let metadata = p.metadata()?.unwrap_or_default();
+    let (card, metadata) = parse_create(&body)?;
     ok(&state
         .services
         .create_payment_method(&ctx, card, metadata)
@@ -66,6 +75,13 @@ async fn retrieve_payment_method(
     Ok(raw_response(body))
 }
 
+/// `POST /payment_methods/{id}/attach`: the body → the customer id.
+pub fn parse_attach(body: &Value) -> Result<String, CoreError> {
+    let mut p = Params::body(body.clone(), &["customer"])?;
+    let customer = p.string("customer")?;
+    p.required("customer", customer)
+}
+
 async fn attach_payment_method(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
@@ -73,13 +89,16 @@ async fn attach_payment_method(
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let id = path_id(IdKind::PaymentMethod, "payment_method", id)?;
-    let mut p = Params::body((*body).clone(), &["customer"])?;
-    let customer = p.string("customer")?;
-    let customer = p.required("customer", customer)?;
+    let customer = parse_attach(&body)?;
     ok(&state
         .services
         .attach_payment_method(&ctx, &id, &customer)
         .await?)
+}
+
+/// `POST /payment_methods/{id}/detach`: the body must be empty (`{}`).
+pub fn parse_detach(body: &Value) -> Result<(), CoreError> {
+    Params::body(body.clone(), &[]).map(drop)
 }
 
 async fn detach_payment_method(
@@ -89,8 +108,26 @@ async fn detach_payment_method(
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let id = path_id(IdKind::PaymentMethod, "payment_method", id)?;
-    Params::body((*body).clone(), &[])?;
+    parse_detach(&body)?;
     ok(&state.services.detach_payment_method(&ctx, &id).await?)
+}
+
+/// `GET /payment_methods`: the query string → page and the (required) customer.
+pub fn parse_list(query: Option<&str>) -> Result<(ListParams, String), CoreError> {
+    let q = Query::parse(query, &["customer", "type"])?;
+    let params = q.list_params()?;
+    let customer = q.get("customer").map(str::to_string);
+    let customer = Params::body(serde_json::json!({}), &[])?.required("customer", customer)?;
+    if let Some(t) = q.get("type") {
+        if t != "card" {
+            return Err(CoreError::invalid(
+                "type",
+                "parameter_invalid",
+                "type must be card.",
+            ));
+        }
+    }
+    Ok((params, customer))
 }
 
 async fn list_payment_methods(
@@ -98,20 +135,7 @@ async fn list_payment_methods(
     Ctx(ctx): Ctx,
     RawQuery(q): RawQuery,
 ) -> ApiResult {
-    let q = Query::parse(q.as_deref(), &["customer", "type"])?;
-    let params = q.list_params()?;
-    let customer = q.get("customer").map(str::to_string);
-    let customer = Params::body(serde_json::json!({}), &[])?.required("customer", customer)?;
-    if let Some(t) = q.get("type") {
-        if t != "card" {
-            return Err(tender_core::error::CoreError::invalid(
-                "type",
-                "parameter_invalid",
-                "type must be card.",
-            )
-            .into());
-        }
-    }
+    let (params, customer) = parse_list(q.as_deref())?;
     let page = state
         .services
         .list_raw(

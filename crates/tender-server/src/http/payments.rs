@@ -12,6 +12,7 @@ use tender_core::money::Currency;
 use tender_core::payment::{CancellationReason, PaymentStatus};
 use tender_core::secret::Secret;
 use tender_core::service::payments::{CreatePayment, PaymentMethodInput, UpdatePayment};
+use tender_core::service::ListParams;
 use tender_core::store::{Collection, Field};
 
 use super::params::{Params, Query};
@@ -44,7 +45,7 @@ fn parse_currency(p: &mut Params) -> Result<Currency, CoreError> {
     })
 }
 
-pub(crate) fn parse_card(pm: &mut Params) -> Result<CardInput, CoreError> {
+pub fn parse_card(pm: &mut Params) -> Result<CardInput, CoreError> {
     let card = pm.object("card", &["number", "exp_month", "exp_year", "cvc"])?;
     let mut card = pm.required("card", card)?;
     let number = card.string("number")?;
@@ -111,13 +112,10 @@ fn parse_payment_method(p: &mut Params) -> Result<PaymentMethodInput, CoreError>
     }
 }
 
-async fn create_payment(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    JsonBody(body): JsonBody,
-) -> ApiResult {
+/// `POST /payments`: the body → the command the service gets (no store involved).
+pub fn parse_create(body: &Value) -> Result<CreatePayment, CoreError> {
     let mut p = Params::body(
-        (*body).clone(),
+        body.clone(),
         &[
             "amount",
             "currency",
@@ -134,7 +132,7 @@ async fn create_payment(
     let amount = p.required("amount", amount)?;
     let currency = parse_currency(&mut p)?;
     let payment_method = parse_payment_method(&mut p)?;
-    let cmd = CreatePayment {
+    Ok(CreatePayment {
         amount,
         currency,
         payment_method,
@@ -144,7 +142,15 @@ async fn create_payment(
         capture: p.boolean("capture")?.unwrap_or(true),
         save_payment_method: p.boolean("save_payment_method")?.unwrap_or(false),
         return_url: p.string("return_url")?,
-    };
+    })
+}
+
+async fn create_payment(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let cmd = parse_create(&body)?;
     let result = state.services.create_payment(&ctx, cmd).await;
     match &result {
         Ok(p) => state.metrics.payment_created(p.status.as_str()),
@@ -169,6 +175,16 @@ async fn retrieve_payment(
     Ok(raw_response(body))
 }
 
+/// `POST /payments/{id}`: the body → the update.
+pub fn parse_update(body: &Value) -> Result<UpdatePayment, CoreError> {
+    let mut p = Params::body(body.clone(), &["description", "metadata", "customer"])?;
+    Ok(UpdatePayment {
+        description: p.clearable_string("description")?,
+        metadata: p.metadata()?,
+        customer: p.string("customer")?,
+    })
+}
+
 async fn update_payment(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
@@ -176,14 +192,14 @@ async fn update_payment(
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let id = path_id(IdKind::Payment, "payment", id)?;
-    let mut p = Params::body((*body).clone(), &["description", "metadata", "customer"])?;
-    let cmd = UpdatePayment {
-        description: p.clearable_string("description")?,
-        metadata: p.metadata()?,
-        customer: p.string("customer")?,
-    };
+    let cmd = parse_update(&body)?;
     let payment = state.services.update_payment(&ctx, &id, cmd).await?;
     ok(&payment)
+}
+
+/// `POST /payments/{id}/capture`: the body → the amount to capture (default all).
+pub fn parse_capture(body: &Value) -> Result<Option<i64>, CoreError> {
+    Params::body(body.clone(), &["amount"])?.integer("amount")
 }
 
 async fn capture_payment(
@@ -193,10 +209,24 @@ async fn capture_payment(
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let id = path_id(IdKind::Payment, "payment", id)?;
-    let mut p = Params::body((*body).clone(), &["amount"])?;
-    let amount = p.integer("amount")?;
+    let amount = parse_capture(&body)?;
     let payment = state.services.capture_payment(&ctx, &id, amount).await?;
     ok(&payment)
+}
+
+/// `POST /payments/{id}/cancel`: the body → the reason.
+pub fn parse_cancel(body: &Value) -> Result<Option<CancellationReason>, CoreError> {
+    let mut p = Params::body(body.clone(), &["cancellation_reason"])?;
+    Ok(match p.string("cancellation_reason")? {
+        None => None,
+        Some(r) => Some(CancellationReason::parse(&r).ok_or_else(|| {
+            CoreError::invalid(
+                "cancellation_reason",
+                "parameter_invalid",
+                "cancellation_reason must be duplicate, fraudulent, requested_by_customer or abandoned.",
+            )
+        })?),
+    })
 }
 
 async fn cancel_payment(
@@ -206,27 +236,14 @@ async fn cancel_payment(
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let id = path_id(IdKind::Payment, "payment", id)?;
-    let mut p = Params::body((*body).clone(), &["cancellation_reason"])?;
-    let reason = match p.string("cancellation_reason")? {
-        None => None,
-        Some(r) => Some(CancellationReason::parse(&r).ok_or_else(|| {
-            CoreError::invalid(
-                "cancellation_reason",
-                "parameter_invalid",
-                "cancellation_reason must be duplicate, fraudulent, requested_by_customer or abandoned.",
-            )
-        })?),
-    };
+    let reason = parse_cancel(&body)?;
     let payment = state.services.cancel_payment(&ctx, &id, reason).await?;
     ok(&payment)
 }
 
-async fn list_payments(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    RawQuery(q): RawQuery,
-) -> Result<Response, super::error::ApiError> {
-    let q = Query::parse(q.as_deref(), &["customer", "status"])?;
+/// `GET /payments`: the query string → page and filters.
+pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String)>), CoreError> {
+    let q = Query::parse(query, &["customer", "status"])?;
     let params = q.list_params()?;
     let mut filters = Vec::new();
     if let Some(c) = q.get("customer") {
@@ -242,6 +259,15 @@ async fn list_payments(
         })?;
         filters.push((Field::Status, status.as_str().to_string()));
     }
+    Ok((params, filters))
+}
+
+async fn list_payments(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    RawQuery(q): RawQuery,
+) -> Result<Response, super::error::ApiError> {
+    let (params, filters) = parse_list(q.as_deref())?;
     let page = state
         .services
         .list_raw(ctx.scope(), Collection::Payments, &params, filters)

@@ -298,14 +298,7 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
                     "Request bodies must be sent as Content-Type: application/json.",
                 ));
             }
-            value = serde_json::from_slice(&bytes).map_err(|e| {
-                ApiError(CoreError::InvalidParam {
-                    param: None,
-                    code: "invalid_json",
-                    message: format!("Invalid JSON in the request body: {e}").into(),
-                })
-                .into_response()
-            })?;
+            value = parse_json_body(&bytes).map_err(|e| ApiError(e).into_response())?;
         }
     }
 
@@ -405,6 +398,16 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
         tracing::warn!(error = %e, "could not store an idempotent response");
     }
     Ok(Response::from_parts(resp_parts, Body::from(bytes)))
+}
+
+/// A non-empty request body as JSON: malformed JSON, invalid UTF-8 or nesting deeper than
+/// serde_json's recursion limit (128) → 400 `invalid_json`.
+pub fn parse_json_body(bytes: &[u8]) -> Result<Value, CoreError> {
+    serde_json::from_slice(bytes).map_err(|e| CoreError::InvalidParam {
+        param: None,
+        code: "invalid_json",
+        message: format!("Invalid JSON in the request body: {e}").into(),
+    })
 }
 
 fn too_large() -> Response {

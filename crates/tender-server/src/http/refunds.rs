@@ -3,10 +3,12 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::routing::{get, post};
 use axum::Router;
+use serde_json::Value;
 use tender_core::error::CoreError;
 use tender_core::ids::IdKind;
 use tender_core::refund::RefundReason;
 use tender_core::service::refunds::CreateRefund;
+use tender_core::service::ListParams;
 use tender_core::store::{Collection, Field};
 
 use super::params::{Params, Query};
@@ -25,15 +27,9 @@ pub fn router() -> Router<AppState> {
         )
 }
 
-async fn create_refund(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    JsonBody(body): JsonBody,
-) -> ApiResult {
-    let mut p = Params::body(
-        (*body).clone(),
-        &["payment", "amount", "reason", "metadata"],
-    )?;
+/// `POST /refunds`: the body → the command (no store involved).
+pub fn parse_create(body: &Value) -> Result<CreateRefund, CoreError> {
+    let mut p = Params::body(body.clone(), &["payment", "amount", "reason", "metadata"])?;
     let payment = p.string("payment")?;
     let payment = p.required("payment", payment)?;
     let amount = p.integer("amount")?;
@@ -48,12 +44,20 @@ async fn create_refund(
         })?),
     };
     let metadata = p.metadata()?.unwrap_or_default();
-    let cmd = CreateRefund {
+    Ok(CreateRefund {
         payment,
         amount,
         reason,
         metadata,
-    };
+    })
+}
+
+async fn create_refund(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let cmd = parse_create(&body)?;
     ok(&state.services.create_refund(&ctx, cmd).await?)
 }
 
@@ -70,6 +74,12 @@ async fn retrieve_refund(
     Ok(raw_response(body))
 }
 
+/// `POST /refunds/{id}`: the body → the metadata changes.
+pub fn parse_update(body: &Value) -> Result<Vec<(String, String)>, CoreError> {
+    let mut p = Params::body(body.clone(), &["metadata"])?;
+    Ok(p.metadata()?.unwrap_or_default())
+}
+
 async fn update_refund(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
@@ -77,9 +87,20 @@ async fn update_refund(
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let id = path_id(IdKind::Refund, "refund", id)?;
-    let mut p = Params::body((*body).clone(), &["metadata"])?;
-    let metadata = p.metadata()?.unwrap_or_default();
+    let metadata = parse_update(&body)?;
     ok(&state.services.update_refund(&ctx, &id, metadata).await?)
+}
+
+/// `GET /refunds`: the query string → page and filters.
+pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String)>), CoreError> {
+    let q = Query::parse(query, &["payment"])?;
+    let params = q.list_params()?;
+    let filters = q
+        .get("payment")
+        .map(|e| (Field::Payment, e.to_string()))
+        .into_iter()
+        .collect();
+    Ok((params, filters))
 }
 
 async fn list_refunds(
@@ -87,13 +108,7 @@ async fn list_refunds(
     Ctx(ctx): Ctx,
     RawQuery(q): RawQuery,
 ) -> ApiResult {
-    let q = Query::parse(q.as_deref(), &["payment"])?;
-    let params = q.list_params()?;
-    let filters = q
-        .get("payment")
-        .map(|e| (Field::Payment, e.to_string()))
-        .into_iter()
-        .collect();
+    let (params, filters) = parse_list(q.as_deref())?;
     let page = state
         .services
         .list_raw(ctx.scope(), Collection::Refunds, &params, filters)

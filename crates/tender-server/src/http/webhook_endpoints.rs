@@ -8,6 +8,7 @@ use serde_json::Value;
 use tender_core::error::CoreError;
 use tender_core::ids::IdKind;
 use tender_core::service::webhooks::EndpointFields;
+use tender_core::service::ListParams;
 use tender_core::store::Collection;
 
 use super::params::{Params, Query};
@@ -59,7 +60,9 @@ fn parse_events(p: &mut Params) -> Result<Option<Vec<String>>, CoreError> {
     }
 }
 
-fn parse_fields(body: &Value, allow_disabled: bool) -> Result<EndpointFields, CoreError> {
+/// `POST /webhook_endpoints` (`allow_disabled` false) and `POST /webhook_endpoints/{id}`
+/// (true): the body → the fields (no store involved; the URL is checked by the service).
+pub fn parse_fields(body: &Value, allow_disabled: bool) -> Result<EndpointFields, CoreError> {
     let allowed: &[&str] = if allow_disabled {
         &["url", "enabled_events", "description", "disabled"]
     } else {
@@ -116,13 +119,25 @@ async fn update_endpoint(
     ok(&state.services.update_endpoint(&ctx, &id, fields).await?)
 }
 
+/// `DELETE`: a body, if any, must be empty (`{}`) like every other unknown parameter.
+pub fn parse_delete(body: &serde_json::Value) -> Result<(), CoreError> {
+    Params::body(body.clone(), &[]).map(drop)
+}
+
 async fn delete_endpoint(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
+    JsonBody(body): JsonBody,
 ) -> ApiResult {
     let id = path_id(IdKind::WebhookEndpoint, "webhook_endpoint", id)?;
+    parse_delete(&body)?;
     ok(&state.services.delete_endpoint(&ctx, &id).await?)
+}
+
+/// `POST /webhook_endpoints/{id}/roll_secret`: the body → how long the old secret lives.
+pub fn parse_roll_secret(body: &Value) -> Result<Option<i64>, CoreError> {
+    Params::body(body.clone(), &["expires_in"])?.integer("expires_in")
 }
 
 async fn roll_secret(
@@ -132,12 +147,16 @@ async fn roll_secret(
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let id = path_id(IdKind::WebhookEndpoint, "webhook_endpoint", id)?;
-    let mut p = Params::body((*body).clone(), &["expires_in"])?;
-    let expires_in = p.integer("expires_in")?;
+    let expires_in = parse_roll_secret(&body)?;
     ok(&state
         .services
         .roll_endpoint_secret(&ctx, &id, expires_in)
         .await?)
+}
+
+/// `GET /webhook_endpoints`: the query string → page.
+pub fn parse_list(query: Option<&str>) -> Result<ListParams, CoreError> {
+    Query::parse(query, &[])?.list_params()
 }
 
 async fn list_endpoints(
@@ -145,8 +164,7 @@ async fn list_endpoints(
     Ctx(ctx): Ctx,
     RawQuery(q): RawQuery,
 ) -> ApiResult {
-    let q = Query::parse(q.as_deref(), &[])?;
-    let params = q.list_params()?;
+    let params = parse_list(q.as_deref())?;
     let page = state
         .services
         .list_raw(

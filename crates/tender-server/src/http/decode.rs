@@ -1,0 +1,296 @@
+//! Request decoding without a server or a store: `(method, path, query, body bytes)` → the
+//! domain command the endpoint's handler would hand to its service, or the 4xx it would answer
+//! first. It calls the very functions the handlers call ([`parse_json_body`], [`path_id`], each
+//! module's `parse_*`), so the fuzz targets (`fuzz/fuzz_targets/request_decode.rs`) exercise
+//! the real parsing of every endpoint.
+//!
+//! What it leaves out: authentication, the rate limit, the 64 KiB and `Content-Type` rules and
+//! idempotency (the pipeline's), and everything a service checks against stored state.
+
+use serde_json::Value;
+use tender_core::card::CardInput;
+use tender_core::error::CoreError;
+use tender_core::ids::IdKind;
+use tender_core::payment::CancellationReason;
+use tender_core::service::customers::CustomerFields;
+use tender_core::service::payments::{CreatePayment, UpdatePayment};
+use tender_core::service::refunds::CreateRefund;
+use tender_core::service::webhooks::EndpointFields;
+use tender_core::service::ListParams;
+use tender_core::store::Field;
+
+use super::pipeline::parse_json_body;
+use super::{customers, events, path_id, payment_methods, payments, refunds, webhook_endpoints};
+
+/// Every API route as `(method, path template under /v2)`; `{id}` is the object's id.
+/// `PATCH` is accepted wherever `POST` updates an object.
+pub const ROUTES: &[(&str, &str)] = &[
+    ("POST", "/payments"),
+    ("GET", "/payments"),
+    ("GET", "/payments/{id}"),
+    ("POST", "/payments/{id}"),
+    ("PATCH", "/payments/{id}"),
+    ("POST", "/payments/{id}/capture"),
+    ("POST", "/payments/{id}/cancel"),
+    ("POST", "/payment_methods"),
+    ("GET", "/payment_methods"),
+    ("GET", "/payment_methods/{id}"),
+    ("POST", "/payment_methods/{id}/attach"),
+    ("POST", "/payment_methods/{id}/detach"),
+    ("POST", "/customers"),
+    ("GET", "/customers"),
+    ("GET", "/customers/{id}"),
+    ("POST", "/customers/{id}"),
+    ("PATCH", "/customers/{id}"),
+    ("DELETE", "/customers/{id}"),
+    ("POST", "/refunds"),
+    ("GET", "/refunds"),
+    ("GET", "/refunds/{id}"),
+    ("POST", "/refunds/{id}"),
+    ("PATCH", "/refunds/{id}"),
+    ("GET", "/events"),
+    ("GET", "/events/{id}"),
+    ("GET", "/events/{id}/deliveries"),
+    ("POST", "/events/{id}/resend"),
+    ("POST", "/webhook_endpoints"),
+    ("GET", "/webhook_endpoints"),
+    ("GET", "/webhook_endpoints/{id}"),
+    ("POST", "/webhook_endpoints/{id}"),
+    ("PATCH", "/webhook_endpoints/{id}"),
+    ("DELETE", "/webhook_endpoints/{id}"),
+    ("POST", "/webhook_endpoints/{id}/roll_secret"),
+];
+
+/// A list request: page and filters.
+pub type ListRequest = (ListParams, Vec<(Field, String)>);
+
+/// What a handler would hand to its service.
+#[derive(Debug)]
+pub enum Command {
+    CreatePayment(CreatePayment),
+    RetrievePayment(String),
+    UpdatePayment(String, UpdatePayment),
+    CapturePayment(String, Option<i64>),
+    CancelPayment(String, Option<CancellationReason>),
+    ListPayments(ListRequest),
+    CreatePaymentMethod(CardInput, Vec<(String, String)>),
+    RetrievePaymentMethod(String),
+    AttachPaymentMethod(String, String),
+    DetachPaymentMethod(String),
+    ListPaymentMethods(ListParams, String),
+    CreateCustomer(CustomerFields),
+    RetrieveCustomer(String),
+    UpdateCustomer(String, CustomerFields),
+    DeleteCustomer(String),
+    ListCustomers(ListRequest),
+    CreateRefund(CreateRefund),
+    RetrieveRefund(String),
+    UpdateRefund(String, Vec<(String, String)>),
+    ListRefunds(ListRequest),
+    RetrieveEvent(String),
+    ListEventDeliveries(String),
+    ResendEvent(String, String),
+    ListEvents(ListRequest),
+    CreateWebhookEndpoint(EndpointFields),
+    RetrieveWebhookEndpoint(String),
+    UpdateWebhookEndpoint(String, EndpointFields),
+    DeleteWebhookEndpoint(String),
+    RollWebhookSecret(String, Option<i64>),
+    ListWebhookEndpoints(ListParams),
+}
+
+/// Decodes one request as the router, the pipeline and the handler would. `method` is upper
+/// case as on the wire; `path` may carry the `/v2` prefix. An unknown route or method is `NotFound { kind: "route" }`.
+pub fn decode(
+    method: &str,
+    path: &str,
+    query: Option<&str>,
+    body: &[u8],
+) -> Result<Command, CoreError> {
+    // The pipeline reads a body for these methods only; an empty one is `{}`.
+    let m = method;
+    let value = if matches!(m, "POST" | "PATCH" | "DELETE" | "PUT") && !body.is_empty() {
+        parse_json_body(body)?
+    } else {
+        Value::Object(Default::default())
+    };
+    let path = path.strip_prefix("/v2").unwrap_or(path);
+    let segments: Vec<&str> = path.strip_prefix('/').unwrap_or(path).split('/').collect();
+    let id = |kind: IdKind, name: &'static str, raw: &str| {
+        path_id(kind, name, raw.to_string()).map_err(|e| e.0)
+    };
+    let update = matches!(m, "POST" | "PATCH");
+    use Command as C;
+    use IdKind as K;
+    let cmd = match segments.as_slice() {
+        ["payments"] if m == "POST" => C::CreatePayment(payments::parse_create(&value)?),
+        ["payments"] if m == "GET" => C::ListPayments(payments::parse_list(query)?),
+        ["payments", raw] => {
+            let pid = id(K::Payment, "payment", raw)?;
+            match m {
+                "GET" => C::RetrievePayment(pid),
+                _ if update => C::UpdatePayment(pid, payments::parse_update(&value)?),
+                _ => return Err(no_route(path)),
+            }
+        }
+        ["payments", raw, "capture"] if m == "POST" => C::CapturePayment(
+            id(K::Payment, "payment", raw)?,
+            payments::parse_capture(&value)?,
+        ),
+        ["payments", raw, "cancel"] if m == "POST" => C::CancelPayment(
+            id(K::Payment, "payment", raw)?,
+            payments::parse_cancel(&value)?,
+        ),
+        ["payment_methods"] if m == "POST" => {
+            let (card, metadata) = payment_methods::parse_create(&value)?;
+            C::CreatePaymentMethod(card, metadata)
+        }
+        ["payment_methods"] if m == "GET" => {
+            let (params, customer) = payment_methods::parse_list(query)?;
+            C::ListPaymentMethods(params, customer)
+        }
+        ["payment_methods", raw] if m == "GET" => {
+            C::RetrievePaymentMethod(id(K::PaymentMethod, "payment_method", raw)?)
+        }
+        ["payment_methods", raw, "attach"] if m == "POST" => C::AttachPaymentMethod(
+            id(K::PaymentMethod, "payment_method", raw)?,
+            payment_methods::parse_attach(&value)?,
+        ),
+        ["payment_methods", raw, "detach"] if m == "POST" => {
+            let pmid = id(K::PaymentMethod, "payment_method", raw)?;
+            payment_methods::parse_detach(&value)?;
+            C::DetachPaymentMethod(pmid)
+        }
+        ["customers"] if m == "POST" => C::CreateCustomer(customers::parse_fields(&value)?),
+        ["customers"] if m == "GET" => C::ListCustomers(customers::parse_list(query)?),
+        ["customers", raw] => {
+            let cid = id(K::Customer, "customer", raw)?;
+            match m {
+                "GET" => C::RetrieveCustomer(cid),
+                "DELETE" => {
+                    customers::parse_delete(&value)?;
+                    C::DeleteCustomer(cid)
+                }
+                _ if update => C::UpdateCustomer(cid, customers::parse_fields(&value)?),
+                _ => return Err(no_route(path)),
+            }
+        }
+        ["refunds"] if m == "POST" => C::CreateRefund(refunds::parse_create(&value)?),
+        ["refunds"] if m == "GET" => C::ListRefunds(refunds::parse_list(query)?),
+        ["refunds", raw] => {
+            let rid = id(K::Refund, "refund", raw)?;
+            match m {
+                "GET" => C::RetrieveRefund(rid),
+                _ if update => C::UpdateRefund(rid, refunds::parse_update(&value)?),
+                _ => return Err(no_route(path)),
+            }
+        }
+        ["events"] if m == "GET" => C::ListEvents(events::parse_list(query)?),
+        ["events", raw] if m == "GET" => C::RetrieveEvent(id(K::Event, "event", raw)?),
+        ["events", raw, "deliveries"] if m == "GET" => {
+            C::ListEventDeliveries(id(K::Event, "event", raw)?)
+        }
+        ["events", raw, "resend"] if m == "POST" => {
+            C::ResendEvent(id(K::Event, "event", raw)?, events::parse_resend(&value)?)
+        }
+        ["webhook_endpoints"] if m == "POST" => {
+            C::CreateWebhookEndpoint(webhook_endpoints::parse_fields(&value, false)?)
+        }
+        ["webhook_endpoints"] if m == "GET" => {
+            C::ListWebhookEndpoints(webhook_endpoints::parse_list(query)?)
+        }
+        ["webhook_endpoints", raw] => {
+            let wid = id(K::WebhookEndpoint, "webhook_endpoint", raw)?;
+            match m {
+                "GET" => C::RetrieveWebhookEndpoint(wid),
+                "DELETE" => {
+                    webhook_endpoints::parse_delete(&value)?;
+                    C::DeleteWebhookEndpoint(wid)
+                }
+                _ if update => {
+                    C::UpdateWebhookEndpoint(wid, webhook_endpoints::parse_fields(&value, true)?)
+                }
+                _ => return Err(no_route(path)),
+            }
+        }
+        ["webhook_endpoints", raw, "roll_secret"] if m == "POST" => C::RollWebhookSecret(
+            id(K::WebhookEndpoint, "webhook_endpoint", raw)?,
+            webhook_endpoints::parse_roll_secret(&value)?,
+        ),
+        _ => return Err(no_route(path)),
+    };
+    Ok(cmd)
+}
+
+fn no_route(path: &str) -> CoreError {
+    CoreError::NotFound {
+        kind: "route",
+        id: path.to_string(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn sample_id(template: &str) -> String {
+        let kind = match template.split('/').nth(1).unwrap() {
+            "payments" => IdKind::Payment,
+            "payment_methods" => IdKind::PaymentMethod,
+            "customers" => IdKind::Customer,
+            "refunds" => IdKind::Refund,
+            "events" => IdKind::Event,
+            _ => IdKind::WebhookEndpoint,
+        };
+        template.replace("{id}", &tender_core::ids::generate(kind))
+    }
+
+    #[test]
+    fn every_route_decodes_or_names_a_parameter() {
+        for (m, template) in ROUTES {
+            let path = sample_id(template);
+            match decode(m, &path, None, b"") {
+                Ok(_) => {}
+                Err(CoreError::InvalidParam { param: Some(_), .. }) => {}
+                Err(other) => panic!("{m} {template}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn decoding_follows_the_handlers() {
+        let body = br#"{"amount": 1000, "currency": "USD", "payment_method": {"type": "card",
+            "card": {"number": "4242424242424242", "exp_month": 12, "exp_year": 2034, "cvc": "123"}}}"#;
+        let cmd = decode("POST", "/v2/payments", None, body).unwrap();
+        assert!(matches!(cmd, Command::CreatePayment(c) if c.amount == 1000));
+        let err = decode("POST", "/v2/payments", None, br#"{"status": "succeeded"}"#).unwrap_err();
+        assert!(matches!(
+            err,
+            CoreError::InvalidParam {
+                code: "parameter_unknown",
+                ..
+            }
+        ));
+        let err = decode("GET", "/v2/payments/pay_nope", None, b"").unwrap_err();
+        assert!(matches!(
+            err,
+            CoreError::NotFound {
+                kind: "payment",
+                ..
+            }
+        ));
+        let err = decode("POST", "/v2/customers", None, b"{\xff}").unwrap_err();
+        assert!(matches!(
+            err,
+            CoreError::InvalidParam {
+                code: "invalid_json",
+                ..
+            }
+        ));
+        let err = decode("GET", "/v2/refunds", Some("limit=100000"), b"").unwrap_err();
+        assert!(matches!(err, CoreError::InvalidParam { .. }));
+        let err = decode("PUT", "/v2/refunds", None, b"").unwrap_err();
+        assert!(matches!(err, CoreError::NotFound { kind: "route", .. }));
+    }
+}
