@@ -91,6 +91,58 @@ cat >"$DATA/schemathesis.toml" <<'TOML'
 expected-statuses = ["400", "401", "403", "404", "405", "406", "409", "413", "414", "415", "422", "428", "429", "5xx"]
 TOML
 
+# Real objects for the operations on `{id}` paths: half of their test cases use one of these ids
+# (the other half keep generated ones, which are 404s), so that fuzzed bodies reach live
+# payments, customers, refunds, payment methods, events and webhook endpoints.
+"$VENV/bin/python" - "$BASE" "$KEY" >>"$DATA/schemathesis.toml" <<'PY'
+import json, sys, urllib.request
+
+base, key = sys.argv[1], sys.argv[2]
+
+
+def call(method, path, body=None):
+    req = urllib.request.Request(
+        base + "/v2" + path,
+        method=method,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"Authorization": "Bearer " + key, "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(req) as resp:
+        return json.load(resp)
+
+
+def card(number):
+    return {"type": "card", "card": {"number": number, "exp_month": 12, "exp_year": 2040, "cvc": "123"}}
+
+
+def pay(**body):
+    return call("POST", "/payments", body)["id"]
+
+
+cus = call("POST", "/customers", {"name": "fixture", "email": "fixture@example.com"})["id"]
+paid = pay(amount=5000, currency="usd", payment_method=card("4242424242424242"), customer=cus)
+pm = call("POST", "/payment_methods", card("4000056655665556"))["id"]
+call("POST", "/payment_methods/%s/attach" % pm, {"customer": cus})
+ids = {
+    "customers": [cus, call("POST", "/customers", {})["id"]],
+    "payments": [
+        paid,
+        pay(amount=2000, currency="eur", capture=False, payment_method=card("5555555555554444")),
+        pay(amount=3000, currency="gbp", payment_method=card("4000002500003155")),
+    ],
+    "refunds": [call("POST", "/refunds", {"payment": paid, "amount": 100})["id"]],
+    "payment_methods": [pm, call("POST", "/payment_methods", card("4242424242424242"))["id"]],
+    "webhook_endpoints": [
+        call("POST", "/webhook_endpoints", {"url": "http://127.0.0.1:9/", "enabled_events": ["*"]})["id"]
+    ],
+}
+ids["events"] = [e["id"] for e in call("GET", "/events?limit=5")["data"]]
+for name, values in ids.items():
+    print("\n[dictionaries.%s]\nvalues = %s" % (name, json.dumps(values)))
+    print('\n[[operations]]\ninclude-path-regex = "/%s/\\\\{id\\\\}"' % name)
+    print('parameters = { "path.id" = { dictionary = "%s", probability = 0.5 } }' % name)
+PY
+
 # schemathesis keeps failing cases (for `st replay ID`) under the working directory: not the clone.
 WORK="$HOME/.cache/tender-schemathesis"
 mkdir -p "$WORK"
