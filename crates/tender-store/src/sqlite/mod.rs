@@ -404,11 +404,19 @@ fn apply_batch(conn: &Connection, batch: &WriteBatch) -> StoreResult<()> {
         }
     }
     if let Some((key, response)) = &batch.idempotency {
-        conn.prepare_cached(
+        let n = conn.prepare_cached(
             "UPDATE idempotency_keys SET state = 'done', status = ?1, body = ?2 WHERE account_id = ?3 AND livemode = ?4 AND key = ?5",
         )
         .and_then(|mut s| s.execute(params![response.status, response.body, scope.account, live, key]))
         .map_err(|e| classify("complete idempotency", e))?;
+        if n != 1 {
+            // The claim was answered before its group committed, and that commit failed: apply
+            // nothing, so a retry with the key runs afresh instead of repeating the change.
+            return Err(StoreError::Unavailable {
+                message: format!("the claim of idempotency key {key} was lost"),
+                source: None,
+            });
+        }
     }
     Ok(())
 }
@@ -958,10 +966,18 @@ impl Store for SqliteStore {
         lock_expires_before: i64,
     ) -> StoreResult<IdempotencyClaim> {
         let (scope, key, fingerprint) = (scope.clone(), key.to_string(), fingerprint.to_string());
+        // A newly acquired claim is answered before its group's fsync: only later jobs of this
+        // writer read claims, and the request's own batch (which the client's answer waits on)
+        // commits after it. A claim is not worth a crash's survival on SQLite anyway: running
+        // claims are released on restart. A replay, by contrast, shows a stored response, so it
+        // waits for the commit like every other answer.
         self.writer
-            .write(move |conn| {
-                claim_idempotency(conn, &scope, &key, &fingerprint, now, lock_expires_before)
-            })
+            .write_early(
+                move |conn| {
+                    claim_idempotency(conn, &scope, &key, &fingerprint, now, lock_expires_before)
+                },
+                |claim| matches!(claim, IdempotencyClaim::Acquired),
+            )
             .await
     }
 
