@@ -169,16 +169,7 @@ struct WorkerResult {
 }
 
 /// Runs `concurrency` workers for `duration`, each sending `make(worker, i)` in a loop.
-pub async fn drive(
-    target: &Target,
-    concurrency: usize,
-    duration: Duration,
-    make: MakeRequest,
-) -> Stats {
-    drive_server(target, None, concurrency, duration, make).await
-}
-
-/// [`drive`], also measuring the CPU the server process `pid` spends per request.
+/// When `pid` is given, also measures the CPU that server process spends per request.
 pub async fn drive_server(
     target: &Target,
     pid: Option<u32>,
