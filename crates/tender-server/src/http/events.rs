@@ -25,7 +25,17 @@ async fn list_deliveries(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
+    RawQuery(q): RawQuery,
 ) -> ApiResult {
+    // One delivery per endpoint: nothing to page or filter, so any parameter is a mistake.
+    if let Some((k, _)) = form_urlencoded::parse(q.unwrap_or_default().as_bytes()).next() {
+        return Err(CoreError::invalid(
+            k.to_string(),
+            "parameter_unknown",
+            format!("Received unknown parameter: {k}"),
+        )
+        .into());
+    }
     let id = path_id(IdKind::Event, "event", id)?;
     let data = state
         .services
@@ -70,11 +80,18 @@ async fn retrieve_event(
 pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String)>), CoreError> {
     let q = Query::parse(query, &["type"])?;
     let params = q.list_params()?;
-    let filters = q
-        .get("type")
-        .map(|t| (Field::Type, t.to_string()))
-        .into_iter()
-        .collect();
+    let mut filters = Vec::new();
+    if let Some(t) = q.get("type") {
+        // Like `status` on payments: a value that can never match is a mistake worth naming.
+        if !tender_core::event::EVENT_TYPES.contains(&t) {
+            return Err(CoreError::invalid(
+                "type",
+                "parameter_invalid",
+                format!("Unknown event type: {t}."),
+            ));
+        }
+        filters.push((Field::Type, t.to_string()));
+    }
     Ok((params, filters))
 }
 

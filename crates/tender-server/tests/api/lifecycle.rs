@@ -722,3 +722,27 @@ async fn card_errors_on_tokenisation_name_the_card_parameter_and_bank_transfers_
         (400, "save_payment_method")
     );
 }
+
+#[tokio::test]
+async fn event_filters_and_delivery_logs_refuse_what_cannot_match() {
+    let Some(app) = spawn_app().await else { return };
+    let bad = app.get("/v2/events?type=payment.exploded", app.sk()).await;
+    assert_eq!(
+        (bad.status.as_u16(), bad.error_code(), bad.error_param()),
+        (400, "parameter_invalid", "type")
+    );
+    app.post("/v2/customers", app.sk(), json!({})).await;
+    let ev = app.get("/v2/events?type=customer.created", app.sk()).await;
+    let id = ev.body["data"][0]["id"].as_str().unwrap().to_string();
+    let log = app
+        .get(&format!("/v2/events/{id}/deliveries"), app.sk())
+        .await;
+    assert_eq!(log.status, 200);
+    let bad = app
+        .get(&format!("/v2/events/{id}/deliveries?limit=5"), app.sk())
+        .await;
+    assert_eq!(
+        (bad.status.as_u16(), bad.error_code(), bad.error_param()),
+        (400, "parameter_unknown", "limit")
+    );
+}
