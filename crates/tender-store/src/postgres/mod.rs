@@ -131,6 +131,38 @@ fn record(r: &Row) -> Record {
     }
 }
 
+/// Runs `sql` as a prepared statement cached on the connection: parsed and planned once per
+/// connection, then one round trip per call (`execute(&str, …)` costs an extra prepare round
+/// trip and a parse on the server every time).
+async fn exec<C: GenericClient>(
+    c: &C,
+    sql: &str,
+    params: &[Param<'_>],
+) -> Result<u64, tokio_postgres::Error> {
+    let stmt = c.prepare_cached(sql).await?;
+    c.execute(&stmt, params).await
+}
+
+/// [`exec`] for statements returning rows.
+async fn query<C: GenericClient>(
+    c: &C,
+    sql: &str,
+    params: &[Param<'_>],
+) -> Result<Vec<Row>, tokio_postgres::Error> {
+    let stmt = c.prepare_cached(sql).await?;
+    c.query(&stmt, params).await
+}
+
+/// [`exec`] for statements returning exactly one row.
+async fn query_one<C: GenericClient>(
+    c: &C,
+    sql: &str,
+    params: &[Param<'_>],
+) -> Result<Row, tokio_postgres::Error> {
+    let stmt = c.prepare_cached(sql).await?;
+    c.query_one(&stmt, params).await
+}
+
 async fn find_record<C: GenericClient>(
     c: &C,
     scope: &Scope,
@@ -178,7 +210,7 @@ async fn apply_batch(
                 let values: Vec<Option<String>> = cols.into_iter().map(|(_, v)| v).collect();
                 let mut params: Vec<Param> = vec![id, &scope.account, &live, created, body];
                 params.extend(values.iter().map(|v| v as Param));
-                tx.execute(&sql, &params)
+                exec(tx, &sql, &params)
                     .await
                     .map_err(|e| classify("insert", e))?;
             }
@@ -203,8 +235,7 @@ async fn apply_batch(
                 let mut params: Vec<Param> =
                     vec![body, id, &scope.account, &live, expected_version];
                 params.extend(values.iter().map(|v| v as Param));
-                let n = tx
-                    .execute(&sql, &params)
+                let n = exec(tx, &sql, &params)
                     .await
                     .map_err(|e| classify("update", e))?;
                 if n != 1 {
@@ -220,20 +251,19 @@ async fn apply_batch(
                     "DELETE FROM {} WHERE id = $1 AND account_id = $2 AND livemode = $3 AND version = $4",
                     table(*collection)
                 );
-                let n = tx
-                    .execute(&sql, &[id, &scope.account, &live, expected_version])
+                let n = exec(tx, &sql, &[id, &scope.account, &live, expected_version])
                     .await
                     .map_err(|e| classify("delete", e))?;
                 if n != 1 {
                     return Err(StoreError::Conflict(id.clone()));
                 }
                 // Whatever was sealed for the object (secrets, a card) goes with it.
-                tx.execute("DELETE FROM sealed_values WHERE owner_id = $1", &[id])
+                exec(tx, "DELETE FROM sealed_values WHERE owner_id = $1", &[id])
                     .await
                     .map_err(|e| classify("delete sealed", e))?;
             }
             WriteOp::Seal { owner, sealed } => {
-                tx.execute(
+                exec(tx,
                     "INSERT INTO sealed_values (owner_id, account_id, livemode, sealed) VALUES ($1, $2, $3, $4)
                      ON CONFLICT (owner_id) DO UPDATE SET sealed = excluded.sealed",
                     &[owner, &scope.account, &live, sealed],
@@ -242,7 +272,7 @@ async fn apply_batch(
                 .map_err(|e| classify("seal", e))?;
             }
             WriteOp::Unseal { owner } => {
-                tx.execute(
+                exec(tx,
                     "DELETE FROM sealed_values WHERE owner_id = $1 AND account_id = $2 AND livemode = $3",
                     &[owner, &scope.account, &live],
                 )
@@ -255,7 +285,7 @@ async fn apply_batch(
                 object_id,
                 due_at,
             } => {
-                tx.execute(
+                exec(tx,
                     "INSERT INTO scheduled_tasks (id, kind, account_id, livemode, object_id, due_at) VALUES ($1, $2, $3, $4, $5, $6)",
                     &[id, kind, &scope.account, &live, object_id, due_at],
                 )
@@ -263,8 +293,7 @@ async fn apply_batch(
                 .map_err(|e| classify("schedule task", e))?;
             }
             WriteOp::DeleteTask { id } => {
-                let n = tx
-                    .execute(
+                let n = exec(tx,
                         "DELETE FROM scheduled_tasks WHERE id = $1 AND account_id = $2 AND livemode = $3",
                         &[id, &scope.account, &live],
                     )
@@ -281,7 +310,7 @@ async fn apply_batch(
                 created,
                 body,
             } => {
-                tx.execute(
+                exec(tx,
                     "INSERT INTO events (id, account_id, livemode, created, version, type, body) VALUES ($1, $2, $3, $4, 1, $5, $6)",
                     &[id, &scope.account, &live, created, event_type, body],
                 )
@@ -293,7 +322,7 @@ async fn apply_batch(
     }
     if let Some((key, response)) = &batch.idempotency {
         let status = response.status as i64;
-        tx.execute(
+        exec(tx,
             "UPDATE idempotency_keys SET state = 'done', status = $1, body = $2 WHERE account_id = $3 AND livemode = $4 AND key = $5",
             &[&status, &response.body, &scope.account, &live, key],
         )
@@ -313,8 +342,7 @@ async fn fan_out(
 ) -> StoreResult<()> {
     let live = scope.livemode();
     let pattern = format!(",{event_type},");
-    let rows = tx
-        .query(
+    let rows = query(tx,
             "SELECT id FROM webhook_endpoints WHERE account_id = $1 AND livemode = $2 AND status = 'enabled'
              AND (enabled_events = '*' OR strpos(enabled_events, $3) > 0)",
             &[&scope.account, &live, &pattern],
@@ -324,7 +352,7 @@ async fn fan_out(
     let due = created * 1000;
     for row in rows {
         let endpoint: String = row.get(0);
-        tx.execute(
+        exec(tx,
             "INSERT INTO webhook_deliveries (id, account_id, livemode, event_id, endpoint_id, status, next_attempt_at, created)
              VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7)",
             &[&ids::generate(IdKind::WebhookDelivery), &scope.account, &live, &event, &endpoint, &due, &created],
@@ -564,12 +592,27 @@ impl Store for PgStore {
         now: i64,
         lock_expires_before: i64,
     ) -> StoreResult<IdempotencyClaim> {
+        // The common case, a new key, is one autocommitted statement (one round trip, no
+        // BEGIN/COMMIT); an existing key is examined under a row lock below.
+        {
+            let client = self.client().await?;
+            let inserted = exec(
+                &client,
+                "INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, state, created, locked_at)
+                 VALUES ($1, $2, $3, $4, 'running', $5, $5) ON CONFLICT DO NOTHING",
+                &[&scope.account, &scope.livemode(), &key, &fingerprint, &now],
+            )
+            .await
+            .map_err(|e| classify("claim idempotency", e))?;
+            if inserted == 1 {
+                return Ok(IdempotencyClaim::Acquired);
+            }
+        }
         let (scope, key, fingerprint) = (scope.clone(), key.to_string(), fingerprint.to_string());
         self.in_transaction(move |tx| {
             Box::pin(async move {
                 let live = scope.livemode();
-                let inserted = tx
-                    .execute(
+                let inserted = exec(tx,
                         "INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, state, created, locked_at)
                          VALUES ($1, $2, $3, $4, 'running', $5, $5) ON CONFLICT DO NOTHING",
                         &[&scope.account, &live, &key, &fingerprint, &now],
@@ -580,8 +623,7 @@ impl Store for PgStore {
                     return Ok(IdempotencyClaim::Acquired);
                 }
                 // The row exists: lock it, so two nodes cannot both take over a stale claim.
-                let row = tx
-                    .query_one(
+                let row = query_one(tx,
                         "SELECT fingerprint, state, status, body, locked_at, created FROM idempotency_keys
                          WHERE account_id = $1 AND livemode = $2 AND key = $3 FOR UPDATE",
                         &[&scope.account, &live, &key],
@@ -593,7 +635,7 @@ impl Store for PgStore {
                 let take = created < now - IDEMPOTENCY_TTL_SECS
                     || (stored_fp == fingerprint && state == "running" && locked_at < lock_expires_before);
                 if take {
-                    tx.execute(
+                    exec(tx,
                         "UPDATE idempotency_keys SET fingerprint = $4, state = 'running', status = NULL, body = NULL,
                          created = $5, locked_at = $5 WHERE account_id = $1 AND livemode = $2 AND key = $3",
                         &[&scope.account, &live, &key, &fingerprint, &now],
