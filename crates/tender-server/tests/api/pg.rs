@@ -59,6 +59,19 @@ impl Drop for SchemaGuard {
                     tokio_postgres::connect(&admin_url(), tokio_postgres::NoTls).await
                 {
                     tokio::spawn(conn);
+                    // The test's own runtime is blocked on this thread's join, so a transaction
+                    // its app still had open (a webhook worker mid-attempt) can never finish and
+                    // would hold DROP SCHEMA forever: end the sessions holding locks in the
+                    // schema first.
+                    let _ = client
+                        .execute(
+                            "SELECT pg_terminate_backend(l.pid) FROM pg_locks l
+                             JOIN pg_class c ON c.oid = l.relation
+                             JOIN pg_namespace n ON n.oid = c.relnamespace
+                             WHERE n.nspname = $1 AND l.pid <> pg_backend_pid()",
+                            &[&name],
+                        )
+                        .await;
                     let _ = client
                         .batch_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"))
                         .await;
