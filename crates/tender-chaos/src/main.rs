@@ -288,23 +288,21 @@ fn next_op(ledger: &mut Ledger, rng: &mut impl Rng, n: &mut u64, client: usize) 
             };
         }
     }
-    if roll < 5 {
-        if !ledger.refundable.is_empty() {
-            let i = rng.gen_range(0..ledger.refundable.len());
-            let (pk, left) = ledger.refundable[i].clone();
-            // Sometimes ask for more than is left: the server must refuse, never over-refund.
-            let amount = rng.gen_range(1..=(left / 2).max(1) + 50);
-            if amount >= left {
-                ledger.refundable.swap_remove(i);
-            } else {
-                ledger.refundable[i].1 = left - amount;
-            }
-            return Op::Refund {
-                key,
-                payment_key: pk,
-                amount,
-            };
+    if roll < 5 && !ledger.refundable.is_empty() {
+        let i = rng.gen_range(0..ledger.refundable.len());
+        let (pk, left) = ledger.refundable[i].clone();
+        // Sometimes ask for more than is left: the server must refuse, never over-refund.
+        let amount = rng.gen_range(1..=(left / 2).max(1) + 50);
+        if amount >= left {
+            ledger.refundable.swap_remove(i);
+        } else {
+            ledger.refundable[i].1 = left - amount;
         }
+        return Op::Refund {
+            key,
+            payment_key: pk,
+            amount,
+        };
     }
     Op::Pay {
         key,
