@@ -166,7 +166,8 @@ pub fn verify_tender_signature(
     if signatures.is_empty() {
         return Err(VerifyError::Malformed);
     }
-    if (now - t).abs() > tolerance_secs {
+    // `abs_diff`: a hostile `t` (or clock) near i64::MIN/MAX must not overflow (found by fuzzing).
+    if u64::try_from(tolerance_secs).map_or(true, |tol| now.abs_diff(t) > tol) {
         return Err(VerifyError::TimestampOutOfTolerance);
     }
     let expected = hmac_sha256(secret.as_bytes(), &[t.to_string().as_bytes(), b".", body]);
@@ -224,11 +225,30 @@ pub fn is_forbidden_address(ip: IpAddr) -> bool {
                 return is_forbidden_address(IpAddr::V4(v4));
             }
             let seg = v6.segments();
+            let o = v6.octets();
+            // Translation prefixes reach the IPv4 address they embed (found by fuzzing): NAT64
+            // 64:ff9b::/96 and 6to4 2002::/16 are judged by that address; local-use NAT64
+            // 64:ff9b:1::/48 and Teredo 2001::/32 (an obfuscated IPv4 inside) are refused.
+            if seg[0] == 0x64 && seg[1] == 0xff9b && seg[2..6] == [0, 0, 0, 0] {
+                let v4 = std::net::Ipv4Addr::new(o[12], o[13], o[14], o[15]);
+                return is_forbidden_address(IpAddr::V4(v4));
+            }
+            if seg[0] == 0x2002 {
+                let v4 = std::net::Ipv4Addr::new(o[2], o[3], o[4], o[5]);
+                return is_forbidden_address(IpAddr::V4(v4));
+            }
+            if (seg[0] == 0x64 && seg[1] == 0xff9b && seg[2] == 1)
+                || (seg[0] == 0x2001 && seg[1] == 0)
+            {
+                return true;
+            }
             v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
                 || (seg[0] & 0xfe00) == 0xfc00 // unique local
                 || (seg[0] & 0xffc0) == 0xfe80 // link-local
+                || (seg[0] & 0xffc0) == 0xfec0 // site-local (deprecated)
+                || (seg[0] == 0x0100 && seg[1..4] == [0, 0, 0]) // discard-only
                 || (seg[0] == 0x2001 && seg[1] == 0x0db8) // documentation
                 || (seg[0] == 0 && seg[1] == 0 && seg[2] == 0 && seg[3] == 0 && seg[4] == 0 && seg[5] == 0)
             // IPv4-compatible
@@ -258,6 +278,44 @@ mod tests {
             verify_tender_signature("garbage", body, &secret, 0, 300),
             Err(VerifyError::Malformed)
         );
+    }
+
+    #[test]
+    fn translated_ipv6_forms_of_forbidden_ipv4_are_forbidden() {
+        for a in [
+            "64:ff9b::7f00:1",
+            "64:ff9b::a00:1",
+            "64:ff9b:1::8.8.8.8",
+            "2002:7f00:1::1",
+            "2002:c0a8:101::",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            "fec0::1",
+            "100::1",
+        ] {
+            assert!(is_forbidden_address(a.parse().unwrap()), "{a}");
+        }
+        for a in ["64:ff9b::808:808", "2002:808:808::1", "2606:4700::1111"] {
+            assert!(!is_forbidden_address(a.parse().unwrap()), "{a}");
+        }
+    }
+
+    #[test]
+    fn extreme_timestamps_are_out_of_tolerance_not_an_overflow() {
+        let secret = generate_secret();
+        for (t, now) in [
+            (i64::MIN, 1_700_000_000),
+            (i64::MAX, i64::MIN),
+            (0, i64::MAX),
+        ] {
+            let header = tender_signature(&[&secret], t, b"x");
+            assert_eq!(
+                verify_tender_signature(&header, b"x", &secret, now, 300),
+                Err(VerifyError::TimestampOutOfTolerance)
+            );
+        }
+        let header = tender_signature(&[&secret], i64::MIN, b"x");
+        assert!(verify_tender_signature(&header, b"x", &secret, i64::MIN, 0).is_ok());
+        assert!(verify_tender_signature(&header, b"x", &secret, i64::MIN, -1).is_err());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod abuse;
 mod auth;
 mod customers;
 mod errors;

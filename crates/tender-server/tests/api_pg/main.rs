@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../api/abuse.rs"]
+mod abuse;
 #[path = "../api/auth.rs"]
 mod auth;
 #[path = "../api/customers.rs"]
