@@ -74,13 +74,14 @@ pub fn random_base62(len: usize) -> String {
     out
 }
 
-/// Whether `s` has the shape of an id of `kind`: its prefix followed by base62 characters only.
+/// Whether `s` has the shape of an id of `kind`: its prefix followed by exactly
+/// [`RANDOM_LEN`] base62 characters.
 ///
 /// Used to answer a malformed id with the same 404 as a missing one without touching the store.
 pub fn looks_like(kind: IdKind, s: &str) -> bool {
     match s.strip_prefix(kind.prefix()) {
         Some(rest) => {
-            !rest.is_empty() && rest.len() <= 64 && rest.bytes().all(|b| b.is_ascii_alphanumeric())
+            rest.len() == RANDOM_LEN && rest.bytes().all(|b| b.is_ascii_alphanumeric())
         }
         None => false,
     }
