@@ -228,8 +228,11 @@ pub mod iban {
         }
         let country_part = normalized.get(..2).ok_or(InvalidIban)?;
         let (country, len) = entry(country_part).ok_or(InvalidIban)?;
+        // Check digits are 02–98 (ISO 13616): 00, 01 and 99 pass mod 97 like 97, 98 and 02
+        // but no IBAN carries them (found by fuzzing).
         if normalized.len() != len
             || !normalized.as_bytes()[2..4].iter().all(u8::is_ascii_digit)
+            || !("02"..="98").contains(&&normalized[2..4])
             || mod97(&normalized) != 1
         {
             return Err(InvalidIban);
@@ -297,6 +300,7 @@ pub mod iban {
                 "DE893704004405320130000", // too long
                 "XX89370400440532013000",  // unknown country
                 "DE89-3704-0044-0532-0130-00",
+                "NO0001065896180", // check digits 00 (≡ 97)
                 "DE89370400440532013000\n",
                 "DEAB370400440532013000",
                 "GB82WEST1234569876543Ä",
