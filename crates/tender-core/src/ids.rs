@@ -80,9 +80,7 @@ pub fn random_base62(len: usize) -> String {
 /// Used to answer a malformed id with the same 404 as a missing one without touching the store.
 pub fn looks_like(kind: IdKind, s: &str) -> bool {
     match s.strip_prefix(kind.prefix()) {
-        Some(rest) => {
-            rest.len() == RANDOM_LEN && rest.bytes().all(|b| b.is_ascii_alphanumeric())
-        }
+        Some(rest) => rest.len() == RANDOM_LEN && rest.bytes().all(|b| b.is_ascii_alphanumeric()),
         None => false,
     }
 }
