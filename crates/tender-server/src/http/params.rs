@@ -216,6 +216,13 @@ impl Query {
             if v.chars().count() > MAX_STRING {
                 return Err(invalid(k.clone(), format!("{k} is too long.")));
             }
+            // PostgreSQL cannot compare text with NUL in it: a 500 there (found by the abuse tests).
+            if v.contains('\0') {
+                return Err(invalid(
+                    k.clone(),
+                    format!("{k} must not contain NUL characters."),
+                ));
+            }
         }
         Ok(Self { pairs })
     }
