@@ -5,6 +5,7 @@
 //!   boundary (prefixed ids, amounts and currencies, card numbers, e-mails, IBANs).
 //! - [`payment`] (with the state machine), [`customer`], [`refund`], [`event`]: the resources.
 //! - [`auth`]: key kinds, modes, the authenticated principal.
+//! - [`idempotency`]: keyed request fingerprints and the key namespaces.
 //! - [`acquirer`]: the port to a card network and the built-in simulator.
 //! - [`clock`]: time as a dependency.
 //! - [`store`]: the storage port, implemented by `tender-store`.
@@ -21,6 +22,7 @@ pub mod clock;
 pub mod customer;
 pub mod error;
 pub mod event;
+pub mod idempotency;
 pub mod ids;
 pub mod metadata;
 pub mod money;

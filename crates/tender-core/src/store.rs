@@ -325,15 +325,17 @@ pub trait Store: Send + Sync + 'static {
     /// duplicate idempotency completion or id → `Duplicate`. Nothing is applied on error.
     async fn commit(&self, batch: WriteBatch) -> StoreResult<()>;
 
-    /// Claims an idempotency key for a request with `fingerprint`. An in-progress claim older
-    /// than `lock_expires_before` is considered abandoned (its node crashed) and is taken over.
+    /// Claims an idempotency key for a request with `fingerprint`. An in-progress claim is
+    /// never taken over while the process that made it lives, however long its request runs
+    /// (so a request never runs twice); it is free once that process is gone: on PostgreSQL
+    /// when its node's session lock is (within seconds of a crash), on SQLite at the next start
+    /// ([`Store::recover_after_restart`]; one process per data dir).
     async fn claim_idempotency(
         &self,
         scope: &Scope,
         key: &str,
         fingerprint: &str,
         now: i64,
-        lock_expires_before: i64,
     ) -> StoreResult<IdempotencyClaim>;
 
     /// Stores the response of a request that held `key` but wrote nothing else.

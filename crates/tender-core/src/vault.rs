@@ -45,6 +45,18 @@ impl Sealer {
 
     /// `base64(nonce ‖ ciphertext ‖ tag)`.
     pub fn seal(&self, plaintext: &[u8]) -> String {
+        base64::engine::general_purpose::STANDARD.encode(self.seal_bytes(plaintext))
+    }
+
+    pub fn open(&self, sealed: &str) -> Result<Vec<u8>, OpenError> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(sealed)
+            .map_err(|_| OpenError)?;
+        self.open_bytes(&bytes)
+    }
+
+    /// `nonce ‖ ciphertext ‖ tag`, for binary columns (28 bytes more than the plaintext).
+    pub fn seal_bytes(&self, plaintext: &[u8]) -> Vec<u8> {
         let mut nonce = [0u8; 12];
         rand::rngs::OsRng.fill_bytes(&mut nonce);
         let ct = self
@@ -53,17 +65,14 @@ impl Sealer {
             .expect("AES-GCM encryption of a small value cannot fail");
         let mut out = nonce.to_vec();
         out.extend_from_slice(&ct);
-        base64::engine::general_purpose::STANDARD.encode(out)
+        out
     }
 
-    pub fn open(&self, sealed: &str) -> Result<Vec<u8>, OpenError> {
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(sealed)
-            .map_err(|_| OpenError)?;
-        if bytes.len() < 12 {
+    pub fn open_bytes(&self, sealed: &[u8]) -> Result<Vec<u8>, OpenError> {
+        if sealed.len() < 12 {
             return Err(OpenError);
         }
-        let (nonce, ct) = bytes.split_at(12);
+        let (nonce, ct) = sealed.split_at(12);
         self.cipher
             .decrypt(Nonce::from_slice(nonce), ct)
             .map_err(|_| OpenError)

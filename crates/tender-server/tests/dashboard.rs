@@ -476,6 +476,22 @@ async fn keys_are_created_shown_once_rolled_and_revoked() {
         .await
         .body
         .contains("The key was revoked."));
+
+    // A revoked key cannot be brought back by rolling it (security review M1).
+    let revived = b
+        .submit(
+            "/dashboard/keys",
+            &format!("/dashboard/keys/{new_id}/roll"),
+            &[("grace", "604800")],
+        )
+        .await;
+    assert_eq!(revived.status, StatusCode::BAD_REQUEST);
+    assert!(
+        revived.body.contains("cannot be rolled"),
+        "{}",
+        revived.body
+    );
+    assert_eq!(api_status(&app, &new_key).await, StatusCode::UNAUTHORIZED);
 }
 
 async fn api_status(app: &App, key: &str) -> StatusCode {

@@ -13,6 +13,8 @@ use tender_core::store::*;
 
 struct Fixture {
     store: Arc<dyn Store>,
+    /// PostgreSQL: the URL of the fixture's schema, for a second store (node) on it.
+    url: Option<tender_store::DatabaseUrl>,
     _dir: Option<tempfile::TempDir>,
 }
 
@@ -21,6 +23,7 @@ async fn sqlite() -> Option<Fixture> {
     let url = tender_store::DatabaseUrl::Sqlite(dir.path().join("t.sqlite3"));
     Some(Fixture {
         store: tender_store::open(&url).await.unwrap(),
+        url: None,
         _dir: Some(dir),
     })
 }
@@ -50,6 +53,7 @@ async fn postgres() -> Option<Fixture> {
     ));
     Some(Fixture {
         store: tender_store::open(&url).await.unwrap(),
+        url: Some(url),
         _dir: None,
     })
 }
@@ -323,12 +327,7 @@ async fn idempotency_claims_replay_mismatch_in_progress_and_takeover(store: Arc<
     let s = scope("acct_a", Mode::Test);
     let claim = |key: &'static str, fp: &'static str, now: i64| {
         let (store, s) = (store.clone(), s.clone());
-        async move {
-            store
-                .claim_idempotency(&s, key, fp, now, now - 60)
-                .await
-                .unwrap()
-        }
+        async move { store.claim_idempotency(&s, key, fp, now).await.unwrap() }
     };
     assert_eq!(claim("k", "fp1", 1000).await, IdempotencyClaim::Acquired);
     assert_eq!(claim("k", "fp1", 1001).await, IdempotencyClaim::InProgress);
@@ -352,14 +351,18 @@ async fn idempotency_claims_replay_mismatch_in_progress_and_takeover(store: Arc<
     // The same key in another scope is another key.
     assert_eq!(
         store
-            .claim_idempotency(&scope("acct_a", Mode::Live), "k", "fp9", 1002, 900)
+            .claim_idempotency(&scope("acct_a", Mode::Live), "k", "fp9", 1002)
             .await
             .unwrap(),
         IdempotencyClaim::Acquired
     );
-    // A claim whose request died is taken over after the lock time; a released one at once.
-    assert_eq!(claim("stale", "fp", 1000).await, IdempotencyClaim::Acquired);
-    assert_eq!(claim("stale", "fp", 1061).await, IdempotencyClaim::Acquired);
+    // A claim of a live process is never taken over, however old (the request may still be
+    // running: it must not run twice); a released one is free at once.
+    assert_eq!(claim("slow", "fp", 1000).await, IdempotencyClaim::Acquired);
+    assert_eq!(
+        claim("slow", "fp", 1000 + 3600).await,
+        IdempotencyClaim::InProgress
+    );
     assert_eq!(claim("gone", "fp", 1000).await, IdempotencyClaim::Acquired);
     store.release_idempotency(&s, "gone").await.unwrap();
     assert_eq!(claim("gone", "fp", 1001).await, IdempotencyClaim::Acquired);
@@ -374,6 +377,58 @@ async fn idempotency_claims_replay_mismatch_in_progress_and_takeover(store: Arc<
             .await
             .unwrap()
             >= 2
+    );
+}
+
+/// CONTRACT §12: on PostgreSQL the claims of a node that died are free within seconds, while
+/// a live node's are never taken over. The first store stands for a node; dropping it ends its
+/// session as a killed process's would.
+#[tokio::test]
+async fn postgres_claims_of_a_dead_node_are_free_at_once_and_a_live_nodes_never() {
+    let Some(first) = postgres().await else {
+        return;
+    };
+    let url = first.url.clone().unwrap();
+    let second = tender_store::open(&url).await.unwrap();
+    let s = scope("acct_a", Mode::Test);
+    assert_eq!(
+        first
+            .store
+            .claim_idempotency(&s, "k", "fp", 1000)
+            .await
+            .unwrap(),
+        IdempotencyClaim::Acquired
+    );
+    assert_eq!(
+        second
+            .claim_idempotency(&s, "k", "fp", 1000 + 3600)
+            .await
+            .unwrap(),
+        IdempotencyClaim::InProgress,
+        "a live node's claim was taken over"
+    );
+    drop(first);
+    let started = std::time::Instant::now();
+    loop {
+        match second.claim_idempotency(&s, "k", "fp", 1001).await.unwrap() {
+            IdempotencyClaim::Acquired => break,
+            IdempotencyClaim::InProgress => {
+                assert!(
+                    started.elapsed() < std::time::Duration::from_secs(5),
+                    "the dead node's claim is still held after 5 s"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    // Another fingerprint is still a mismatch, whoever holds the key.
+    assert_eq!(
+        second
+            .claim_idempotency(&s, "k", "other", 1002)
+            .await
+            .unwrap(),
+        IdempotencyClaim::Mismatch
     );
 }
 

@@ -205,7 +205,8 @@ impl Services {
     }
 
     /// Replaces a key: a new one of the same kind and mode now; the old one keeps working for
-    /// `grace_secs` (0 = stops at once, at most 7 days).
+    /// `grace_secs` (0 = stops at once, at most 7 days). A revoked or expired key is refused
+    /// (400), and a key already in a grace period keeps the earlier of its two ends.
     pub async fn roll_api_key(
         &self,
         account: &str,
@@ -221,9 +222,28 @@ impl Services {
         }
         let old = self.find_key(account, key_id).await?;
         let now = self.now();
+        // A revoked or expired key stays dead: rolling it would bring it back to life.
+        if old.revoked {
+            return Err(CoreError::invalid(
+                "key",
+                "api_key_revoked",
+                "This key was revoked; a revoked key cannot be rolled. Create a new key instead.",
+            ));
+        }
+        if old.expires_at.is_some_and(|at| at <= now) {
+            return Err(CoreError::invalid(
+                "key",
+                "api_key_expired",
+                "This key has expired; an expired key cannot be rolled. Create a new key instead.",
+            ));
+        }
         let (key, record) = new_key(account, old.kind, old.mode, now);
         self.store.insert_api_key(record.clone()).await?;
-        let expires_at = Some(now + grace_secs);
+        // Rolling a key already in its grace period never extends that grace.
+        let expires_at = Some(
+            old.expires_at
+                .map_or(now + grace_secs, |at| at.min(now + grace_secs)),
+        );
         self.store
             .update_api_key(account, key_id, expires_at, grace_secs == 0)
             .await?;

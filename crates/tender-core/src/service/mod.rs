@@ -75,13 +75,17 @@ pub struct Services {
 /// response, or by the HTTP layer when the request wrote nothing.
 #[derive(Debug)]
 pub struct IdempotencyHold {
+    /// The key as the client sent it (shown in events' `request.idempotency_key`).
     pub key: String,
+    /// The key the record is stored under ([`crate::idempotency::stored_key`]).
+    pub stored: String,
     completed: AtomicBool,
 }
 
 impl IdempotencyHold {
-    pub fn new(key: String) -> Self {
+    pub fn new(key: String, kind: crate::auth::KeyKind) -> Self {
         Self {
+            stored: crate::idempotency::stored_key(&key, kind),
             key,
             completed: AtomicBool::new(false),
         }
@@ -142,6 +146,42 @@ impl Services {
         self.clock.now()
     }
 
+    /// The keyed fingerprint of a request, for its idempotency record.
+    pub fn idempotency_fingerprint(
+        &self,
+        method: &str,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> String {
+        crate::idempotency::Fingerprinter::new(&self.config.vault_key)
+            .fingerprint(method, path, body)
+    }
+
+    /// A response as kept under an idempotency key: sealed under the vault key, because some
+    /// carry secrets shown once (a webhook endpoint's `whsec_…`).
+    pub fn seal_idempotent_response(&self, response: StoredResponse) -> StoredResponse {
+        StoredResponse {
+            status: response.status,
+            body: crate::idempotency::response_sealer(&self.config.vault_key)
+                .seal_bytes(&response.body),
+        }
+    }
+
+    /// The response kept under an idempotency key, opened for a replay.
+    pub fn open_idempotent_response(&self, stored: StoredResponse) -> CoreResult<StoredResponse> {
+        let body = crate::idempotency::response_sealer(&self.config.vault_key)
+            .open_bytes(&stored.body)
+            .map_err(|_| {
+                StoreError::Corrupt(
+                    "an idempotent response cannot be opened with this vault key".into(),
+                )
+            })?;
+        Ok(StoredResponse {
+            status: stored.status,
+            body,
+        })
+    }
+
     /// An event for `object` caused by this request, and the write that records it.
     pub(crate) fn event_op(
         &self,
@@ -184,8 +224,8 @@ impl Services {
     ) -> CoreResult<()> {
         let idempotency = ctx.idempotency.as_ref().map(|hold| {
             (
-                hold.key.clone(),
-                self.encoder.encode(result, &ctx.request_id),
+                hold.stored.clone(),
+                self.seal_idempotent_response(self.encoder.encode(result, &ctx.request_id)),
             )
         });
         self.store

@@ -16,7 +16,6 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use tender_core::auth::{KeyKind, Principal};
 use tender_core::error::{AuthFailure, CoreError};
 use tender_core::ids::{self, IdKind};
@@ -30,8 +29,6 @@ use crate::state::AppState;
 pub const MAX_BODY: usize = 64 * 1024;
 /// Longest idempotency key.
 pub const MAX_IDEMPOTENCY_KEY: usize = 255;
-/// A claim older than this is taken to belong to a request whose node died.
-const IDEMPOTENCY_LOCK_SECS: i64 = 60;
 pub const API_VERSION: &str = "2.1";
 
 /// Outermost layer: request id, standard headers, JSON for every error.
@@ -182,44 +179,6 @@ fn publishable_allowed(method: &Method, path: &str) -> bool {
     method == Method::POST && path.trim_start_matches("/v2") == "/payment_methods"
 }
 
-/// Sorted-key JSON, so that `{"a":1,"b":2}` and `{"b":2,"a":1}` fingerprint alike.
-fn canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<_> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&serde_json::to_string(k).unwrap_or_default());
-                out.push(':');
-                canonical(&map[k], out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, v) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                canonical(v, out);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&other.to_string()),
-    }
-}
-
-/// SHA-256 over method, path and the canonical body.
-pub fn fingerprint(method: &Method, path: &str, body: &Value) -> String {
-    let mut text = format!("{method} {path}\n");
-    canonical(body, &mut text);
-    hex::encode(Sha256::digest(text.as_bytes()))
-}
-
 /// Version check, authentication, rate limit, body rules, idempotency.
 pub async fn api_gate(State(state): State<AppState>, req: Request, next: Next) -> Response {
     match gate(state, req, next).await {
@@ -327,21 +286,29 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
     };
     let mut hold = None;
     if let Some(key) = key {
-        let fp = fingerprint(&parts.method, parts.uri.path(), &value);
+        // Keyed, and never over the CVC: see tender_core::idempotency.
+        let fp =
+            state
+                .services
+                .idempotency_fingerprint(parts.method.as_str(), parts.uri.path(), &value);
+        let h = Arc::new(IdempotencyHold::new(key, ctx.principal.key_kind));
         let now = state.services.now();
         let claim = state
             .services
             .store
-            .claim_idempotency(ctx.scope(), &key, &fp, now, now - IDEMPOTENCY_LOCK_SECS)
+            .claim_idempotency(ctx.scope(), &h.stored, &fp, now)
             .await
             .map_err(|e| ApiError(e.into()).into_response())?;
         match claim {
             IdempotencyClaim::Acquired => {
-                let h = Arc::new(IdempotencyHold::new(key));
                 ctx.idempotency = Some(Arc::clone(&h));
                 hold = Some(h);
             }
             IdempotencyClaim::Replay(stored) => {
+                let stored = state
+                    .services
+                    .open_idempotent_response(stored)
+                    .map_err(|e| ApiError(e).into_response())?;
                 let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
                 let mut resp = json_response(status, stored.body);
                 resp.headers_mut()
@@ -360,9 +327,20 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
     let scope = ctx.scope().clone();
     parts.extensions.insert(ctx);
     parts.extensions.insert(JsonBody(Arc::new(value)));
+    // A claim is never taken over while this process lives, so a request abandoned half-way
+    // (the client hung up and the handler was dropped) must give its claim back itself.
+    let abandoned = hold.as_ref().map(|h| ReleaseIfAbandoned {
+        services: state.services.clone(),
+        scope: scope.clone(),
+        hold: Arc::clone(h),
+        armed: true,
+    });
     let mut resp = next.run(Request::from_parts(parts, Body::empty())).await;
     // For the request log line.
     resp.extensions_mut().insert(scope.clone());
+    if let Some(mut guard) = abandoned {
+        guard.armed = false;
+    }
 
     let Some(hold) = hold else { return Ok(resp) };
     if hold.is_completed() {
@@ -374,7 +352,7 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
         if let Err(e) = state
             .services
             .store
-            .release_idempotency(&scope, &hold.key)
+            .release_idempotency(&scope, &hold.stored)
             .await
         {
             tracing::warn!(error = %e, "could not release an idempotency key");
@@ -392,12 +370,51 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
     if let Err(e) = state
         .services
         .store
-        .complete_idempotency(&scope, &hold.key, stored)
+        .complete_idempotency(
+            &scope,
+            &hold.stored,
+            state.services.seal_idempotent_response(stored),
+        )
         .await
     {
         tracing::warn!(error = %e, "could not store an idempotent response");
     }
     Ok(Response::from_parts(resp_parts, Body::from(bytes)))
+}
+
+/// Releases a claimed idempotency key when the request holding it is dropped before it
+/// finished (the client went away). Only a claim still running is released: a batch that
+/// committed the response first keeps it.
+struct ReleaseIfAbandoned {
+    services: tender_core::service::Services,
+    scope: tender_core::auth::Scope,
+    hold: Arc<IdempotencyHold>,
+    armed: bool,
+}
+
+impl Drop for ReleaseIfAbandoned {
+    fn drop(&mut self) {
+        if !self.armed || self.hold.is_completed() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (services, scope, hold) = (
+            self.services.clone(),
+            self.scope.clone(),
+            Arc::clone(&self.hold),
+        );
+        runtime.spawn(async move {
+            if let Err(e) = services
+                .store
+                .release_idempotency(&scope, &hold.stored)
+                .await
+            {
+                tracing::warn!(error = %e, "could not release an abandoned idempotency key");
+            }
+        });
+    }
 }
 
 /// A non-empty request body as JSON: malformed JSON, invalid UTF-8 or nesting deeper than
@@ -430,34 +447,6 @@ fn bad_key(message: &'static str) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn fingerprint_ignores_key_order_but_not_values_or_paths() {
-        let a = fingerprint(
-            &Method::POST,
-            "/v2/payments",
-            &json!({"a": 1, "b": {"x": 1, "y": 2}}),
-        );
-        let b = fingerprint(
-            &Method::POST,
-            "/v2/payments",
-            &json!({"b": {"y": 2, "x": 1}, "a": 1}),
-        );
-        let c = fingerprint(
-            &Method::POST,
-            "/v2/payments",
-            &json!({"a": 2, "b": {"x": 1, "y": 2}}),
-        );
-        let d = fingerprint(
-            &Method::POST,
-            "/v2/customers",
-            &json!({"a": 1, "b": {"x": 1, "y": 2}}),
-        );
-        assert_eq!(a, b);
-        assert_ne!(a, c);
-        assert_ne!(a, d);
-    }
 
     #[test]
     fn basic_auth_takes_the_key_as_user_with_empty_password() {

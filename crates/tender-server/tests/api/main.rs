@@ -14,6 +14,7 @@ mod payments;
 mod pg;
 mod receiver;
 mod refunds;
+mod security;
 mod webhooks;
 
 /// This binary runs the suite on SQLite; `tests/api_pg` runs the same modules on PostgreSQL.

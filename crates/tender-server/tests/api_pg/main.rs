@@ -27,6 +27,8 @@ mod pg;
 mod receiver;
 #[path = "../api/refunds.rs"]
 mod refunds;
+#[path = "../api/security.rs"]
+mod security;
 #[path = "../api/webhooks.rs"]
 mod webhooks;
 

@@ -5,10 +5,16 @@ use tender_core::error::StoreError;
 
 use super::classify;
 
-const MIGRATIONS: &[(i64, &str)] = &[(
-    1,
-    include_str!("../../migrations/postgres/0001_create_tables.sql"),
-)];
+const MIGRATIONS: &[(i64, &str)] = &[
+    (
+        1,
+        include_str!("../../migrations/postgres/0001_create_tables.sql"),
+    ),
+    (
+        2,
+        include_str!("../../migrations/postgres/0002_key_idempotency_and_vault_check.sql"),
+    ),
+];
 
 /// An arbitrary constant naming Tender's migration lock.
 const MIGRATION_LOCK: i64 = 0x7465_6e64_6572;

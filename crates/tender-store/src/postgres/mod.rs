@@ -7,6 +7,7 @@
 //! `synchronous_commit` on: [`PgStore::open`] refuses otherwise.
 
 mod migrate;
+mod node;
 
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod};
@@ -50,6 +51,8 @@ fn pool_error(e: deadpool_postgres::PoolError) -> StoreError {
 pub struct PgStore {
     pool: Pool,
     keys: KeyCache,
+    /// This node's liveness lock; idempotency claims carry its key ([`node`]).
+    node: node::NodeLock,
 }
 
 type Param<'a> = &'a (dyn ToSql + Sync);
@@ -71,9 +74,16 @@ impl PgStore {
             .max_size(pool_size)
             .build()
             .map_err(|e| StoreError::unavailable("building the PostgreSQL pool", e))?;
+        let node = node::NodeLock::acquire(&pool)
+            .await
+            .map_err(|e| StoreError::Unavailable {
+                message: format!("taking the node lock: {e}"),
+                source: None,
+            })?;
         let store = Self {
             pool,
             keys: KeyCache::default(),
+            node,
         };
         store.check_durability().await?;
         let mut client = store.pool.get().await.map_err(pool_error)?;
@@ -590,7 +600,6 @@ impl Store for PgStore {
         key: &str,
         fingerprint: &str,
         now: i64,
-        lock_expires_before: i64,
     ) -> StoreResult<IdempotencyClaim> {
         // The common case, a new key, is one autocommitted statement (one round trip, no
         // BEGIN/COMMIT); an existing key is examined under a row lock below.
@@ -598,9 +607,9 @@ impl Store for PgStore {
             let client = self.client().await?;
             let inserted = exec(
                 &client,
-                "INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, state, created, locked_at)
-                 VALUES ($1, $2, $3, $4, 'running', $5, $5) ON CONFLICT DO NOTHING",
-                &[&scope.account, &scope.livemode(), &key, &fingerprint, &now],
+                "INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, state, created, locked_at, node)
+                 VALUES ($1, $2, $3, $4, 'running', $5, $5, $6) ON CONFLICT DO NOTHING",
+                &[&scope.account, &scope.livemode(), &key, &fingerprint, &now, &self.node.key],
             )
             .await
             .map_err(|e| classify("claim idempotency", e))?;
@@ -609,13 +618,14 @@ impl Store for PgStore {
             }
         }
         let (scope, key, fingerprint) = (scope.clone(), key.to_string(), fingerprint.to_string());
+        let node = self.node.key;
         self.in_transaction(move |tx| {
             Box::pin(async move {
                 let live = scope.livemode();
                 let inserted = exec(tx,
-                        "INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, state, created, locked_at)
-                         VALUES ($1, $2, $3, $4, 'running', $5, $5) ON CONFLICT DO NOTHING",
-                        &[&scope.account, &live, &key, &fingerprint, &now],
+                        "INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, state, created, locked_at, node)
+                         VALUES ($1, $2, $3, $4, 'running', $5, $5, $6) ON CONFLICT DO NOTHING",
+                        &[&scope.account, &live, &key, &fingerprint, &now, &node],
                     )
                     .await
                     .map_err(|e| classify("claim idempotency", e))?;
@@ -623,22 +633,24 @@ impl Store for PgStore {
                     return Ok(IdempotencyClaim::Acquired);
                 }
                 // The row exists: lock it, so two nodes cannot both take over a stale claim.
-                let row = query_one(tx,
-                        "SELECT fingerprint, state, status, body, locked_at, created FROM idempotency_keys
-                         WHERE account_id = $1 AND livemode = $2 AND key = $3 FOR UPDATE",
-                        &[&scope.account, &live, &key],
-                    )
+                let sql = format!(
+                    "SELECT fingerprint, state, status, body, created, node IS NOT NULL AND {} FROM idempotency_keys
+                     WHERE account_id = $1 AND livemode = $2 AND key = $3 FOR UPDATE",
+                    node::NODE_GONE
+                );
+                let row = query_one(tx, &sql, &[&scope.account, &live, &key])
                     .await
                     .map_err(|e| classify("claim idempotency", e))?;
-                let (stored_fp, state, status, body, locked_at, created): (String, String, Option<i64>, Option<Vec<u8>>, i64, i64) =
+                let (stored_fp, state, status, body, created, node_gone): (String, String, Option<i64>, Option<Vec<u8>>, i64, bool) =
                     (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4), row.get(5));
+                // A running claim is taken over only when its node is gone (see `node`).
                 let take = created < now - IDEMPOTENCY_TTL_SECS
-                    || (stored_fp == fingerprint && state == "running" && locked_at < lock_expires_before);
+                    || (stored_fp == fingerprint && state == "running" && node_gone);
                 if take {
                     exec(tx,
                         "UPDATE idempotency_keys SET fingerprint = $4, state = 'running', status = NULL, body = NULL,
-                         created = $5, locked_at = $5 WHERE account_id = $1 AND livemode = $2 AND key = $3",
-                        &[&scope.account, &live, &key, &fingerprint, &now],
+                         created = $5, locked_at = $5, node = $6 WHERE account_id = $1 AND livemode = $2 AND key = $3",
+                        &[&scope.account, &live, &key, &fingerprint, &now, &node],
                     )
                     .await
                     .map_err(|e| classify("claim idempotency", e))?;

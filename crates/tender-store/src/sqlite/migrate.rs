@@ -6,10 +6,16 @@ use tender_core::error::StoreError;
 use super::classify;
 
 /// The migrations, numbered in lockstep with the PostgreSQL ones.
-const MIGRATIONS: &[(i64, &str)] = &[(
-    1,
-    include_str!("../../migrations/sqlite/0001_create_tables.sql"),
-)];
+const MIGRATIONS: &[(i64, &str)] = &[
+    (
+        1,
+        include_str!("../../migrations/sqlite/0001_create_tables.sql"),
+    ),
+    (
+        2,
+        include_str!("../../migrations/sqlite/0002_key_idempotency_and_vault_check.sql"),
+    ),
+];
 
 /// Applies the migrations not yet applied, each in its own transaction.
 pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {

@@ -468,7 +468,6 @@ fn claim_idempotency(
     key: &str,
     fingerprint: &str,
     now: i64,
-    lock_expires_before: i64,
 ) -> StoreResult<IdempotencyClaim> {
     let live = scope.livemode();
     let existing = conn
@@ -511,7 +510,7 @@ fn claim_idempotency(
         Some((_, state, Some(status), Some(body), _, _)) if state == "done" => {
             Ok(IdempotencyClaim::Replay(StoredResponse { status, body }))
         }
-        Some((_, _, _, _, locked_at, _)) if locked_at < lock_expires_before => take(conn),
+        // Running in this process (a dead process's claims were released at start).
         Some(_) => Ok(IdempotencyClaim::InProgress),
     }
 }
@@ -963,7 +962,6 @@ impl Store for SqliteStore {
         key: &str,
         fingerprint: &str,
         now: i64,
-        lock_expires_before: i64,
     ) -> StoreResult<IdempotencyClaim> {
         let (scope, key, fingerprint) = (scope.clone(), key.to_string(), fingerprint.to_string());
         // A newly acquired claim is answered before its group's fsync: only later jobs of this
@@ -973,9 +971,7 @@ impl Store for SqliteStore {
         // waits for the commit like every other answer.
         self.writer
             .write_early(
-                move |conn| {
-                    claim_idempotency(conn, &scope, &key, &fingerprint, now, lock_expires_before)
-                },
+                move |conn| claim_idempotency(conn, &scope, &key, &fingerprint, now),
                 |claim| matches!(claim, IdempotencyClaim::Acquired),
             )
             .await

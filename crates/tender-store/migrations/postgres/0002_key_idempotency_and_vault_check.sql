@@ -1,0 +1,14 @@
+-- Idempotency records written before this migration hold a plain SHA-256 of the whole request
+-- body (card number and CVC included) and unsealed response bodies. Both are removed: a retry of
+-- such a key within its 24 hours gets 400 idempotency_error, never a second execution.
+UPDATE idempotency_keys SET fingerprint = 'removed', body = NULL;
+
+-- The node whose session holds the claim: an in-progress key is free as soon as that node's
+-- session advisory lock is gone (the node died), not after a fixed time.
+ALTER TABLE idempotency_keys ADD COLUMN node BIGINT;
+
+-- Store-wide settings; `vault_check` proves which vault key this database was written with.
+CREATE TABLE settings (
+    name  TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);

@@ -1,0 +1,10 @@
+-- Idempotency records written before this migration hold a plain SHA-256 of the whole request
+-- body (card number and CVC included) and unsealed response bodies. Both are removed: a retry of
+-- such a key within its 24 hours gets 400 idempotency_error, never a second execution.
+UPDATE idempotency_keys SET fingerprint = 'removed', body = NULL;
+
+-- Store-wide settings; `vault_check` proves which vault key this database was written with.
+CREATE TABLE settings (
+    name  TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
