@@ -30,7 +30,7 @@ impl Mode {
 }
 
 /// Secret keys may do everything; publishable keys only tokenise cards.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum KeyKind {
     Secret,

@@ -302,6 +302,16 @@ pub struct ApiKeyRecord {
     pub revoked: bool,
 }
 
+/// What a worker asks of [`Store::claim_deliveries`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeliveryClaim {
+    pub now_ms: i64,
+    pub lease_until_ms: i64,
+    pub limit: usize,
+    pub per_account: usize,
+    pub per_endpoint: usize,
+}
+
 /// The storage port.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
@@ -370,14 +380,12 @@ pub trait Store: Send + Sync + 'static {
         limit: usize,
     ) -> StoreResult<Vec<ClaimedTask>>;
 
-    /// Leases up to `limit` due pending deliveries (`next_attempt_at <= now_ms`, no live lease)
-    /// until `lease_until_ms`, so no other worker (on any node) takes them meanwhile.
-    async fn claim_deliveries(
-        &self,
-        now_ms: i64,
-        lease_until_ms: i64,
-        limit: usize,
-    ) -> StoreResult<Vec<ClaimedDelivery>>;
+    /// Leases up to `claim.limit` due pending deliveries (`next_attempt_at <= now_ms`, no live
+    /// lease) until `lease_until_ms`, so no other worker (on any node) takes them meanwhile.
+    /// Fair: every account and mode's oldest due delivery comes before anyone's second, and an
+    /// account and mode (an endpoint) never has more than `per_account` (`per_endpoint`)
+    /// deliveries under a live lease, counting those leased before.
+    async fn claim_deliveries(&self, claim: DeliveryClaim) -> StoreResult<Vec<ClaimedDelivery>>;
 
     /// Appends an attempt, sets the delivery's status and next time, releases the lease.
     async fn record_delivery_attempt(&self, record: DeliveryAttemptRecord) -> StoreResult<()>;
@@ -429,7 +437,15 @@ pub trait Store: Send + Sync + 'static {
     /// Every account, oldest first (for operators).
     async fn list_accounts(&self) -> StoreResult<Vec<AccountRecord>>;
 
-    async fn update_account_password(&self, account: &str, password_hash: &str) -> StoreResult<()>;
+    /// Sets the password and, in the same transaction, ends every dashboard session of the
+    /// account except `keep_session` (a token hash): a changed password locks out whoever
+    /// logged in with the old one.
+    async fn update_account_password(
+        &self,
+        account: &str,
+        password_hash: &str,
+        keep_session: Option<&str>,
+    ) -> StoreResult<()>;
 
     /// The keys of an account, newest first, revoked ones included.
     async fn list_api_keys(&self, account: &str) -> StoreResult<Vec<ApiKeyRecord>>;

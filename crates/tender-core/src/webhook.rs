@@ -202,6 +202,37 @@ pub fn retry_delay_ms(
     Some(((base as f64) * 1000.0 * scale * jitter).round().max(0.0) as i64)
 }
 
+/// Whether a webhook in this mode may connect to `ip` (CONTRACT §5): live mode only to public
+/// addresses ([`is_forbidden_address`]); test mode also to loopback (local development), to
+/// private ranges (RFC 1918, unique-local, shared 100.64/10) only when the operator allowed them,
+/// and never to link-local (cloud metadata lives there), multicast or reserved ranges.
+pub fn webhook_address_allowed(ip: IpAddr, livemode: bool, allow_private: bool) -> bool {
+    if !is_forbidden_address(ip) {
+        return true;
+    }
+    if livemode {
+        return false;
+    }
+    let ip = match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    };
+    match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            v4.is_loopback()
+                || (allow_private
+                    && (v4.is_private() || (o[0] == 100 && (64..128).contains(&o[1]))))
+        }
+        IpAddr::V6(v6) => {
+            // AWS's instance metadata service sits inside the unique-local range.
+            let metadata = v6 == std::net::Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254);
+            v6.is_loopback()
+                || (allow_private && !metadata && (v6.segments()[0] & 0xfe00) == 0xfc00)
+        }
+    }
+}
+
 /// Addresses a live-mode endpoint may not reach: loopback, private, link-local, multicast,
 /// unspecified, broadcast, documentation/shared/benchmark ranges, and IPv4-mapped forms of them.
 pub fn is_forbidden_address(ip: IpAddr) -> bool {
@@ -278,6 +309,40 @@ mod tests {
             verify_tender_signature("garbage", body, &secret, 0, 300),
             Err(VerifyError::Malformed)
         );
+    }
+
+    #[test]
+    fn test_mode_reaches_loopback_private_only_when_allowed_and_never_metadata() {
+        let allowed =
+            |a: &str, live, private| webhook_address_allowed(a.parse().unwrap(), live, private);
+        for a in ["127.0.0.1", "::1", "::ffff:127.0.0.1"] {
+            assert!(allowed(a, false, false), "{a}");
+            assert!(!allowed(a, true, true), "{a} live");
+        }
+        for a in [
+            "10.0.0.1",
+            "172.16.5.4",
+            "192.168.1.1",
+            "fd00::1",
+            "100.64.0.1",
+        ] {
+            assert!(!allowed(a, false, false), "{a}");
+            assert!(allowed(a, false, true), "{a} opted in");
+            assert!(!allowed(a, true, true), "{a} live");
+        }
+        for a in [
+            "169.254.169.254",
+            "fe80::1",
+            "fd00:ec2::254",
+            "224.0.0.1",
+            "0.0.0.0",
+        ] {
+            assert!(!allowed(a, false, false), "{a}");
+            assert!(!allowed(a, false, true), "{a} opted in");
+        }
+        for a in ["8.8.8.8", "2606:4700::1111"] {
+            assert!(allowed(a, false, false) && allowed(a, true, false), "{a}");
+        }
     }
 
     #[test]

@@ -30,6 +30,12 @@ pub struct ServerConfig {
     pub tls_key: Option<PathBuf>,
     /// A TLS-terminating proxy is in front: non-loopback plain HTTP is allowed.
     pub behind_tls_proxy: bool,
+    /// Test-mode webhooks may reach private ranges (RFC 1918, unique-local).
+    pub allow_private_webhook_targets: bool,
+    /// Open connections per listener at most (plain HTTP).
+    pub max_connections: usize,
+    /// How long a request body may take to arrive (30 s; tests shorten it).
+    pub body_timeout: std::time::Duration,
 }
 
 impl ServerConfig {
@@ -49,6 +55,9 @@ impl ServerConfig {
             tls_cert: None,
             tls_key: None,
             behind_tls_proxy: false,
+            allow_private_webhook_targets: false,
+            max_connections: crate::connection::DEFAULT_MAX_CONNECTIONS,
+            body_timeout: crate::connection::BODY_DEADLINE,
         }
     }
 

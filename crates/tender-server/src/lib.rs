@@ -13,6 +13,7 @@
 //! Depends on `tender-core` (domain and use cases) and `tender-store` (backends).
 
 pub mod config;
+pub mod connection;
 pub mod dashboard;
 pub mod health;
 pub mod http;

@@ -1,4 +1,6 @@
 //! The per-account-and-mode rate limit (CONTRACT §4.10): a token bucket per scope, per node.
+//! Publishable-key requests have buckets of their own: such keys are public (in the merchant's
+//! pages), and their traffic must not use up what the merchant's server may send.
 //!
 //! Buckets live in memory on each node (a cluster of N nodes admits up to N × the rate; see
 //! docs/operations.md). The map is sharded so that requests of different accounts never wait on
@@ -9,7 +11,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use tender_core::auth::Scope;
+use tender_core::auth::{KeyKind, Scope};
 
 const SHARDS: usize = 32;
 
@@ -22,7 +24,7 @@ struct Bucket {
 pub struct RateLimiter {
     rate: f64,
     burst: f64,
-    shards: Vec<Mutex<HashMap<Scope, Bucket>>>,
+    shards: Vec<Mutex<HashMap<(Scope, KeyKind), Bucket>>>,
 }
 
 impl RateLimiter {
@@ -35,19 +37,21 @@ impl RateLimiter {
         }
     }
 
-    /// Takes a token for `scope`, or says how many whole seconds to wait.
-    pub fn check(&self, scope: &Scope) -> Result<(), u64> {
+    /// Takes a token for `scope` and the kind of key used, or says how many whole seconds to
+    /// wait.
+    pub fn check(&self, scope: &Scope, kind: KeyKind) -> Result<(), u64> {
         if self.rate <= 0.0 {
             return Ok(());
         }
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         scope.hash(&mut hasher);
+        kind.hash(&mut hasher);
         let shard = &self.shards[(hasher.finish() as usize) % SHARDS];
         let Ok(mut buckets) = shard.lock() else {
             return Ok(());
         };
         let now = Instant::now();
-        let bucket = buckets.entry(scope.clone()).or_insert(Bucket {
+        let bucket = buckets.entry((scope.clone(), kind)).or_insert(Bucket {
             tokens: self.burst,
             updated: now,
         });
@@ -80,22 +84,31 @@ mod tests {
         let limiter = RateLimiter::new(5);
         let s = scope("acct_a", Mode::Test);
         for _ in 0..10 {
-            assert!(limiter.check(&s).is_ok());
+            assert!(limiter.check(&s, KeyKind::Secret).is_ok());
         }
-        assert_eq!(limiter.check(&s), Err(1));
+        assert_eq!(limiter.check(&s, KeyKind::Secret), Err(1));
     }
 
     #[test]
     fn scopes_have_separate_buckets_and_zero_disables() {
         let limiter = RateLimiter::new(1);
         let test = scope("acct_a", Mode::Test);
-        assert!(limiter.check(&test).is_ok() && limiter.check(&test).is_ok());
-        assert!(limiter.check(&test).is_err());
-        assert!(limiter.check(&scope("acct_a", Mode::Live)).is_ok());
-        assert!(limiter.check(&scope("acct_b", Mode::Test)).is_ok());
+        assert!(
+            limiter.check(&test, KeyKind::Secret).is_ok()
+                && limiter.check(&test, KeyKind::Secret).is_ok()
+        );
+        assert!(limiter.check(&test, KeyKind::Secret).is_err());
+        assert!(limiter
+            .check(&scope("acct_a", Mode::Live), KeyKind::Secret)
+            .is_ok());
+        assert!(limiter
+            .check(&scope("acct_b", Mode::Test), KeyKind::Secret)
+            .is_ok());
+        // A publishable key's bucket is its own: it cannot drain the secret key's.
+        assert!(limiter.check(&test, KeyKind::Publishable).is_ok());
         let off = RateLimiter::new(0);
         for _ in 0..10_000 {
-            assert!(off.check(&test).is_ok());
+            assert!(off.check(&test, KeyKind::Secret).is_ok());
         }
     }
 }

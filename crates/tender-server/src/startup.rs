@@ -50,6 +50,7 @@ pub async fn open_services(
             vault_key,
             webhook_retry_scale: config.webhook_retry_scale,
             bank_settlement_delay: config.bank_settlement_delay as i64,
+            allow_private_webhook_targets: config.allow_private_webhook_targets,
         }),
     })
 }
@@ -81,6 +82,10 @@ pub struct Application {
     tls: Option<crate::tls::Tls>,
     /// The account created on first start with an empty store, to print once.
     pub bootstrap: Option<AccountCreated>,
+    /// Open connections per listener at most.
+    max_connections: usize,
+    /// How long a request body may take to arrive.
+    body_timeout: std::time::Duration,
 }
 
 impl Application {
@@ -133,6 +138,8 @@ impl Application {
             secure_cookies: config.secure_cookies || tls.is_some() || config.behind_tls_proxy,
             tls,
             bootstrap,
+            max_connections: config.max_connections.max(1),
+            body_timeout: config.body_timeout,
         })
     }
 
@@ -196,8 +203,12 @@ impl Application {
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-        let api = Self::api_router(self.state.clone(), self.secure_cookies);
-        let receipts = crate::receipts::router(self.state.clone());
+        let deadline = axum::middleware::from_fn_with_state(
+            self.body_timeout,
+            crate::connection::body_deadline,
+        );
+        let api = Self::api_router(self.state.clone(), self.secure_cookies).layer(deadline.clone());
+        let receipts = crate::receipts::router(self.state.clone()).layer(deadline);
         spawn_idempotency_purge(self.state.services.clone(), stop_rx.clone());
         let worker = crate::worker::WebhookWorker::new(
             self.state.services.clone(),
@@ -209,16 +220,26 @@ impl Application {
         if let Some(tls) = &self.tls {
             tls.reload_on_sighup();
         }
-        let api_server = serve(self.api_listener, api, self.tls.clone(), stop_rx.clone());
+        let cap = self.max_connections;
+        let api_server = serve(
+            self.api_listener,
+            api,
+            self.tls.clone(),
+            cap,
+            stop_rx.clone(),
+        );
         let receipt_server = serve(
             self.receipt_listener,
             receipts,
             self.tls.clone(),
+            cap,
             stop_rx.clone(),
         );
         tokio::spawn(async move {
+            // Sent when this task ends however it ends: a panic in `shutdown` must still stop
+            // the listeners and the workers.
+            let _stop = StopOnDrop(stop_tx);
             shutdown.await;
-            let _ = stop_tx.send(true);
         });
         let (a, b) = tokio::join!(api_server, receipt_server);
         // The worker finishes the attempts it has started (each bounded by the 10 s timeout) and
@@ -228,6 +249,15 @@ impl Application {
         b?;
         tracing::info!("stopped");
         Ok(())
+    }
+}
+
+/// Tells every listener and worker to stop when dropped.
+struct StopOnDrop(tokio::sync::watch::Sender<bool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.send(true);
     }
 }
 
@@ -242,10 +272,16 @@ pub const HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_s
 /// Serves `router` on `listener` (over TLS when given) until `stop` turns true, then finishes
 /// the requests in flight for at most [`SHUTDOWN_GRACE`]. Plain HTTP is served by our own accept
 /// loop because `axum::serve` sets no timer, so hyper's header read timeout would not apply.
+///
+/// Only HTTP/1.1 is spoken (TLS offers only `http/1.1` by ALPN; plain HTTP does not take
+/// HTTP/2 with prior knowledge, whose idle connections no HTTP/1 timeout would close). At most
+/// `max_connections` are open at once on plain HTTP: past that the loop stops accepting until
+/// one closes, so a flood of idle connections cannot take every file descriptor.
 async fn serve(
     listener: TcpListener,
     router: Router,
     tls: Option<crate::tls::Tls>,
+    max_connections: usize,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
     match tls {
@@ -265,18 +301,26 @@ async fn serve(
                 .header_read_timeout(HEADER_READ_TIMEOUT);
             server
                 .handle(handle)
-                .serve(router.into_make_service())
+                .serve(router.into_make_service_with_connect_info::<SocketAddr>())
                 .await?;
         }
         None => {
-            let mut builder = Builder::new(TokioExecutor::new());
+            let mut builder = Builder::new(TokioExecutor::new()).http1_only();
             builder
                 .http1()
                 .timer(TokioTimer::new())
                 .header_read_timeout(HEADER_READ_TIMEOUT);
             let graceful = GracefulShutdown::new();
+            let slots = Arc::new(tokio::sync::Semaphore::new(max_connections));
             loop {
-                let (stream, _) = tokio::select! {
+                let permit = tokio::select! {
+                    permit = Arc::clone(&slots).acquire_owned() => match permit {
+                        Ok(p) => p,
+                        Err(_) => break,
+                    },
+                    _ = async { let _ = stop.wait_for(|s| *s).await; } => break,
+                };
+                let (stream, peer) = tokio::select! {
                     accepted = listener.accept() => match accepted {
                         Ok(conn) => conn,
                         Err(e) => {
@@ -288,12 +332,21 @@ async fn serve(
                     },
                     _ = async { let _ = stop.wait_for(|s| *s).await; } => break,
                 };
-                let service = TowerToHyperService::new(router.clone());
+                // The peer address, as `axum::serve` would give it (login throttling uses it).
+                let service = TowerToHyperService::new(tower::ServiceExt::map_request(
+                    router.clone(),
+                    move |mut req: axum::http::Request<_>| {
+                        req.extensions_mut()
+                            .insert(axum::extract::ConnectInfo(peer));
+                        req
+                    },
+                ));
                 let conn = builder
-                    .serve_connection_with_upgrades(TokioIo::new(stream), service)
+                    .serve_connection(TokioIo::new(stream), service)
                     .into_owned();
                 let conn = graceful.watch(conn);
                 tokio::spawn(async move {
+                    let _permit = permit;
                     // Errors here are the client's (reset, header timeout): nothing to do.
                     let _ = conn.await;
                 });

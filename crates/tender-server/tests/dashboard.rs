@@ -805,3 +805,76 @@ async fn webhook_endpoints_are_added_with_their_secret_shown_once_disabled_and_d
     let list = app.api(Method::GET, "/webhook_endpoints", &key, None).await;
     assert_eq!(list["data"].as_array().unwrap().len(), 0);
 }
+
+/// Security review L7: a changed password ends every other session of the account (whoever
+/// logged in with the old password is out), and a wrong current password counts as a failed
+/// login.
+#[tokio::test]
+async fn a_password_change_ends_the_other_sessions_and_wrong_current_passwords_are_throttled() {
+    let app = spawn_app().await;
+    let mut mine = logged_in(&app).await;
+    let mut theirs = logged_in(&app).await;
+    let ok = mine
+        .submit(
+            "/dashboard/account",
+            "/dashboard/account/password",
+            &[
+                ("current_password", &app.account.password),
+                ("new_password", "new-password-1"),
+                ("confirm_password", "new-password-1"),
+            ],
+        )
+        .await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER);
+    assert_eq!(mine.get("/dashboard/payments").await.status, StatusCode::OK);
+    let out = theirs.get("/dashboard/payments").await;
+    assert_eq!(out.status, StatusCode::SEE_OTHER);
+    assert_eq!(out.location(), "/dashboard/login");
+
+    let mut last = StatusCode::OK;
+    for _ in 0..6 {
+        last = mine
+            .submit(
+                "/dashboard/account",
+                "/dashboard/account/password",
+                &[
+                    ("current_password", "a wrong guess"),
+                    ("new_password", "new-password-2"),
+                    ("confirm_password", "new-password-2"),
+                ],
+            )
+            .await
+            .status;
+    }
+    assert_eq!(last, StatusCode::TOO_MANY_REQUESTS);
+}
+
+/// Security review L4: forty logins at once (thirty-nine wrong, one right) evaluate at most
+/// five guesses; the rest are refused before any password is checked.
+#[tokio::test]
+async fn concurrent_logins_cannot_race_past_the_throttle() {
+    let app = spawn_app().await;
+    let attempts = (0..40).map(|i| {
+        let mut b = app.browser();
+        let email = app.account.email.clone();
+        let password = if i == 20 {
+            app.account.password.clone()
+        } else {
+            format!("wrong-{i}")
+        };
+        async move { b.login(&email, &password).await.status }
+    });
+    let statuses = futures::future::join_all(attempts).await;
+    let evaluated = statuses
+        .iter()
+        .filter(|s| **s != StatusCode::TOO_MANY_REQUESTS)
+        .count();
+    let wrong_evaluated = statuses
+        .iter()
+        .filter(|s| **s == StatusCode::UNAUTHORIZED)
+        .count();
+    assert!(
+        wrong_evaluated < 5 && evaluated <= 5,
+        "{evaluated} passwords checked: {statuses:?}"
+    );
+}

@@ -77,6 +77,17 @@ macro_rules! contract {
     };
 }
 
+/// A delivery claim with caps high enough not to matter.
+fn claim(now_ms: i64, lease_until_ms: i64, limit: usize) -> DeliveryClaim {
+    DeliveryClaim {
+        now_ms,
+        lease_until_ms,
+        limit,
+        per_account: 1000,
+        per_endpoint: 1000,
+    }
+}
+
 fn scope(account: &str, mode: Mode) -> Scope {
     Scope {
         account: account.into(),
@@ -487,11 +498,14 @@ async fn events_fan_out_to_matching_endpoints_and_deliveries_lease_once(store: A
     endpoints.sort();
     assert_eq!(endpoints, ["we_all", "we_pay"]);
 
-    let first = store.claim_deliveries(10_000, 30_000, 10).await.unwrap();
+    let first = store
+        .claim_deliveries(claim(10_000, 30_000, 10))
+        .await
+        .unwrap();
     assert_eq!(first.len(), 2);
     assert!(
         store
-            .claim_deliveries(10_000, 30_000, 10)
+            .claim_deliveries(claim(10_000, 30_000, 10))
             .await
             .unwrap()
             .is_empty(),
@@ -513,20 +527,26 @@ async fn events_fan_out_to_matching_endpoints_and_deliveries_lease_once(store: A
         .unwrap();
     assert!(
         store
-            .claim_deliveries(15_000, 40_000, 10)
+            .claim_deliveries(claim(15_000, 40_000, 10))
             .await
             .unwrap()
             .is_empty(),
         "not due yet"
     );
-    let again = store.claim_deliveries(20_000, 50_000, 10).await.unwrap();
+    let again = store
+        .claim_deliveries(claim(20_000, 50_000, 10))
+        .await
+        .unwrap();
     assert_eq!(again.len(), 1);
     assert_eq!(
         (again[0].attempts_made, again[0].endpoint_failing_since),
         (1, Some(10))
     );
     // The other lease expires and its delivery is claimed again (a crashed worker).
-    let expired = store.claim_deliveries(30_001, 60_000, 10).await.unwrap();
+    let expired = store
+        .claim_deliveries(claim(30_001, 60_000, 10))
+        .await
+        .unwrap();
     assert_eq!(expired.len(), 1);
     assert_eq!(expired[0].endpoint_id, "we_pay");
     let resent = store
@@ -535,6 +555,76 @@ async fn events_fan_out_to_matching_endpoints_and_deliveries_lease_once(store: A
         .unwrap();
     assert_eq!(resent.status, "pending");
     assert_eq!(store.list_deliveries(&s, "evt_1").await.unwrap().len(), 3);
+}
+
+contract!(delivery_claims_are_fair_across_accounts_and_capped_in_flight);
+/// Security review M5: one account's backlog (many endpoints, many events) cannot take every
+/// slot; the other account's delivery comes in the first claim, and the caps count deliveries
+/// already leased.
+async fn delivery_claims_are_fair_across_accounts_and_capped_in_flight(store: Arc<dyn Store>) {
+    let (a, b) = (scope("acct_a", Mode::Test), scope("acct_b", Mode::Test));
+    let endpoint = |id: String| {
+        insert(
+            Collection::WebhookEndpoints,
+            &id,
+            1,
+            IndexValues {
+                status: Some("enabled".into()),
+                enabled_events: Some("*".into()),
+                ..Default::default()
+            },
+        )
+    };
+    let event = |id: &str, created: i64| WriteOp::Event {
+        id: id.into(),
+        event_type: "customer.created".into(),
+        created,
+        body: "{}".into(),
+    };
+    // B: 8 endpoints and 5 events (40 deliveries), all older than A's one delivery.
+    commit(
+        &store,
+        &b,
+        (0..8).map(|i| endpoint(format!("we_b{i}"))).collect(),
+    )
+    .await
+    .unwrap();
+    for i in 0..5 {
+        commit(&store, &b, vec![event(&format!("evt_b{i}"), 1)])
+            .await
+            .unwrap();
+    }
+    commit(&store, &a, vec![endpoint("we_a".into())])
+        .await
+        .unwrap();
+    commit(&store, &a, vec![event("evt_a", 5)]).await.unwrap();
+
+    let capped = |limit, per_account, per_endpoint| DeliveryClaim {
+        now_ms: 10_000,
+        lease_until_ms: 30_000,
+        limit,
+        per_account,
+        per_endpoint,
+    };
+    let first = store.claim_deliveries(capped(2, 16, 4)).await.unwrap();
+    let accounts: Vec<_> = first.iter().map(|d| d.scope.account.as_str()).collect();
+    assert!(
+        accounts.contains(&"acct_a"),
+        "A waited behind B: {accounts:?}"
+    );
+    // B's in-flight cap counts what it already holds: 1 leased, at most 5 more.
+    let more = store.claim_deliveries(capped(100, 6, 4)).await.unwrap();
+    assert_eq!(more.len(), 5, "the account cap");
+    assert!(more.iter().all(|d| d.scope.account == "acct_b"));
+    // With a higher account cap, each endpoint stops at its own cap (4 in flight each).
+    let rest = store.claim_deliveries(capped(100, 1000, 4)).await.unwrap();
+    let mut per_endpoint = std::collections::HashMap::new();
+    for d in first.iter().chain(&more).chain(&rest) {
+        *per_endpoint.entry(d.endpoint_id.clone()).or_insert(0) += 1;
+    }
+    assert!(per_endpoint.values().all(|&n| n <= 4), "{per_endpoint:?}");
+    assert_eq!(per_endpoint.len(), 9);
+    assert_eq!(first.len() + more.len() + rest.len(), 1 + 8 * 4);
 }
 
 contract!(tasks_are_claimed_once_and_completed_once);

@@ -30,6 +30,8 @@ fn serve_config(args: &ServeArgs) -> ServerConfig {
     c.tls_cert = args.tls_cert.clone();
     c.tls_key = args.tls_key.clone();
     c.behind_tls_proxy = args.behind_tls_proxy;
+    c.allow_private_webhook_targets = args.allow_private_webhook_targets;
+    c.max_connections = args.max_connections;
     c
 }
 

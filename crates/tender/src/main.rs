@@ -184,6 +184,13 @@ struct ServeArgs {
     /// Allow a non-loopback address without TLS (a TLS-terminating proxy is in front).
     #[arg(long, env = "TENDER_BEHIND_TLS_PROXY")]
     behind_tls_proxy: bool,
+    /// Let test-mode webhooks reach private networks (RFC 1918, unique-local); link-local and
+    /// cloud-metadata addresses stay refused.
+    #[arg(long, env = "TENDER_ALLOW_PRIVATE_WEBHOOK_TARGETS")]
+    allow_private_webhook_targets: bool,
+    /// Open connections per listener at most; past it new ones wait to be accepted.
+    #[arg(long, env = "TENDER_MAX_CONNECTIONS", default_value_t = 1024)]
+    max_connections: usize,
     #[command(flatten)]
     store: StoreArgs,
 }
@@ -193,9 +200,12 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let filter = tracing_subscriber::EnvFilter::try_from_env("TENDER_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    // A log line that cannot be written (stderr closed: the log pipe's reader went away) is
+    // dropped; tracing-subscriber's default reports that with `eprintln!`, which panics.
     let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        .log_internal_errors(false);
     match cli.log_format {
         LogFormat::Text => logs.init(),
         LogFormat::Json => logs.json().flatten_event(true).init(),

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 mod support;
-use support::{card_payment, secret_from, serve, serve_logging, tender};
+use support::{card_payment, secret_from, serve, serve_logging, serve_with, tender};
 
 #[tokio::test]
 async fn health_readiness_and_metrics_answer_without_a_key() {
@@ -118,6 +118,38 @@ async fn sigterm_stops_cleanly_with_exit_code_zero() {
             break;
         }
         assert!(std::time::Instant::now() < deadline, "did not stop");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// First-run review finding 4: with its log reader gone (`tender serve 2>&1 | head -5`, then
+/// `head` exits), a stop used to panic in the "shutting down" log line, never signal the
+/// workers, and spin a core forever. Logging must never stop the process from stopping.
+#[tokio::test]
+async fn sigterm_stops_cleanly_after_the_log_reader_went_away() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = serve_with(dir.path(), &[], &[], std::process::Stdio::piped());
+    drop(s.child.stderr.take());
+    // A request logs a line into the closed pipe.
+    let key = secret_from(&s.lines).unwrap();
+    let resp = reqwest::Client::new()
+        .get(format!("{}/v2/payments", s.base))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    s.signal("TERM");
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        if let Some(status) = s.child.try_wait().unwrap() {
+            assert!(status.success(), "exit status {status}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "did not stop with its log reader gone"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

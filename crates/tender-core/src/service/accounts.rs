@@ -180,6 +180,34 @@ pub struct NewSession {
 }
 
 /// Verifies a password against an Argon2id PHC string (constant-time inside argon2).
+/// Argon2 runs at most this many at once per process, on the blocking pool: a flood of logins
+/// costs a bounded share of the CPU and never stalls the request threads.
+const HASHING_SLOTS: usize = 2;
+static HASHING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(HASHING_SLOTS);
+
+/// [`verify_password`] off the request threads, bounded by [`HASHING_SLOTS`].
+pub async fn verify_password_bounded(password: &str, phc: &str) -> bool {
+    let Ok(_slot) = HASHING.acquire().await else {
+        return false;
+    };
+    let (password, phc) = (password.to_string(), phc.to_string());
+    tokio::task::spawn_blocking(move || verify_password(&password, &phc))
+        .await
+        .unwrap_or(false)
+}
+
+/// [`hash_password`] off the request threads, bounded by [`HASHING_SLOTS`].
+pub async fn hash_password_bounded(password: &str) -> CoreResult<String> {
+    let _slot = HASHING
+        .acquire()
+        .await
+        .map_err(|e| CoreError::Store(StoreError::unavailable("password hashing", e)))?;
+    let password = password.to_string();
+    tokio::task::spawn_blocking(move || hash_password(&password))
+        .await
+        .map_err(|e| CoreError::Store(StoreError::unavailable("password hashing", e)))?
+}
+
 pub fn verify_password(password: &str, phc: &str) -> bool {
     use argon2::password_hash::{PasswordHash, PasswordVerifier};
     PasswordHash::new(phc)
@@ -282,7 +310,7 @@ impl Services {
             .as_ref()
             .map(|a| a.password_hash.as_str())
             .unwrap_or(dummy);
-        let ok = verify_password(password, phc);
+        let ok = verify_password_bounded(password, phc).await;
         let Some(account) = account.filter(|_| ok) else {
             return Ok(None);
         };
@@ -322,15 +350,22 @@ impl Services {
             .await?)
     }
 
-    /// Changes a dashboard password after checking the current one.
-    pub async fn change_password(&self, account: &str, current: &str, new: &str) -> CoreResult<()> {
+    /// Changes a dashboard password after checking the current one; every other session of the
+    /// account ends (the one making the change, `session`, stays).
+    pub async fn change_password(
+        &self,
+        session: &SessionRecord,
+        current: &str,
+        new: &str,
+    ) -> CoreResult<()> {
+        let account = session.account.as_str();
         let Some(record) = self.store.find_account(account).await? else {
             return Err(CoreError::NotFound {
                 kind: "account",
                 id: account.to_string(),
             });
         };
-        if !verify_password(current, &record.password_hash) {
+        if !verify_password_bounded(current, &record.password_hash).await {
             return Err(CoreError::invalid(
                 "current_password",
                 "password_incorrect",
@@ -345,7 +380,11 @@ impl Services {
             ));
         }
         self.store
-            .update_account_password(account, &hash_password(new)?)
+            .update_account_password(
+                account,
+                &hash_password_bounded(new).await?,
+                Some(&session.token_hash),
+            )
             .await?;
         Ok(())
     }

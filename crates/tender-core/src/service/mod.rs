@@ -58,6 +58,8 @@ pub struct ServiceConfig {
     pub webhook_retry_scale: f64,
     /// Seconds before a bank transfer (or its refund) settles.
     pub bank_settlement_delay: i64,
+    /// Test-mode webhooks may reach private ranges (`--allow-private-webhook-targets`).
+    pub allow_private_webhook_targets: bool,
 }
 
 /// The use cases and what they run on. Cheap to clone.

@@ -13,12 +13,18 @@ use crate::auth::Scope;
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::event::EVENT_TYPES;
 use crate::ids::{self, IdKind};
-use crate::store::{Collection, DeliveryAttemptRecord, DeliveryRecord, IndexValues, WriteOp};
+use crate::store::{
+    Collection, Cursor, DeliveryAttemptRecord, DeliveryRecord, IndexValues, ListQuery, WriteOp,
+};
 use crate::vault::Sealer;
 use crate::webhook::{
-    generate_secret, is_forbidden_address, retry_delay_ms, EndpointStatus, SigningSecret,
+    generate_secret, retry_delay_ms, webhook_address_allowed, EndpointStatus, SigningSecret,
     WebhookEndpoint, DISABLE_AFTER_SECS,
 };
+
+/// Webhook endpoints an account may have in each mode (as Stripe): every event fans out to
+/// each, so unbounded endpoints would let one account flood the delivery queue.
+pub const MAX_ENDPOINTS: usize = 16;
 
 /// Resolves host names for the live-mode address rules (the server supplies DNS).
 #[async_trait]
@@ -137,10 +143,18 @@ pub fn delivery_json(d: &DeliveryRecord) -> Value {
 }
 
 /// The parts of [`Services::check_endpoint_url`] that need no DNS: at most 2,048 bytes, a URL
-/// with an http(s) scheme and a host; in live mode https only, and an IP-literal host must not
-/// be a forbidden address ([`is_forbidden_address`]). A domain host in live mode still has to be
-/// resolved and its addresses checked.
+/// with an http(s) scheme and a host; in live mode https only, and an IP-literal host must be an
+/// address that mode may reach ([`webhook_address_allowed`], private ranges not opted in). A
+/// domain host still has to be resolved and its addresses checked.
 pub fn check_endpoint_url_syntax(raw: &str, livemode: bool) -> CoreResult<url::Url> {
+    check_endpoint_url_rules(raw, livemode, false)
+}
+
+fn check_endpoint_url_rules(
+    raw: &str,
+    livemode: bool,
+    allow_private: bool,
+) -> CoreResult<url::Url> {
     if raw.len() > 2048 {
         return Err(url_invalid("URLs can be at most 2048 characters."));
     }
@@ -151,25 +165,29 @@ pub fn check_endpoint_url_syntax(raw: &str, livemode: bool) -> CoreResult<url::U
     let Some(host) = url.host() else {
         return Err(url_invalid("Webhook URLs need a host."));
     };
-    if livemode {
-        if url.scheme() != "https" {
-            return Err(url_invalid("Live-mode webhook URLs must use https."));
-        }
-        match host {
-            url::Host::Ipv4(ip) => check_addresses(vec![IpAddr::V4(ip)])?,
-            url::Host::Ipv6(ip) => check_addresses(vec![IpAddr::V6(ip)])?,
-            url::Host::Domain(_) => {}
-        }
+    if livemode && url.scheme() != "https" {
+        return Err(url_invalid("Live-mode webhook URLs must use https."));
+    }
+    match host {
+        url::Host::Ipv4(ip) => check_addresses(vec![IpAddr::V4(ip)], livemode, allow_private)?,
+        url::Host::Ipv6(ip) => check_addresses(vec![IpAddr::V6(ip)], livemode, allow_private)?,
+        url::Host::Domain(_) => {}
     }
     Ok(url)
 }
 
-/// A live endpoint's addresses: at least one, none forbidden.
-fn check_addresses(addresses: Vec<IpAddr>) -> CoreResult<()> {
-    if addresses.is_empty() || addresses.into_iter().any(is_forbidden_address) {
-        return Err(url_invalid(
-            "Live-mode webhook URLs must not point at loopback, private, link-local or multicast addresses.",
-        ));
+/// An endpoint's addresses: at least one, each one the mode may reach.
+fn check_addresses(addresses: Vec<IpAddr>, livemode: bool, allow_private: bool) -> CoreResult<()> {
+    if addresses.is_empty()
+        || addresses
+            .into_iter()
+            .any(|ip| !webhook_address_allowed(ip, livemode, allow_private))
+    {
+        return Err(url_invalid(if livemode {
+            "Live-mode webhook URLs must not point at loopback, private, link-local or multicast addresses."
+        } else {
+            "Test-mode webhook URLs may point at public addresses and loopback; link-local (cloud metadata), multicast and reserved addresses are refused, and private ranges need the server's --allow-private-webhook-targets."
+        }));
     }
     Ok(())
 }
@@ -192,15 +210,24 @@ impl Services {
 
     /// The URL rules: http(s) with a host; in live mode https only and no address that
     /// resolves to a loopback, private, link-local or multicast network.
+    ///
+    /// In test mode a name that does not resolve now is accepted (local development is often
+    /// offline); the worker's resolver applies the same rules at every delivery.
     pub async fn check_endpoint_url(&self, scope: &Scope, raw: &str) -> CoreResult<String> {
-        let url = check_endpoint_url_syntax(raw, scope.livemode())?;
-        if let Some(url::Host::Domain(name)) = url.host().filter(|_| scope.livemode()) {
-            let addresses = self
+        let (live, private) = (scope.livemode(), self.config.allow_private_webhook_targets);
+        let url = check_endpoint_url_rules(raw, live, private)?;
+        if let Some(url::Host::Domain(name)) = url.host() {
+            let resolved = self
                 .resolver
                 .resolve(name, url.port_or_known_default().unwrap_or(443))
-                .await
-                .map_err(|e| url_invalid(format!("The host could not be resolved: {e}.")))?;
-            check_addresses(addresses)?;
+                .await;
+            match resolved {
+                Ok(addresses) => check_addresses(addresses, live, private)?,
+                Err(e) if live => {
+                    return Err(url_invalid(format!("The host could not be resolved: {e}.")))
+                }
+                Err(_) => {}
+            }
         }
         Ok(url.to_string())
     }
@@ -216,6 +243,26 @@ impl Services {
             CoreError::invalid("url", "parameter_missing", "Missing required param: url.")
         })?;
         let url = self.check_endpoint_url(scope, &raw_url).await?;
+        let existing = self
+            .store
+            .list_records(
+                scope,
+                Collection::WebhookEndpoints,
+                &ListQuery {
+                    filters: Vec::new(),
+                    created: Default::default(),
+                    cursor: Cursor::Newest,
+                    limit: MAX_ENDPOINTS as u32,
+                },
+            )
+            .await?;
+        if existing.records.len() >= MAX_ENDPOINTS {
+            return Err(CoreError::invalid(
+                "url",
+                "webhook_endpoints_limit",
+                format!("An account can have at most {MAX_ENDPOINTS} webhook endpoints per mode; delete one first."),
+            ));
+        }
         let events = fields.enabled_events.ok_or_else(|| {
             CoreError::invalid(
                 "enabled_events",
@@ -469,12 +516,25 @@ impl Services {
         Ok(out)
     }
 
-    /// Leases due deliveries for this worker and opens what it needs to send them.
-    pub async fn claim_due_deliveries(&self, limit: usize) -> CoreResult<Vec<DeliveryTask>> {
+    /// Leases up to `limit` due deliveries for this worker, fairly across accounts and within
+    /// the in-flight caps (see [`crate::store::Store::claim_deliveries`]), and opens what it
+    /// needs to send them.
+    pub async fn claim_due_deliveries(
+        &self,
+        limit: usize,
+        per_account: usize,
+        per_endpoint: usize,
+    ) -> CoreResult<Vec<DeliveryTask>> {
         let now_ms = self.clock.now_millis();
         let claimed = self
             .store
-            .claim_deliveries(now_ms, now_ms + DELIVERY_LEASE_MS, limit)
+            .claim_deliveries(crate::store::DeliveryClaim {
+                now_ms,
+                lease_until_ms: now_ms + DELIVERY_LEASE_MS,
+                limit,
+                per_account,
+                per_endpoint,
+            })
             .await?;
         let now = self.now();
         let mut tasks = Vec::with_capacity(claimed.len());

@@ -90,23 +90,21 @@ pub async fn login(State(state): State<DashboardState>, req: Request) -> PageRes
     let email = fields.get("email").unwrap_or_default().to_string();
     let password = fields.raw("password").unwrap_or_default();
     let now = state.services().now();
-    if let Err(wait) = state.throttle.check(&email, now) {
-        let minutes = (wait + 59) / 60;
-        let notice = Notice::Error(format!(
-            "Too many failed attempts for this e-mail. Try again in {minutes} minute{}.",
-            if minutes == 1 { "" } else { "s" }
-        ));
-        return Ok(login_response(
-            &state,
-            StatusCode::TOO_MANY_REQUESTS,
-            &expected,
-            &email,
-            &notice,
-        ));
-    }
+    let attempt = match state.throttle.begin(&email, client_ip(&parts), now) {
+        Ok(attempt) => attempt,
+        Err(wait) => {
+            return Ok(login_response(
+                &state,
+                StatusCode::TOO_MANY_REQUESTS,
+                &expected,
+                &email,
+                &Notice::Error(too_many(wait)),
+            ))
+        }
+    };
     match state.services().login(&email, password).await? {
         Some(new) => {
-            state.throttle.record_success(&email);
+            attempt.succeeded();
             let mut resp = see_other("/dashboard/payments");
             let max_age = new.session.expires_at - new.session.created;
             let headers = resp.headers_mut();
@@ -118,7 +116,7 @@ pub async fn login(State(state): State<DashboardState>, req: Request) -> PageRes
             Ok(resp)
         }
         None => {
-            let locked = state.throttle.record_failure(&email, now);
+            let locked = attempt.failed(now);
             let (status, message) = if locked {
                 (
                     StatusCode::TOO_MANY_REQUESTS,
@@ -137,6 +135,45 @@ pub async fn login(State(state): State<DashboardState>, req: Request) -> PageRes
             ))
         }
     }
+}
+
+/// The message for a throttled attempt that must wait `wait` seconds.
+fn too_many(wait: i64) -> String {
+    if wait <= 1 {
+        return "Too many attempts at once for this e-mail. Try again in a moment.".into();
+    }
+    let minutes = (wait + 59) / 60;
+    format!(
+        "Too many failed attempts. Try again in {minutes} minute{}.",
+        if minutes == 1 { "" } else { "s" }
+    )
+}
+
+/// The client's address for throttling: the connection's peer, or, when that peer is a local
+/// proxy (loopback or private address) that says whom it forwards for, the last address of
+/// `X-Forwarded-For`.
+pub fn client_ip(parts: &axum::http::request::Parts) -> Option<std::net::IpAddr> {
+    let peer = parts
+        .extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()?
+        .0
+        .ip();
+    let local = match peer {
+        std::net::IpAddr::V4(v4) => v4.is_loopback() || v4.is_private(),
+        std::net::IpAddr::V6(v6) => v6.is_loopback() || (v6.segments()[0] & 0xfe00) == 0xfc00,
+    };
+    if local {
+        let forwarded = parts
+            .headers
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.rsplit(',').next())
+            .and_then(|v| v.trim().parse().ok());
+        if forwarded.is_some() {
+            return forwarded;
+        }
+    }
+    Some(peer)
 }
 
 /// `POST /dashboard/logout`.
@@ -248,9 +285,31 @@ pub async fn account_page(
     render_account(&state, &session, StatusCode::OK, notice).await
 }
 
-/// `POST /dashboard/account/password`.
+/// `POST /dashboard/account/password`. A wrong current password counts as a failed login.
 pub async fn change_password(State(state): State<DashboardState>, posted: Posted) -> PageResult {
     let f = &posted.fields;
+    let now = state.services().now();
+    let email = state
+        .services()
+        .store
+        .find_account(&posted.session.record.account)
+        .await
+        .map_err(CoreError::from)?
+        .map(|a| a.email)
+        .unwrap_or_default();
+    let attempt = match state.throttle.begin(&email, posted.client, now) {
+        Ok(attempt) => attempt,
+        Err(wait) => {
+            let notice = Notice::Error(too_many(wait));
+            return render_account(
+                &state,
+                &posted.session,
+                StatusCode::TOO_MANY_REQUESTS,
+                notice,
+            )
+            .await;
+        }
+    };
     let current = f.raw("current_password").unwrap_or_default();
     let new = f.raw("new_password").unwrap_or_default();
     if f.raw("confirm_password").unwrap_or_default() != new {
@@ -259,12 +318,24 @@ pub async fn change_password(State(state): State<DashboardState>, posted: Posted
     }
     match state
         .services()
-        .change_password(&posted.session.record.account, current, new)
+        .change_password(&posted.session.record, current, new)
         .await
     {
-        Ok(()) => Ok(see_other("/dashboard/account?done=password")),
+        Ok(()) => {
+            attempt.succeeded();
+            Ok(see_other("/dashboard/account?done=password"))
+        }
         Err(e) => match user_message(&e) {
             Some(message) => {
+                if matches!(
+                    &e,
+                    CoreError::InvalidParam {
+                        code: "password_incorrect",
+                        ..
+                    }
+                ) {
+                    attempt.failed(now);
+                }
                 render_account(
                     &state,
                     &posted.session,

@@ -306,6 +306,8 @@ impl Fields {
 pub struct Posted {
     pub session: Session,
     pub fields: Fields,
+    /// The client's address, for throttling ([`auth::client_ip`]).
+    pub client: Option<std::net::IpAddr>,
 }
 
 impl FromRequest<DashboardState> for Posted {
@@ -314,20 +316,29 @@ impl FromRequest<DashboardState> for Posted {
     async fn from_request(req: Request, state: &DashboardState) -> Result<Self, DashError> {
         let (mut parts, body) = req.into_parts();
         let session = Session::from_request_parts(&mut parts, state).await?;
+        let client = auth::client_ip(&parts);
         let fields = read_form(body).await?;
         let sent = fields.raw("csrf_token").unwrap_or_default();
         if !secrets_equal(sent.as_bytes(), session.record.csrf_token.as_bytes()) {
             return Err(DashError::Csrf);
         }
-        Ok(Posted { session, fields })
+        Ok(Posted {
+            session,
+            fields,
+            client,
+        })
     }
 }
 
 /// Reads a url-encoded form body (at most 64 KiB).
 pub async fn read_form(body: axum::body::Body) -> Result<Fields, DashError> {
-    let bytes: Bytes = axum::body::to_bytes(body, MAX_FORM)
-        .await
-        .map_err(|_| DashError::BadRequest("The form is too large.".into()))?;
+    let bytes: Bytes = axum::body::to_bytes(body, MAX_FORM).await.map_err(|e| {
+        DashError::BadRequest(if crate::connection::is_body_timeout(&e) {
+            "The form took too long to arrive.".into()
+        } else {
+            "The form is too large.".into()
+        })
+    })?;
     Ok(Fields::parse(&bytes))
 }
 

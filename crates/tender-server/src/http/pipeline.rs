@@ -73,6 +73,10 @@ pub async fn request_id(State(state): State<AppState>, req: Request, next: Next)
         headers.insert("request-id", v);
     }
     headers.insert("tender-version", HeaderValue::from_static(API_VERSION));
+    if status == StatusCode::PAYLOAD_TOO_LARGE.as_u16() {
+        // The unread rest of the body makes the connection unusable (see `too_large`).
+        headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
     resp
 }
 
@@ -211,7 +215,10 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
     {
         return Err(ApiError(CoreError::SecretKeyRequired).into_response());
     }
-    if let Err(retry_after) = state.rate_limiter.check(&principal.scope) {
+    if let Err(retry_after) = state
+        .rate_limiter
+        .check(&principal.scope, principal.key_kind)
+    {
         let mut resp = json_response(
             StatusCode::TOO_MANY_REQUESTS,
             serde_json::to_vec(&serde_json::json!({"error": {
@@ -240,9 +247,13 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
         if declared.is_some_and(|n| n > MAX_BODY as u64) {
             return Err(too_large());
         }
-        let bytes: Bytes = axum::body::to_bytes(body, MAX_BODY)
-            .await
-            .map_err(|_| too_large())?;
+        let bytes: Bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|e| {
+            if crate::connection::is_body_timeout(&e) {
+                body_timed_out()
+            } else {
+                too_large()
+            }
+        })?;
         if !bytes.is_empty() {
             let json = parts
                 .headers
@@ -427,12 +438,30 @@ pub fn parse_json_body(bytes: &[u8]) -> Result<Value, CoreError> {
     })
 }
 
+/// 413, closing the connection: the rest of the body is not read, so the connection cannot
+/// carry another request (CONTRACT §12; without the header a keep-alive client would send its
+/// next request into a connection the server is closing).
 fn too_large() -> Response {
-    http_error(
+    closing(http_error(
         StatusCode::PAYLOAD_TOO_LARGE,
         "body_too_large",
         "The request body is larger than 64 KiB.",
-    )
+    ))
+}
+
+/// 408 for a body that did not arrive within [`crate::connection::BODY_DEADLINE`].
+fn body_timed_out() -> Response {
+    closing(http_error(
+        StatusCode::REQUEST_TIMEOUT,
+        "request_timeout",
+        "The request body did not arrive in time (30 seconds).",
+    ))
+}
+
+fn closing(mut resp: Response) -> Response {
+    resp.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    resp
 }
 
 fn bad_key(message: &'static str) -> Response {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use tender_core::service::webhooks::HostResolver;
-use tender_core::webhook::is_forbidden_address;
+use tender_core::webhook::webhook_address_allowed;
 
 /// Plain DNS through the operating system, for the registration-time check.
 pub struct SystemResolver;
@@ -21,34 +21,46 @@ impl HostResolver for SystemResolver {
     }
 }
 
-/// A resolver that refuses names resolving to forbidden addresses, so a live endpoint cannot be
-/// pointed (or re-pointed by DNS) at the inside of the network: the check happens on the very
-/// addresses the connection uses.
-struct PublicOnlyResolver;
+/// A resolver that refuses names resolving to addresses the mode may not reach
+/// ([`webhook_address_allowed`]), so an endpoint cannot be pointed (or re-pointed by DNS) at the
+/// inside of the network: the check happens on the very addresses the connection uses.
+struct FilteringResolver {
+    live: bool,
+    allow_private: bool,
+}
 
-impl Resolve for PublicOnlyResolver {
+impl Resolve for FilteringResolver {
     fn resolve(&self, name: Name) -> Resolving {
+        let (live, allow_private) = (self.live, self.allow_private);
         Box::pin(async move {
             let addrs: Vec<SocketAddr> =
                 tokio::net::lookup_host((name.as_str(), 0)).await?.collect();
-            if addrs.is_empty() || addrs.iter().any(|a| is_forbidden_address(a.ip())) {
-                return Err("the endpoint resolves to an address not allowed in live mode".into());
+            if addrs.is_empty()
+                || addrs
+                    .iter()
+                    .any(|a| !webhook_address_allowed(a.ip(), live, allow_private))
+            {
+                return Err("the endpoint resolves to an address webhooks may not reach".into());
             }
             Ok(Box::new(addrs.into_iter()) as Addrs)
         })
     }
 }
 
-pub fn build(live: bool) -> anyhow::Result<reqwest::Client> {
-    let mut builder = reqwest::Client::builder()
+/// The client for one mode. Proxies from the environment are ignored: through a proxy the
+/// resolver would see only the proxy's name, not the endpoint's.
+pub fn build(live: bool, allow_private: bool) -> anyhow::Result<reqwest::Client> {
+    Ok(reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(super::TIMEOUT)
         .connect_timeout(super::TIMEOUT)
-        .pool_max_idle_per_host(32);
-    if live {
-        builder = builder.dns_resolver(Arc::new(PublicOnlyResolver));
-    }
-    Ok(builder.build()?)
+        .pool_max_idle_per_host(32)
+        .no_proxy()
+        .dns_resolver(Arc::new(FilteringResolver {
+            live,
+            allow_private,
+        }))
+        .build()?)
 }
 
 /// The first `limit` bytes of a response body, as text.

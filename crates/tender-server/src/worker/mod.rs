@@ -1,5 +1,12 @@
 //! The webhook delivery worker: claim due deliveries by lease, POST each (signed, 10 s timeout,
-//! no redirects, live-mode address rules enforced after DNS resolution), record the attempt.
+//! no redirects, the mode's address rules enforced after DNS resolution), record the attempt.
+//!
+//! Sends run in a pool of [`IN_FLIGHT`] slots: the worker claims as slots free up and never
+//! waits for the slowest send of a batch. Claims are fair (the store hands out each account's
+//! oldest due delivery before anyone's second) and capped per account and mode
+//! ([`PER_ACCOUNT`]) and per endpoint ([`PER_ENDPOINT`]) across all nodes, so one account's slow
+//! or black-holed endpoints cannot hold up another account's webhooks, and one endpoint never
+//! gets a flood of concurrent POSTs.
 //!
 //! No transaction is held across the HTTP call; a worker that dies leaves leases that expire,
 //! and another worker (on any node) takes the deliveries over. Delivery is at least once.
@@ -11,13 +18,17 @@ use std::time::{Duration, Instant};
 
 use tender_core::service::webhooks::{AttemptResult, DeliveryTask};
 use tender_core::service::Services;
-use tender_core::webhook::{is_forbidden_address, standard_signature, tender_signature};
-use tokio::sync::watch;
+use tender_core::webhook::{standard_signature, tender_signature, webhook_address_allowed};
+use tokio::sync::{watch, Semaphore};
 
 pub use client::SystemResolver;
 
-/// Deliveries claimed per step; they are sent concurrently.
-const BATCH: usize = 64;
+/// Sends in flight at once on one node.
+pub const IN_FLIGHT: usize = 64;
+/// Sends in flight at once for one account and mode, across nodes.
+pub const PER_ACCOUNT: usize = 16;
+/// Sends in flight at once to one endpoint, across nodes.
+pub const PER_ENDPOINT: usize = 4;
 /// How long an idle worker waits before looking again.
 const IDLE_POLL: Duration = Duration::from_millis(50);
 /// The receiver must answer within this.
@@ -29,56 +40,73 @@ const USER_AGENT: &str = concat!("Tender-Webhooks/", env!("CARGO_PKG_VERSION"));
 pub struct WebhookWorker {
     services: Services,
     metrics: Arc<crate::metrics::Metrics>,
-    /// Test mode: plain DNS, localhost allowed.
+    /// Test mode: loopback and public addresses (private ones when the operator allows).
     test_client: reqwest::Client,
-    /// Live mode: the resolver drops forbidden addresses.
+    /// Live mode: public addresses only.
     live_client: reqwest::Client,
 }
 
 impl WebhookWorker {
     pub fn new(services: Services, metrics: Arc<crate::metrics::Metrics>) -> anyhow::Result<Self> {
+        let private = services.config.allow_private_webhook_targets;
         Ok(Self {
             services,
             metrics,
-            test_client: client::build(false)?,
-            live_client: client::build(true)?,
+            test_client: client::build(false, private)?,
+            live_client: client::build(true, false)?,
         })
     }
 
-    /// Runs until `stop` turns true.
+    /// Runs until `stop` turns true (or its sender is gone), then lets the sends in flight
+    /// finish and record their attempts, so a clean stop leaves nothing it claimed behind.
     pub async fn run(self, mut stop: watch::Receiver<bool>) {
+        let slots = Arc::new(Semaphore::new(IN_FLIGHT));
         loop {
             if *stop.borrow() {
-                return;
+                break;
             }
-            match self.step().await {
-                Ok(0) => {}
-                Ok(_) => continue,
+            match self.claim_and_send(&slots).await {
+                Ok(n) if n > 0 => continue,
+                Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "webhook worker step failed"),
             }
             tokio::select! {
                 _ = tokio::time::sleep(IDLE_POLL) => {}
-                _ = stop.changed() => {}
+                changed = stop.changed() => if changed.is_err() { break },
             }
         }
+        let _ = slots.acquire_many(IN_FLIGHT as u32).await;
     }
 
-    /// Claims and sends one batch; returns how many deliveries it attempted.
-    pub async fn step(&self) -> Result<usize, tender_core::error::CoreError> {
-        let tasks = self.services.claim_due_deliveries(BATCH).await?;
+    /// Claims as many due deliveries as there are free slots and starts sending each; returns
+    /// how many it started (0 when nothing is due or no slot is free).
+    pub async fn claim_and_send(
+        &self,
+        slots: &Arc<Semaphore>,
+    ) -> Result<usize, tender_core::error::CoreError> {
+        let free = slots.available_permits();
+        if free == 0 {
+            return Ok(0);
+        }
+        let tasks = self
+            .services
+            .claim_due_deliveries(free, PER_ACCOUNT, PER_ENDPOINT)
+            .await?;
         let n = tasks.len();
-        let sends = tasks.into_iter().map(|task| {
+        for task in tasks {
+            // This loop is the only taker of slots, so each claimed task has one.
+            let Ok(permit) = Arc::clone(slots).try_acquire_owned() else {
+                break;
+            };
             let worker = self.clone();
             tokio::spawn(async move {
+                let _permit = permit;
                 let result = worker.send(&task).await;
                 worker.observe(&task, &result);
                 if let Err(e) = worker.services.finish_delivery(&task, result).await {
                     tracing::warn!(error = %e, delivery = %task.delivery_id, "recording a webhook attempt failed");
                 }
-            })
-        });
-        for handle in sends.collect::<Vec<_>>() {
-            let _ = handle.await;
+            });
         }
         Ok(n)
     }
@@ -110,13 +138,12 @@ impl WebhookWorker {
             };
         };
         let live = task.scope.livemode();
-        if live {
-            if let Err(e) = check_live_url(url) {
-                return AttemptResult {
-                    error: Some(e),
-                    ..AttemptResult::default()
-                };
-            }
+        let private = self.services.config.allow_private_webhook_targets;
+        if let Err(e) = check_url(url, live, private) {
+            return AttemptResult {
+                error: Some(e),
+                ..AttemptResult::default()
+            };
         }
         let now = self.services.now();
         let secrets: Vec<&str> = task.secrets.iter().map(String::as_str).collect();
@@ -173,11 +200,11 @@ impl WebhookWorker {
     }
 }
 
-/// Live URLs: https, and an IP-literal host must be a public address (names are checked by the
-/// live client's resolver after resolution).
-fn check_live_url(url: &str) -> Result<(), String> {
+/// Live URLs must be https; an IP-literal host must be an address the mode may reach (names
+/// are checked by the client's resolver after resolution).
+fn check_url(url: &str, live: bool, allow_private: bool) -> Result<(), String> {
     let parsed = url::Url::parse(url).map_err(|e| format!("invalid URL: {e}"))?;
-    if parsed.scheme() != "https" {
+    if live && parsed.scheme() != "https" {
         return Err("live-mode webhooks must use https".into());
     }
     let ip = match parsed.host() {
@@ -185,13 +212,8 @@ fn check_live_url(url: &str) -> Result<(), String> {
         Some(url::Host::Ipv6(ip)) => Some(std::net::IpAddr::V6(ip)),
         _ => None,
     };
-    if ip.is_some_and(is_forbidden_address) {
-        return Err("the endpoint address is not allowed in live mode".into());
+    if ip.is_some_and(|ip| !webhook_address_allowed(ip, live, allow_private)) {
+        return Err("the endpoint address is not one webhooks may reach".into());
     }
     Ok(())
-}
-
-/// Makes sure a shared resolver type is constructible by callers.
-pub fn system_resolver() -> Arc<SystemResolver> {
-    Arc::new(SystemResolver)
 }

@@ -49,6 +49,9 @@ impl Answer {
 pub struct Options {
     pub rate_limit: u32,
     pub webhook_retry_scale: f64,
+    pub allow_private_webhook_targets: bool,
+    pub max_connections: usize,
+    pub body_timeout: std::time::Duration,
 }
 
 impl Default for Options {
@@ -56,6 +59,9 @@ impl Default for Options {
         Self {
             rate_limit: 0,
             webhook_retry_scale: 0.001,
+            allow_private_webhook_targets: false,
+            max_connections: tender_server::connection::DEFAULT_MAX_CONNECTIONS,
+            body_timeout: tender_server::connection::BODY_DEADLINE,
         }
     }
 }
@@ -80,6 +86,9 @@ pub async fn spawn_app_with(options: Options) -> Option<TestApp> {
     config.receipt_listen = "127.0.0.1:0".parse().unwrap();
     config.rate_limit = options.rate_limit;
     config.webhook_retry_scale = options.webhook_retry_scale;
+    config.allow_private_webhook_targets = options.allow_private_webhook_targets;
+    config.max_connections = options.max_connections;
+    config.body_timeout = options.body_timeout;
     let mut schema = None;
     if crate::BACKEND == Backend::Postgres {
         let (url, name) = crate::pg::fresh_schema().await?;

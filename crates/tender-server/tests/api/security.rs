@@ -217,3 +217,283 @@ async fn webhook_secrets_in_idempotent_responses_are_sealed_at_rest() {
     assert_eq!(replay.header("idempotent-replayed"), Some("true"));
     assert_eq!(replay.raw, created.raw);
 }
+
+/// M5: one account's endpoints that accept connections and never answer (each attempt holds
+/// its slot for the full 10 s timeout) do not delay another account's webhooks: before the fix
+/// the other account's delivery waited behind them for 20 s and more.
+#[tokio::test]
+async fn slow_endpoints_of_one_account_do_not_hold_up_another_accounts_webhooks() {
+    let Some(app) = spawn_app().await else { return };
+    let hole = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hole_addr = hole.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = hole.accept().await {
+            held.push(socket);
+        }
+    });
+    let b = app.other_account().await;
+    let bk = &b.keys.test.secret;
+    for i in 0..16 {
+        let e = app
+            .post(
+                "/v2/webhook_endpoints",
+                bk,
+                json!({"url": format!("http://{hole_addr}/{i}"), "enabled_events": ["*"]}),
+            )
+            .await;
+        assert_eq!(e.status, StatusCode::OK, "{}", e.body);
+    }
+    let seventeenth = app
+        .post(
+            "/v2/webhook_endpoints",
+            bk,
+            json!({"url": format!("http://{hole_addr}/16"), "enabled_events": ["*"]}),
+        )
+        .await;
+    assert_eq!(seventeenth.status, StatusCode::BAD_REQUEST);
+    assert_eq!(seventeenth.error_code(), "webhook_endpoints_limit");
+    for _ in 0..8 {
+        app.post("/v2/customers", bk, json!({})).await;
+    }
+
+    let rx = crate::receiver::Receiver::start().await;
+    let e = app
+        .post(
+            "/v2/webhook_endpoints",
+            app.sk(),
+            json!({"url": rx.url, "enabled_events": ["customer.created"]}),
+        )
+        .await;
+    assert_eq!(e.status, StatusCode::OK);
+    let started = std::time::Instant::now();
+    app.post("/v2/customers", app.sk(), json!({})).await;
+    let got = rx.wait_for(1, std::time::Duration::from_secs(5)).await;
+    assert_eq!(
+        got.len(),
+        1,
+        "A's webhook waited behind B's black-holed endpoints for {:?}",
+        started.elapsed()
+    );
+}
+
+/// M6: test-mode endpoints may point at loopback (local development) and public addresses,
+/// never at link-local / cloud-metadata addresses, and at private networks only when the
+/// operator allows it.
+#[tokio::test]
+async fn test_mode_webhooks_cannot_reach_metadata_or_private_networks() {
+    let Some(app) = spawn_app().await else { return };
+    for url in [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.0.0.1:2375/containers/x/kill",
+        "http://192.168.1.1/",
+        "http://[fe80::1]/",
+        "http://[::ffff:169.254.169.254]/",
+        "http://0.0.0.0:4242/",
+    ] {
+        let e = app
+            .post(
+                "/v2/webhook_endpoints",
+                app.sk(),
+                json!({"url": url, "enabled_events": ["*"]}),
+            )
+            .await;
+        assert_eq!(e.status, StatusCode::BAD_REQUEST, "{url}: {}", e.body);
+        assert_eq!(e.error_code(), "url_invalid", "{url}");
+    }
+    for url in [
+        "http://127.0.0.1:9/x",
+        "http://[::1]:9/x",
+        "http://localhost:9/x",
+    ] {
+        let e = app
+            .post(
+                "/v2/webhook_endpoints",
+                app.sk(),
+                json!({"url": url, "enabled_events": ["*"]}),
+            )
+            .await;
+        assert_eq!(e.status, StatusCode::OK, "{url}: {}", e.body);
+    }
+}
+
+#[tokio::test]
+async fn the_operator_can_let_test_mode_webhooks_reach_private_networks_but_never_metadata() {
+    let Some(app) = spawn_app_with(Options {
+        allow_private_webhook_targets: true,
+        ..Options::default()
+    })
+    .await
+    else {
+        return;
+    };
+    let create = |url: &'static str| {
+        app.post(
+            "/v2/webhook_endpoints",
+            app.sk(),
+            json!({"url": url, "enabled_events": ["*"]}),
+        )
+    };
+    assert_eq!(
+        create("http://10.0.0.1:8080/hook").await.status,
+        StatusCode::OK
+    );
+    assert_eq!(create("http://[fd12::1]/hook").await.status, StatusCode::OK);
+    assert_eq!(
+        create("http://169.254.169.254/").await.status,
+        StatusCode::BAD_REQUEST
+    );
+    // Live mode keeps its own rules.
+    let live = app
+        .post(
+            "/v2/webhook_endpoints",
+            app.sk_live(),
+            json!({"url": "https://10.0.0.1/hook", "enabled_events": ["*"]}),
+        )
+        .await;
+    assert_eq!(live.status, StatusCode::BAD_REQUEST);
+}
+
+/// Writes `request` on a fresh connection and reads until the server closes it or `within`
+/// passes; what was read.
+async fn raw_exchange(base: &str, request: &[u8], within: std::time::Duration) -> (Vec<u8>, bool) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = base.trim_start_matches("http://");
+    let mut socket = tokio::net::TcpStream::connect(addr).await.unwrap();
+    socket.write_all(request).await.unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        match tokio::time::timeout_at(deadline, socket.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return (out, true),
+            Ok(Ok(n)) => out.extend_from_slice(&buf[..n]),
+            Err(_) => return (out, false),
+        }
+    }
+}
+
+/// Item 9: a 413 on a keep-alive connection says `Connection: close`, so the client does not
+/// send its next request into a connection the server is closing.
+#[tokio::test]
+async fn an_over_large_body_is_answered_413_with_connection_close() {
+    let Some(app) = spawn_app().await else { return };
+    let body = format!(r#"{{"description": "{}"}}"#, "x".repeat(70 * 1024));
+    let resp = app
+        .client
+        .post(format!("{}/v2/customers", app.base))
+        .bearer_auth(app.sk())
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(
+        resp.headers()
+            .get("connection")
+            .and_then(|v| v.to_str().ok()),
+        Some("close")
+    );
+    // The pooled client's next request works.
+    assert_eq!(
+        app.get("/v2/customers", app.sk()).await.status,
+        StatusCode::OK
+    );
+}
+
+/// M3: a body that trickles (or stalls) past the deadline is answered 408 and its connection
+/// closed; HTTP/2 with prior knowledge is not served on plain HTTP (its idle connections were
+/// never closed).
+#[tokio::test]
+async fn slow_bodies_are_cut_off_and_plain_http2_is_not_served() {
+    let Some(app) = spawn_app_with(Options {
+        body_timeout: std::time::Duration::from_millis(500),
+        ..Options::default()
+    })
+    .await
+    else {
+        return;
+    };
+    let head = format!(
+        "POST /v2/customers HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{{",
+        app.sk()
+    );
+    let (answer, closed) = raw_exchange(
+        &app.base,
+        head.as_bytes(),
+        std::time::Duration::from_secs(5),
+    )
+    .await;
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(
+        text.to_ascii_lowercase().contains("connection: close"),
+        "{text}"
+    );
+    assert!(closed, "the connection stayed open");
+
+    let (answer, closed) = raw_exchange(
+        &app.base,
+        b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00",
+        std::time::Duration::from_secs(5),
+    )
+    .await;
+    assert!(
+        closed,
+        "an HTTP/2 prior-knowledge connection was kept open: {:?}",
+        String::from_utf8_lossy(&answer)
+    );
+    // No HTTP/2 SETTINGS frame came back (type 0x04 in the 4th byte of a frame header).
+    assert!(
+        !(answer.len() >= 9 && answer[3] == 0x04),
+        "the server spoke HTTP/2: {answer:?}"
+    );
+}
+
+/// M3: past the connection cap, new connections wait instead of exhausting the process; the
+/// service serves them as soon as a connection closes.
+#[tokio::test]
+async fn connections_past_the_cap_wait_for_a_free_slot() {
+    let Some(app) = spawn_app_with(Options {
+        max_connections: 4,
+        ..Options::default()
+    })
+    .await
+    else {
+        return;
+    };
+    let addr = app.base.trim_start_matches("http://").to_string();
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        // Each one answered (so accepted), then kept alive and idle.
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut socket = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        socket
+            .write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut buf = [0u8; 1024];
+        let n = socket.read(&mut buf).await.unwrap();
+        assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
+        held.push(socket);
+    }
+    let client = reqwest::Client::new();
+    let waiting = client
+        .get(format!("{}/healthz", app.base))
+        .timeout(std::time::Duration::from_millis(500))
+        .send()
+        .await;
+    assert!(
+        waiting.is_err(),
+        "a fifth connection was served past the cap"
+    );
+    held.pop();
+    let served = client
+        .get(format!("{}/healthz", app.base))
+        .timeout(std::time::Duration::from_secs(5))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(served.status(), StatusCode::OK);
+}

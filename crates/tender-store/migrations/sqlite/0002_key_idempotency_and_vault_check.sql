@@ -8,3 +8,6 @@ CREATE TABLE settings (
     name  TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
+
+-- Deliveries under a live lease, counted by the fair claim's per-account and per-endpoint caps.
+CREATE INDEX webhook_deliveries_leased ON webhook_deliveries(lease_until) WHERE lease_until IS NOT NULL;

@@ -16,8 +16,9 @@ use tender_core::error::StoreError;
 use tender_core::ids::{self, IdKind};
 use tender_core::store::{
     AccountRecord, ApiKeyRecord, ClaimedDelivery, ClaimedTask, Collection, Cursor,
-    DeliveryAttemptRecord, DeliveryRecord, IdempotencyClaim, ListQuery, Page, Record,
-    SessionRecord, Store, StoreResult, StoredResponse, WriteBatch, WriteOp, IDEMPOTENCY_TTL_SECS,
+    DeliveryAttemptRecord, DeliveryClaim, DeliveryRecord, IdempotencyClaim, ListQuery, Page,
+    Record, SessionRecord, Store, StoreResult, StoredResponse, WriteBatch, WriteOp,
+    IDEMPOTENCY_TTL_SECS,
 };
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
@@ -773,16 +774,32 @@ impl Store for PgStore {
         Ok(rows.iter().map(account_row).collect())
     }
 
-    async fn update_account_password(&self, account: &str, password_hash: &str) -> StoreResult<()> {
-        let client = self.client().await?;
-        client
-            .execute(
-                "UPDATE accounts SET password_hash = $1 WHERE id = $2",
-                &[&password_hash, &account],
-            )
-            .await
-            .map(|_| ())
-            .map_err(|e| classify("update password", e))
+    async fn update_account_password(
+        &self,
+        account: &str,
+        password_hash: &str,
+        keep_session: Option<&str>,
+    ) -> StoreResult<()> {
+        let (account, hash) = (account.to_string(), password_hash.to_string());
+        let keep = keep_session.unwrap_or_default().to_string();
+        self.in_transaction(move |tx| {
+            Box::pin(async move {
+                tx.execute(
+                    "UPDATE accounts SET password_hash = $1 WHERE id = $2",
+                    &[&hash, &account],
+                )
+                .await
+                .map_err(|e| classify("update password", e))?;
+                tx.execute(
+                    "DELETE FROM dashboard_sessions WHERE account_id = $1 AND token_hash <> $2",
+                    &[&account, &keep],
+                )
+                .await
+                .map(|_| ())
+                .map_err(|e| classify("end sessions", e))
+            })
+        })
+        .await
     }
 
     async fn count_accounts(&self) -> StoreResult<u64> {
@@ -1002,21 +1019,50 @@ impl Store for PgStore {
             .collect())
     }
 
-    async fn claim_deliveries(
-        &self,
-        now_ms: i64,
-        lease_until_ms: i64,
-        limit: usize,
-    ) -> StoreResult<Vec<ClaimedDelivery>> {
-        let limit = limit as i64;
+    async fn claim_deliveries(&self, claim: DeliveryClaim) -> StoreResult<Vec<ClaimedDelivery>> {
+        let DeliveryClaim {
+            now_ms,
+            lease_until_ms,
+            ..
+        } = claim;
+        let (limit, per_account, per_endpoint) = (
+            claim.limit as i64,
+            claim.per_account as i64,
+            claim.per_endpoint as i64,
+        );
         let client = self.client().await?;
+        // The fair selection of the SQLite store, then a lease that re-checks the row: another
+        // node that leased it meanwhile wins, and this node skips it.
         let rows = client
             .query(
-                "WITH claimed AS (
-                    UPDATE webhook_deliveries SET lease_until = $2 WHERE id IN (
-                        SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $1
-                        AND (lease_until IS NULL OR lease_until < $1)
-                        ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+                "WITH fair AS (WITH busy AS (
+                     SELECT account_id, livemode, endpoint_id FROM webhook_deliveries
+                     WHERE lease_until IS NOT NULL AND lease_until >= $1 AND status = 'pending'
+                 ),
+                 busy_account AS (SELECT account_id, livemode, COUNT(*) AS n FROM busy GROUP BY account_id, livemode),
+                 busy_endpoint AS (SELECT endpoint_id, COUNT(*) AS n FROM busy GROUP BY endpoint_id),
+                 due AS (
+                     SELECT d.id, d.seq, d.account_id, d.livemode, d.next_attempt_at,
+                            ROW_NUMBER() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.seq)
+                              + COALESCE(e.n, 0) AS endpoint_load
+                     FROM webhook_deliveries d LEFT JOIN busy_endpoint e ON e.endpoint_id = d.endpoint_id
+                     WHERE d.status = 'pending' AND d.next_attempt_at <= $1
+                       AND (d.lease_until IS NULL OR d.lease_until < $1)
+                 ),
+                 eligible AS (
+                     SELECT due.id, due.next_attempt_at,
+                            ROW_NUMBER() OVER (PARTITION BY due.account_id, due.livemode ORDER BY due.next_attempt_at, due.seq) AS account_rank,
+                            ROW_NUMBER() OVER (PARTITION BY due.account_id, due.livemode ORDER BY due.next_attempt_at, due.seq)
+                              + COALESCE(a.n, 0) AS account_load
+                     FROM due LEFT JOIN busy_account a ON a.account_id = due.account_id AND a.livemode = due.livemode
+                     WHERE due.endpoint_load <= $5
+                 )
+                 SELECT id FROM eligible WHERE account_load <= $4
+                 ORDER BY account_rank, next_attempt_at, id LIMIT $3),
+                 claimed AS (
+                    UPDATE webhook_deliveries SET lease_until = $2
+                    WHERE id IN (SELECT id FROM fair) AND status = 'pending'
+                      AND (lease_until IS NULL OR lease_until < $1)
                     RETURNING id, account_id, livemode, event_id, endpoint_id, attempts)
                  SELECT c.id, c.account_id, c.livemode, c.event_id, e.body, c.endpoint_id, w.body, s.sealed,
                         h.failing_since, jsonb_array_length(c.attempts)
@@ -1025,7 +1071,7 @@ impl Store for PgStore {
                  LEFT JOIN webhook_endpoints w ON w.id = c.endpoint_id
                  LEFT JOIN sealed_values s ON s.owner_id = c.endpoint_id
                  LEFT JOIN webhook_endpoint_health h ON h.endpoint_id = c.endpoint_id",
-                &[&now_ms, &lease_until_ms, &limit],
+                &[&now_ms, &lease_until_ms, &limit, &per_account, &per_endpoint],
             )
             .await
             .map_err(|e| classify("claim deliveries", e))?;

@@ -14,8 +14,9 @@ use tender_core::error::StoreError;
 use tender_core::ids::{self, IdKind};
 use tender_core::store::{
     AccountRecord, ApiKeyRecord, ClaimedDelivery, ClaimedTask, Collection, Cursor,
-    DeliveryAttemptRecord, DeliveryRecord, IdempotencyClaim, ListQuery, Page, Record,
-    SessionRecord, Store, StoreResult, StoredResponse, WriteBatch, WriteOp, IDEMPOTENCY_TTL_SECS,
+    DeliveryAttemptRecord, DeliveryClaim, DeliveryRecord, IdempotencyClaim, ListQuery, Page,
+    Record, SessionRecord, Store, StoreResult, StoredResponse, WriteBatch, WriteOp,
+    IDEMPOTENCY_TTL_SECS,
 };
 
 use crate::key_cache::KeyCache;
@@ -522,20 +523,49 @@ fn scope_from(account: String, live: bool) -> Scope {
     }
 }
 
-fn claim_deliveries(
-    conn: &Connection,
-    now_ms: i64,
-    lease_until_ms: i64,
-    limit: usize,
-) -> StoreResult<Vec<ClaimedDelivery>> {
+/// The fair selection of due deliveries (see `Store::claim_deliveries`): an endpoint's due
+/// deliveries beyond its free in-flight slots drop out first, then each account and mode's,
+/// and what is left comes round-robin by account (each one's oldest first).
+pub(crate) const FAIR_DUE_DELIVERIES: &str = "WITH busy AS (
+    SELECT account_id, livemode, endpoint_id FROM webhook_deliveries
+    WHERE lease_until IS NOT NULL AND lease_until >= ?1 AND status = 'pending'
+),
+busy_account AS (SELECT account_id, livemode, COUNT(*) AS n FROM busy GROUP BY account_id, livemode),
+busy_endpoint AS (SELECT endpoint_id, COUNT(*) AS n FROM busy GROUP BY endpoint_id),
+due AS (
+    SELECT d.id, d.seq, d.account_id, d.livemode, d.next_attempt_at,
+           ROW_NUMBER() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.seq)
+             + COALESCE(e.n, 0) AS endpoint_load
+    FROM webhook_deliveries d LEFT JOIN busy_endpoint e ON e.endpoint_id = d.endpoint_id
+    WHERE d.status = 'pending' AND d.next_attempt_at <= ?1
+      AND (d.lease_until IS NULL OR d.lease_until < ?1)
+),
+eligible AS (
+    SELECT due.id, due.next_attempt_at,
+           ROW_NUMBER() OVER (PARTITION BY due.account_id, due.livemode ORDER BY due.next_attempt_at, due.seq) AS account_rank,
+           ROW_NUMBER() OVER (PARTITION BY due.account_id, due.livemode ORDER BY due.next_attempt_at, due.seq)
+             + COALESCE(a.n, 0) AS account_load
+    FROM due LEFT JOIN busy_account a ON a.account_id = due.account_id AND a.livemode = due.livemode
+    WHERE due.endpoint_load <= ?4
+)
+SELECT id FROM eligible WHERE account_load <= ?3
+ORDER BY account_rank, next_attempt_at, id LIMIT ?2";
+
+fn claim_deliveries(conn: &Connection, claim: DeliveryClaim) -> StoreResult<Vec<ClaimedDelivery>> {
+    let (now_ms, lease_until_ms) = (claim.now_ms, claim.lease_until_ms);
     let ids: Vec<String> = conn
-        .prepare_cached(
-            "SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?1
-             AND (lease_until IS NULL OR lease_until < ?1) ORDER BY next_attempt_at LIMIT ?2",
-        )
+        .prepare_cached(FAIR_DUE_DELIVERIES)
         .and_then(|mut s| {
-            s.query_map(params![now_ms, limit as i64], |r| r.get(0))?
-                .collect::<Result<Vec<_>, _>>()
+            s.query_map(
+                params![
+                    now_ms,
+                    claim.limit as i64,
+                    claim.per_account as i64,
+                    claim.per_endpoint as i64
+                ],
+                |r| r.get(0),
+            )?
+            .collect::<Result<Vec<_>, _>>()
         })
         .map_err(|e| classify("claim deliveries", e))?;
     let mut claimed = Vec::with_capacity(ids.len());
@@ -694,16 +724,28 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn update_account_password(&self, account: &str, password_hash: &str) -> StoreResult<()> {
+    async fn update_account_password(
+        &self,
+        account: &str,
+        password_hash: &str,
+        keep_session: Option<&str>,
+    ) -> StoreResult<()> {
         let (account, hash) = (account.to_string(), password_hash.to_string());
+        let keep = keep_session.unwrap_or_default().to_string();
+        // The writer runs each closure inside its batch transaction: both statements or neither.
         self.writer
             .write(move |conn| {
                 conn.execute(
                     "UPDATE accounts SET password_hash = ?1 WHERE id = ?2",
                     params![hash, account],
                 )
+                .map_err(|e| classify("update password", e))?;
+                conn.execute(
+                    "DELETE FROM dashboard_sessions WHERE account_id = ?1 AND token_hash <> ?2",
+                    params![account, keep],
+                )
                 .map(|_| ())
-                .map_err(|e| classify("update password", e))
+                .map_err(|e| classify("end sessions", e))
             })
             .await
     }
@@ -859,14 +901,9 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn claim_deliveries(
-        &self,
-        now_ms: i64,
-        lease_until_ms: i64,
-        limit: usize,
-    ) -> StoreResult<Vec<ClaimedDelivery>> {
+    async fn claim_deliveries(&self, claim: DeliveryClaim) -> StoreResult<Vec<ClaimedDelivery>> {
         self.writer
-            .write(move |conn| claim_deliveries(conn, now_ms, lease_until_ms, limit))
+            .write(move |conn| claim_deliveries(conn, claim))
             .await
     }
 

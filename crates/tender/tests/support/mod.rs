@@ -56,6 +56,16 @@ pub fn serve_logging(
     env: &[(&str, &str)],
     stderr: Option<&Path>,
 ) -> Server {
+    let stderr = match stderr {
+        Some(path) => Stdio::from(std::fs::File::create(path).unwrap()),
+        None => Stdio::null(),
+    };
+    serve_with(data_dir, extra, env, stderr)
+}
+
+/// Like [`serve`], with the server's stderr going to `stderr` (`Stdio::piped()` leaves the
+/// read end in `child.stderr`).
+pub fn serve_with(data_dir: &Path, extra: &[&str], env: &[(&str, &str)], stderr: Stdio) -> Server {
     let mut cmd = tender();
     cmd.arg("serve");
     // Defaults for what the caller does not set itself (clap refuses a flag given twice).
@@ -72,10 +82,7 @@ pub fn serve_logging(
         .arg(data_dir)
         .args(extra)
         .stdout(Stdio::piped())
-        .stderr(match stderr {
-            Some(path) => Stdio::from(std::fs::File::create(path).unwrap()),
-            None => Stdio::null(),
-        });
+        .stderr(stderr);
     for (k, v) in env {
         cmd.env(k, v);
     }
