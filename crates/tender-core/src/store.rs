@@ -472,6 +472,10 @@ pub trait Store: Send + Sync + 'static {
 
     async fn count_accounts(&self) -> StoreResult<u64>;
 
+    /// A store-wide setting: stores `value` under `name` unless one is there, and returns what
+    /// is there afterwards (the first writer's value when several race).
+    async fn claim_setting(&self, name: &str, value: &str) -> StoreResult<String>;
+
     /// The key whose SHA-256 is `key_hash`, if any.
     async fn find_api_key(&self, key_hash: &str) -> StoreResult<Option<ApiKeyRecord>>;
 }

@@ -18,6 +18,16 @@ pub fn derive_key(vault_key: &[u8; 32], purpose: &str) -> [u8; 32] {
     mac.finalize().into_bytes().into()
 }
 
+/// A value that identifies the vault key without revealing it, kept in the database
+/// (`settings.vault_check`) so that a node started with another key refuses to start instead of
+/// failing later on every saved card and webhook secret.
+pub fn key_check(vault_key: &[u8; 32]) -> String {
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&derive_key(vault_key, "key check"))
+        .expect("HMAC takes any key");
+    mac.update(b"tender vault key check v1");
+    format!("v1:{}", hex::encode(&mac.finalize().into_bytes()[..16]))
+}
+
 /// Encrypts and decrypts small values under one derived key.
 #[derive(Clone)]
 pub struct Sealer {
@@ -90,6 +100,13 @@ mod tests {
         assert!(!sealed.contains("4242"));
         assert_eq!(s.open(&sealed).unwrap(), b"4242424242424242");
         assert_ne!(s.seal(b"x"), s.seal(b"x"), "fresh nonce each time");
+    }
+
+    #[test]
+    fn the_key_check_tells_keys_apart_and_reveals_nothing() {
+        assert_eq!(key_check(&[7u8; 32]), key_check(&[7u8; 32]));
+        assert_ne!(key_check(&[7u8; 32]), key_check(&[8u8; 32]));
+        assert!(!key_check(&[7u8; 32]).contains(&hex::encode([7u8; 32])));
     }
 
     #[test]

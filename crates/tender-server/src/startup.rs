@@ -35,10 +35,17 @@ pub async fn open_services(
 ) -> anyhow::Result<Services> {
     let url = DatabaseUrl::parse(config.database_url.as_deref(), &config.data_dir)
         .map_err(anyhow::Error::msg)?;
-    let is_sqlite = matches!(url, DatabaseUrl::Sqlite(_));
-    let vault_key =
-        crate::vault::load_or_create(config.vault_key.as_deref(), &config.data_dir, is_sqlite)?;
+    let existing_sqlite = match &url {
+        DatabaseUrl::Sqlite(path) => Some(path.exists()),
+        DatabaseUrl::Postgres(_) => None,
+    };
+    let vault_key = crate::vault::load_or_create(
+        config.vault_key.as_deref(),
+        &config.data_dir,
+        existing_sqlite,
+    )?;
     let store: Arc<dyn Store> = tender_store::open(&url).await.map_err(anyhow::Error::msg)?;
+    check_vault_key(store.as_ref(), &vault_key).await?;
     Ok(Services {
         store,
         clock,
@@ -53,6 +60,20 @@ pub async fn open_services(
             allow_private_webhook_targets: config.allow_private_webhook_targets,
         }),
     })
+}
+
+/// Refuses a vault key other than the one the database was first written with: saved cards,
+/// webhook secrets and idempotent responses sealed under the other key could not be opened, and
+/// every request touching them would fail (CONTRACT §6). The first start records the key's check.
+async fn check_vault_key(store: &dyn Store, vault_key: &[u8; 32]) -> anyhow::Result<()> {
+    let ours = tender_core::vault::key_check(vault_key);
+    let stored = store.claim_setting("vault_check", &ours).await?;
+    if stored != ours {
+        anyhow::bail!(
+            "the vault key does not match the one this database was written with: saved cards and              webhook secrets could not be opened. Start with the original key (TENDER_VAULT_KEY,              or vault.key in the data directory; docs/operations.md, \"Losing the vault key\")"
+        );
+    }
+    Ok(())
 }
 
 /// On first start with an empty store, creates the first account. Several nodes starting at
@@ -84,6 +105,8 @@ pub struct Application {
     pub bootstrap: Option<AccountCreated>,
     /// Open connections per listener at most.
     max_connections: usize,
+    /// The SQLite database's one-server lock, held while the application lives.
+    _database_lock: Option<tender_store::files::DatabaseLock>,
     /// How long a request body may take to arrive.
     body_timeout: std::time::Duration,
 }
@@ -100,6 +123,15 @@ impl Application {
         clock: Arc<dyn Clock>,
     ) -> anyhow::Result<Self> {
         config.check_listen_rules()?;
+        // One server per SQLite database: a second would release the first's requests in
+        // flight at its start (`recover_after_restart`). The lock lives as long as the process.
+        let database_lock =
+            match DatabaseUrl::parse(config.database_url.as_deref(), &config.data_dir)
+                .map_err(anyhow::Error::msg)?
+            {
+                DatabaseUrl::Sqlite(path) => Some(tender_store::files::lock_database(&path)?),
+                DatabaseUrl::Postgres(_) => None,
+            };
         let tls = match (&config.tls_cert, &config.tls_key) {
             (Some(cert), Some(key)) => Some(crate::tls::Tls::load(cert, key)?),
             _ => None,
@@ -139,6 +171,7 @@ impl Application {
             tls,
             bootstrap,
             max_connections: config.max_connections.max(1),
+            _database_lock: database_lock,
             body_timeout: config.body_timeout,
         })
     }

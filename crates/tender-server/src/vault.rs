@@ -16,24 +16,34 @@ fn parse(hex_key: &str) -> anyhow::Result<[u8; 32]> {
 }
 
 /// The configured key, or the one kept in (or newly written to) the data dir.
+///
+/// `sqlite_exists` is `None` on PostgreSQL (the key must be configured), else whether the SQLite
+/// database already exists: a key is generated only for a new database, never beside existing
+/// data (a backup restored without its `vault.key`), whose sealed values it could not open.
 pub fn load_or_create(
     configured: Option<&str>,
     data_dir: &Path,
-    allow_file: bool,
+    sqlite_exists: Option<bool>,
 ) -> anyhow::Result<[u8; 32]> {
     if let Some(k) = configured.filter(|k| !k.is_empty()) {
         return parse(k);
     }
-    if !allow_file {
+    let Some(database_exists) = sqlite_exists else {
         bail!("TENDER_VAULT_KEY is required with PostgreSQL (every node must use the same key)");
-    }
+    };
     let path = data_dir.join("vault.key");
     if path.exists() {
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("reading {}", path.display()))?;
         return parse(&text);
     }
-    std::fs::create_dir_all(data_dir)
+    if database_exists {
+        bail!(
+            "{} is missing but the database exists: its saved cards and secrets need the key it was              written with. Put the original vault.key back (or set TENDER_VAULT_KEY); see              docs/operations.md, \"Losing the vault key\"",
+            path.display()
+        );
+    }
+    tender_store::files::create_private_dir(data_dir)
         .with_context(|| format!("creating {}", data_dir.display()))?;
     let mut key = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut key);
@@ -59,8 +69,8 @@ mod tests {
     #[test]
     fn generated_once_with_owner_only_permissions_then_reused() {
         let dir = tempfile::tempdir().unwrap();
-        let a = load_or_create(None, dir.path(), true).unwrap();
-        let b = load_or_create(None, dir.path(), true).unwrap();
+        let a = load_or_create(None, dir.path(), Some(false)).unwrap();
+        let b = load_or_create(None, dir.path(), Some(true)).unwrap();
         assert_eq!(a, b);
         #[cfg(unix)]
         {
@@ -71,10 +81,18 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
-        assert!(load_or_create(None, dir.path(), false).is_err());
-        assert!(load_or_create(Some("abcd"), dir.path(), true).is_err());
+        assert!(load_or_create(None, dir.path(), None).is_err());
+        assert!(load_or_create(Some("abcd"), dir.path(), Some(true)).is_err());
+        // A database without its key file: refused, never a new key.
+        let restored = tempfile::tempdir().unwrap();
+        let refused = load_or_create(None, restored.path(), Some(true)).unwrap_err();
+        assert!(
+            refused.to_string().contains("vault.key is missing"),
+            "{refused}"
+        );
+        assert!(!restored.path().join("vault.key").exists());
         assert_eq!(
-            load_or_create(Some(&"11".repeat(32)), dir.path(), true).unwrap(),
+            load_or_create(Some(&"11".repeat(32)), dir.path(), Some(true)).unwrap(),
             [0x11; 32]
         );
     }

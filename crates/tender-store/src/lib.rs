@@ -7,10 +7,12 @@
 //! - [`postgres`]: several stateless nodes on one PostgreSQL — a transaction per batch,
 //!   optimistic versions, leases by `FOR UPDATE SKIP LOCKED`.
 //! - [`open`]: picks the backend from a database URL, refusing unknown schemes.
+//! - [`files`]: owner-only files and directories, and the one-server lock of a SQLite database.
 //!
 //! All SQL of the project lives in this crate. Driver errors are classified into
 //! `StoreError` here; nothing above matches on a driver's error type.
 
+pub mod files;
 mod key_cache;
 pub mod postgres;
 mod schema;

@@ -627,6 +627,13 @@ async fn delivery_claims_are_fair_across_accounts_and_capped_in_flight(store: Ar
     assert_eq!(first.len() + more.len() + rest.len(), 1 + 8 * 4);
 }
 
+contract!(a_setting_keeps_its_first_value);
+async fn a_setting_keeps_its_first_value(store: Arc<dyn Store>) {
+    assert_eq!(store.claim_setting("vault_check", "a").await.unwrap(), "a");
+    assert_eq!(store.claim_setting("vault_check", "b").await.unwrap(), "a");
+    assert_eq!(store.claim_setting("other", "b").await.unwrap(), "b");
+}
+
 contract!(tasks_are_claimed_once_and_completed_once);
 async fn tasks_are_claimed_once_and_completed_once(store: Arc<dyn Store>) {
     let s = scope("acct_a", Mode::Test);

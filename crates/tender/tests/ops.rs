@@ -451,3 +451,94 @@ fn migrate_and_config_check_report_on_the_store() {
     assert!(!ok);
     assert!(err.contains("unsupported database URL scheme"), "{err}");
 }
+
+/// First-run review finding 3: a node with another vault key, or a restored database without
+/// its `vault.key`, used to report ready and then answer 500 on saved cards. Both are refused at
+/// start with a message that says what to do, and `tender config check` says it too.
+#[tokio::test]
+async fn a_wrong_or_missing_vault_key_is_refused_at_start_and_by_config_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve(dir.path(), &[], &[]);
+    s.signal("TERM");
+    let mut s = s;
+    s.child.wait().unwrap();
+
+    let other_key = "22".repeat(32);
+    let out = tender()
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--receipt-listen",
+            "127.0.0.1:0",
+        ])
+        .arg("--data-dir")
+        .arg(dir.path())
+        .env("TENDER_VAULT_KEY", &other_key)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("vault key does not match"), "{err}");
+    let checked = tender()
+        .args(["config", "check", "--data-dir"])
+        .arg(dir.path())
+        .env("TENDER_VAULT_KEY", &other_key)
+        .output()
+        .unwrap();
+    assert!(!checked.status.success());
+    assert!(String::from_utf8_lossy(&checked.stderr).contains("vault key does not match"));
+    let (ok, out, err) = run(&["config", "check"], dir.path());
+    assert!(ok, "{err}");
+    assert!(out.contains("configuration ok"));
+
+    // A backup restored without vault.key: refused, and no new key is made up.
+    std::fs::remove_file(dir.path().join("vault.key")).unwrap();
+    let (ok, _, err) = run(&["config", "check"], dir.path());
+    assert!(!ok);
+    assert!(err.contains("vault.key is missing"), "{err}");
+    assert!(!dir.path().join("vault.key").exists());
+}
+
+/// First-run review finding 6 and security review L8: a second server on the same SQLite data
+/// dir is refused while the first runs (it would release the first's requests in flight), and
+/// what the server writes there is readable by its own user only.
+#[tokio::test]
+async fn a_second_server_on_one_data_dir_is_refused_and_files_are_owner_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let _first = serve(&data, &[], &[]);
+    let out = tender()
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--receipt-listen",
+            "127.0.0.1:0",
+        ])
+        .arg("--data-dir")
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("another `tender serve` is using"), "{err}");
+    // The CLI still works beside the running server.
+    let (ok, _, err) = run(&["accounts", "list"], &data);
+    assert!(ok, "{err}");
+
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&data), 0o700);
+        for entry in std::fs::read_dir(&data).unwrap() {
+            let path = entry.unwrap().path();
+            assert_eq!(mode(&path), 0o600, "{}", path.display());
+        }
+        let backup = dir.path().join("copy.sqlite3");
+        let (ok, _, err) = run(&["backup", backup.to_str().unwrap()], &data);
+        assert!(ok, "{err}");
+        assert_eq!(mode(&backup), 0o600);
+    }
+}

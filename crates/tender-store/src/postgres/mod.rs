@@ -802,6 +802,22 @@ impl Store for PgStore {
         .await
     }
 
+    async fn claim_setting(&self, name: &str, value: &str) -> StoreResult<String> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+                &[&name, &value],
+            )
+            .await
+            .map_err(|e| classify("claim setting", e))?;
+        client
+            .query_one("SELECT value FROM settings WHERE name = $1", &[&name])
+            .await
+            .map(|r| r.get(0))
+            .map_err(|e| classify("read setting", e))
+    }
+
     async fn count_accounts(&self) -> StoreResult<u64> {
         let client = self.client().await?;
         let row = client

@@ -62,8 +62,19 @@ impl SqliteStore {
     /// Opens (creating if needed) the database at `path` and applies migrations.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
+            crate::files::create_private_dir(dir)
                 .map_err(|e| StoreError::unavailable(format!("create {}", dir.display()), e))?;
+        }
+        // Owner-only before SQLite creates anything: its -wal and -shm files copy this mode.
+        for suffix in ["", "-wal", "-shm"] {
+            let mut file = path.as_os_str().to_owned();
+            file.push(suffix);
+            let file = PathBuf::from(file);
+            if suffix.is_empty() || file.exists() {
+                crate::files::ensure_private_file(&file).map_err(|e| {
+                    StoreError::unavailable(format!("create {}", file.display()), e)
+                })?;
+            }
         }
         let mut conn = Connection::open(path).map_err(|e| classify("open", e))?;
         configure(&conn).map_err(|e| classify("configure", e))?;
@@ -1162,6 +1173,23 @@ impl Store for SqliteStore {
         .await
     }
 
+    async fn claim_setting(&self, name: &str, value: &str) -> StoreResult<String> {
+        let (name, value) = (name.to_string(), value.to_string());
+        self.writer
+            .write(move |conn| {
+                conn.execute(
+                    "INSERT INTO settings (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO NOTHING",
+                    params![name, value],
+                )
+                .map_err(|e| classify("claim setting", e))?;
+                conn.query_row("SELECT value FROM settings WHERE name = ?1", [&name], |r| {
+                    r.get(0)
+                })
+                .map_err(|e| classify("read setting", e))
+            })
+            .await
+    }
+
     async fn count_accounts(&self) -> StoreResult<u64> {
         self.read(|conn| {
             conn.query_row("SELECT COUNT(*) FROM accounts", [], |r| r.get::<_, i64>(0))
@@ -1197,6 +1225,8 @@ pub fn backup(source: &Path, dest: &Path) -> Result<(), StoreError> {
         .map_err(|e| classify("open for backup", e))?;
     src.busy_timeout(std::time::Duration::from_secs(10))
         .map_err(|e| classify("configure", e))?;
+    crate::files::ensure_private_file(dest)
+        .map_err(|e| StoreError::unavailable(format!("create {}", dest.display()), e))?;
     let mut dst = Connection::open(dest).map_err(|e| classify("open backup file", e))?;
     let backup =
         rusqlite::backup::Backup::new(&src, &mut dst).map_err(|e| classify("backup", e))?;
