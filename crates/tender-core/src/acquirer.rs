@@ -54,6 +54,13 @@ pub trait Acquirer: Send + Sync {
     async fn verify(&self, card: &ValidatedCard, livemode: bool) -> Authorization {
         self.authorize(card, livemode).await
     }
+
+    /// Releases an approved authorisation whose payment could not be recorded, so that no hold
+    /// on the cardholder's account outlives the failed request. The built-in simulator holds
+    /// nothing, so for it this does nothing.
+    async fn reverse(&self, card: &ValidatedCard, livemode: bool) {
+        let _ = (card, livemode);
+    }
 }
 
 const fn decline(

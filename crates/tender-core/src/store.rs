@@ -174,6 +174,14 @@ pub enum WriteOp {
         id: String,
         expected_version: i64,
     },
+    /// Changes nothing; the batch applies only if the document still exists at
+    /// `expected_version` (else Conflict). On PostgreSQL the row is share-locked until the
+    /// commit, so a concurrent change or delete of it waits for this batch or makes it fail.
+    Check {
+        collection: Collection,
+        id: String,
+        expected_version: i64,
+    },
     /// Keeps a value sealed under the vault key for the object `owner` (webhook signing secrets,
     /// a saved card's number), apart from the public document; replaces any earlier one.
     Seal { owner: String, sealed: String },

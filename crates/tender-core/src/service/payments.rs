@@ -5,7 +5,7 @@ use crate::acquirer::Authorization;
 use crate::auth::hash_key;
 use crate::card::{fingerprint, validate_card, CardInput, ValidatedCard};
 use crate::clock::year_month;
-use crate::error::{CoreError, CoreResult};
+use crate::error::{CoreError, CoreResult, StoreError};
 use crate::event::previous_attributes;
 use crate::ids::{self, IdKind};
 use crate::metadata;
@@ -115,17 +115,61 @@ impl Services {
         })
     }
 
-    pub(crate) async fn require_customer(&self, ctx: &RequestContext, id: &str) -> CoreResult<()> {
-        let exists = ids::looks_like(IdKind::Customer, id)
-            && self
-                .store
+    /// The customer's current version, or 400 `resource_missing` naming `customer`.
+    pub(crate) async fn require_customer(&self, ctx: &RequestContext, id: &str) -> CoreResult<i64> {
+        let record = if ids::looks_like(IdKind::Customer, id) {
+            self.store
                 .find_record(ctx.scope(), Collection::Customers, id)
                 .await?
-                .is_some();
-        if exists {
-            Ok(())
         } else {
-            Err(CoreError::missing_reference("customer", "customer", id))
+            None
+        };
+        match record {
+            Some(r) => Ok(r.version),
+            None => Err(CoreError::missing_reference("customer", "customer", id)),
+        }
+    }
+
+    /// Takes a one-time `pm_…` for this payment before the card is authorised, in a commit of
+    /// its own: its vaulted number is forgotten (so it is consumed) and its version moves on.
+    /// Of several requests charging one token at once, one claims it; the others find it used
+    /// (400 `payment_method_unusable`) and none of them is authorised.
+    async fn claim_token(
+        &self,
+        ctx: &RequestContext,
+        pm_id: &str,
+        version: i64,
+        body: String,
+        index: IndexValues,
+    ) -> CoreResult<i64> {
+        let claim = crate::store::WriteBatch {
+            scope: ctx.scope().clone(),
+            ops: vec![
+                WriteOp::Unseal {
+                    owner: pm_id.to_string(),
+                },
+                WriteOp::Update {
+                    collection: Collection::PaymentMethods,
+                    id: pm_id.to_string(),
+                    expected_version: version,
+                    index,
+                    body,
+                },
+            ],
+            idempotency: None,
+        };
+        match self.store.commit(claim).await {
+            Ok(()) => Ok(version + 1),
+            // Someone else moved it first: say what it is now (used, or attached meanwhile).
+            Err(StoreError::Conflict(_)) => {
+                self.load_chargeable(ctx, pm_id, "payment_method").await?;
+                Err(CoreError::invalid(
+                    "payment_method",
+                    "payment_method_unusable",
+                    "This payment method is being used by another payment; a one-time payment method can be charged once.",
+                ))
+            }
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -149,9 +193,10 @@ impl Services {
                 "save_payment_method requires a customer.",
             ));
         }
-        if let Some(customer) = &cmd.customer {
-            self.require_customer(ctx, customer).await?;
-        }
+        let customer_version = match &cmd.customer {
+            Some(customer) => Some(self.require_customer(ctx, customer).await?),
+            None => None,
+        };
         let scope = ctx.scope();
         let now = self.now();
         let id = ids::generate(IdKind::Payment);
@@ -192,6 +237,14 @@ impl Services {
         let mut ops = Vec::new();
         // Changes to a `pm_…` used here: applied only if the bank does not refuse the charge.
         let mut method_ops = Vec::new();
+        // What this payment was decided on and must still hold when it is recorded: the
+        // customer, and a saved card still attached to it (not detached or deleted meanwhile).
+        let mut preconditions: Vec<(Collection, String, i64)> = Vec::new();
+        if let (Some(customer), Some(version)) = (&cmd.customer, customer_version) {
+            preconditions.push((Collection::Customers, customer.clone(), version));
+        }
+        // A one-time token claimed before authorising: (id, version after the claim).
+        let mut claimed_token: Option<(String, i64)> = None;
         let mut new_card_to_save = false;
 
         // The card to authorise, and what to do with the payment method once it is known.
@@ -238,20 +291,40 @@ impl Services {
                         ))
                     }
                     (None, _) => {
-                        // A one-time token: consumed by this payment, or attached if asked to save.
+                        // A one-time token: claimed (consumed) now, before the card is
+                        // authorised; given back if the bank refuses, attached if asked to save.
+                        let claimed = self
+                            .claim_token(
+                                ctx,
+                                &method.id,
+                                chargeable.version,
+                                to_body(&method)?,
+                                super::payment_methods::pm_index(&method),
+                            )
+                            .await?;
+                        claimed_token = Some((method.id.clone(), claimed));
                         if cmd.save_payment_method {
                             method.customer = cmd.customer.clone();
-                        } else {
-                            method_ops.push(WriteOp::Unseal { owner: method.id.clone() });
+                            method_ops.push(WriteOp::Seal {
+                                owner: method.id.clone(),
+                                sealed: self.seal_card(&chargeable.card)?,
+                            });
+                            method_ops.push(WriteOp::Update {
+                                collection: Collection::PaymentMethods,
+                                id: method.id.clone(),
+                                expected_version: claimed,
+                                index: super::payment_methods::pm_index(&method),
+                                body: to_body(&method)?,
+                            });
                         }
-                        method_ops.push(WriteOp::Update {
-                            collection: Collection::PaymentMethods,
-                            id: method.id.clone(),
-                            expected_version: chargeable.version,
-                            index: super::payment_methods::pm_index(&method),
-                            body: to_body(&method)?,
-                        });
                     }
+                }
+                if method.customer.is_some() && claimed_token.is_none() {
+                    preconditions.push((
+                        Collection::PaymentMethods,
+                        method.id.clone(),
+                        chargeable.version,
+                    ));
                 }
                 payment.payment_method.id = method.id.clone();
                 payment.payment_method.card = Some(method.card.clone());
@@ -308,9 +381,15 @@ impl Services {
                 });
             }
         }
-        // A card is saved or consumed only when the bank did not refuse the charge.
+        // A card is saved or consumed only when the bank did not refuse the charge: a claimed
+        // token the bank refused is given back.
         if decline.is_none() {
             ops.append(&mut method_ops);
+        } else if let Some((pm, _)) = &claimed_token {
+            ops.push(WriteOp::Seal {
+                owner: pm.clone(),
+                sealed: self.seal_card(&card)?,
+            });
         }
         if new_card_to_save && decline.is_none() {
             let mut method =
@@ -328,7 +407,115 @@ impl Services {
                 sealed: self.seal_card(&card)?,
             });
         }
-        self.finish_create(ctx, payment, ops, decline).await
+        let approved = decline.is_none();
+        self.record_authorised(
+            ctx,
+            payment,
+            ops,
+            decline,
+            preconditions,
+            approved.then_some(&card),
+            claimed_token,
+        )
+        .await
+    }
+
+    /// Records a payment whose card was already authorised (or declined). Its batch holds
+    /// only while what it was decided on still does (`preconditions`): a customer deleted or a
+    /// saved card detached meanwhile makes it fail, and then the authorisation is reversed and
+    /// the client told why. A concurrent change that invalidates nothing (metadata, say) just
+    /// means recording again with the new versions. Whenever an approved payment cannot be
+    /// recorded, the authorisation is reversed so no hold outlives the request.
+    #[allow(clippy::too_many_arguments)]
+    async fn record_authorised(
+        &self,
+        ctx: &RequestContext,
+        payment: Payment,
+        ops: Vec<WriteOp>,
+        decline: Option<CoreError>,
+        mut preconditions: Vec<(Collection, String, i64)>,
+        approved_card: Option<&ValidatedCard>,
+        claimed_token: Option<(String, i64)>,
+    ) -> CoreResult<Payment> {
+        if decline.is_some() {
+            // A declined payment is recorded whatever happened meanwhile.
+            return self.finish_create(ctx, payment, ops, decline).await;
+        }
+        let mut attempts = 0;
+        let result =
+            loop {
+                attempts += 1;
+                let mut batch = ops.clone();
+                batch.extend(preconditions.iter().map(|(collection, id, version)| {
+                    WriteOp::Check {
+                        collection: *collection,
+                        id: id.clone(),
+                        expected_version: *version,
+                    }
+                }));
+                match self.finish_create(ctx, payment.clone(), batch, None).await {
+                    Err(CoreError::Store(StoreError::Conflict(_))) if attempts < 16 => {
+                        match self
+                            .refresh_preconditions(ctx, &payment, &preconditions)
+                            .await
+                        {
+                            Ok(fresh) => preconditions = fresh,
+                            Err(e) => break Err(e),
+                        }
+                    }
+                    other => break other,
+                }
+            };
+        if result.is_err() {
+            if let Some(card) = approved_card {
+                tracing::warn!(payment = %payment.id, "an authorised payment could not be recorded; reversing the authorisation");
+                self.acquirer.reverse(card, ctx.scope().livemode()).await;
+            }
+            // A claimed token whose payment was not recorded is given back.
+            if let (Some((pm, _)), Some(card)) = (&claimed_token, approved_card) {
+                let restore = crate::store::WriteBatch {
+                    scope: ctx.scope().clone(),
+                    ops: vec![WriteOp::Seal {
+                        owner: pm.clone(),
+                        sealed: self.seal_card(card)?,
+                    }],
+                    idempotency: None,
+                };
+                if let Err(e) = self.store.commit(restore).await {
+                    tracing::warn!(error = %e, payment_method = %pm, "could not give back a claimed payment method");
+                }
+            }
+        }
+        result
+    }
+
+    /// The preconditions of a payment again, with their current versions; the error the client
+    /// gets when one no longer holds (customer deleted, card detached or moved to another).
+    async fn refresh_preconditions(
+        &self,
+        ctx: &RequestContext,
+        payment: &Payment,
+        preconditions: &[(Collection, String, i64)],
+    ) -> CoreResult<Vec<(Collection, String, i64)>> {
+        let mut fresh = Vec::with_capacity(preconditions.len());
+        for (collection, id, _) in preconditions {
+            let version = match collection {
+                Collection::Customers => self.require_customer(ctx, id).await?,
+                _ => {
+                    let chargeable = self.load_chargeable(ctx, id, "payment_method").await?;
+                    if chargeable.method.customer != payment.customer {
+                        return Err(CoreError::invalid(
+                            "payment_method",
+                            "payment_method_unexpected_state",
+                            "This payment method is no longer attached to the customer.",
+                        ));
+                    }
+                    chargeable.version
+                }
+            };
+            fresh.push((*collection, id.clone(), version));
+        }
+        Ok(fresh)
     }
 
     /// Records a new payment with its event and answers with it (or with the decline).

@@ -497,3 +497,122 @@ async fn connections_past_the_cap_wait_for_a_free_slot() {
         .unwrap();
     assert_eq!(served.status(), StatusCode::OK);
 }
+
+/// M4: ten charges at once of one single-use payment method: one is authorised and recorded,
+/// the others are told the method is used (400), none gets a 500, and only one payment exists.
+#[tokio::test]
+async fn concurrent_charges_of_one_token_authorise_once_and_the_rest_get_a_clear_400() {
+    let Some(app) = spawn_app().await else { return };
+    for _ in 0..3 {
+        let pm = app
+            .post("/v2/payment_methods", app.pk(), card("4242424242424242"))
+            .await;
+        assert_eq!(pm.status, StatusCode::OK);
+        let pm_id = pm.id();
+        let charges = (0..10).map(|_| {
+            app.post(
+                "/v2/payments",
+                app.sk(),
+                json!({"amount": 1000, "currency": "usd", "payment_method": pm_id}),
+            )
+        });
+        let answers = futures::future::join_all(charges).await;
+        let ok = answers
+            .iter()
+            .filter(|a| a.status == StatusCode::OK)
+            .count();
+        assert_eq!(
+            ok,
+            1,
+            "{:?}",
+            answers.iter().map(|a| a.status).collect::<Vec<_>>()
+        );
+        for a in answers.iter().filter(|a| a.status != StatusCode::OK) {
+            assert_eq!(a.status, StatusCode::BAD_REQUEST, "{}", a.body);
+            assert_eq!(a.error_code(), "payment_method_unusable");
+        }
+        let made = app.get("/v2/payments?limit=100", app.sk()).await.body["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["payment_method"]["id"] == pm_id.as_str())
+            .count();
+        assert_eq!(made, 1);
+    }
+    // A token the bank refused is not consumed: it can be tried again.
+    let declined = app
+        .post("/v2/payment_methods", app.pk(), card("4000000000000002"))
+        .await
+        .id();
+    for _ in 0..2 {
+        let a = app
+            .post(
+                "/v2/payments",
+                app.sk(),
+                json!({"amount": 1000, "currency": "usd", "payment_method": declined}),
+            )
+            .await;
+        assert_eq!(a.status, StatusCode::PAYMENT_REQUIRED, "{}", a.body);
+    }
+}
+
+/// L6: a saved card charged while its customer is being deleted is either charged before the
+/// deletion or refused; never recorded after it.
+#[tokio::test]
+async fn a_saved_card_is_never_charged_after_its_customer_was_deleted() {
+    let Some(app) = spawn_app().await else { return };
+    for _ in 0..5 {
+        let customer = app.post("/v2/customers", app.sk(), json!({})).await.id();
+        let first = app
+            .post(
+                "/v2/payments",
+                app.sk(),
+                json!({"amount": 1000, "currency": "usd", "customer": customer,
+                       "save_payment_method": true, "payment_method": card("4242424242424242")}),
+            )
+            .await;
+        assert_eq!(first.status, StatusCode::OK, "{}", first.body);
+        let pm = first.body["payment_method"]["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let charges = (0..9).map(|_| {
+            app.post(
+                "/v2/payments",
+                app.sk(),
+                json!({"amount": 500, "currency": "usd", "customer": customer, "payment_method": pm}),
+            )
+        });
+        let path = format!("/v2/customers/{customer}");
+        let delete = app.delete(&path, app.sk());
+        let (answers, deleted) = tokio::join!(futures::future::join_all(charges), delete);
+        assert_eq!(deleted.status, StatusCode::OK);
+        for a in &answers {
+            assert!(
+                a.status == StatusCode::OK || a.status == StatusCode::BAD_REQUEST,
+                "{} {}",
+                a.status,
+                a.body
+            );
+        }
+        // Events newest first, in commit order: no success of this customer after the deletion.
+        let events = app.get("/v2/events?limit=100", app.sk()).await.body["data"]
+            .as_array()
+            .unwrap()
+            .clone();
+        let deleted_at = events
+            .iter()
+            .position(|e| {
+                e["type"] == "customer.deleted" && e["data"]["object"]["id"] == customer.as_str()
+            })
+            .unwrap();
+        let after: Vec<_> = events[..deleted_at]
+            .iter()
+            .filter(|e| {
+                e["type"] == "payment.succeeded"
+                    && e["data"]["object"]["customer"] == customer.as_str()
+            })
+            .collect();
+        assert!(after.is_empty(), "charged after the deletion: {after:?}");
+    }
+}

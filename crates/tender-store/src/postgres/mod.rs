@@ -273,6 +273,25 @@ async fn apply_batch(
                     .await
                     .map_err(|e| classify("delete sealed", e))?;
             }
+            WriteOp::Check {
+                collection,
+                id,
+                expected_version,
+            } => {
+                // FOR SHARE: a concurrent change or delete of the row waits for this commit (or
+                // made this batch see the row gone).
+                let sql = format!(
+                    "SELECT 1 FROM {} WHERE id = $1 AND account_id = $2 AND livemode = $3 AND version = $4 FOR SHARE",
+                    table(*collection)
+                );
+                let rows = tx
+                    .query(&sql, &[id, &scope.account, &live, expected_version])
+                    .await
+                    .map_err(|e| classify("check", e))?;
+                if rows.len() != 1 {
+                    return Err(StoreError::Conflict(id.clone()));
+                }
+            }
             WriteOp::Seal { owner, sealed } => {
                 exec(tx,
                     "INSERT INTO sealed_values (owner_id, account_id, livemode, sealed) VALUES ($1, $2, $3, $4)

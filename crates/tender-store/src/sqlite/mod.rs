@@ -363,6 +363,29 @@ fn apply_batch(conn: &Connection, batch: &WriteBatch) -> StoreResult<()> {
                     .and_then(|mut s| s.execute([id]))
                     .map_err(|e| classify("delete sealed", e))?;
             }
+            WriteOp::Check {
+                collection,
+                id,
+                expected_version,
+            } => {
+                // The single writer serialises batches: what this reads cannot change before the
+                // commit.
+                let sql = format!(
+                    "SELECT COUNT(*) FROM {} WHERE id = ?1 AND account_id = ?2 AND livemode = ?3 AND version = ?4",
+                    table(*collection)
+                );
+                let n: i64 = conn
+                    .prepare_cached(&sql)
+                    .and_then(|mut s| {
+                        s.query_row(params![id, scope.account, live, expected_version], |r| {
+                            r.get(0)
+                        })
+                    })
+                    .map_err(|e| classify("check", e))?;
+                if n != 1 {
+                    return Err(StoreError::Conflict(id.clone()));
+                }
+            }
             WriteOp::Seal { owner, sealed } => {
                 conn.prepare_cached(
                     "INSERT INTO sealed_values (owner_id, account_id, livemode, sealed) VALUES (?1, ?2, ?3, ?4)
