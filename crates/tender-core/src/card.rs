@@ -54,6 +54,22 @@ impl CardBrand {
     }
 }
 
+impl CardBrand {
+    /// The name a cardholder reads (`"Visa"`, `"American Express"`, …), for receipts and pages.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            CardBrand::Visa => "Visa",
+            CardBrand::Mastercard => "Mastercard",
+            CardBrand::Amex => "American Express",
+            CardBrand::Discover => "Discover",
+            CardBrand::Diners => "Diners Club",
+            CardBrand::Jcb => "JCB",
+            CardBrand::Unionpay => "UnionPay",
+            CardBrand::Unknown => "Card",
+        }
+    }
+}
+
 impl fmt::Display for CardBrand {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -286,8 +286,12 @@ pub struct ClaimedTask {
 #[derive(Debug, Clone, PartialEq)]
 pub struct AccountRecord {
     pub id: String,
+    /// The dashboard login (never shown to customers).
     pub email: String,
+    /// The business name customers see on receipts.
     pub name: Option<String>,
+    /// The e-mail customers see on receipts, to reach the business.
+    pub public_email: Option<String>,
     /// Argon2id PHC string of the dashboard password.
     pub password_hash: String,
     pub created: i64,
@@ -438,6 +442,14 @@ pub trait Store: Send + Sync + 'static {
     async fn find_payment_for_receipt(&self, id: &str) -> StoreResult<Option<(Scope, Record)>>;
 
     async fn find_account(&self, id: &str) -> StoreResult<Option<AccountRecord>>;
+
+    /// Sets what customers see of the account: its business name and public e-mail.
+    async fn update_account_profile(
+        &self,
+        account: &str,
+        name: Option<&str>,
+        public_email: Option<&str>,
+    ) -> StoreResult<()>;
 
     /// The account whose dashboard login is `email` (case-insensitive).
     async fn find_account_by_email(&self, email: &str) -> StoreResult<Option<AccountRecord>>;

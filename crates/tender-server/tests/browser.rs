@@ -266,6 +266,11 @@ async fn an_account_holder_does_everything_by_clicking() {
         text.contains("Refunds") && text.contains("10.00 USD"),
         "{text}"
     );
+    // What was finally charged, and the status in a customer's words.
+    assert!(
+        text.contains("Charged in the end: 32.00 USD") && text.contains("Partly refunded"),
+        "{text}"
+    );
     b.shot("07-receipt").await;
 
     // The customer and the saved card.
@@ -428,8 +433,10 @@ async fn a_customer_completes_three_d_secure_in_the_browser() {
         .goto(after["receipt_url"].as_str().unwrap())
         .await
         .unwrap();
-    assert!(b.page_text().await.contains("succeeded"));
+    assert!(b.page_text().await.contains("Paid"));
     b.shot("21-3ds-receipt").await;
+    // The spent link says the payment was already confirmed (and does nothing).
     b.client.goto(url).await.unwrap();
-    assert!(b.page_text().await.contains("Not found"));
+    assert!(b.page_text().await.contains("already confirmed"));
+    b.shot("22-3ds-link-used").await;
 }

@@ -878,3 +878,46 @@ async fn concurrent_logins_cannot_race_past_the_throttle() {
         "{evaluated} passwords checked: {statuses:?}"
     );
 }
+
+/// First-run review finding 7: the business name and public e-mail customers see are set on the
+/// Account page; a bad e-mail is shown as a mistake.
+#[tokio::test]
+async fn the_business_name_and_public_email_are_set_on_the_account_page() {
+    let app = spawn_app().await;
+    let mut b = logged_in(&app).await;
+    let bad = b
+        .submit(
+            "/dashboard/account",
+            "/dashboard/account/profile",
+            &[("name", "Corner Café"), ("public_email", "not an e-mail")],
+        )
+        .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(bad.body.contains("Invalid email address."));
+    let saved = b
+        .submit(
+            "/dashboard/account",
+            "/dashboard/account/profile",
+            &[
+                ("name", "Corner Café"),
+                ("public_email", "hello@corner.example"),
+            ],
+        )
+        .await;
+    assert_eq!(saved.status, StatusCode::SEE_OTHER);
+    let page = b.get(saved.location()).await;
+    assert!(page.body.contains("Saved."));
+    assert!(page.body.contains("value=\"Corner Café\""));
+    let account = app
+        .services
+        .store
+        .find_account(&app.account.account)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(account.name.as_deref(), Some("Corner Café"));
+    assert_eq!(
+        account.public_email.as_deref(),
+        Some("hello@corner.example")
+    );
+}

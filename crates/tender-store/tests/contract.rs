@@ -755,6 +755,7 @@ async fn accounts_keys_and_sessions(store: Arc<dyn Store>) {
         id: "acct_1".into(),
         email: "Shop@Example.com".into(),
         name: None,
+        public_email: None,
         password_hash: "h".into(),
         created: 1,
     };
@@ -793,6 +794,15 @@ async fn accounts_keys_and_sessions(store: Arc<dyn Store>) {
         .await
         .unwrap_err();
     assert!(matches!(dup, StoreError::Duplicate(_)));
+    store
+        .update_account_profile("acct_1", Some("Shop Ltd"), Some("help@shop.example"))
+        .await
+        .unwrap();
+    let profile = store.find_account("acct_1").await.unwrap().unwrap();
+    assert_eq!(
+        (profile.name.as_deref(), profile.public_email.as_deref()),
+        (Some("Shop Ltd"), Some("help@shop.example"))
+    );
     assert_eq!(store.find_api_key("abc").await.unwrap(), Some(key.clone()));
     store
         .update_api_key("acct_1", "key_1", Some(50), true)

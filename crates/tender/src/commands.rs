@@ -51,6 +51,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // Signal handlers are in place before we announce the addresses, so a supervisor that
     // stops us right after reading them gets a clean shutdown, not the default kill.
     let stop = shutdown_signal()?;
+    let scheme = app.scheme();
     if let Some(created) = &app.bootstrap {
         println!(
             "created account {} (shown once; keep these safe)",
@@ -58,12 +59,36 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         );
         println!("  test secret key:      {}", created.keys.test.secret);
         println!("  test publishable key: {}", created.keys.test.publishable);
+        println!("  live secret key:      {}", created.keys.live.secret);
+        println!("  live publishable key: {}", created.keys.live.publishable);
         println!(
             "  dashboard login:      {} / {}",
             created.email, created.password
         );
+        println!(
+            "  dashboard:            {scheme}://{}/dashboard",
+            app.api_addr()
+        );
+        if let Ok(DatabaseUrl::Sqlite(path)) =
+            DatabaseUrl::parse(args.store.database_url.as_deref(), &args.store.data_dir)
+        {
+            println!("  database:             {}", path.display());
+        }
+        println!(
+            "  receipts show:        no business name yet; set one with `tender accounts update --account {} --name \"Your Shop\"` or in the dashboard (Account)",
+            created.account
+        );
+        if args.store.vault_key.is_none() {
+            println!(
+                "  vault key:            {} (back it up apart from the database: saved cards need it)",
+                args.store.data_dir.join("vault.key").display()
+            );
+        }
     }
-    let scheme = app.scheme();
+    // Until connectors exist (CONTRACT §8) nothing charges a real card.
+    tracing::warn!(
+        "live mode moves no money: no payment processor is connected, so live payments are approved by the built-in simulator"
+    );
     println!("listening on {scheme}://{}", app.api_addr());
     println!("receipts on {scheme}://{}", app.receipt_addr());
     app.run_until(stop).await
@@ -107,11 +132,54 @@ pub async fn accounts(command: AccountsCommand) -> anyhow::Result<()> {
                 .map_err(|e| anyhow::anyhow!("cannot create the account: {e}"))?;
             println!("{}", serde_json::to_string(&created)?);
         }
+        AccountsCommand::SetPassword {
+            account,
+            password,
+            store,
+        } => {
+            let services = services(&store).await?;
+            let id = resolve_account(&services, &account).await?;
+            let generated = password.is_none();
+            let password = services
+                .set_password(&id, password)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot set the password: {e}"))?;
+            let mut out = serde_json::json!({"account": id, "sessions_ended": true});
+            if generated {
+                out["password"] = password.into();
+            }
+            println!("{out}");
+        }
+        AccountsCommand::Update {
+            account,
+            name,
+            public_email,
+            store,
+        } => {
+            let services = services(&store).await?;
+            let id = resolve_account(&services, &account).await?;
+            let current = services
+                .store
+                .find_account(&id)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("no account {id}"))?;
+            // A flag not given keeps the current value; "" clears it.
+            let name = name.or(current.name);
+            let public_email = public_email.or(current.public_email);
+            let a = services
+                .update_account_profile(&id, name.as_deref(), public_email.as_deref())
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot update the account: {e}"))?;
+            println!(
+                "{}",
+                serde_json::json!({"account": a.id, "email": a.email, "name": a.name, "public_email": a.public_email})
+            );
+        }
         AccountsCommand::List(store) => {
             for a in services(&store).await?.store.list_accounts().await? {
                 println!(
                     "{}",
-                    serde_json::json!({"account": a.id, "email": a.email, "name": a.name, "created": a.created})
+                    serde_json::json!({"account": a.id, "email": a.email, "name": a.name, "public_email": a.public_email, "created": a.created})
                 );
             }
         }
@@ -123,6 +191,18 @@ fn mode(m: ModeArg) -> Mode {
     match m {
         ModeArg::Test => Mode::Test,
         ModeArg::Live => Mode::Live,
+    }
+}
+
+/// An account named by its id or its login e-mail.
+async fn resolve_account(services: &Services, account: &str) -> anyhow::Result<String> {
+    if account.starts_with("acct_") {
+        require_account(services, account).await?;
+        return Ok(account.to_string());
+    }
+    match services.store.find_account_by_email(account.trim()).await? {
+        Some(a) => Ok(a.id),
+        None => bail!("no account with the id or e-mail {account} (see `tender accounts list`)"),
     }
 }
 

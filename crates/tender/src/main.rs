@@ -2,7 +2,8 @@
 //! in, printed lines out.
 //!
 //! - `serve`: the API, dashboard, receipt host and background workers.
-//! - `accounts create|list`, `keys create|list|roll|revoke`: merchant accounts and API keys.
+//! - `accounts create|list|update|set-password`, `keys create|list|roll|revoke`: merchant
+//!   accounts (their receipts identity, password recovery) and API keys.
 //! - `migrate`, `backup FILE`, `config check`: operations.
 //!
 //! Every subcommand that touches data takes the same store flags (`--data-dir`,
@@ -83,6 +84,33 @@ enum AccountsCommand {
     },
     /// List accounts (id, e-mail, name), one JSON object per line.
     List(StoreArgs),
+    /// Set (or reset) an account's dashboard password; ends all its dashboard sessions.
+    /// Prints the new password when it was generated.
+    SetPassword {
+        /// The account's id (`acct_…`) or its login e-mail.
+        #[arg(long)]
+        account: String,
+        /// The new password (at least 8 characters; generated when omitted). Prefer
+        /// TENDER_NEW_PASSWORD to keep it out of the shell history.
+        #[arg(long, env = "TENDER_NEW_PASSWORD", hide_env_values = true)]
+        password: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Set what customers see of an account on receipts: business name and public e-mail.
+    Update {
+        /// The account's id (`acct_…`) or its login e-mail.
+        #[arg(long)]
+        account: String,
+        /// Business name shown on receipts ("" clears it).
+        #[arg(long)]
+        name: Option<String>,
+        /// E-mail customers can write to, shown on receipts ("" clears it).
+        #[arg(long)]
+        public_email: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]

@@ -46,6 +46,14 @@ async fn first_start_prints_keys_and_login_once_then_only_the_addresses() {
         .iter()
         .any(|l| l.contains("dashboard login:") && l.contains('@')));
     assert!(first.base.starts_with("http://127.0.0.1:") && !first.base.ends_with(":0"));
+    // Live keys, the dashboard's address and the vault key to back up are printed too.
+    for wanted in ["live secret key:", "dashboard:", "vault key:"] {
+        assert!(
+            first.lines.iter().any(|l| l.contains(wanted)),
+            "{wanted}: {:?}",
+            first.lines
+        );
+    }
     let key = secret_from(&first.lines);
     let r = reqwest::Client::new()
         .get(format!("{}/v2/payments", first.base))
@@ -223,4 +231,135 @@ async fn acknowledged_payments_survive_sigkill_and_pending_webhooks_are_delivere
     for id in &acknowledged {
         assert!(got.contains(id), "the webhook for {id} was never delivered");
     }
+}
+
+/// Logs in to the dashboard over HTTP; the status of the login POST (303 = logged in) and the
+/// session cookie.
+async fn dashboard_login(base: &str, email: &str, password: &str) -> (u16, Option<String>) {
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let page = client
+        .get(format!("{base}/dashboard/login"))
+        .send()
+        .await
+        .unwrap();
+    let token = page
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(|c| c.strip_prefix("tender_login="))
+        .and_then(|c| c.split(';').next())
+        .unwrap()
+        .to_string();
+    let resp = client
+        .post(format!("{base}/dashboard/login"))
+        .header("cookie", format!("tender_login={token}"))
+        .form(&[
+            ("csrf_token", token.as_str()),
+            ("email", email),
+            ("password", password),
+        ])
+        .send()
+        .await
+        .unwrap();
+    let session = resp
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(|c| c.strip_prefix("tender_session="))
+        .and_then(|c| c.split(';').next())
+        .map(str::to_string);
+    (resp.status().as_u16(), session)
+}
+
+/// First-run review findings 5, 7 and 11: the operator can reset a lost dashboard password from
+/// the CLI (every session of the old one ends), give the account the business name and public
+/// e-mail customers see on receipts, and a taken e-mail is said so.
+#[tokio::test]
+async fn the_operator_resets_a_password_names_the_business_and_is_told_an_email_is_taken() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve(dir.path(), &[], &[]);
+    let login = s
+        .lines
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("dashboard login:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let (email, password) = login.split_once(" / ").unwrap();
+    let (status, old_session) = dashboard_login(&s.base, email, password).await;
+    assert_eq!(status, 303);
+    let old_session = old_session.unwrap();
+
+    let run = |args: &[&str]| {
+        let out = tender()
+            .args(args)
+            .arg("--data-dir")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // Reset by login e-mail, with a generated password.
+    let (ok, out, err) = run(&["accounts", "set-password", "--account", email]);
+    assert!(ok, "{err}");
+    let printed: Value = serde_json::from_str(out.trim()).unwrap();
+    let new_password = printed["password"].as_str().unwrap();
+    assert_eq!(dashboard_login(&s.base, email, password).await.0, 401);
+    assert_eq!(dashboard_login(&s.base, email, new_password).await.0, 303);
+    let old = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .get(format!("{}/dashboard/payments", s.base))
+        .header("cookie", format!("tender_session={old_session}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(old.status(), 303, "the old session survived the reset");
+
+    // The business identity on receipts.
+    let account = printed["account"].as_str().unwrap();
+    let (ok, out, err) = run(&[
+        "accounts",
+        "update",
+        "--account",
+        account,
+        "--name",
+        "Corner Café",
+        "--public-email",
+        "hello@corner.example",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("Corner Café"));
+    let key = secret_from(&s.lines);
+    let paid: Value = pay(&reqwest::Client::new(), &s.base, &key, "r1")
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let receipt = reqwest::get(paid["receipt_url"].as_str().unwrap())
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(receipt.contains("Receipt from Corner Café"), "{receipt}");
+    assert!(
+        !receipt.contains(email),
+        "the login e-mail is shown to customers"
+    );
+
+    let (ok, _, err) = run(&["accounts", "create", "--email", email]);
+    assert!(!ok);
+    assert!(err.contains("already exists"), "{err}");
 }

@@ -113,7 +113,8 @@ impl Services {
             id: ids::generate(IdKind::Account),
             email: email.to_string(),
             name,
-            password_hash: hash_password(&password)?,
+            public_email: None,
+            password_hash: hash_password_bounded(&password).await?,
             created: now,
         };
         let mut records = Vec::new();
@@ -137,7 +138,17 @@ impl Services {
             password,
             keys,
         };
-        self.store.insert_account(account, records).await?;
+        match self.store.insert_account(account, records).await {
+            Ok(()) => {}
+            Err(StoreError::Duplicate(_)) => {
+                return Err(CoreError::invalid(
+                    "email",
+                    "email_taken",
+                    "An account with this e-mail already exists.",
+                ))
+            }
+            Err(e) => return Err(e.into()),
+        }
         Ok(created)
     }
 
@@ -326,6 +337,69 @@ impl Services {
         };
         self.store.insert_session(session.clone()).await?;
         Ok(Some(NewSession { token, session }))
+    }
+
+    /// Sets what customers see of the account on receipts: its business name and public
+    /// e-mail (`None` or blank clears one).
+    pub async fn update_account_profile(
+        &self,
+        account: &str,
+        name: Option<&str>,
+        public_email: Option<&str>,
+    ) -> CoreResult<AccountRecord> {
+        let name = name.map(str::trim).filter(|n| !n.is_empty());
+        let public_email = public_email.map(str::trim).filter(|e| !e.is_empty());
+        if name.is_some_and(|n| n.chars().count() > 200) {
+            return Err(CoreError::invalid(
+                "name",
+                "parameter_invalid",
+                "The business name can have at most 200 characters.",
+            ));
+        }
+        if public_email.is_some_and(|e| !email_valid(e)) {
+            return Err(CoreError::invalid(
+                "public_email",
+                "email_invalid",
+                "Invalid email address.",
+            ));
+        }
+        self.require_account(account).await?;
+        self.store
+            .update_account_profile(account, name, public_email)
+            .await?;
+        self.require_account(account).await
+    }
+
+    /// Sets a dashboard password without the current one (the operator's recovery, from the
+    /// CLI), and ends every session of the account. Generates one when `password` is `None`.
+    pub async fn set_password(
+        &self,
+        account: &str,
+        password: Option<String>,
+    ) -> CoreResult<String> {
+        self.require_account(account).await?;
+        let password = password.unwrap_or_else(|| random_base62(20));
+        if password.chars().count() < 8 {
+            return Err(CoreError::invalid(
+                "password",
+                "parameter_invalid",
+                "Passwords must have at least 8 characters.",
+            ));
+        }
+        self.store
+            .update_account_password(account, &hash_password_bounded(&password).await?, None)
+            .await?;
+        Ok(password)
+    }
+
+    async fn require_account(&self, account: &str) -> CoreResult<AccountRecord> {
+        self.store
+            .find_account(account)
+            .await?
+            .ok_or_else(|| CoreError::NotFound {
+                kind: "account",
+                id: account.to_string(),
+            })
     }
 
     /// The live session behind a cookie value.

@@ -1,6 +1,7 @@
 //! 3-D Secure: the customer-facing authentication step of a `requires_action` payment. The
 //! page (on the receipt host) is reached through an unguessable token in its URL; only the
-//! token's SHA-256 is stored, sealed with the payment, and it is forgotten once used.
+//! token's SHA-256 is stored, sealed with the payment. Once used it is kept marked `used:`, so
+//! that the same link can say "already confirmed" (and do nothing) instead of "not found".
 
 use super::{from_body, to_body, to_value, Services};
 use crate::auth::{hash_key, secrets_equal, Scope};
@@ -12,7 +13,32 @@ use crate::service::payments::payment_index;
 use crate::service::tasks::{TaskKind, AUTHORIZATION_TTL_SECS};
 use crate::store::{Collection, WriteOp};
 
+/// Prefix of a used token's stored hash.
+const USED: &str = "used:";
+
 impl Services {
+    /// The payment behind a 3-D Secure link that was already used, or `None` (unknown link).
+    pub async fn used_authentication(
+        &self,
+        payment_id: &str,
+        token: &str,
+    ) -> CoreResult<Option<Payment>> {
+        if !ids::looks_like(IdKind::Payment, payment_id) || token.len() > 64 {
+            return Ok(None);
+        }
+        let Some((scope, record)) = self.store.find_payment_for_receipt(payment_id).await? else {
+            return Ok(None);
+        };
+        let Some(stored) = self.store.find_sealed(&scope, payment_id).await? else {
+            return Ok(None);
+        };
+        let used = format!("{USED}{}", hash_key(token));
+        if !secrets_equal(used.as_bytes(), stored.as_bytes()) {
+            return Ok(None);
+        }
+        Ok(Some(from_body(&record.id, &record.body)?))
+    }
+
     /// The payment awaiting authentication behind (`payment_id`, `token`), or `None` when the
     /// pair is unknown, used up, or the payment no longer waits.
     pub async fn find_authentication(
@@ -80,8 +106,9 @@ impl Services {
                 index: payment_index(&after),
                 body: to_body(&after)?,
             });
-            ops.push(WriteOp::Unseal {
+            ops.push(WriteOp::Seal {
                 owner: after.id.clone(),
+                sealed: format!("{USED}{}", hash_key(token)),
             });
             // Authorised for later capture has no event type of its own: `payment.updated`
             // with the old status tells the merchant the customer authenticated.

@@ -749,9 +749,10 @@ impl Services {
             return Ok(None);
         };
         let payment: Payment = from_body(&record.id, &record.body)?;
-        let merchant = match self.store.find_account(&scope.account).await? {
-            Some(a) => a.name.unwrap_or(a.email),
-            None => String::new(),
+        // What customers see: the business name and public e-mail, never the login e-mail.
+        let (merchant, merchant_email) = match self.store.find_account(&scope.account).await? {
+            Some(a) => (a.name.or_else(|| a.public_email.clone()), a.public_email),
+            None => (None, None),
         };
         let query = crate::store::ListQuery {
             filters: vec![(crate::store::Field::Payment, payment.id.clone())],
@@ -769,6 +770,7 @@ impl Services {
         Ok(Some(Receipt {
             payment,
             merchant,
+            merchant_email,
             refunds,
         }))
     }
@@ -786,7 +788,10 @@ impl Services {
 #[derive(Debug, Clone)]
 pub struct Receipt {
     pub payment: Payment,
-    pub merchant: String,
+    /// The business name (else its public e-mail); `None` when the account set neither.
+    pub merchant: Option<String>,
+    /// The account's public e-mail, for customers to write to.
+    pub merchant_email: Option<String>,
     pub refunds: Vec<crate::refund::Refund>,
 }
 

@@ -255,10 +255,26 @@ async fn render_account(
                 }
             }
             section.card {
+                h2 { "What customers see" }
+                p.muted { "Receipts show the business name and the e-mail customers can write to; never your login e-mail." }
+                form method="post" action="/dashboard/account/profile" {
+                    (csrf_field(session))
+                    div.field {
+                        label for="business_name" { "Business name" }
+                        input #business_name type="text" name="name" maxlength="200" value=(account.name.as_deref().unwrap_or(""));
+                    }
+                    div.field {
+                        label for="public_email" { "Public e-mail" }
+                        input #public_email type="email" name="public_email" maxlength="512" value=(account.public_email.as_deref().unwrap_or(""));
+                    }
+                    button.primary type="submit" { "Save" }
+                }
+            }
+            section.card {
                 h2 { "Account" }
                 dl.props {
-                    dt { "Name" } dd { (account.name.as_deref().unwrap_or("—")) }
-                    dt { "E-mail" } dd { (account.email) }
+                    dt { "Business name" } dd { (account.name.as_deref().unwrap_or("—")) }
+                    dt { "Login e-mail" } dd { (account.email) }
                     dt { "Account id" } dd.mono { (account.id) }
                     dt { "Created" } dd { (layout::when(account.created)) }
                     dt { "Session ends" } dd { (layout::when(session.record.expires_at)) }
@@ -280,9 +296,38 @@ pub async fn account_page(
 ) -> PageResult {
     let notice = match q.done.as_deref() {
         Some("password") => Notice::Success("Your password was changed.".into()),
+        Some("profile") => Notice::Success("Saved. Receipts show it from now on.".into()),
         _ => Notice::None,
     };
     render_account(&state, &session, StatusCode::OK, notice).await
+}
+
+/// `POST /dashboard/account/profile`: the business name and public e-mail on receipts.
+pub async fn update_profile(State(state): State<DashboardState>, posted: Posted) -> PageResult {
+    let f = &posted.fields;
+    match state
+        .services()
+        .update_account_profile(
+            &posted.session.record.account,
+            f.get("name"),
+            f.get("public_email"),
+        )
+        .await
+    {
+        Ok(_) => Ok(see_other("/dashboard/account?done=profile")),
+        Err(e) => match user_message(&e) {
+            Some(message) => {
+                render_account(
+                    &state,
+                    &posted.session,
+                    StatusCode::BAD_REQUEST,
+                    Notice::Error(message),
+                )
+                .await
+            }
+            None => Err(e.into()),
+        },
+    }
 }
 
 /// `POST /dashboard/account/password`. A wrong current password counts as a failed login.

@@ -101,6 +101,7 @@ pub fn router(app: AppState, secure_cookies: bool) -> Router {
         .route("/mode", post(auth::switch_mode))
         .route("/account", get(auth::account_page))
         .route("/account/password", post(auth::change_password))
+        .route("/account/profile", post(auth::update_profile))
         .route("/keys", get(keys::list_keys).post(keys::create_key))
         .route("/keys/{id}/roll", post(keys::roll_key))
         .route("/keys/{id}/revoke", post(keys::revoke_key))

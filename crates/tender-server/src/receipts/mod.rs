@@ -40,7 +40,8 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:32rem;margi
 padding:.4rem .8rem;border-radius:6px;font-weight:600;letter-spacing:.05em;display:inline-block}\
 table{width:100%;border-collapse:collapse}td{padding:.35rem 0;border-bottom:1px solid #eee}td:last-child{text-align:right}\
 button{font-size:1rem;padding:.6rem 1.2rem;border-radius:8px;border:1px solid #888;margin-right:.5rem;cursor:pointer}\
-button.primary{background:#3b5bdb;color:#fff;border-color:#3b5bdb}";
+button.primary{background:#3b5bdb;color:#fff;border-color:#3b5bdb}.outcome{font-weight:600}\
+@media (max-width:420px){body{margin:1rem auto}.card{padding:1rem}.amount{font-size:1.6rem}td{font-size:.9rem}button{width:100%;margin:.3rem 0}}";
 
 fn page(title: &str, body: Markup) -> Markup {
     html! {
@@ -91,7 +92,7 @@ fn server_error(e: impl std::fmt::Display) -> Response {
 
 fn method_line(p: &Payment) -> String {
     if let Some(c) = &p.payment_method.card {
-        format!("{} •••• {}", c.brand.as_str(), c.last4)
+        format!("{} •••• {}", c.brand.display_name(), c.last4)
     } else if let Some(b) = &p.payment_method.bank_transfer {
         format!("Bank transfer ({}) •••• {}", b.country, b.last4)
     } else {
@@ -99,22 +100,68 @@ fn method_line(p: &Payment) -> String {
     }
 }
 
+/// The payment's state in the words of the person who paid.
+fn status_words(p: &Payment) -> &'static str {
+    use tender_core::payment::PaymentStatus as S;
+    match p.status {
+        S::Succeeded if p.refunded => "Refunded",
+        S::Succeeded if p.amount_refunded > 0 => "Partly refunded",
+        S::Succeeded => "Paid",
+        S::Failed => "Failed",
+        S::Canceled => "Canceled",
+        S::Processing => "Processing",
+        S::RequiresCapture => "Authorised, not yet charged",
+        S::RequiresAction => "Waiting for your confirmation",
+    }
+}
+
+/// A line under the amount that says plainly what happened to the customer's money.
+fn outcome_line(p: &Payment) -> Option<String> {
+    use tender_core::payment::PaymentStatus as S;
+    match p.status {
+        S::Failed => Some("This payment failed. You were not charged.".into()),
+        S::Canceled => Some("This payment was canceled. You were not charged.".into()),
+        S::RequiresCapture => Some("Your card was authorised; nothing has been taken yet.".into()),
+        S::Succeeded if p.amount_refunded > 0 => Some(format!(
+            "Charged in the end: {} ({} refunded).",
+            format_amount(p.amount_captured - p.amount_refunded, p.currency),
+            format_amount(p.amount_refunded, p.currency)
+        )),
+        _ => None,
+    }
+}
+
 /// The receipt markup (also used by tests through the HTTP route).
 fn render_receipt(r: &Receipt) -> Markup {
     let p = &r.payment;
+    let title = match &r.merchant {
+        Some(m) => format!("Receipt from {m}"),
+        None => "Receipt".to_string(),
+    };
+    // The amount taken: what was captured once a payment succeeded, else what was asked.
+    let shown = if p.amount_captured > 0 {
+        p.amount_captured
+    } else {
+        p.amount
+    };
     page(
-        &format!("Receipt from {}", r.merchant),
+        &title,
         html! {
             @if !p.livemode { p.test { "TEST MODE" } }
             div.card {
-                p.muted { "Receipt from" }
-                h1 { (r.merchant) }
-                p.amount { (format_amount(p.amount, p.currency)) }
+                @if let Some(m) = &r.merchant {
+                    p.muted { "Receipt from" }
+                    h1 { (m) }
+                } @else {
+                    h1 { "Receipt" }
+                }
+                p.amount { (format_amount(shown, p.currency)) }
+                @if let Some(line) = outcome_line(p) { p.outcome { (line) } }
                 table {
                     tr { td { "Date" } td { (format_utc(p.created)) } }
                     @if let Some(d) = &p.description { tr { td { "Description" } td { (d) } } }
                     tr { td { "Payment method" } td { (method_line(p)) } }
-                    tr { td { "Status" } td.status { (p.status.as_str()) } }
+                    tr { td { "Status" } td.status { (status_words(p)) } }
                     tr { td { "Receipt number" } td { (p.id) } }
                 }
                 @if !r.refunds.is_empty() {
@@ -127,6 +174,9 @@ fn render_receipt(r: &Receipt) -> Markup {
                             }
                         }
                     }
+                }
+                @if let Some(email) = &r.merchant_email {
+                    p.muted { "Questions? Write to " a href=(format!("mailto:{email}")) { (email) } "." }
                 }
             }
         },
@@ -161,6 +211,28 @@ async fn authentication_page(
                             button.primary type="submit" name="outcome" value="complete" { "Complete authentication" }
                             button type="submit" name="outcome" value="fail" { "Fail authentication" }
                         }
+                    }
+                },
+            ),
+        ),
+        Ok(None) => already_confirmed_or_missing(&state, &id, &token).await,
+        Err(e) => server_error(e),
+    }
+}
+
+/// A 3-D Secure link that no longer works: if it is a link that was used, say the payment was
+/// already confirmed and point at the receipt (changing nothing); otherwise the page is unknown.
+async fn already_confirmed_or_missing(state: &AppState, id: &str, token: &str) -> Response {
+    match state.services.used_authentication(id, token).await {
+        Ok(Some(p)) => html_response(
+            StatusCode::OK,
+            page(
+                "Payment already confirmed",
+                html! {
+                    div.card {
+                        h1 { "This payment was already confirmed" }
+                        p { "This link has been used. Status: " span.status { (status_words(&p)) } "." }
+                        p { a href=(format!("/{}", p.id)) { "See the receipt" } }
                     }
                 },
             ),
@@ -209,14 +281,14 @@ async fn authenticate(
                     html! {
                         div.card {
                             h1 { @if success { "Authentication complete" } @else { "Authentication failed" } }
-                            p { "Payment status: " span.status { (p.status.as_str()) } }
+                            p { "Payment status: " span.status { (status_words(&p)) } }
                             p.muted { "You can close this window." }
                         }
                     },
                 ),
             )
         }
-        Ok(None) => not_found().await,
+        Ok(None) => already_confirmed_or_missing(&state, &id, &token).await,
         Err(e) => server_error(e),
     }
 }

@@ -528,18 +528,20 @@ async fn three_d_secure_completes_on_the_receipt_host() {
     assert_eq!(p.body["amount_captured"], 4200);
     let ev = app.get("/v2/events?type=payment.succeeded", app.sk()).await;
     assert_eq!(ev.body["data"][0]["data"]["object"]["id"], id.as_str());
-    // The link is spent.
-    assert_eq!(reqwest::get(&url).await.unwrap().status(), 404);
-    assert_eq!(
-        client
-            .post(&url)
-            .form(&[("outcome", "fail")])
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        404
-    );
+    // The link is spent: it says the payment was already confirmed, and changes nothing.
+    let again = reqwest::get(&url).await.unwrap();
+    assert_eq!(again.status(), 200);
+    assert!(again.text().await.unwrap().contains("already confirmed"));
+    let replay = client
+        .post(&url)
+        .form(&[("outcome", "fail")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(replay.status(), 200);
+    assert!(replay.text().await.unwrap().contains("already confirmed"));
+    let p = app.get(&format!("/v2/payments/{id}"), app.sk()).await;
+    assert_eq!(p.body["status"], "succeeded");
 }
 
 #[tokio::test]
@@ -612,8 +614,46 @@ async fn the_receipt_page_shows_the_payment_and_its_refunds() {
     assert!(html.contains("TEST MODE"));
     assert!(html.contains("1,234.56 USD"), "{html}");
     assert!(html.contains("4.56 USD"));
-    assert!(html.contains("visa •••• 4242"));
-    assert!(html.contains("admin@tender.local"));
+    assert!(
+        html.contains("Visa •••• 4242"),
+        "the brand as a customer reads it"
+    );
+    assert!(html.contains("Partly refunded"));
+    assert!(html.contains("Charged in the end: 1,230.00 USD"), "{html}");
+    // The login e-mail is never shown to customers; the business name and public e-mail are.
+    assert!(!html.contains("admin@tender.local"));
+    app.services
+        .update_account_profile(
+            &app.account.account,
+            Some("Corner Café"),
+            Some("hello@corner.example"),
+        )
+        .await
+        .unwrap();
+    let named = reqwest::get(p.body["receipt_url"].as_str().unwrap())
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(named.contains("Receipt from Corner Café"), "{named}");
+    assert!(named.contains("hello@corner.example"));
+    let failed = app.pay(app.sk(), "4000000000000002", 2000).await;
+    let failed_page = reqwest::get(
+        failed.body["error"]["payment"]
+            .as_str()
+            .map(|id| format!("{}/{id}", app.receipt_base))
+            .unwrap(),
+    )
+    .await
+    .unwrap()
+    .text()
+    .await
+    .unwrap();
+    assert!(
+        failed_page.contains("You were not charged."),
+        "{failed_page}"
+    );
     assert!(html.contains("&lt;script&gt;"), "description is escaped");
     assert!(!html.contains("<script>alert"));
     let jpy = app

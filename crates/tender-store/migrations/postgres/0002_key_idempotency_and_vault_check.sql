@@ -15,3 +15,6 @@ CREATE TABLE settings (
 
 -- Deliveries under a live lease, counted by the fair claim's per-account and per-endpoint caps.
 CREATE INDEX webhook_deliveries_leased ON webhook_deliveries(lease_until) WHERE lease_until IS NOT NULL;
+
+-- The e-mail customers see on receipts (the login e-mail is never shown to them).
+ALTER TABLE accounts ADD COLUMN public_email TEXT;

@@ -393,7 +393,7 @@ async fn fan_out(
     Ok(())
 }
 
-const ACCOUNT_COLUMNS: &str = "id, email, name, password_hash, created";
+const ACCOUNT_COLUMNS: &str = "id, email, name, password_hash, created, public_email";
 
 fn account_row(r: &Row) -> AccountRecord {
     AccountRecord {
@@ -402,6 +402,7 @@ fn account_row(r: &Row) -> AccountRecord {
         name: r.get(2),
         password_hash: r.get(3),
         created: r.get(4),
+        public_email: r.get(5),
     }
 }
 
@@ -736,7 +737,7 @@ impl Store for PgStore {
             Box::pin(async move {
                 tx.execute(
                     &format!(
-                        "INSERT INTO accounts ({ACCOUNT_COLUMNS}) VALUES ($1, $2, $3, $4, $5)"
+                        "INSERT INTO accounts ({ACCOUNT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"
                     ),
                     &[
                         &account.id,
@@ -744,6 +745,7 @@ impl Store for PgStore {
                         &account.name,
                         &account.password_hash,
                         &account.created,
+                        &account.public_email,
                     ],
                 )
                 .await
@@ -791,6 +793,23 @@ impl Store for PgStore {
             .await
             .map_err(|e| classify("list accounts", e))?;
         Ok(rows.iter().map(account_row).collect())
+    }
+
+    async fn update_account_profile(
+        &self,
+        account: &str,
+        name: Option<&str>,
+        public_email: Option<&str>,
+    ) -> StoreResult<()> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "UPDATE accounts SET name = $1, public_email = $2 WHERE id = $3",
+                &[&name, &public_email, &account],
+            )
+            .await
+            .map(|_| ())
+            .map_err(|e| classify("update profile", e))
     }
 
     async fn update_account_password(

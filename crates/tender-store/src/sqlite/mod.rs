@@ -670,7 +670,7 @@ fn delivery_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DeliveryRecord> {
     })
 }
 
-const ACCOUNT_COLUMNS: &str = "id, email, name, password_hash, created";
+const ACCOUNT_COLUMNS: &str = "id, email, name, password_hash, created, public_email";
 
 fn account_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AccountRecord> {
     Ok(AccountRecord {
@@ -679,6 +679,7 @@ fn account_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AccountRecord> {
         name: r.get(2)?,
         password_hash: r.get(3)?,
         created: r.get(4)?,
+        public_email: r.get(5)?,
     })
 }
 
@@ -756,6 +757,29 @@ impl Store for SqliteStore {
             .map_err(|e| classify("list accounts", e))
         })
         .await
+    }
+
+    async fn update_account_profile(
+        &self,
+        account: &str,
+        name: Option<&str>,
+        public_email: Option<&str>,
+    ) -> StoreResult<()> {
+        let (account, name, public_email) = (
+            account.to_string(),
+            name.map(str::to_string),
+            public_email.map(str::to_string),
+        );
+        self.writer
+            .write(move |conn| {
+                conn.execute(
+                    "UPDATE accounts SET name = ?1, public_email = ?2 WHERE id = ?3",
+                    params![name, public_email, account],
+                )
+                .map(|_| ())
+                .map_err(|e| classify("update profile", e))
+            })
+            .await
     }
 
     async fn update_account_password(
@@ -1095,8 +1119,8 @@ impl Store for SqliteStore {
         self.writer
             .write(move |conn| {
                 conn.execute(
-                    "INSERT INTO accounts (id, email, name, password_hash, created) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![account.id, account.email, account.name, account.password_hash, account.created],
+                    "INSERT INTO accounts (id, email, name, password_hash, created, public_email) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![account.id, account.email, account.name, account.password_hash, account.created, account.public_email],
                 )
                 .map_err(|e| classify("insert account", e))?;
                 for k in &keys {
