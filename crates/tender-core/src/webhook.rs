@@ -202,6 +202,89 @@ pub fn retry_delay_ms(
     Some(((base as f64) * 1000.0 * scale * jitter).round().max(0.0) as i64)
 }
 
+/// A due delivery the store found, as the fair claim weighs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DueDelivery {
+    pub id: String,
+    /// The account and mode (`account_id`, `livemode`) it belongs to.
+    pub scope: (String, bool),
+    pub endpoint_id: String,
+    pub next_attempt_at_ms: i64,
+}
+
+/// Picks up to `limit` deliveries to lease from `candidates` (any order, no duplicates). Each
+/// pick goes to the account and mode with the fewest deliveries in flight (counting `busy_*`,
+/// leased now, and the picks so far), ties to the one whose next delivery is oldest; within a
+/// scope, its oldest delivery whose endpoint has room. Nothing puts an endpoint over
+/// `per_endpoint` or a scope over `per_account` in flight. So when slots free up, the account
+/// that has least goes first: tenants whose endpoints are slow (each attempt holding a slot for
+/// up to the 10 s timeout) cannot keep a healthy tenant waiting behind them, however many
+/// they are.
+///
+/// Pure, so both stores share it; they only find the candidates and lease the picks.
+pub fn fair_pick(
+    mut candidates: Vec<DueDelivery>,
+    busy_accounts: &std::collections::HashMap<(String, bool), usize>,
+    busy_endpoints: &std::collections::HashMap<String, usize>,
+    per_account: usize,
+    per_endpoint: usize,
+    limit: usize,
+) -> Vec<String> {
+    use std::collections::{HashMap, VecDeque};
+    candidates.sort_by(|a, b| (a.next_attempt_at_ms, &a.id).cmp(&(b.next_attempt_at_ms, &b.id)));
+    let mut queues: HashMap<(String, bool), VecDeque<DueDelivery>> = HashMap::new();
+    for c in candidates {
+        queues.entry(c.scope.clone()).or_default().push_back(c);
+    }
+    let mut load: HashMap<(String, bool), usize> = queues
+        .keys()
+        .map(|scope| {
+            (
+                scope.clone(),
+                busy_accounts.get(scope).copied().unwrap_or(0),
+            )
+        })
+        .collect();
+    let mut in_endpoint: HashMap<String, usize> = busy_endpoints.clone();
+    let mut picked = Vec::new();
+    while picked.len() < limit {
+        // The scope with the least in flight that can still take one, oldest first on ties.
+        let mut best: Option<((usize, i64, String, bool), usize)> = None;
+        for (scope, queue) in &queues {
+            let in_flight = load[scope];
+            if in_flight >= per_account {
+                continue;
+            }
+            let Some(pos) = queue
+                .iter()
+                .position(|d| in_endpoint.get(&d.endpoint_id).copied().unwrap_or(0) < per_endpoint)
+            else {
+                continue;
+            };
+            let key = (
+                in_flight,
+                queue[pos].next_attempt_at_ms,
+                scope.0.clone(),
+                scope.1,
+            );
+            if best.as_ref().is_none_or(|(k, _)| key < *k) {
+                best = Some((key, pos));
+            }
+        }
+        let Some(((_, _, account, live), pos)) = best else {
+            break;
+        };
+        let scope = (account, live);
+        let Some(d) = queues.get_mut(&scope).and_then(|q| q.remove(pos)) else {
+            break;
+        };
+        *in_endpoint.entry(d.endpoint_id.clone()).or_insert(0) += 1;
+        *load.entry(scope).or_insert(0) += 1;
+        picked.push(d.id);
+    }
+    picked
+}
+
 /// Whether a webhook in this mode may connect to `ip` (CONTRACT §5): live mode only to public
 /// addresses ([`is_forbidden_address`]); test mode also to loopback (local development), to
 /// private ranges (RFC 1918, unique-local, shared 100.64/10) only when the operator allowed them,
@@ -309,6 +392,44 @@ mod tests {
             verify_tender_signature("garbage", body, &secret, 0, 300),
             Err(VerifyError::Malformed)
         );
+    }
+
+    fn due(id: &str, account: &str, endpoint: &str, at: i64) -> DueDelivery {
+        DueDelivery {
+            id: id.into(),
+            scope: (account.into(), false),
+            endpoint_id: endpoint.into(),
+            next_attempt_at_ms: at,
+        }
+    }
+
+    #[test]
+    fn the_fair_pick_alternates_accounts_and_respects_the_caps() {
+        use std::collections::HashMap;
+        let mut candidates: Vec<_> = (0..10)
+            .map(|i| due(&format!("b{i}"), "acct_b", &format!("we_b{}", i % 2), i))
+            .collect();
+        candidates.push(due("a0", "acct_a", "we_a", 100));
+        let none: HashMap<(String, bool), usize> = HashMap::new();
+        let no_endpoints: HashMap<String, usize> = HashMap::new();
+        // A's single, newest delivery comes second: right after B's oldest.
+        let picked = fair_pick(candidates.clone(), &none, &no_endpoints, 100, 100, 2);
+        assert_eq!(picked, ["b0", "a0"]);
+        // B already has deliveries in flight (slow endpoints): A, with none, goes first.
+        let b_busy: HashMap<_, _> = [(("acct_b".to_string(), false), 5)].into();
+        let picked = fair_pick(candidates.clone(), &b_busy, &no_endpoints, 100, 100, 1);
+        assert_eq!(picked, ["a0"]);
+        // Endpoint cap 2: B gets two per endpoint (4), A its one.
+        let picked = fair_pick(candidates.clone(), &none, &no_endpoints, 100, 2, 100);
+        assert_eq!(picked.len(), 5);
+        // Account cap 3, counting 2 already in flight for B: B gets one more, after A.
+        let busy: HashMap<_, _> = [(("acct_b".to_string(), false), 2)].into();
+        let picked = fair_pick(candidates.clone(), &busy, &no_endpoints, 3, 100, 100);
+        assert_eq!(picked, ["a0", "b0"]);
+        // An endpoint already full is skipped, its account's other endpoint is not.
+        let full: HashMap<_, _> = [("we_b0".to_string(), 8)].into();
+        let picked = fair_pick(candidates, &none, &full, 100, 8, 3);
+        assert_eq!(picked, ["b1", "a0", "b3"]);
     }
 
     #[test]

@@ -7,6 +7,11 @@
 //! The commit time of an event is when its `200` arrives (the answer is sent after the fsync);
 //! the delivery time is when the receiver sees it. Both clocks are this process's.
 //!
+//! With `--slow-accounts N`, N other accounts first register 16 endpoints each (the most an
+//! account may have) on a socket that accepts connections and never answers, and create events
+//! for them, so every one of their attempts holds its slot for the 10 s timeout: the figures
+//! then show what one tenant's black-holed endpoints cost another tenant's deliveries.
+//!
 //! `cargo build --release -p tender -p tender-bench && target/release/tender-webhook-bench`
 
 use std::collections::HashMap;
@@ -30,6 +35,9 @@ struct Args {
     /// The release `tender` binary (default: next to this one).
     #[arg(long)]
     tender: Option<PathBuf>,
+    /// Other accounts with 16 black-holed endpoints each (and 8 events each) while measuring.
+    #[arg(long, default_value_t = 0)]
+    slow_accounts: usize,
 }
 
 #[tokio::main]
@@ -111,6 +119,62 @@ async fn main() -> anyhow::Result<()> {
         .await?;
     if r.status() != 200 {
         bail!("could not register the endpoint: {}", r.text().await?);
+    }
+
+    if args.slow_accounts > 0 {
+        // A socket that accepts and never answers: each attempt waits out the 10 s timeout.
+        let hole = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let hole_addr = hole.local_addr()?;
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((socket, _)) = hole.accept().await {
+                held.push(socket);
+            }
+        });
+        for i in 0..args.slow_accounts {
+            let out = Command::new(&tender)
+                .args([
+                    "accounts",
+                    "create",
+                    "--email",
+                    &format!("slow{i}@bench.example"),
+                ])
+                .arg("--data-dir")
+                .arg(dir.path())
+                .output()?;
+            let created: Value = serde_json::from_slice(&out.stdout)
+                .with_context(|| String::from_utf8_lossy(&out.stderr).into_owned())?;
+            let slow_key = created["keys"]["test"]["secret"]
+                .as_str()
+                .context("a test key")?
+                .to_string();
+            for e in 0..16 {
+                let r = http
+                    .post(format!("{base}/v2/webhook_endpoints"))
+                    .bearer_auth(&slow_key)
+                    .json(
+                        &json!({"url": format!("http://{hole_addr}/{e}"), "enabled_events": ["*"]}),
+                    )
+                    .send()
+                    .await?;
+                if r.status() != 200 {
+                    bail!("could not register a slow endpoint: {}", r.text().await?);
+                }
+            }
+            for _ in 0..8 {
+                http.post(format!("{base}/v2/customers"))
+                    .bearer_auth(&slow_key)
+                    .json(&json!({}))
+                    .send()
+                    .await?;
+            }
+        }
+        println!(
+            "slow tenants: {} accounts × 16 black-holed endpoints ({} endpoints, {} deliveries pending)",
+            args.slow_accounts,
+            args.slow_accounts * 16,
+            args.slow_accounts * 16 * 8
+        );
     }
 
     let committed: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();

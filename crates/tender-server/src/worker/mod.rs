@@ -23,12 +23,14 @@ use tokio::sync::{watch, Semaphore};
 
 pub use client::SystemResolver;
 
-/// Sends in flight at once on one node.
-pub const IN_FLIGHT: usize = 64;
+/// Sends in flight at once on one node. Sends are asynchronous I/O, so a large pool costs
+/// little; what matters is that it is much larger than [`PER_ACCOUNT`], so that several tenants
+/// with slow endpoints together still leave room for everyone else.
+pub const IN_FLIGHT: usize = 256;
 /// Sends in flight at once for one account and mode, across nodes.
 pub const PER_ACCOUNT: usize = 16;
 /// Sends in flight at once to one endpoint, across nodes.
-pub const PER_ENDPOINT: usize = 4;
+pub const PER_ENDPOINT: usize = 8;
 /// How long an idle worker waits before looking again.
 const IDLE_POLL: Duration = Duration::from_millis(50);
 /// The receiver must answer within this.
@@ -44,6 +46,8 @@ pub struct WebhookWorker {
     test_client: reqwest::Client,
     /// Live mode: public addresses only.
     live_client: reqwest::Client,
+    /// Signalled each time a send finishes and frees its slot.
+    finished: Arc<tokio::sync::Notify>,
 }
 
 impl WebhookWorker {
@@ -54,6 +58,7 @@ impl WebhookWorker {
             metrics,
             test_client: client::build(false, private)?,
             live_client: client::build(true, false)?,
+            finished: Arc::new(tokio::sync::Notify::new()),
         })
     }
 
@@ -70,8 +75,11 @@ impl WebhookWorker {
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "webhook worker step failed"),
             }
+            // Nothing to claim now: look again when a send finishes (its endpoint or account
+            // may have been at its cap) or after the idle poll.
             tokio::select! {
                 _ = tokio::time::sleep(IDLE_POLL) => {}
+                _ = self.finished.notified() => {}
                 changed = stop.changed() => if changed.is_err() { break },
             }
         }
@@ -106,6 +114,8 @@ impl WebhookWorker {
                 if let Err(e) = worker.services.finish_delivery(&task, result).await {
                     tracing::warn!(error = %e, delivery = %task.delivery_id, "recording a webhook attempt failed");
                 }
+                drop(_permit);
+                worker.finished.notify_one();
             });
         }
         Ok(n)

@@ -13,8 +13,10 @@ CREATE TABLE settings (
     value TEXT NOT NULL
 );
 
--- Deliveries under a live lease, counted by the fair claim's per-account and per-endpoint caps.
+-- Deliveries under a live lease, counted by the fair claim's per-account and per-endpoint caps,
+-- and each account and mode's due deliveries, oldest first, for the fair claim's candidates.
 CREATE INDEX webhook_deliveries_leased ON webhook_deliveries(lease_until) WHERE lease_until IS NOT NULL;
+CREATE INDEX webhook_deliveries_scope_due ON webhook_deliveries(account_id, livemode, status, next_attempt_at);
 
 -- The e-mail customers see on receipts (the login e-mail is never shown to them).
 ALTER TABLE accounts ADD COLUMN public_email TEXT;

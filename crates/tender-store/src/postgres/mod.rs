@@ -1074,48 +1074,71 @@ impl Store for PgStore {
     }
 
     async fn claim_deliveries(&self, claim: DeliveryClaim) -> StoreResult<Vec<ClaimedDelivery>> {
-        let DeliveryClaim {
-            now_ms,
-            lease_until_ms,
-            ..
-        } = claim;
-        let (limit, per_account, per_endpoint) = (
-            claim.limit as i64,
-            claim.per_account as i64,
-            claim.per_endpoint as i64,
-        );
+        use std::collections::HashMap;
+        use tender_core::webhook::{fair_pick, DueDelivery};
         let client = self.client().await?;
-        // The fair selection of the SQLite store, then a lease that re-checks the row: another
-        // node that leased it meanwhile wins, and this node skips it.
+        let now_ms = claim.now_ms;
+        let mut busy_accounts: HashMap<(String, bool), usize> = HashMap::new();
+        let mut busy_endpoints: HashMap<String, usize> = HashMap::new();
+        let busy = client
+            .query(
+                "SELECT account_id, livemode, endpoint_id FROM webhook_deliveries
+                 WHERE lease_until IS NOT NULL AND lease_until >= $1 AND status = 'pending'",
+                &[&now_ms],
+            )
+            .await
+            .map_err(|e| classify("claim deliveries", e))?;
+        for r in &busy {
+            *busy_accounts.entry((r.get(0), r.get(1))).or_insert(0) += 1;
+            *busy_endpoints.entry(r.get(2)).or_insert(0) += 1;
+        }
+        // As on SQLite: each account and mode's oldest few (an index range each, through
+        // LATERAL), plus the oldest overall; `fair_pick` chooses among them.
+        let limit = claim.limit as i64;
         let rows = client
             .query(
-                "WITH fair AS (WITH busy AS (
-                     SELECT account_id, livemode, endpoint_id FROM webhook_deliveries
-                     WHERE lease_until IS NOT NULL AND lease_until >= $1 AND status = 'pending'
-                 ),
-                 busy_account AS (SELECT account_id, livemode, COUNT(*) AS n FROM busy GROUP BY account_id, livemode),
-                 busy_endpoint AS (SELECT endpoint_id, COUNT(*) AS n FROM busy GROUP BY endpoint_id),
-                 due AS (
-                     SELECT d.id, d.seq, d.account_id, d.livemode, d.next_attempt_at,
-                            ROW_NUMBER() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.seq)
-                              + COALESCE(e.n, 0) AS endpoint_load
-                     FROM webhook_deliveries d LEFT JOIN busy_endpoint e ON e.endpoint_id = d.endpoint_id
-                     WHERE d.status = 'pending' AND d.next_attempt_at <= $1
-                       AND (d.lease_until IS NULL OR d.lease_until < $1)
-                 ),
-                 eligible AS (
-                     SELECT due.id, due.next_attempt_at,
-                            ROW_NUMBER() OVER (PARTITION BY due.account_id, due.livemode ORDER BY due.next_attempt_at, due.seq) AS account_rank,
-                            ROW_NUMBER() OVER (PARTITION BY due.account_id, due.livemode ORDER BY due.next_attempt_at, due.seq)
-                              + COALESCE(a.n, 0) AS account_load
-                     FROM due LEFT JOIN busy_account a ON a.account_id = due.account_id AND a.livemode = due.livemode
-                     WHERE due.endpoint_load <= $5
-                 )
-                 SELECT id FROM eligible WHERE account_load <= $4
-                 ORDER BY account_rank, next_attempt_at, id LIMIT $3),
-                 claimed AS (
+                "SELECT d.id, s.account_id, s.livemode, d.endpoint_id, d.next_attempt_at
+                 FROM (SELECT DISTINCT account_id, livemode FROM webhook_endpoints) s
+                 CROSS JOIN LATERAL (
+                    SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries w
+                    WHERE w.account_id = s.account_id AND w.livemode = s.livemode AND w.status = 'pending'
+                      AND w.next_attempt_at <= $1 AND (w.lease_until IS NULL OR w.lease_until < $1)
+                    ORDER BY w.next_attempt_at LIMIT 256) d
+                 UNION
+                 SELECT id, account_id, livemode, endpoint_id, next_attempt_at FROM (
+                    SELECT id, account_id, livemode, endpoint_id, next_attempt_at FROM webhook_deliveries
+                    WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
+                    ORDER BY next_attempt_at LIMIT $2) oldest",
+                &[&now_ms, &limit],
+            )
+            .await
+            .map_err(|e| classify("claim deliveries", e))?;
+        let candidates = rows
+            .iter()
+            .map(|r| DueDelivery {
+                id: r.get(0),
+                scope: (r.get(1), r.get(2)),
+                endpoint_id: r.get(3),
+                next_attempt_at_ms: r.get(4),
+            })
+            .collect();
+        let ids = fair_pick(
+            candidates,
+            &busy_accounts,
+            &busy_endpoints,
+            claim.per_account,
+            claim.per_endpoint,
+            claim.limit,
+        );
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        // The lease re-checks each row: another node that leased it meanwhile wins.
+        let rows = client
+            .query(
+                "WITH claimed AS (
                     UPDATE webhook_deliveries SET lease_until = $2
-                    WHERE id IN (SELECT id FROM fair) AND status = 'pending'
+                    WHERE id = ANY($3) AND status = 'pending'
                       AND (lease_until IS NULL OR lease_until < $1)
                     RETURNING id, account_id, livemode, event_id, endpoint_id, attempts)
                  SELECT c.id, c.account_id, c.livemode, c.event_id, e.body, c.endpoint_id, w.body, s.sealed,
@@ -1125,7 +1148,7 @@ impl Store for PgStore {
                  LEFT JOIN webhook_endpoints w ON w.id = c.endpoint_id
                  LEFT JOIN sealed_values s ON s.owner_id = c.endpoint_id
                  LEFT JOIN webhook_endpoint_health h ON h.endpoint_id = c.endpoint_id",
-                &[&now_ms, &lease_until_ms, &limit, &per_account, &per_endpoint],
+                &[&now_ms, &claim.lease_until_ms, &ids],
             )
             .await
             .map_err(|e| classify("claim deliveries", e))?;

@@ -557,51 +557,93 @@ fn scope_from(account: String, live: bool) -> Scope {
     }
 }
 
-/// The fair selection of due deliveries (see `Store::claim_deliveries`): an endpoint's due
-/// deliveries beyond its free in-flight slots drop out first, then each account and mode's,
-/// and what is left comes round-robin by account (each one's oldest first).
-pub(crate) const FAIR_DUE_DELIVERIES: &str = "WITH busy AS (
-    SELECT account_id, livemode, endpoint_id FROM webhook_deliveries
-    WHERE lease_until IS NOT NULL AND lease_until >= ?1 AND status = 'pending'
-),
-busy_account AS (SELECT account_id, livemode, COUNT(*) AS n FROM busy GROUP BY account_id, livemode),
-busy_endpoint AS (SELECT endpoint_id, COUNT(*) AS n FROM busy GROUP BY endpoint_id),
-due AS (
-    SELECT d.id, d.seq, d.account_id, d.livemode, d.next_attempt_at,
-           ROW_NUMBER() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.seq)
-             + COALESCE(e.n, 0) AS endpoint_load
-    FROM webhook_deliveries d LEFT JOIN busy_endpoint e ON e.endpoint_id = d.endpoint_id
-    WHERE d.status = 'pending' AND d.next_attempt_at <= ?1
-      AND (d.lease_until IS NULL OR d.lease_until < ?1)
-),
-eligible AS (
-    SELECT due.id, due.next_attempt_at,
-           ROW_NUMBER() OVER (PARTITION BY due.account_id, due.livemode ORDER BY due.next_attempt_at, due.seq) AS account_rank,
-           ROW_NUMBER() OVER (PARTITION BY due.account_id, due.livemode ORDER BY due.next_attempt_at, due.seq)
-             + COALESCE(a.n, 0) AS account_load
-    FROM due LEFT JOIN busy_account a ON a.account_id = due.account_id AND a.livemode = due.livemode
-    WHERE due.endpoint_load <= ?4
-)
-SELECT id FROM eligible WHERE account_load <= ?3
-ORDER BY account_rank, next_attempt_at, id LIMIT ?2";
+/// Due deliveries each account and mode may be handed, at most: enough to skip endpoints at
+/// their cap without scanning the scope's whole backlog.
+const CANDIDATES_PER_SCOPE: i64 = 256;
 
+/// Leases what `tender_core::webhook::fair_pick` chooses among the due deliveries: each
+/// account and mode's oldest few (an index range each; scopes come from the endpoints table,
+/// which is small), plus the oldest overall (deliveries of deleted endpoints, whose scope may
+/// have no endpoint left). The cost grows with the number of scopes, not with the backlog.
 fn claim_deliveries(conn: &Connection, claim: DeliveryClaim) -> StoreResult<Vec<ClaimedDelivery>> {
+    use std::collections::HashMap;
+    use tender_core::webhook::{fair_pick, DueDelivery};
     let (now_ms, lease_until_ms) = (claim.now_ms, claim.lease_until_ms);
-    let ids: Vec<String> = conn
-        .prepare_cached(FAIR_DUE_DELIVERIES)
+    let mut busy_accounts: HashMap<(String, bool), usize> = HashMap::new();
+    let mut busy_endpoints: HashMap<String, usize> = HashMap::new();
+    let busy: Vec<(String, bool, String)> = conn
+        .prepare_cached(
+            "SELECT account_id, livemode, endpoint_id FROM webhook_deliveries
+             WHERE lease_until IS NOT NULL AND lease_until >= ?1 AND status = 'pending'",
+        )
         .and_then(|mut s| {
-            s.query_map(
-                params![
-                    now_ms,
-                    claim.limit as i64,
-                    claim.per_account as i64,
-                    claim.per_endpoint as i64
-                ],
-                |r| r.get(0),
-            )?
-            .collect::<Result<Vec<_>, _>>()
+            s.query_map([now_ms], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect::<Result<Vec<_>, _>>()
         })
         .map_err(|e| classify("claim deliveries", e))?;
+    for (account, live, endpoint) in busy {
+        *busy_accounts.entry((account, live)).or_insert(0) += 1;
+        *busy_endpoints.entry(endpoint).or_insert(0) += 1;
+    }
+    let due_row = |r: &rusqlite::Row<'_>| {
+        Ok(DueDelivery {
+            id: r.get(0)?,
+            scope: (r.get(1)?, r.get(2)?),
+            endpoint_id: r.get(3)?,
+            next_attempt_at_ms: r.get(4)?,
+        })
+    };
+    let mut candidates: HashMap<String, DueDelivery> = HashMap::new();
+    let scopes: Vec<(String, bool)> = conn
+        .prepare_cached("SELECT DISTINCT account_id, livemode FROM webhook_endpoints")
+        .and_then(|mut s| {
+            s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(|e| classify("claim deliveries", e))?;
+    for (account, live) in scopes {
+        if busy_accounts
+            .get(&(account.clone(), live))
+            .copied()
+            .unwrap_or(0)
+            >= claim.per_account
+        {
+            continue;
+        }
+        let rows = conn
+            .prepare_cached(
+                "SELECT id, account_id, livemode, endpoint_id, next_attempt_at FROM webhook_deliveries
+                 WHERE account_id = ?1 AND livemode = ?2 AND status = 'pending' AND next_attempt_at <= ?3
+                   AND (lease_until IS NULL OR lease_until < ?3)
+                 ORDER BY next_attempt_at LIMIT ?4",
+            )
+            .and_then(|mut s| {
+                s.query_map(params![account, live, now_ms, CANDIDATES_PER_SCOPE], due_row)?
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(|e| classify("claim deliveries", e))?;
+        candidates.extend(rows.into_iter().map(|d| (d.id.clone(), d)));
+    }
+    let oldest = conn
+        .prepare_cached(
+            "SELECT id, account_id, livemode, endpoint_id, next_attempt_at FROM webhook_deliveries
+             WHERE status = 'pending' AND next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until < ?1)
+             ORDER BY next_attempt_at LIMIT ?2",
+        )
+        .and_then(|mut s| {
+            s.query_map(params![now_ms, claim.limit as i64], due_row)?
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(|e| classify("claim deliveries", e))?;
+    candidates.extend(oldest.into_iter().map(|d| (d.id.clone(), d)));
+    let ids = fair_pick(
+        candidates.into_values().collect(),
+        &busy_accounts,
+        &busy_endpoints,
+        claim.per_account,
+        claim.per_endpoint,
+        claim.limit,
+    );
     let mut claimed = Vec::with_capacity(ids.len());
     for id in ids {
         conn.prepare_cached("UPDATE webhook_deliveries SET lease_until = ?1 WHERE id = ?2")
