@@ -43,12 +43,17 @@ impl StoreError {
 }
 
 /// Why a request could not be authenticated (401).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AuthFailure {
     /// No key was presented.
     Missing,
     /// A key was presented but is malformed, unknown or revoked.
     Invalid,
+    /// A key-shaped value that is no key of ours (unknown or revoked); `redacted` is its
+    /// prefix and last four, which help find a mixed-up environment variable (as Stripe does).
+    Unknown { redacted: String },
+    /// The `Authorization` header is not one of the two accepted forms; what is wrong with it.
+    Malformed(&'static str),
     /// The key's roll grace period has ended.
     Expired,
 }

@@ -235,6 +235,23 @@ impl Amount {
 /// separators, a `.` and exactly `exponent` fraction digits (none for zero-decimal
 /// currencies), a space and the upper-case code. Negative amounts get a leading `-`.
 ///
+/// A minor-unit amount in major units without grouping, for machines (CSV):
+/// `format_major(123456, 2)` → `"1234.56"`, `format_major(-5, 2)` → `"-0.05"`.
+pub fn format_major(minor: i64, exponent: u8) -> String {
+    let divisor = 10u64.pow(u32::from(exponent));
+    let abs = minor.unsigned_abs();
+    let sign = if minor < 0 { "-" } else { "" };
+    if exponent == 0 {
+        return format!("{sign}{abs}");
+    }
+    format!(
+        "{sign}{}.{:0width$}",
+        abs / divisor,
+        abs % divisor,
+        width = usize::from(exponent)
+    )
+}
+
 /// `format_amount(123456, eur)` → `"1,234.56 EUR"`; `format_amount(5000, jpy)` → `"5,000 JPY"`;
 /// `format_amount(1234, kwd)` → `"1.234 KWD"`.
 pub fn format_amount(minor: i64, currency: Currency) -> String {
@@ -273,6 +290,15 @@ pub fn format_amount(minor: i64, currency: Currency) -> String {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+
+    #[test]
+    fn format_major_is_plain_major_units() {
+        assert_eq!(format_major(123456, 2), "1234.56");
+        assert_eq!(format_major(-5, 2), "-0.05");
+        assert_eq!(format_major(5000, 0), "5000");
+        assert_eq!(format_major(1234, 3), "1.234");
+    }
+
     use super::*;
     use proptest::prelude::*;
 

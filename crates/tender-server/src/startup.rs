@@ -209,13 +209,12 @@ impl Application {
             .merge(http::router(state.clone()))
             .merge(crate::dashboard::router(state.clone(), secure_cookies))
             .merge(crate::health::router(state))
-            .fallback(|| async {
-                http::error::http_error(
-                    StatusCode::NOT_FOUND,
-                    "resource_missing",
-                    "Unrecognized request URL.",
-                )
-            })
+            // A browser opening the bare address lands on the dashboard.
+            .route(
+                "/",
+                axum::routing::get(|| async { axum::response::Redirect::to("/dashboard") }),
+            )
+            .fallback(http::unknown_path)
             .layer(CatchPanicLayer::custom(|_| {
                 http::error::http_error(
                     StatusCode::INTERNAL_SERVER_ERROR,

@@ -13,7 +13,7 @@ async fn logged_in(app: &App) -> Browser {
     let mut b = app.browser();
     let page = b.login(&app.account.email, &app.account.password).await;
     assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
-    assert_eq!(page.location(), "/dashboard/payments");
+    assert_eq!(page.location(), "/dashboard/overview");
     b
 }
 
@@ -399,7 +399,7 @@ async fn unknown_dashboard_paths_get_an_html_404_and_the_api_keeps_json() {
     assert_eq!(css.status, StatusCode::OK);
     assert!(css.content_type().starts_with("text/css"));
     let home = b.get("/dashboard").await;
-    assert_eq!(home.location(), "/dashboard/payments");
+    assert_eq!(home.location(), "/dashboard/overview");
 }
 
 #[tokio::test]
@@ -536,11 +536,34 @@ async fn payment_actions_show_mistakes_on_the_page_and_succeed_otherwise() {
     assert_eq!(capture.status, StatusCode::BAD_REQUEST);
     assert!(capture.body.contains("succeeded"));
 
-    let ok = b
+    // A refund asks for confirmation first, and nothing moves until it is given.
+    let confirm = b
         .submit(
             &path,
             &format!("{path}/refund"),
             &[("amount", "2.50"), ("reason", "duplicate")],
+        )
+        .await;
+    assert_eq!(confirm.status, StatusCode::OK);
+    assert!(
+        confirm.body.contains("Refund 2.50 USD of this payment"),
+        "{}",
+        confirm.body
+    );
+    assert!(confirm.body.contains("name=\"confirmed\" value=\"yes\""));
+    let untouched = app
+        .api(Method::GET, &format!("/payments/{id}"), &key, None)
+        .await;
+    assert_eq!(untouched["amount_refunded"], 0);
+    let ok = b
+        .submit(
+            &path,
+            &format!("{path}/refund"),
+            &[
+                ("amount", "2.50"),
+                ("reason", "duplicate"),
+                ("confirmed", "yes"),
+            ],
         )
         .await;
     assert_eq!(ok.status, StatusCode::SEE_OTHER);
@@ -559,7 +582,7 @@ async fn payment_actions_show_mistakes_on_the_page_and_succeed_otherwise() {
         .submit(
             &held_path,
             &format!("{held_path}/capture"),
-            &[("amount", "20")],
+            &[("amount", "20"), ("confirmed", "yes")],
         )
         .await;
     assert_eq!(cap.status, StatusCode::SEE_OTHER);
@@ -577,6 +600,15 @@ async fn payment_actions_show_mistakes_on_the_page_and_succeed_otherwise() {
     let other_path = format!("/dashboard/payments/{}", other["id"].as_str().unwrap());
     let cancel = b
         .submit(&other_path, &format!("{other_path}/cancel"), &[])
+        .await;
+    assert_eq!(cancel.status, StatusCode::OK, "a confirmation page first");
+    assert!(cancel.body.contains("Cancel this payment of 30.00 USD?"));
+    let cancel = b
+        .submit(
+            &other_path,
+            &format!("{other_path}/cancel"),
+            &[("confirmed", "yes")],
+        )
         .await;
     assert_eq!(cancel.status, StatusCode::SEE_OTHER);
     assert!(b
@@ -920,4 +952,49 @@ async fn the_business_name_and_public_email_are_set_on_the_account_page() {
         account.public_email.as_deref(),
         Some("hello@corner.example")
     );
+}
+
+/// First-run review finding 7: payments export to CSV (quoted cells, no formula injection) and
+/// the bare address leads to the dashboard.
+#[tokio::test]
+async fn payments_export_as_csv_and_the_bare_address_leads_to_the_dashboard() {
+    let app = spawn_app().await;
+    let key = app.account.keys.test.secret.clone();
+    app.pay(&key, 2500, json!({"description": "=HYPERLINK(\"x\")"}))
+        .await;
+    app.pay(&key, 1999, json!({"description": "Order \"1002\", blue"}))
+        .await;
+    let mut b = logged_in(&app).await;
+    let csv = b.get("/dashboard/payments.csv").await;
+    assert_eq!(csv.status, StatusCode::OK);
+    assert!(csv.content_type().starts_with("text/csv"));
+    let lines: Vec<&str> = csv.body.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", csv.body);
+    assert!(lines[0].starts_with("id,created_utc,amount,currency,status"));
+    assert!(
+        lines[1].contains("\"19.99\",\"usd\",\"succeeded\""),
+        "{}",
+        lines[1]
+    );
+    assert!(
+        lines[1].contains("\"Order \"\"1002\"\", blue\""),
+        "{}",
+        lines[1]
+    );
+    assert!(
+        lines[2].contains("\"'=HYPERLINK(\"\"x\"\")\""),
+        "{}",
+        lines[2]
+    );
+
+    let root = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .get(format!("{}/", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(root.status(), StatusCode::SEE_OTHER);
+    assert_eq!(root.headers()["location"], "/dashboard");
 }

@@ -12,15 +12,20 @@ use tender_store::DatabaseUrl;
 
 use crate::{AccountsCommand, KeysCommand, KindArg, ModeArg, ServeArgs, StoreArgs};
 
-fn store_config(store: &StoreArgs) -> ServerConfig {
+fn store_config(store: &StoreArgs) -> anyhow::Result<ServerConfig> {
     let mut c = ServerConfig::new(store.data_dir.clone());
     c.database_url = store.database_url.clone();
     c.vault_key = store.vault_key.clone();
-    c
+    if let Some(path) = &store.vault_key_file {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading the vault key file {}", path.display()))?;
+        c.vault_key = Some(text.trim().to_string());
+    }
+    Ok(c)
 }
 
-fn serve_config(args: &ServeArgs) -> ServerConfig {
-    let mut c = store_config(&args.store);
+fn serve_config(args: &ServeArgs) -> anyhow::Result<ServerConfig> {
+    let mut c = store_config(&args.store)?;
     c.listen = args.listen;
     c.receipt_listen = args.receipt_listen;
     c.receipt_base_url = args.receipt_base_url.clone();
@@ -32,12 +37,12 @@ fn serve_config(args: &ServeArgs) -> ServerConfig {
     c.behind_tls_proxy = args.behind_tls_proxy;
     c.allow_private_webhook_targets = args.allow_private_webhook_targets;
     c.max_connections = args.max_connections;
-    c
+    Ok(c)
 }
 
 async fn services(store: &StoreArgs) -> anyhow::Result<Services> {
     tender_server::startup::open_services(
-        &store_config(store),
+        &store_config(store)?,
         Arc::new(SystemClock),
         String::new(),
     )
@@ -45,7 +50,7 @@ async fn services(store: &StoreArgs) -> anyhow::Result<Services> {
 }
 
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let app = Application::build(serve_config(&args))
+    let app = Application::build(serve_config(&args)?)
         .await
         .context("starting tender")?;
     // Signal handlers are in place before we announce the addresses, so a supervisor that
@@ -78,7 +83,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             "  receipts show:        no business name yet; set one with `tender accounts update --account {} --name \"Your Shop\"` or in the dashboard (Account)",
             created.account
         );
-        if args.store.vault_key.is_none() {
+        if args.store.vault_key.is_none() && args.store.vault_key_file.is_none() {
             println!(
                 "  vault key:            {} (back it up apart from the database: saved cards need it)",
                 args.store.data_dir.join("vault.key").display()
@@ -307,7 +312,7 @@ pub async fn backup(file: &Path, store: StoreArgs) -> anyhow::Result<()> {
 }
 
 pub async fn config_check(args: ServeArgs) -> anyhow::Result<()> {
-    let config = serve_config(&args);
+    let config = serve_config(&args)?;
     let mut problems = Vec::new();
     if let Err(e) = config.check_listen_rules() {
         problems.push(e.to_string());

@@ -72,12 +72,15 @@ enum ConfigCommand {
 enum AccountsCommand {
     /// Create an account with test and live keys; prints one JSON object.
     Create {
+        /// Login e-mail for the dashboard (never shown to customers).
         #[arg(long)]
         email: String,
+        /// Business name shown to customers on receipts.
         #[arg(long)]
         name: Option<String>,
-        /// Dashboard password (generated when omitted).
-        #[arg(long)]
+        /// Dashboard password (generated and printed when omitted). Prefer TENDER_NEW_PASSWORD
+        /// to keep it out of the shell history.
+        #[arg(long, env = "TENDER_NEW_PASSWORD", hide_env_values = true)]
         password: Option<String>,
         #[command(flatten)]
         store: StoreArgs,
@@ -129,10 +132,13 @@ enum KindArg {
 enum KeysCommand {
     /// Create a key; prints it in full, once.
     Create {
+        /// The account's id (`acct_…`).
         #[arg(long)]
         account: String,
+        /// Test or live.
         #[arg(long, value_enum)]
         mode: ModeArg,
+        /// Secret (server-side) or publishable (browser tokenisation only).
         #[arg(long, value_enum, default_value_t = KindArg::Secret)]
         kind: KindArg,
         #[command(flatten)]
@@ -140,6 +146,7 @@ enum KeysCommand {
     },
     /// List an account's keys by last four (publishable keys in full).
     List {
+        /// The account's id (`acct_…`).
         #[arg(long)]
         account: String,
         #[command(flatten)]
@@ -147,6 +154,7 @@ enum KeysCommand {
     },
     /// Replace a key; the old one keeps working for the grace period.
     Roll {
+        /// The account's id (`acct_…`).
         #[arg(long)]
         account: String,
         /// The key's id (`key_…`, from `keys list`).
@@ -160,8 +168,10 @@ enum KeysCommand {
     },
     /// Revoke a key at once.
     Revoke {
+        /// The account's id (`acct_…`).
         #[arg(long)]
         account: String,
+        /// The key's id (`key_…`, from `keys list`).
         #[arg(long)]
         key: String,
         #[command(flatten)]
@@ -178,9 +188,13 @@ struct StoreArgs {
     /// sqlite://PATH (default: in the data dir) or postgres://…
     #[arg(long, env = "TENDER_DATABASE_URL")]
     database_url: Option<String>,
-    /// 64 hex characters; generated into the data dir when omitted (SQLite only).
+    /// 64 hex characters; generated into the data dir when omitted (SQLite only). Prefer the
+    /// environment variable or --vault-key-file: a flag shows in the process list.
     #[arg(long, env = "TENDER_VAULT_KEY", hide_env_values = true)]
     vault_key: Option<String>,
+    /// A file holding the vault key (64 hex characters), e.g. a systemd credential.
+    #[arg(long, env = "TENDER_VAULT_KEY_FILE", conflicts_with = "vault_key")]
+    vault_key_file: Option<PathBuf>,
 }
 
 #[derive(Args, Clone)]
@@ -226,13 +240,17 @@ struct ServeArgs {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    // PostgreSQL's NOTICEs (such as "relation already exists, skipping" from migrations) are
+    // noise for an operator: shown only when asked for with TENDER_LOG.
     let filter = tracing_subscriber::EnvFilter::try_from_env("TENDER_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,tokio_postgres=warn"));
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr());
     // A log line that cannot be written (stderr closed: the log pipe's reader went away) is
     // dropped; tracing-subscriber's default reports that with `eprintln!`, which panics.
     let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(colour)
         .log_internal_errors(false);
     match cli.log_format {
         LogFormat::Text => logs.init(),

@@ -159,11 +159,16 @@ impl Services {
         };
         // The lookup is by SHA-256 of the key: an index probe on a hash reveals nothing about
         // how close a wrong key was, so no separate constant-time compare is needed here.
+        let unknown = || {
+            CoreError::Unauthenticated(AuthFailure::Unknown {
+                redacted: redact_key(key),
+            })
+        };
         let Some(record) = self.store.find_api_key(&hash_key(key)).await? else {
-            return Err(CoreError::Unauthenticated(AuthFailure::Invalid));
+            return Err(unknown());
         };
         if record.revoked || record.kind != kind || record.mode != mode {
-            return Err(CoreError::Unauthenticated(AuthFailure::Invalid));
+            return Err(unknown());
         }
         if record.expires_at.is_some_and(|at| at <= self.now()) {
             return Err(CoreError::Unauthenticated(AuthFailure::Expired));
@@ -191,6 +196,18 @@ pub struct NewSession {
 }
 
 /// Verifies a password against an Argon2id PHC string (constant-time inside argon2).
+/// A key as error messages may show it: its kind-and-mode prefix and last four characters
+/// (`sk_test_…wxyz`); never more, whatever the input.
+pub fn redact_key(key: &str) -> String {
+    let prefix: String = key.chars().take(8).collect();
+    let count = key.chars().count();
+    if count < 16 {
+        return format!("{prefix}…");
+    }
+    let last4: String = key.chars().skip(count - 4).collect();
+    format!("{prefix}…{last4}")
+}
+
 /// Argon2 runs at most this many at once per process, on the blocking pool: a flood of logins
 /// costs a bounded share of the CPU and never stalls the request threads.
 const HASHING_SLOTS: usize = 2;

@@ -42,11 +42,18 @@ fn merge_address(current: Option<&Address>, update: Option<&Address>) -> Option<
     Some(out)
 }
 
+/// E-mail addresses are indexed lower-cased, so the `email` filter ignores case.
 fn index(c: &Customer) -> IndexValues {
     IndexValues {
-        email: c.email.clone(),
+        email: c.email.as_deref().map(str::to_lowercase),
         ..IndexValues::default()
     }
+}
+
+/// The list filter for customers with e-mail `email`, in any case (`GET /customers?email=`,
+/// the dashboard's search).
+pub fn email_filter(email: &str) -> (crate::store::Field, String) {
+    (crate::store::Field::Email, email.trim().to_lowercase())
 }
 
 /// Validates the given fields (400 with `param` and the contract's code).

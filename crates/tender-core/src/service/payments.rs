@@ -69,9 +69,9 @@ pub fn check_amount(param: &str, amount: i64, currency: Currency) -> CoreResult<
             param,
             "amount_too_small",
             format!(
-                "Amount must be at least {} {}.",
-                currency.minimum_amount(),
-                currency.code()
+                "Amount must be at least {} (amounts are in the currency's smallest unit: {} here).",
+                crate::money::format_amount(currency.minimum_amount(), currency),
+                currency.minimum_amount()
             ),
         ),
         AmountError::TooLarge => CoreError::invalid(

@@ -158,7 +158,12 @@ fn check_endpoint_url_rules(
     if raw.len() > 2048 {
         return Err(url_invalid("URLs can be at most 2048 characters."));
     }
-    let url = url::Url::parse(raw).map_err(|e| url_invalid(format!("Invalid URL: {e}.")))?;
+    let url = url::Url::parse(raw).map_err(|e| match e {
+        url::ParseError::RelativeUrlWithoutBase => url_invalid(
+            "The URL has no scheme: write it in full, starting with https:// (or http:// in test mode).",
+        ),
+        e => url_invalid(format!("Invalid URL: {e}.")),
+    })?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(url_invalid("Webhook URLs must use http or https."));
     }

@@ -105,7 +105,7 @@ pub async fn login(State(state): State<DashboardState>, req: Request) -> PageRes
     match state.services().login(&email, password).await? {
         Some(new) => {
             attempt.succeeded();
-            let mut resp = see_other("/dashboard/payments");
+            let mut resp = see_other("/dashboard/overview");
             let max_age = new.session.expires_at - new.session.created;
             let headers = resp.headers_mut();
             headers.append(

@@ -34,7 +34,7 @@ pub async fn list_customers(
     let mut notice = Notice::None;
     let filters = email
         .iter()
-        .map(|e| (Field::Email, e.clone()))
+        .map(|e| tender_core::service::customers::email_filter(e))
         .collect::<Vec<_>>();
     let params = ListParams {
         limit: super::PAGE_SIZE,

@@ -16,6 +16,7 @@ use super::Session;
 /// The areas in the navigation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Section {
+    Overview,
     Payments,
     Customers,
     Webhooks,
@@ -24,7 +25,8 @@ pub enum Section {
 }
 
 impl Section {
-    const NAV: [Section; 5] = [
+    const NAV: [Section; 6] = [
+        Section::Overview,
         Section::Payments,
         Section::Customers,
         Section::Webhooks,
@@ -34,6 +36,7 @@ impl Section {
 
     pub fn path(self) -> &'static str {
         match self {
+            Section::Overview => "/dashboard/overview",
             Section::Payments => "/dashboard/payments",
             Section::Customers => "/dashboard/customers",
             Section::Webhooks => "/dashboard/webhooks",
@@ -44,6 +47,7 @@ impl Section {
 
     fn label(self) -> &'static str {
         match self {
+            Section::Overview => "Overview",
             Section::Payments => "Payments",
             Section::Customers => "Customers",
             Section::Webhooks => "Webhooks",

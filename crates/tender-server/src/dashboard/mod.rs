@@ -6,7 +6,8 @@
 //!   live session → scope), the [`Posted`] extractor (form fields of a POST, after a
 //!   constant-time CSRF check) and [`DashError`], which turns every failure into an HTML page.
 //! - [`layout`]: the page frame, navigation, stylesheet and small formatting helpers.
-//! - [`throttle`]: login throttling per e-mail, in memory.
+//! - [`throttle`]: login throttling per e-mail, client address and both, in memory.
+//! - [`overview`]: the landing page: 30-day figures, a daily chart, search.
 //! - [`auth`]: log in, log out, change password, the test/live switch.
 //! - [`keys`], [`payments`], [`customers`], [`webhooks`]: one module per area.
 //!
@@ -28,6 +29,7 @@ pub mod auth;
 pub mod customers;
 pub mod keys;
 pub mod layout;
+pub mod overview;
 pub mod payments;
 pub mod throttle;
 pub mod webhooks;
@@ -105,7 +107,9 @@ pub fn router(app: AppState, secure_cookies: bool) -> Router {
         .route("/keys", get(keys::list_keys).post(keys::create_key))
         .route("/keys/{id}/roll", post(keys::roll_key))
         .route("/keys/{id}/revoke", post(keys::revoke_key))
+        .route("/overview", get(overview::overview))
         .route("/payments", get(payments::list_payments))
+        .route("/payments.csv", get(payments::export_payments))
         .route("/payments/{id}", get(payments::retrieve_payment))
         .route("/payments/{id}/refund", post(payments::refund_payment))
         .route("/payments/{id}/capture", post(payments::capture_payment))
@@ -136,7 +140,7 @@ pub fn router(app: AppState, secure_cookies: bool) -> Router {
 
 async fn home(session: Result<Session, DashError>) -> Redirect {
     match session {
-        Ok(_) => Redirect::to("/dashboard/payments"),
+        Ok(_) => Redirect::to("/dashboard/overview"),
         Err(_) => Redirect::to("/dashboard/login"),
     }
 }

@@ -1,6 +1,7 @@
 //! Payments: the list (filters by status and customer, newest first, paged with
 //! `starting_after` / `ending_before` links) and the detail page with its refunds, its events and
-//! the refund / capture / cancel forms.
+//! the refund / capture / cancel forms; each of those actions moves money only after a
+//! confirmation page.
 
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -18,6 +19,8 @@ use super::layout::{
     self, badge, csrf_field, html_response, money, page, pager, post_button, Notice, Section,
 };
 use super::{see_other, user_message, DashError, DashboardState, PageResult, Posted, Session};
+use axum::response::{IntoResponse, Response};
+use tender_core::money::format_amount;
 
 /// How many recent events of each type the detail page searches for the payment's own.
 const EVENT_WINDOW: u32 = 100;
@@ -73,7 +76,7 @@ pub fn parse_major(input: &str, exponent: u8) -> Option<i64> {
 /// Card brand and last four (or the bank account), for tables.
 pub fn method_summary(p: &Payment) -> String {
     if let Some(c) = &p.payment_method.card {
-        format!("{} •••• {}", c.brand.as_str(), c.last4)
+        format!("{} •••• {}", c.brand.display_name(), c.last4)
     } else if let Some(b) = &p.payment_method.bank_transfer {
         format!("bank transfer •••• {}", b.last4)
     } else {
@@ -198,6 +201,7 @@ pub async fn list_payments(
             @if status.is_some() || customer.is_some() {
                 a href="/dashboard/payments" { "Clear" }
             }
+            a.export href="/dashboard/payments.csv" download { "Export CSV" }
         }
         section.card.table-card {
             @if payments.is_empty() {
@@ -220,6 +224,75 @@ pub async fn list_payments(
         StatusCode::OK,
         page(&session, Section::Payments, "Payments", &notice, body),
     ))
+}
+
+/// `GET /dashboard/payments.csv`: every payment of the account and mode (the newest
+/// [`super::overview::SCAN_LIMIT`] at most), one row each, for a spreadsheet. Every cell is
+/// quoted; a cell that a spreadsheet would read as a formula (`=`, `+`, `-`, `@` first) gets a
+/// leading `'`.
+pub async fn export_payments(State(state): State<DashboardState>, session: Session) -> PageResult {
+    fn cell(value: &str) -> String {
+        let safe = if value.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+            format!("'{value}")
+        } else {
+            value.to_string()
+        };
+        format!("\"{}\"", safe.replace('"', "\"\""))
+    }
+    let mut out = String::from(
+        "id,created_utc,amount,currency,status,amount_captured,amount_refunded,customer,description,payment_method\r\n",
+    );
+    let mut after: Option<String> = None;
+    let mut rows = 0usize;
+    loop {
+        let params = ListParams {
+            limit: 100,
+            starting_after: after.clone(),
+            ..ListParams::default()
+        };
+        let raw = state
+            .services()
+            .list_raw(&session.scope(), Collection::Payments, &params, Vec::new())
+            .await?;
+        let payments: Vec<Payment> = parse_page(&raw)?;
+        for p in &payments {
+            let exp = p.currency.exponent();
+            let major = |minor: i64| tender_core::money::format_major(minor, exp);
+            let fields = [
+                p.id.clone(),
+                tender_core::clock::format_utc(p.created),
+                major(p.amount),
+                p.currency.code().to_string(),
+                p.status.as_str().to_string(),
+                major(p.amount_captured),
+                major(p.amount_refunded),
+                p.customer.clone().unwrap_or_default(),
+                p.description.clone().unwrap_or_default(),
+                method_summary(p),
+            ];
+            let line: Vec<String> = fields.iter().map(|f| cell(f)).collect();
+            out.push_str(&line.join(","));
+            out.push_str("\r\n");
+        }
+        rows += payments.len();
+        after = payments.last().map(|p| p.id.clone());
+        if !raw.has_more || after.is_none() || rows >= super::overview::SCAN_LIMIT {
+            break;
+        }
+    }
+    let mode = session.mode().as_str();
+    let mut resp = (StatusCode::OK, out).into_response();
+    let headers = resp.headers_mut();
+    headers.insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("text/csv; charset=utf-8"),
+    );
+    if let Ok(v) = axum::http::HeaderValue::from_str(&format!(
+        "attachment; filename=\"tender-payments-{mode}.csv\""
+    )) {
+        headers.insert(axum::http::header::CONTENT_DISPOSITION, v);
+    }
+    Ok(resp)
 }
 
 /// The event types that can concern a payment.
@@ -494,7 +567,55 @@ fn amount_field(posted: &Posted, p: &Payment) -> Result<Option<i64>, CoreError> 
     }
 }
 
-/// `POST /dashboard/payments/{id}/refund` (`amount` optional: the rest of the payment).
+/// Money moves only after a second, explicit step: a POST without `confirmed=yes` answers a
+/// page that says exactly what will happen and carries the same fields to confirm with (no
+/// JavaScript needed). `None` when the action was confirmed and may run.
+fn confirmation(
+    posted: &Posted,
+    p: &Payment,
+    action: &str,
+    title: &str,
+    what: String,
+    button: &str,
+) -> Option<Response> {
+    if posted.fields.get("confirmed") == Some("yes") {
+        return None;
+    }
+    let session = &posted.session;
+    let keep: Vec<(&str, &str)> = ["amount", "reason"]
+        .into_iter()
+        .filter_map(|name| posted.fields.get(name).map(|v| (name, v)))
+        .collect();
+    let body = html! {
+        section.card.confirm {
+            p.lead { (what) }
+            dl.props {
+                dt { "Payment" } dd.mono { (p.id) }
+                dt { "Amount" } dd { (format_amount(p.amount, p.currency)) }
+                dt { "Payment method" } dd { (method_summary(p)) }
+                @if let Some(c) = &p.customer { dt { "Customer" } dd.mono { (c) } }
+                @if let Some(d) = &p.description { dt { "Description" } dd { (d) } }
+            }
+            form method="post" action=(format!("/dashboard/payments/{}/{action}", p.id)) {
+                (csrf_field(session))
+                @for (name, value) in &keep {
+                    input type="hidden" name=(name) value=(value);
+                }
+                input type="hidden" name="confirmed" value="yes";
+                button.primary.danger #confirm type="submit" { (button) }
+                " "
+                a href=(format!("/dashboard/payments/{}", p.id)) { "Go back" }
+            }
+        }
+    };
+    Some(html_response(
+        StatusCode::OK,
+        page(session, Section::Payments, title, &Notice::None, body),
+    ))
+}
+
+/// `POST /dashboard/payments/{id}/refund` (`amount` optional: the rest of the payment), after
+/// a confirmation page.
 pub async fn refund_payment(
     State(state): State<DashboardState>,
     Path(id): Path<String>,
@@ -502,14 +623,32 @@ pub async fn refund_payment(
 ) -> PageResult {
     let session = &posted.session;
     let p = state.services().get_payment(&session.scope(), &id).await?;
-    let result = async {
-        let amount = amount_field(&posted, &p)?;
+    let checked = amount_field(&posted, &p).and_then(|amount| {
         let reason = match posted.fields.get("reason") {
             None => None,
             Some(r) => Some(RefundReason::parse(r).ok_or_else(|| {
                 CoreError::invalid("reason", "parameter_invalid", "Unknown refund reason.")
             })?),
         };
+        Ok((amount, reason))
+    });
+    let left = p.amount_captured - p.amount_refunded;
+    // Nothing to confirm when the refund cannot happen: the service says why straight away.
+    let possible = p.status == PaymentStatus::Succeeded
+        && matches!(&checked, Ok((amount, _)) if amount.unwrap_or(left) <= left && left > 0);
+    if let (true, Ok((amount, _))) = (possible, &checked) {
+        let what = format!(
+            "Refund {} of this payment to the customer? This cannot be undone.",
+            format_amount(amount.unwrap_or(left), p.currency)
+        );
+        if let Some(page) =
+            confirmation(&posted, &p, "refund", "Confirm the refund", what, "Refund")
+        {
+            return Ok(page);
+        }
+    }
+    let result = async {
+        let (amount, reason) = checked?;
         state
             .services()
             .create_refund(
@@ -535,8 +674,27 @@ pub async fn capture_payment(
 ) -> PageResult {
     let session = &posted.session;
     let p = state.services().get_payment(&session.scope(), &id).await?;
+    let checked = amount_field(&posted, &p);
+    let possible = p.status == PaymentStatus::RequiresCapture
+        && matches!(&checked, Ok(amount) if amount.unwrap_or(p.amount) <= p.amount);
+    if let (true, Ok(amount)) = (possible, &checked) {
+        let what = format!(
+            "Capture {} of this payment? The customer is charged; the rest of the authorisation is released.",
+            format_amount(amount.unwrap_or(p.amount), p.currency)
+        );
+        if let Some(page) = confirmation(
+            &posted,
+            &p,
+            "capture",
+            "Confirm the capture",
+            what,
+            "Capture",
+        ) {
+            return Ok(page);
+        }
+    }
     let result = async {
-        let amount = amount_field(&posted, &p)?;
+        let amount = checked?;
         state
             .services()
             .capture_payment(&session.ctx(), &p.id, amount)
@@ -553,6 +711,27 @@ pub async fn cancel_payment(
     posted: Posted,
 ) -> PageResult {
     let session = &posted.session;
+    let p = state.services().get_payment(&session.scope(), &id).await?;
+    let what = format!(
+        "Cancel this payment of {}? The authorisation is released and the customer is not charged.",
+        format_amount(p.amount, p.currency)
+    );
+    let possible = matches!(
+        p.status,
+        PaymentStatus::RequiresCapture | PaymentStatus::RequiresAction
+    );
+    if possible {
+        if let Some(page) = confirmation(
+            &posted,
+            &p,
+            "cancel",
+            "Confirm the cancellation",
+            what,
+            "Cancel the payment",
+        ) {
+            return Ok(page);
+        }
+    }
     let result = state
         .services()
         .cancel_payment(

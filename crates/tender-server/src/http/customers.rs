@@ -125,7 +125,7 @@ pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String
     let params = q.list_params()?;
     let filters = q
         .get("email")
-        .map(|e| (Field::Email, e.to_string()))
+        .map(tender_core::service::customers::email_filter)
         .into_iter()
         .collect();
     Ok((params, filters))

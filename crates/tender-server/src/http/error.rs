@@ -59,7 +59,9 @@ pub fn wire(err: &CoreError) -> Wire {
             "authentication_error",
             "api_key_missing",
         ),
-        Unauthenticated(AuthFailure::Invalid) => (
+        Unauthenticated(
+            AuthFailure::Invalid | AuthFailure::Unknown { .. } | AuthFailure::Malformed(_),
+        ) => (
             StatusCode::UNAUTHORIZED,
             "authentication_error",
             "api_key_invalid",
@@ -92,6 +94,10 @@ pub fn error_body(err: &CoreError, request_id: &str) -> (StatusCode, Vec<u8>) {
         match f {
             AuthFailure::Missing => "No API key provided. Use 'Authorization: Bearer sk_…' or HTTP Basic with the key as user.".into(),
             AuthFailure::Invalid => "Invalid API key provided.".into(),
+            AuthFailure::Unknown { redacted } => format!("Invalid API key provided: {redacted}."),
+            AuthFailure::Malformed(why) => format!(
+                "{why} Send 'Authorization: Bearer sk_…', or HTTP Basic with the key as user and an empty password."
+            ),
             AuthFailure::Expired => "This API key has expired; use the key that replaced it.".into(),
         }
     } else {

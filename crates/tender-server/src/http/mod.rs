@@ -54,11 +54,28 @@ pub fn router(state: AppState) -> Router {
     Router::new().merge(openapi::router()).nest("/v2", api)
 }
 
-async fn unknown_path() -> Response {
+/// 404 for a path no route serves, with a hint when it looks like another API version.
+pub async fn unknown_path(
+    method: axum::http::Method,
+    axum::extract::OriginalUri(uri): axum::extract::OriginalUri,
+) -> Response {
+    let path = uri.path();
+    let hint = match path.strip_prefix("/v1") {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            format!(" Tender's API is at /v2: try {method} /v2{rest}.")
+        }
+        _ if path.ends_with('/') && path.len() > 1 => {
+            format!(
+                " Paths have no trailing slash: try {}.",
+                path.trim_end_matches('/')
+            )
+        }
+        _ => String::new(),
+    };
     http_error(
         StatusCode::NOT_FOUND,
         "resource_missing",
-        "Unrecognized request URL.",
+        &format!("Unrecognized request URL ({method} {path}).{hint}"),
     )
 }
 

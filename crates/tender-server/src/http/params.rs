@@ -43,10 +43,13 @@ impl Params {
         let params = Self { prefix, map };
         if let Some(unknown) = params.map.keys().find(|k| !allowed.contains(&k.as_str())) {
             let name = params.name(unknown);
+            let hint = did_you_mean(unknown, allowed)
+                .map(|known| format!(" Did you mean {}?", params.name(known)))
+                .unwrap_or_default();
             return Err(CoreError::invalid(
                 name.clone(),
                 "parameter_unknown",
-                format!("Received unknown parameter: {name}"),
+                format!("Received unknown parameter: {name}.{hint}"),
             ));
         }
         Ok(params)
@@ -204,10 +207,14 @@ impl Query {
         let mut seen = std::collections::HashSet::new();
         for (k, v) in &pairs {
             if !COMMON.contains(&k.as_str()) && !allowed.contains(&k.as_str()) {
+                let known: Vec<&str> = COMMON.iter().chain(allowed).copied().collect();
+                let hint = did_you_mean(k, &known)
+                    .map(|known| format!(" Did you mean {known}?"))
+                    .unwrap_or_default();
                 return Err(CoreError::invalid(
                     k.clone(),
                     "parameter_unknown",
-                    format!("Received unknown parameter: {k}"),
+                    format!("Received unknown parameter: {k}.{hint}"),
                 ));
             }
             if !seen.insert(k.as_str()) {
@@ -340,6 +347,47 @@ mod tests {
         assert_eq!(
             code(Query::parse(Some("colour=red"), &[]).unwrap_err()).1,
             "parameter_unknown"
+        );
+    }
+}
+
+/// The known parameter an unknown one was probably meant to be: Stripe's names for what Tender
+/// calls otherwise, or a known name within two typing mistakes.
+pub fn did_you_mean<'a>(unknown: &str, known: &[&'a str]) -> Option<&'a str> {
+    const STRIPE_NAMES: [(&str, &str); 4] = [
+        ("charge", "payment"),
+        ("payment_intent", "payment"),
+        ("source", "payment_method"),
+        ("email_address", "email"),
+    ];
+    if let Some((_, ours)) = STRIPE_NAMES.iter().find(|(theirs, _)| *theirs == unknown) {
+        if let Some(k) = known.iter().find(|k| *k == ours) {
+            return Some(k);
+        }
+    }
+    known
+        .iter()
+        .map(|k| (strsim::levenshtein(unknown, k), *k))
+        .filter(|(distance, k)| *distance <= 2 && *distance < k.len())
+        .min()
+        .map(|(_, k)| k)
+}
+
+#[cfg(test)]
+mod did_you_mean_tests {
+    use super::did_you_mean;
+
+    #[test]
+    fn close_names_and_stripe_names_are_suggested() {
+        let known = ["amount", "currency", "payment", "description"];
+        assert_eq!(did_you_mean("ammount", &known), Some("amount"));
+        assert_eq!(did_you_mean("curency", &known), Some("currency"));
+        assert_eq!(did_you_mean("charge", &known), Some("payment"));
+        assert_eq!(did_you_mean("color", &known), None);
+        assert_eq!(
+            did_you_mean("source", &known),
+            None,
+            "not offered when not taken here"
         );
     }
 }

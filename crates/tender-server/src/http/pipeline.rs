@@ -61,7 +61,8 @@ pub async fn request_id(State(state): State<AppState>, req: Request, next: Next)
         method = %method,
         route = %route,
         status,
-        latency_ms = elapsed.as_secs_f64() * 1000.0,
+        // Two decimals: 0.73, not 0.7300000000000001.
+        latency_ms = (elapsed.as_secs_f64() * 100_000.0).round() / 100.0,
         account = account.as_deref().unwrap_or("-"),
         "request"
     );
@@ -156,9 +157,20 @@ fn presented_key(headers: &HeaderMap) -> Result<String, CoreError> {
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return Err(CoreError::Unauthenticated(AuthFailure::Missing));
     };
-    let invalid = || CoreError::Unauthenticated(AuthFailure::Invalid);
-    let value = value.to_str().map_err(|_| invalid())?.trim();
-    let (scheme, rest) = value.split_once(' ').ok_or_else(invalid)?;
+    let malformed = |why| CoreError::Unauthenticated(AuthFailure::Malformed(why));
+    let value = value
+        .to_str()
+        .map_err(|_| malformed("The Authorization header is not printable ASCII."))?
+        .trim();
+    let Some((scheme, rest)) = value.split_once(' ') else {
+        return Err(if value.starts_with("sk_") || value.starts_with("pk_") {
+            malformed(
+                "The Authorization header carries a key without a scheme: put 'Bearer ' before it.",
+            )
+        } else {
+            malformed("The Authorization header has no scheme.")
+        });
+    };
     let rest = rest.trim();
     if scheme.eq_ignore_ascii_case("bearer") {
         return Ok(rest.to_string());
@@ -166,15 +178,18 @@ fn presented_key(headers: &HeaderMap) -> Result<String, CoreError> {
     if scheme.eq_ignore_ascii_case("basic") {
         let decoded = base64::engine::general_purpose::STANDARD
             .decode(rest)
-            .map_err(|_| invalid())?;
-        let decoded = String::from_utf8(decoded).map_err(|_| invalid())?;
+            .map_err(|_| malformed("The Basic credentials are not valid base64."))?;
+        let decoded = String::from_utf8(decoded)
+            .map_err(|_| malformed("The Basic credentials are not valid UTF-8."))?;
         let (user, password) = decoded.split_once(':').unwrap_or((&decoded, ""));
         if !password.is_empty() {
-            return Err(invalid());
+            return Err(malformed(
+                "HTTP Basic must carry the key as user and an empty password.",
+            ));
         }
         return Ok(user.to_string());
     }
-    Err(invalid())
+    Err(malformed("Only the Bearer and Basic schemes are accepted."))
 }
 
 /// Operations a publishable key may call: client-side card tokenisation only.

@@ -10,6 +10,7 @@ mod helpers;
 mod idempotency;
 mod lifecycle;
 mod lists;
+mod messages;
 mod payments;
 mod pg;
 mod receiver;

@@ -19,6 +19,8 @@ mod idempotency;
 mod lifecycle;
 #[path = "../api/lists.rs"]
 mod lists;
+#[path = "../api/messages.rs"]
+mod messages;
 #[path = "../api/payments.rs"]
 mod payments;
 #[path = "../api/pg.rs"]

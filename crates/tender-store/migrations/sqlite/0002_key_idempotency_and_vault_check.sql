@@ -16,3 +16,7 @@ CREATE INDEX webhook_deliveries_scope_due ON webhook_deliveries(account_id, live
 
 -- The e-mail customers see on receipts (the login e-mail is never shown to them).
 ALTER TABLE accounts ADD COLUMN public_email TEXT;
+
+-- The customers' e-mail filter ignores case: the indexed copy is lower-cased (the document keeps
+-- the address as given).
+UPDATE customers SET email = lower(email) WHERE email IS NOT NULL;
