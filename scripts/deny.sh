@@ -13,6 +13,10 @@ if ! cargo deny --version 2>/dev/null | grep -q "$CARGO_DENY_VERSION"; then
   cargo install --locked cargo-deny --version "$CARGO_DENY_VERSION"
 fi
 
+# cargo deny reads the metadata of every platform's dependencies (Windows ones included), which
+# a Linux build never downloads: fetch them first so that --offline below finds them.
+cargo fetch --locked --quiet
+
 checks=("$@")
 [ ${#checks[@]} -eq 0 ] && checks=(licenses bans sources)
 # --offline for the licence, ban and source checks: Cargo.lock and the registry cache suffice.
