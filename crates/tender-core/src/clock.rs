@@ -85,6 +85,41 @@ pub fn format_utc(unix: i64) -> String {
     )
 }
 
+/// The Unix time of midnight UTC starting `year-month-day` (Howard Hinnant's
+/// days_from_civil); `None` for a date that does not exist.
+pub fn unix_from_civil(year: i32, month: u32, day: u32) -> Option<i64> {
+    let days_in_month = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 => 28,
+        _ => return None,
+    };
+    if day == 0 || day > days_in_month {
+        return None;
+    }
+    let y = i64::from(year) - i64::from(month <= 2);
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i64::from(month);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some((era * 146_097 + doe - 719_468) * 86_400)
+}
+
+/// `YYYY-MM-DD HH:MM:SS` of a Unix timestamp shifted by `offset_minutes` (no zone suffix).
+pub fn format_local(unix: i64, offset_minutes: i32) -> String {
+    let t = unix + i64::from(offset_minutes) * 60;
+    let (y, m, d) = civil_date(t);
+    let secs = t.rem_euclid(86_400);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
+        secs / 3600,
+        (secs % 3600) / 60,
+        secs % 60
+    )
+}
+
 /// Civil (year, month, day) of a Unix timestamp, in UTC.
 pub fn civil_date(unix: i64) -> (i32, u32, u32) {
     // Howard Hinnant's days_from_civil inverse.
@@ -105,6 +140,21 @@ pub fn civil_date(unix: i64) -> (i32, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn civil_dates_round_trip_and_impossible_ones_are_refused() {
+        for unix in [0, 951_782_400, 1_795_000_000, -86_400] {
+            let (y, m, d) = civil_date(unix);
+            assert_eq!(
+                unix_from_civil(y, m, d),
+                Some(unix - unix.rem_euclid(86_400))
+            );
+        }
+        assert_eq!(unix_from_civil(2024, 2, 29), Some(1_709_164_800));
+        assert_eq!(unix_from_civil(2023, 2, 29), None);
+        assert_eq!(unix_from_civil(2023, 13, 1), None);
+        assert_eq!(format_local(1_709_164_800, 90), "2024-02-29 01:30:00");
+    }
 
     #[test]
     fn format_utc_renders_date_and_time() {

@@ -998,3 +998,174 @@ async fn payments_export_as_csv_and_the_bare_address_leads_to_the_dashboard() {
     assert_eq!(root.status(), StatusCode::SEE_OTHER);
     assert_eq!(root.headers()["location"], "/dashboard");
 }
+
+/// First-run review finding 7: customers are created and edited on the dashboard, with
+/// mistakes shown on the page.
+#[tokio::test]
+async fn customers_are_created_and_edited_on_the_dashboard() {
+    let app = spawn_app().await;
+    let mut b = logged_in(&app).await;
+    let bad = b
+        .submit(
+            "/dashboard/customers",
+            "/dashboard/customers",
+            &[("name", "Ada"), ("email", "not-an-email")],
+        )
+        .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(bad.body.contains("notice error"), "{}", bad.body);
+    let created = b
+        .submit(
+            "/dashboard/customers",
+            "/dashboard/customers",
+            &[
+                ("name", "Ada Lovelace"),
+                ("email", "ada@example.com"),
+                ("phone", "+442071234567"),
+            ],
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::SEE_OTHER);
+    let path = created.location().split('?').next().unwrap().to_string();
+    let page = b.get(created.location()).await;
+    assert!(page.body.contains("Customer created."));
+    assert!(page.body.contains("Ada Lovelace"));
+    let edited = b
+        .submit(
+            &path,
+            &path,
+            &[
+                ("name", "Ada King"),
+                ("email", "ada@example.com"),
+                ("phone", ""),
+            ],
+        )
+        .await;
+    assert_eq!(edited.status, StatusCode::SEE_OTHER);
+    let id = path.rsplit('/').next().unwrap();
+    let key = app.account.keys.test.secret.clone();
+    let c = app
+        .api(Method::GET, &format!("/customers/{id}"), &key, None)
+        .await;
+    assert_eq!(c["name"], "Ada King");
+    assert_eq!(
+        c["phone"],
+        serde_json::Value::Null,
+        "a blank field clears it"
+    );
+}
+
+/// First-run review finding 7: a webhook endpoint is edited, and its secret rolled, on the
+/// dashboard; the new secret is shown once.
+#[tokio::test]
+async fn webhook_endpoints_are_edited_and_their_secret_rolled_on_the_dashboard() {
+    let app = spawn_app().await;
+    let key = app.account.keys.test.secret.clone();
+    let e = app
+        .api(
+            Method::POST,
+            "/webhook_endpoints",
+            &key,
+            Some(json!({"url": "http://127.0.0.1:9/old", "enabled_events": ["*"]})),
+        )
+        .await;
+    let id = e["id"].as_str().unwrap();
+    let old_secret = e["secret"].as_str().unwrap();
+    let mut b = logged_in(&app).await;
+    let edited = b
+        .submit(
+            "/dashboard/webhooks",
+            &format!("/dashboard/webhooks/{id}/edit"),
+            &[
+                ("url", "http://127.0.0.1:9/new"),
+                ("description", "orders"),
+                ("enabled_events", "payment.succeeded"),
+            ],
+        )
+        .await;
+    assert_eq!(edited.status, StatusCode::SEE_OTHER);
+    let now = app
+        .api(Method::GET, &format!("/webhook_endpoints/{id}"), &key, None)
+        .await;
+    assert_eq!(now["url"], "http://127.0.0.1:9/new");
+    assert_eq!(now["enabled_events"], json!(["payment.succeeded"]));
+    let rolled = b
+        .submit(
+            "/dashboard/webhooks",
+            &format!("/dashboard/webhooks/{id}/roll"),
+            &[],
+        )
+        .await;
+    assert_eq!(rolled.status, StatusCode::OK);
+    let secret = extract(&rolled.body, "id=\"endpoint-secret\">", "<");
+    assert!(
+        secret.starts_with("whsec_") && secret != old_secret,
+        "{secret}"
+    );
+    assert!(
+        !b.get("/dashboard/webhooks").await.body.contains(&secret),
+        "shown once"
+    );
+}
+
+/// First-run review finding 7: times show seconds, in the time zone the viewer chose.
+#[tokio::test]
+async fn times_show_seconds_in_the_viewers_time_zone() {
+    let app = spawn_app().await;
+    let key = app.account.keys.test.secret.clone();
+    let p = app.pay(&key, 1234, json!({})).await;
+    let created = p["created"].as_i64().unwrap();
+    let mut b = logged_in(&app).await;
+    let path = format!("/dashboard/payments/{}", p["id"].as_str().unwrap());
+    let utc = tender_core::clock::format_local(created, 0);
+    assert!(b.get(&path).await.body.contains(&format!("{utc} UTC")));
+    let set = b
+        .submit(
+            "/dashboard/account",
+            "/dashboard/account/timezone",
+            &[("offset", "120")],
+        )
+        .await;
+    assert_eq!(set.status, StatusCode::SEE_OTHER);
+    let local = tender_core::clock::format_local(created, 120);
+    let page = b.get(&path).await;
+    assert!(
+        page.body.contains(&format!("{local} UTC+02:00")),
+        "{}",
+        page.body
+    );
+    let bad = b
+        .submit(
+            "/dashboard/account",
+            "/dashboard/account/timezone",
+            &[("offset", "7")],
+        )
+        .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+}
+
+/// First-run review finding 7: payments are filtered by date.
+#[tokio::test]
+async fn payments_are_filtered_by_date() {
+    let app = spawn_app().await;
+    let key = app.account.keys.test.secret.clone();
+    let old = app.pay(&key, 1111, json!({})).await;
+    app.clock.advance(3 * 86_400);
+    let new = app.pay(&key, 2222, json!({})).await;
+    let day = |p: &serde_json::Value| {
+        tender_core::clock::format_local(p["created"].as_i64().unwrap(), 0)[..10].to_string()
+    };
+    let mut b = logged_in(&app).await;
+    let page = b
+        .get(&format!("/dashboard/payments?from={}", day(&new)))
+        .await;
+    assert!(page.body.contains(new["id"].as_str().unwrap()));
+    assert!(!page.body.contains(old["id"].as_str().unwrap()));
+    let page = b
+        .get(&format!("/dashboard/payments?to={}", day(&old)))
+        .await;
+    assert!(page.body.contains(old["id"].as_str().unwrap()));
+    assert!(!page.body.contains(new["id"].as_str().unwrap()));
+    let bad = b.get("/dashboard/payments?from=yesterday").await;
+    assert!(bad.body.contains("Dates are written YYYY-MM-DD."));
+}

@@ -271,6 +271,23 @@ async fn render_account(
                 }
             }
             section.card {
+                h2 { "Time zone" }
+                p.muted { "Times on these pages are shown with seconds, at a fixed offset from UTC (summer time is not followed)." }
+                form method="post" action="/dashboard/account/timezone" {
+                    (csrf_field(session))
+                    div.field {
+                        label for="offset" { "Show times in" }
+                        @let current = layout::viewer_offset();
+                        select #offset name="offset" {
+                            @for o in layout::offset_choices() {
+                                option value=(o) selected[o == current] { (layout::offset_label(o)) }
+                            }
+                        }
+                    }
+                    button type="submit" { "Use this time zone" }
+                }
+            }
+            section.card {
                 h2 { "Account" }
                 dl.props {
                     dt { "Business name" } dd { (account.name.as_deref().unwrap_or("—")) }
@@ -297,9 +314,26 @@ pub async fn account_page(
     let notice = match q.done.as_deref() {
         Some("password") => Notice::Success("Your password was changed.".into()),
         Some("profile") => Notice::Success("Saved. Receipts show it from now on.".into()),
+        Some("timezone") => Notice::Success("Times are now shown in this time zone.".into()),
         _ => Notice::None,
     };
     render_account(&state, &session, StatusCode::OK, notice).await
+}
+
+/// `POST /dashboard/account/timezone`: the offset times are shown in, kept in a cookie.
+pub async fn set_timezone(State(state): State<DashboardState>, posted: Posted) -> PageResult {
+    let offset = posted
+        .fields
+        .get("offset")
+        .and_then(|v| v.parse::<i32>().ok())
+        .filter(|o| layout::offset_choices().contains(o))
+        .ok_or_else(|| DashError::BadRequest("Choose a time zone from the list.".into()))?;
+    let mut resp = see_other("/dashboard/account?done=timezone");
+    resp.headers_mut().append(
+        header::SET_COOKIE,
+        state.cookie(layout::TZ_COOKIE, &offset.to_string(), 365 * 86_400),
+    );
+    Ok(resp)
 }
 
 /// `POST /dashboard/account/profile`: the business name and public e-mail on receipts.

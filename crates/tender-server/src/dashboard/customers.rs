@@ -1,5 +1,5 @@
-//! Customers: the list (filter by e-mail, paged) and the detail page with the customer's
-//! payments and saved cards.
+//! Customers: the list (filter by e-mail in any case, paged) with a form for a new customer, and
+//! the detail page with the customer's payments, saved cards and an edit form.
 
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -13,7 +13,8 @@ use tender_core::store::{Collection, Field};
 
 use super::layout::{self, html_response, page, pager, Notice, Section};
 use super::payments::{blank_to_none, parse_page, payments_table};
-use super::{user_message, DashboardState, PageResult, Session};
+use super::{see_other, user_message, DashboardState, PageResult, Posted, Session};
+use tender_core::service::customers::CustomerFields;
 
 #[derive(Deserialize, Default)]
 pub struct CustomerFilters {
@@ -89,6 +90,14 @@ pub async fn list_customers(
                 }
             }
         }
+        section.card #new-customer {
+            h2 { "New customer" }
+            form method="post" action="/dashboard/customers" {
+                (layout::csrf_field(&session))
+                (customer_fields(None))
+                button.primary type="submit" { "Create customer" }
+            }
+        }
         (pager(
             "/dashboard/customers",
             &[("email", email_value)],
@@ -105,16 +114,122 @@ pub async fn list_customers(
     ))
 }
 
+/// The editable fields of a customer, filled with `c`'s values when given.
+fn customer_fields(c: Option<&Customer>) -> maud::Markup {
+    let v = |f: fn(&Customer) -> Option<&String>| c.and_then(f).map(String::as_str).unwrap_or("");
+    html! {
+        div.field { label for="c-name" { "Name" } input #c-name type="text" name="name" maxlength="5000" value=(v(|c| c.name.as_ref())); }
+        div.field { label for="c-email" { "E-mail" } input #c-email type="email" name="email" maxlength="512" value=(v(|c| c.email.as_ref())); }
+        div.field { label for="c-phone" { "Phone" } input #c-phone type="tel" name="phone" placeholder="+14155550100" value=(v(|c| c.phone.as_ref())); }
+        div.field { label for="c-description" { "Description" } input #c-description type="text" name="description" maxlength="1000" value=(v(|c| c.description.as_ref())); }
+    }
+}
+
+/// The posted customer fields; a blank field clears the value.
+fn posted_fields(posted: &Posted) -> CustomerFields {
+    let field = |name| Some(posted.fields.get(name).map(str::to_string));
+    CustomerFields {
+        name: field("name"),
+        email: field("email"),
+        phone: field("phone"),
+        description: field("description"),
+        ..CustomerFields::default()
+    }
+}
+
+/// `POST /dashboard/customers`: a new customer, then its page.
+pub async fn create_customer(State(state): State<DashboardState>, posted: Posted) -> PageResult {
+    match state
+        .services()
+        .create_customer(&posted.session.ctx(), posted_fields(&posted))
+        .await
+    {
+        Ok(c) => Ok(see_other(&format!(
+            "/dashboard/customers/{}?done=created",
+            c.id
+        ))),
+        Err(e) => match user_message(&e) {
+            Some(m) => Ok(html_response(
+                StatusCode::BAD_REQUEST,
+                page(
+                    &posted.session,
+                    Section::Customers,
+                    "New customer",
+                    &Notice::Error(m),
+                    html! {
+                        section.card {
+                            form method="post" action="/dashboard/customers" {
+                                (layout::csrf_field(&posted.session))
+                                (customer_fields(None))
+                                button.primary type="submit" { "Create customer" }
+                            }
+                        }
+                    },
+                ),
+            )),
+            None => Err(e.into()),
+        },
+    }
+}
+
+/// `POST /dashboard/customers/{id}`: the edit form.
+pub async fn update_customer(
+    State(state): State<DashboardState>,
+    Path(id): Path<String>,
+    posted: Posted,
+) -> PageResult {
+    match state
+        .services()
+        .update_customer(&posted.session.ctx(), &id, posted_fields(&posted))
+        .await
+    {
+        Ok(c) => Ok(see_other(&format!(
+            "/dashboard/customers/{}?done=updated",
+            c.id
+        ))),
+        Err(e @ tender_core::error::CoreError::NotFound { .. }) => Err(e.into()),
+        Err(e) => match user_message(&e) {
+            Some(m) => {
+                render_customer(
+                    &state,
+                    &posted.session,
+                    &id,
+                    StatusCode::BAD_REQUEST,
+                    Notice::Error(m),
+                )
+                .await
+            }
+            None => Err(e.into()),
+        },
+    }
+}
+
 /// `GET /dashboard/customers/{id}`.
 pub async fn retrieve_customer(
     State(state): State<DashboardState>,
     session: Session,
     Path(id): Path<String>,
+    Query(q): Query<super::auth::Done>,
+) -> PageResult {
+    let notice = match q.done.as_deref() {
+        Some("created") => Notice::Success("Customer created.".into()),
+        Some("updated") => Notice::Success("Customer updated.".into()),
+        _ => Notice::None,
+    };
+    render_customer(&state, &session, &id, StatusCode::OK, notice).await
+}
+
+async fn render_customer(
+    state: &DashboardState,
+    session: &Session,
+    id: &str,
+    status: StatusCode,
+    notice: Notice,
 ) -> PageResult {
     let scope = session.scope();
     let services = state.services();
     let raw = services
-        .retrieve_raw(&scope, Collection::Customers, "customer", &id)
+        .retrieve_raw(&scope, Collection::Customers, "customer", id)
         .await?;
     let c: Customer = parse_page(&RawPage {
         data: vec![raw],
@@ -187,7 +302,7 @@ pub async fn retrieve_customer(
                             tbody {
                                 @for pm in &cards {
                                     tr {
-                                        td { (pm.card.brand.as_str()) " •••• " (pm.card.last4) }
+                                        td { (pm.card.brand.display_name()) " •••• " (pm.card.last4) }
                                         td { (format!("{:02}/{}", pm.card.exp_month, pm.card.exp_year)) }
                                         td { (pm.card.funding) }
                                         td { (pm.card.country) }
@@ -213,11 +328,17 @@ pub async fn retrieve_customer(
                         dt.mono { (k) } dd { (v) }
                     }
                 }
+                h2 { "Edit" }
+                form #edit-customer method="post" action=(format!("/dashboard/customers/{}", c.id)) {
+                    (layout::csrf_field(session))
+                    (customer_fields(Some(&c)))
+                    button.primary type="submit" { "Save" }
+                }
             }
         }
     };
     Ok(html_response(
-        StatusCode::OK,
-        page(&session, Section::Customers, &title, &Notice::None, body),
+        status,
+        page(session, Section::Customers, &title, &notice, body),
     ))
 }

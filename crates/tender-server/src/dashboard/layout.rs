@@ -8,7 +8,6 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use maud::{html, Markup, DOCTYPE};
 use tender_core::auth::Mode;
-use tender_core::clock::format_utc;
 use tender_core::money::{format_amount, Currency};
 
 use super::Session;
@@ -218,8 +217,62 @@ pub fn money(minor: i64, currency: Currency) -> String {
     format_amount(minor, currency)
 }
 
+tokio::task_local! {
+    /// The viewer's chosen offset from UTC in minutes, for the request being rendered (set by
+    /// [`with_viewer_offset`] from the `tender_tz` cookie).
+    static VIEWER_OFFSET: i32;
+}
+
+/// The cookie that keeps the viewer's time zone (an offset from UTC in minutes).
+pub const TZ_COOKIE: &str = "tender_tz";
+
+/// Offsets a viewer may choose, in minutes: every half hour from UTC−12:00 to UTC+14:00, and
+/// the three quarter-hour ones in use.
+pub fn offset_choices() -> Vec<i32> {
+    let mut v: Vec<i32> = (-24..=28).map(|h| h * 30).collect();
+    v.extend([345, 525, 765]);
+    v.sort_unstable();
+    v
+}
+
+/// `UTC`, `UTC+02:00`, `UTC−05:30`.
+pub fn offset_label(minutes: i32) -> String {
+    if minutes == 0 {
+        return "UTC".into();
+    }
+    let sign = if minutes < 0 { '−' } else { '+' };
+    let m = minutes.unsigned_abs();
+    format!("UTC{sign}{:02}:{:02}", m / 60, m % 60)
+}
+
+/// Middleware: renders the request's times in the offset of its `tender_tz` cookie.
+pub async fn with_viewer_offset(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let offset = super::cookie_value(req.headers(), TZ_COOKIE)
+        .and_then(|v| v.parse::<i32>().ok())
+        .filter(|o| offset_choices().contains(o))
+        .unwrap_or(0);
+    VIEWER_OFFSET.scope(offset, next.run(req)).await
+}
+
+/// The offset of the request being rendered (0 outside a dashboard request).
+pub fn viewer_offset() -> i32 {
+    VIEWER_OFFSET.try_with(|o| *o).unwrap_or(0)
+}
+
+/// A time as the viewer reads it: date, time to the second, and the zone.
 pub fn when(unix: i64) -> String {
-    format_utc(unix)
+    let offset = viewer_offset();
+    if offset == 0 {
+        return format!("{} UTC", tender_core::clock::format_local(unix, 0));
+    }
+    format!(
+        "{} {}",
+        tender_core::clock::format_local(unix, offset),
+        offset_label(offset)
+    )
 }
 
 /// Older/newer links for a newest-first list, keeping the page's filters.

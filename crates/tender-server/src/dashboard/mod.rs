@@ -104,6 +104,7 @@ pub fn router(app: AppState, secure_cookies: bool) -> Router {
         .route("/account", get(auth::account_page))
         .route("/account/password", post(auth::change_password))
         .route("/account/profile", post(auth::update_profile))
+        .route("/account/timezone", post(auth::set_timezone))
         .route("/keys", get(keys::list_keys).post(keys::create_key))
         .route("/keys/{id}/roll", post(keys::roll_key))
         .route("/keys/{id}/revoke", post(keys::revoke_key))
@@ -114,8 +115,14 @@ pub fn router(app: AppState, secure_cookies: bool) -> Router {
         .route("/payments/{id}/refund", post(payments::refund_payment))
         .route("/payments/{id}/capture", post(payments::capture_payment))
         .route("/payments/{id}/cancel", post(payments::cancel_payment))
-        .route("/customers", get(customers::list_customers))
-        .route("/customers/{id}", get(customers::retrieve_customer))
+        .route(
+            "/customers",
+            get(customers::list_customers).post(customers::create_customer),
+        )
+        .route(
+            "/customers/{id}",
+            get(customers::retrieve_customer).post(customers::update_customer),
+        )
         .route(
             "/webhooks",
             get(webhooks::list_endpoints).post(webhooks::create_endpoint),
@@ -123,6 +130,8 @@ pub fn router(app: AppState, secure_cookies: bool) -> Router {
         .route("/webhooks/{id}/enable", post(webhooks::enable_endpoint))
         .route("/webhooks/{id}/disable", post(webhooks::disable_endpoint))
         .route("/webhooks/{id}/delete", post(webhooks::delete_endpoint))
+        .route("/webhooks/{id}/edit", post(webhooks::edit_endpoint))
+        .route("/webhooks/{id}/roll", post(webhooks::roll_endpoint_secret))
         .route("/events/{id}", get(webhooks::retrieve_event))
         .route("/events/{id}/resend", post(webhooks::resend_event))
         .fallback(|| async { DashError::NotFound })
@@ -134,6 +143,7 @@ pub fn router(app: AppState, secure_cookies: bool) -> Router {
             )
         })
         .layer(axum::middleware::map_response(layout::security_headers))
+        .layer(axum::middleware::from_fn(layout::with_viewer_offset))
         .with_state(state);
     Router::new().nest("/dashboard", routes)
 }

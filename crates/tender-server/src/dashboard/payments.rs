@@ -132,6 +132,10 @@ pub(super) fn blank_to_none(v: Option<String>) -> Option<String> {
 pub struct PaymentFilters {
     status: Option<String>,
     customer: Option<String>,
+    /// `YYYY-MM-DD`, first day shown (in the viewer's time zone).
+    from: Option<String>,
+    /// `YYYY-MM-DD`, last day shown.
+    to: Option<String>,
     starting_after: Option<String>,
     ending_before: Option<String>,
 }
@@ -156,11 +160,30 @@ pub async fn list_payments(
     if let Some(c) = &customer {
         filters.push((Field::Customer, c.clone()));
     }
+    // Dates are days in the viewer's time zone.
+    let from = blank_to_none(q.from);
+    let to = blank_to_none(q.to);
+    let offset = i64::from(layout::viewer_offset()) * 60;
+    let day_start = |text: &str| {
+        let mut parts = text.splitn(3, '-').map(|p| p.parse::<u32>().ok());
+        let (y, m, d) = (parts.next()??, parts.next()??, parts.next()??);
+        tender_core::clock::unix_from_civil(i32::try_from(y).ok()?, m, d).map(|t| t - offset)
+    };
+    let mut created = tender_core::store::CreatedRange::default();
+    for (text, is_from) in [(&from, true), (&to, false)] {
+        if let Some(text) = text {
+            match day_start(text) {
+                Some(t) if is_from => created.gte = Some(t),
+                Some(t) => created.lt = Some(t + 86_400),
+                None => notice = Notice::Error("Dates are written YYYY-MM-DD.".into()),
+            }
+        }
+    }
     let params = ListParams {
         limit: super::PAGE_SIZE,
         starting_after: starting_after.clone(),
         ending_before: ending_before.clone(),
-        ..ListParams::default()
+        created,
     };
     let page_data = match state
         .services()
@@ -182,6 +205,8 @@ pub async fn list_payments(
     let payments: Vec<Payment> = parse_page(&page_data)?;
     let status_value = status.as_deref().unwrap_or("");
     let customer_value = customer.as_deref().unwrap_or("");
+    let from_value = from.as_deref().unwrap_or("");
+    let to_value = to.as_deref().unwrap_or("");
     let body = html! {
         form.filters method="get" action="/dashboard/payments" {
             div.field {
@@ -197,8 +222,16 @@ pub async fn list_payments(
                 label for="customer" { "Customer" }
                 input #customer type="text" name="customer" value=(customer_value) placeholder="cus_…";
             }
+            div.field {
+                label for="from" { "From" }
+                input #from type="date" name="from" value=(from_value);
+            }
+            div.field {
+                label for="to" { "To" }
+                input #to type="date" name="to" value=(to_value);
+            }
             button type="submit" { "Filter" }
-            @if status.is_some() || customer.is_some() {
+            @if status.is_some() || customer.is_some() || from.is_some() || to.is_some() {
                 a href="/dashboard/payments" { "Clear" }
             }
             a.export href="/dashboard/payments.csv" download { "Export CSV" }
@@ -212,7 +245,12 @@ pub async fn list_payments(
         }
         (pager(
             "/dashboard/payments",
-            &[("status", status_value), ("customer", customer_value)],
+            &[
+                ("status", status_value),
+                ("customer", customer_value),
+                ("from", from_value),
+                ("to", to_value),
+            ],
             payments.first().map(|p| p.id.as_str()),
             payments.last().map(|p| p.id.as_str()),
             page_data.has_more,

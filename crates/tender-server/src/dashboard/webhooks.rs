@@ -177,7 +177,28 @@ async fn render_webhooks(
                                     } @else {
                                         (post_button(session, &format!("/dashboard/webhooks/{}/enable", e.id), "Enable", "small"))
                                     }
+                                    (post_button(session, &format!("/dashboard/webhooks/{}/roll", e.id), "Roll secret", "small"))
                                     (post_button(session, &format!("/dashboard/webhooks/{}/delete", e.id), "Delete", "small danger"))
+                                    details.edit {
+                                        summary { "Edit" }
+                                        form method="post" action=(format!("/dashboard/webhooks/{}/edit", e.id)) {
+                                            (layout::csrf_field(session))
+                                            div.field { label { "URL" } input type="text" name="url" value=(e.url) required; }
+                                            div.field { label { "Description" } input type="text" name="description" maxlength="1000" value=(e.description.as_deref().unwrap_or("")); }
+                                            fieldset.events {
+                                                legend { "Events" }
+                                                @let all = e.enabled_events.iter().any(|x| x == "*");
+                                                label { input type="checkbox" name="enabled_events" value="*" checked[all]; "all events" }
+                                                @for t in EVENT_TYPES {
+                                                    label {
+                                                        input type="checkbox" name="enabled_events" value=(t) checked[!all && e.enabled_events.iter().any(|x| x == t)];
+                                                        code { (t) }
+                                                    }
+                                                }
+                                            }
+                                            button.primary.small type="submit" { "Save" }
+                                        }
+                                    }
                                 }
                             }
                         }
@@ -244,6 +265,7 @@ pub async fn list_endpoints(
         Some("enabled") => Notice::Success("The endpoint was enabled.".into()),
         Some("disabled") => Notice::Success("The endpoint was disabled.".into()),
         Some("deleted") => Notice::Success("The endpoint was deleted.".into()),
+        Some("updated") => Notice::Success("The endpoint was updated.".into()),
         _ => Notice::None,
     };
     render_webhooks(
@@ -315,6 +337,72 @@ pub async fn create_endpoint(State(state): State<DashboardState>, posted: Posted
             None => Err(e.into()),
         },
     }
+}
+
+/// `POST /dashboard/webhooks/{id}/edit`: URL, description and events.
+pub async fn edit_endpoint(
+    State(state): State<DashboardState>,
+    Path(id): Path<String>,
+    posted: Posted,
+) -> PageResult {
+    let mut events = posted.fields.all("enabled_events");
+    if events.iter().any(|e| e == "*") {
+        events = vec!["*".into()];
+    }
+    let fields = EndpointFields {
+        url: posted.fields.get("url").map(String::from),
+        enabled_events: Some(events),
+        description: Some(posted.fields.get("description").map(String::from)),
+        disabled: None,
+    };
+    match state
+        .services()
+        .update_endpoint(&posted.session.ctx(), &id, fields)
+        .await
+    {
+        Ok(_) => Ok(see_other("/dashboard/webhooks?done=updated")),
+        Err(e @ CoreError::NotFound { .. }) => Err(e.into()),
+        Err(e) => match user_message(&e) {
+            Some(m) => {
+                render_webhooks(
+                    &state,
+                    &posted.session,
+                    StatusCode::BAD_REQUEST,
+                    Notice::Error(m),
+                    None,
+                    Draft::default(),
+                )
+                .await
+            }
+            None => Err(e.into()),
+        },
+    }
+}
+
+/// `POST /dashboard/webhooks/{id}/roll`: a new signing secret, shown once; the old one keeps
+/// signing for 24 hours, so receivers can switch at their own pace.
+pub async fn roll_endpoint_secret(
+    State(state): State<DashboardState>,
+    Path(id): Path<String>,
+    posted: Posted,
+) -> PageResult {
+    let rolled = state
+        .services()
+        .roll_endpoint_secret(&posted.session.ctx(), &id, None)
+        .await?;
+    let reveal = Reveal {
+        url: rolled.endpoint.url,
+        secret: rolled.secret,
+    };
+    render_webhooks(
+        &state,
+        &posted.session,
+        StatusCode::OK,
+        Notice::Success("New secret made. The old one keeps signing for 24 hours.".into()),
+        Some(reveal),
+        Draft::default(),
+    )
+    .await
 }
 
 async fn set_disabled(
