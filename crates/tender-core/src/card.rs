@@ -179,7 +179,7 @@ pub enum CardValidationError {
     #[error("Your card's expiration month is invalid.")]
     InvalidExpiryMonth,
     /// `exp_year` not four digits, or before the current year.
-    #[error("Your card's expiration year is invalid.")]
+    #[error("Your card's expiration year is invalid: it needs four digits (2034) and may not be in the past.")]
     InvalidExpiryYear,
     /// The expiry month is before the current month.
     #[error("Your card has expired.")]
@@ -218,7 +218,7 @@ impl CardValidationError {
         match self {
             CardValidationError::IncorrectNumber => "Your card number is incorrect.",
             CardValidationError::InvalidExpiryMonth => "Your card's expiration month is invalid.",
-            CardValidationError::InvalidExpiryYear => "Your card's expiration year is invalid.",
+            CardValidationError::InvalidExpiryYear => "Your card's expiration year is invalid: it needs four digits (2034) and may not be in the past.",
             CardValidationError::ExpiredCard => "Your card has expired.",
             CardValidationError::InvalidCvc => "Your card's security code is invalid.",
         }

@@ -1,7 +1,7 @@
 //! The overview, `/dashboard/overview` (where `/dashboard` leads): the last 30 days at a
 //! glance — gross volume and net per currency, success rate, a daily chart drawn as SVG on the
 //! server — and one search box that finds payments by id, customer e-mail (any case), card or
-//! IBAN last four, amount or description.
+//! IBAN last four, amount, currency code or description.
 //!
 //! Both read the newest [`SCAN_LIMIT`] payments of the session's account and mode, newest first
 //! in pages of 100 (the store has no full-text index); a search that reached that limit says so.
@@ -82,6 +82,7 @@ fn matches(p: &Payment, term: &str, customers: &HashSet<String>) -> bool {
             .as_ref()
             .map(|b| b.last4.as_str()));
     p.id == term
+        || p.currency.code() == lower
         || p.customer
             .as_ref()
             .is_some_and(|c| customers.contains(c) || c == term)
