@@ -5,7 +5,7 @@
 //!   boundary (prefixed ids, amounts and currencies, card numbers, e-mails, IBANs).
 //! - [`payment`] (with the state machine), [`customer`], [`refund`], [`event`]: the resources.
 //! - [`auth`]: key kinds, modes, the authenticated principal.
-//! - [`idempotency`]: keyed request fingerprints and the key namespaces.
+//! - [`idempotency`]: every rule about idempotency keys: claims, replays, keyed fingerprints.
 //! - [`acquirer`]: the port to a card network and the built-in simulator.
 //! - [`clock`]: time as a dependency.
 //! - [`store`]: the storage port, implemented by `tender-store`.

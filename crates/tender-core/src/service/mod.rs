@@ -21,7 +21,6 @@ pub mod refunds;
 pub mod tasks;
 pub mod webhooks;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -73,30 +72,7 @@ pub struct Services {
     pub config: Arc<ServiceConfig>,
 }
 
-/// An idempotency key this request has claimed; completed by the write batch that carries the
-/// response, or by the HTTP layer when the request wrote nothing.
-#[derive(Debug)]
-pub struct IdempotencyHold {
-    /// The key as the client sent it (shown in events' `request.idempotency_key`).
-    pub key: String,
-    /// The key the record is stored under ([`crate::idempotency::stored_key`]).
-    pub stored: String,
-    completed: AtomicBool,
-}
-
-impl IdempotencyHold {
-    pub fn new(key: String, kind: crate::auth::KeyKind) -> Self {
-        Self {
-            stored: crate::idempotency::stored_key(&key, kind),
-            key,
-            completed: AtomicBool::new(false),
-        }
-    }
-    /// Whether a committed batch already stored the response under the key.
-    pub fn is_completed(&self) -> bool {
-        self.completed.load(Ordering::SeqCst)
-    }
-}
+pub use crate::idempotency::IdempotencyHold;
 
 /// Who is asking and under which request id / idempotency key.
 #[derive(Debug, Clone)]
@@ -146,42 +122,6 @@ pub(crate) fn from_body<T: serde::de::DeserializeOwned>(id: &str, body: &str) ->
 impl Services {
     pub fn now(&self) -> i64 {
         self.clock.now()
-    }
-
-    /// The keyed fingerprint of a request, for its idempotency record.
-    pub fn idempotency_fingerprint(
-        &self,
-        method: &str,
-        path: &str,
-        body: &serde_json::Value,
-    ) -> String {
-        crate::idempotency::Fingerprinter::new(&self.config.vault_key)
-            .fingerprint(method, path, body)
-    }
-
-    /// A response as kept under an idempotency key: sealed under the vault key, because some
-    /// carry secrets shown once (a webhook endpoint's `whsec_…`).
-    pub fn seal_idempotent_response(&self, response: StoredResponse) -> StoredResponse {
-        StoredResponse {
-            status: response.status,
-            body: crate::idempotency::response_sealer(&self.config.vault_key)
-                .seal_bytes(&response.body),
-        }
-    }
-
-    /// The response kept under an idempotency key, opened for a replay.
-    pub fn open_idempotent_response(&self, stored: StoredResponse) -> CoreResult<StoredResponse> {
-        let body = crate::idempotency::response_sealer(&self.config.vault_key)
-            .open_bytes(&stored.body)
-            .map_err(|_| {
-                StoreError::Corrupt(
-                    "an idempotent response cannot be opened with this vault key".into(),
-                )
-            })?;
-        Ok(StoredResponse {
-            status: stored.status,
-            body,
-        })
     }
 
     /// An event for `object` caused by this request, and the write that records it.
@@ -238,7 +178,7 @@ impl Services {
             })
             .await?;
         if let Some(hold) = &ctx.idempotency {
-            hold.completed.store(true, Ordering::SeqCst);
+            hold.mark_completed();
         }
         Ok(())
     }

@@ -18,17 +18,15 @@ use base64::Engine;
 use serde_json::Value;
 use tender_core::auth::{KeyKind, Principal};
 use tender_core::error::{AuthFailure, CoreError};
+use tender_core::idempotency::Begun;
 use tender_core::ids::{self, IdKind};
-use tender_core::service::{IdempotencyHold, RequestContext};
-use tender_core::store::IdempotencyClaim;
+use tender_core::service::RequestContext;
 
 use super::error::{http_error, json_response, ApiError, REQUEST_ID};
 use crate::state::AppState;
 
 /// Largest request body (CONTRACT §4.10).
 pub const MAX_BODY: usize = 64 * 1024;
-/// Longest idempotency key.
-pub const MAX_IDEMPOTENCY_KEY: usize = 255;
 pub const API_VERSION: &str = "2.1";
 
 /// Outermost layer: request id, standard headers, JSON for every error.
@@ -299,53 +297,37 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
         .get::<axum::extract::MatchedPath>()
         .is_some_and(|p| super::openapi::refuses(&parts.method, p.as_str()));
     let key = match parts.headers.get("idempotency-key") {
-        Some(k) if !refused && matches!(parts.method, Method::POST | Method::PATCH) => {
-            let k = k
-                .to_str()
-                .map_err(|_| bad_key("Idempotency keys must be printable ASCII."))?;
-            if k.is_empty() || k.len() > MAX_IDEMPOTENCY_KEY {
-                return Err(bad_key("Idempotency keys must be 1 to 255 characters."));
-            }
-            Some(k.to_string())
-        }
+        Some(k) if !refused && matches!(parts.method, Method::POST | Method::PATCH) => Some(
+            tender_core::idempotency::check_key(k.to_str().ok())
+                .map_err(|e| ApiError(e).into_response())?,
+        ),
         _ => None,
     };
-    let mut hold = None;
+    // Every rule of the claim, the replay and the answer kept: tender_core::idempotency.
+    let mut claim = None;
     if let Some(key) = key {
-        // Keyed, and never over the CVC: see tender_core::idempotency.
-        let fp =
-            state
-                .services
-                .idempotency_fingerprint(parts.method.as_str(), parts.uri.path(), &value);
-        let h = Arc::new(IdempotencyHold::new(key, ctx.principal.key_kind));
-        let now = state.services.now();
-        let claim = state
+        let begun = state
             .services
-            .store
-            .claim_idempotency(ctx.scope(), &h.stored, &fp, now)
+            .begin_idempotent(
+                &ctx.principal,
+                key,
+                parts.method.as_str(),
+                parts.uri.path(),
+                &value,
+            )
             .await
-            .map_err(|e| ApiError(e.into()).into_response())?;
-        match claim {
-            IdempotencyClaim::Acquired => {
-                ctx.idempotency = Some(Arc::clone(&h));
-                hold = Some(h);
+            .map_err(|e| ApiError(e).into_response())?;
+        match begun {
+            Begun::Run(c) => {
+                ctx.idempotency = Some(c.hold());
+                claim = Some(c);
             }
-            IdempotencyClaim::Replay(stored) => {
-                let stored = state
-                    .services
-                    .open_idempotent_response(stored)
-                    .map_err(|e| ApiError(e).into_response())?;
+            Begun::Replay(stored) => {
                 let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
                 let mut resp = json_response(status, stored.body);
                 resp.headers_mut()
                     .insert("idempotent-replayed", HeaderValue::from_static("true"));
                 return Ok(resp);
-            }
-            IdempotencyClaim::Mismatch => {
-                return Err(ApiError(CoreError::IdempotencyMismatch).into_response())
-            }
-            IdempotencyClaim::InProgress => {
-                return Err(ApiError(CoreError::IdempotencyInProgress).into_response())
             }
         }
     }
@@ -353,94 +335,32 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
     let scope = ctx.scope().clone();
     parts.extensions.insert(ctx);
     parts.extensions.insert(JsonBody(Arc::new(value)));
-    // A claim is never taken over while this process lives, so a request abandoned half-way
-    // (the client hung up and the handler was dropped) must give its claim back itself.
-    let abandoned = hold.as_ref().map(|h| ReleaseIfAbandoned {
-        services: state.services.clone(),
-        scope: scope.clone(),
-        hold: Arc::clone(h),
-        armed: true,
-    });
+    // If this future is dropped here (the client hung up), dropping `claim` releases the key.
     let mut resp = next.run(Request::from_parts(parts, Body::empty())).await;
     // For the request log line.
-    resp.extensions_mut().insert(scope.clone());
-    if let Some(mut guard) = abandoned {
-        guard.armed = false;
-    }
+    resp.extensions_mut().insert(scope);
 
-    let Some(hold) = hold else { return Ok(resp) };
-    if hold.is_completed() {
+    let Some(claim) = claim else { return Ok(resp) };
+    if claim.hold().is_completed() {
+        // The use case's batch stored the answer with its change.
         return Ok(resp);
     }
-    // The request wrote nothing: keep its 4xx (or 200) answer, release the key after a 5xx
-    // (or a 405 from the router, which is no answer of a handler).
+    // A 5xx, or a 405 from the router (no handler's answer), frees the key for a retry.
     if resp.status().is_server_error() || resp.status() == StatusCode::METHOD_NOT_ALLOWED {
-        if let Err(e) = state
-            .services
-            .store
-            .release_idempotency(&scope, &hold.stored)
-            .await
-        {
-            tracing::warn!(error = %e, "could not release an idempotency key");
-        }
+        claim.release().await;
         return Ok(resp);
     }
     let (resp_parts, body) = resp.into_parts();
     let bytes = axum::body::to_bytes(body, usize::MAX)
         .await
         .unwrap_or_default();
-    let stored = tender_core::store::StoredResponse {
-        status: resp_parts.status.as_u16(),
-        body: bytes.to_vec(),
-    };
-    if let Err(e) = state
-        .services
-        .store
-        .complete_idempotency(
-            &scope,
-            &hold.stored,
-            state.services.seal_idempotent_response(stored),
-        )
-        .await
-    {
-        tracing::warn!(error = %e, "could not store an idempotent response");
-    }
+    claim
+        .keep(tender_core::store::StoredResponse {
+            status: resp_parts.status.as_u16(),
+            body: bytes.to_vec(),
+        })
+        .await;
     Ok(Response::from_parts(resp_parts, Body::from(bytes)))
-}
-
-/// Releases a claimed idempotency key when the request holding it is dropped before it
-/// finished (the client went away). Only a claim still running is released: a batch that
-/// committed the response first keeps it.
-struct ReleaseIfAbandoned {
-    services: tender_core::service::Services,
-    scope: tender_core::auth::Scope,
-    hold: Arc<IdempotencyHold>,
-    armed: bool,
-}
-
-impl Drop for ReleaseIfAbandoned {
-    fn drop(&mut self) {
-        if !self.armed || self.hold.is_completed() {
-            return;
-        }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let (services, scope, hold) = (
-            self.services.clone(),
-            self.scope.clone(),
-            Arc::clone(&self.hold),
-        );
-        runtime.spawn(async move {
-            if let Err(e) = services
-                .store
-                .release_idempotency(&scope, &hold.stored)
-                .await
-            {
-                tracing::warn!(error = %e, "could not release an abandoned idempotency key");
-            }
-        });
-    }
 }
 
 /// A non-empty request body as JSON: malformed JSON, invalid UTF-8 or nesting deeper than
@@ -477,15 +397,6 @@ fn closing(mut resp: Response) -> Response {
     resp.headers_mut()
         .insert(header::CONNECTION, HeaderValue::from_static("close"));
     resp
-}
-
-fn bad_key(message: &'static str) -> Response {
-    ApiError(CoreError::InvalidParam {
-        param: Some("Idempotency-Key".into()),
-        code: "idempotency_key_invalid",
-        message: message.into(),
-    })
-    .into_response()
 }
 
 #[cfg(test)]
