@@ -101,13 +101,7 @@ impl Services {
             ));
         }
         let password = password.unwrap_or_else(|| random_base62(20));
-        if password.chars().count() < 8 {
-            return Err(CoreError::invalid(
-                "password",
-                "parameter_invalid",
-                "Passwords must have at least 8 characters.",
-            ));
-        }
+        check_new_password("password", &password)?;
         let now = self.now();
         let account = AccountRecord {
             id: ids::generate(IdKind::Account),
@@ -196,6 +190,18 @@ pub struct NewSession {
 }
 
 /// Verifies a password against an Argon2id PHC string (constant-time inside argon2).
+/// A new dashboard password must have at least 8 characters (400 naming `param`).
+fn check_new_password(param: &str, password: &str) -> CoreResult<()> {
+    if password.chars().count() < 8 {
+        return Err(CoreError::invalid(
+            param,
+            "parameter_invalid",
+            "Passwords must have at least 8 characters.",
+        ));
+    }
+    Ok(())
+}
+
 /// A key as error messages may show it: its kind-and-mode prefix and last four characters
 /// (`sk_test_…wxyz`); never more, whatever the input.
 pub fn redact_key(key: &str) -> String {
@@ -396,13 +402,7 @@ impl Services {
     ) -> CoreResult<String> {
         self.require_account(account).await?;
         let password = password.unwrap_or_else(|| random_base62(20));
-        if password.chars().count() < 8 {
-            return Err(CoreError::invalid(
-                "password",
-                "parameter_invalid",
-                "Passwords must have at least 8 characters.",
-            ));
-        }
+        check_new_password("password", &password)?;
         self.store
             .update_account_password(account, &hash_password_bounded(&password).await?, None)
             .await?;
@@ -463,13 +463,7 @@ impl Services {
                 "The current password is wrong.",
             ));
         }
-        if new.chars().count() < 8 {
-            return Err(CoreError::invalid(
-                "new_password",
-                "parameter_invalid",
-                "Passwords must have at least 8 characters.",
-            ));
-        }
+        check_new_password("new_password", new)?;
         self.store
             .update_account_password(
                 account,

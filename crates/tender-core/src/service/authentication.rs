@@ -17,12 +17,13 @@ use crate::store::{Collection, WriteOp};
 const USED: &str = "used:";
 
 impl Services {
-    /// The payment behind a 3-D Secure link that was already used, or `None` (unknown link).
-    pub async fn used_authentication(
+    /// The payment behind (`payment_id`, `token`) and whether that token is the live one or one
+    /// that was used; `None` for an unknown pair.
+    async fn token_state(
         &self,
         payment_id: &str,
         token: &str,
-    ) -> CoreResult<Option<Payment>> {
+    ) -> CoreResult<Option<(Scope, crate::store::Record, bool)>> {
         if !ids::looks_like(IdKind::Payment, payment_id) || token.len() > 64 {
             return Ok(None);
         }
@@ -32,11 +33,27 @@ impl Services {
         let Some(stored) = self.store.find_sealed(&scope, payment_id).await? else {
             return Ok(None);
         };
-        let used = format!("{USED}{}", hash_key(token));
-        if !secrets_equal(used.as_bytes(), stored.as_bytes()) {
-            return Ok(None);
+        let hash = hash_key(token);
+        if secrets_equal(hash.as_bytes(), stored.as_bytes()) {
+            return Ok(Some((scope, record, false)));
         }
-        Ok(Some(from_body(&record.id, &record.body)?))
+        let used = format!("{USED}{hash}");
+        if secrets_equal(used.as_bytes(), stored.as_bytes()) {
+            return Ok(Some((scope, record, true)));
+        }
+        Ok(None)
+    }
+
+    /// The payment behind a 3-D Secure link that was already used, or `None` (unknown link).
+    pub async fn used_authentication(
+        &self,
+        payment_id: &str,
+        token: &str,
+    ) -> CoreResult<Option<Payment>> {
+        match self.token_state(payment_id, token).await? {
+            Some((_, record, true)) => Ok(Some(from_body(&record.id, &record.body)?)),
+            _ => Ok(None),
+        }
     }
 
     /// The payment awaiting authentication behind (`payment_id`, `token`), or `None` when the
@@ -46,18 +63,9 @@ impl Services {
         payment_id: &str,
         token: &str,
     ) -> CoreResult<Option<(Scope, Payment, i64)>> {
-        if !ids::looks_like(IdKind::Payment, payment_id) || token.len() > 64 {
-            return Ok(None);
-        }
-        let Some((scope, record)) = self.store.find_payment_for_receipt(payment_id).await? else {
+        let Some((scope, record, false)) = self.token_state(payment_id, token).await? else {
             return Ok(None);
         };
-        let Some(stored) = self.store.find_sealed(&scope, payment_id).await? else {
-            return Ok(None);
-        };
-        if !secrets_equal(hash_key(token).as_bytes(), stored.as_bytes()) {
-            return Ok(None);
-        }
         let payment: Payment = from_body(&record.id, &record.body)?;
         if payment.status != PaymentStatus::RequiresAction {
             return Ok(None);
