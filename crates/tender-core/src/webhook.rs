@@ -202,6 +202,10 @@ pub fn retry_delay_ms(
     Some(((base as f64) * 1000.0 * scale * jitter).round().max(0.0) as i64)
 }
 
+/// Due deliveries of each account and mode a claim weighs, at most: enough to skip endpoints
+/// at their cap without reading a scope's whole backlog (both stores use it).
+pub const CANDIDATES_PER_SCOPE: i64 = 256;
+
 /// A due delivery the store found, as the fair claim weighs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DueDelivery {

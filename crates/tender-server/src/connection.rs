@@ -24,8 +24,17 @@ pub const BODY_DEADLINE: Duration = Duration::from_secs(30);
 /// in the kernel's accept queue until one closes.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
-/// The message of the error a body past its deadline yields (matched by the readers).
-pub const BODY_TIMED_OUT: &str = "the request body did not arrive in time";
+/// The error a body past its deadline yields; readers recognise it with [`is_body_timeout`].
+#[derive(Debug)]
+pub struct BodyTimedOut;
+
+impl std::fmt::Display for BodyTimedOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the request body did not arrive in time")
+    }
+}
+
+impl std::error::Error for BodyTimedOut {}
 
 /// Middleware: gives every request body `deadline` ([`BODY_DEADLINE`] unless a test shortens
 /// it through `ServerConfig::body_timeout`).
@@ -46,7 +55,7 @@ pub async fn body_deadline(
 pub fn is_body_timeout(error: &axum::Error) -> bool {
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(e) = cur {
-        if e.to_string() == BODY_TIMED_OUT {
+        if e.is::<BodyTimedOut>() {
             return true;
         }
         cur = e.source();
@@ -71,7 +80,7 @@ impl http_body::Body for DeadlineBody {
             return Poll::Ready(frame);
         }
         match self.deadline.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Some(Err(axum::Error::new(BODY_TIMED_OUT)))),
+            Poll::Ready(()) => Poll::Ready(Some(Err(axum::Error::new(BodyTimedOut)))),
             Poll::Pending => Poll::Pending,
         }
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 mod support;
-use support::{card_payment, secret_from, serve, serve_logging, serve_with, tender};
+use support::{card_payment, secret_from, serve, serve_logging, serve_refused, serve_with, tender};
 
 #[tokio::test]
 async fn health_readiness_and_metrics_answer_without_a_key() {
@@ -464,21 +464,8 @@ async fn a_wrong_or_missing_vault_key_is_refused_at_start_and_by_config_check() 
     s.child.wait().unwrap();
 
     let other_key = "22".repeat(32);
-    let out = tender()
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--receipt-listen",
-            "127.0.0.1:0",
-        ])
-        .arg("--data-dir")
-        .arg(dir.path())
-        .env("TENDER_VAULT_KEY", &other_key)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (started, err) = serve_refused(dir.path(), &[("TENDER_VAULT_KEY", &other_key)]);
+    assert!(!started);
     assert!(err.contains("vault key does not match"), "{err}");
     let checked = tender()
         .args(["config", "check", "--data-dir"])
@@ -508,20 +495,8 @@ async fn a_second_server_on_one_data_dir_is_refused_and_files_are_owner_only() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let _first = serve(&data, &[], &[]);
-    let out = tender()
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--receipt-listen",
-            "127.0.0.1:0",
-        ])
-        .arg("--data-dir")
-        .arg(&data)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (started, err) = serve_refused(&data, &[]);
+    assert!(!started);
     assert!(err.contains("another `tender serve` is using"), "{err}");
     // The CLI still works beside the running server.
     let (ok, _, err) = run(&["accounts", "list"], &data);

@@ -243,8 +243,8 @@ impl Services {
         if let (Some(customer), Some(version)) = (&cmd.customer, customer_version) {
             preconditions.push((Collection::Customers, customer.clone(), version));
         }
-        // A one-time token claimed before authorising: (id, version after the claim).
-        let mut claimed_token: Option<(String, i64)> = None;
+        // A one-time token claimed (consumed) before authorising.
+        let mut claimed_token: Option<String> = None;
         let mut new_card_to_save = false;
 
         // The card to authorise, and what to do with the payment method once it is known.
@@ -302,7 +302,7 @@ impl Services {
                                 super::payment_methods::pm_index(&method),
                             )
                             .await?;
-                        claimed_token = Some((method.id.clone(), claimed));
+                        claimed_token = Some(method.id.clone());
                         if cmd.save_payment_method {
                             method.customer = cmd.customer.clone();
                             method_ops.push(WriteOp::Seal {
@@ -385,7 +385,7 @@ impl Services {
         // token the bank refused is given back.
         if decline.is_none() {
             ops.append(&mut method_ops);
-        } else if let Some((pm, _)) = &claimed_token {
+        } else if let Some(pm) = &claimed_token {
             ops.push(WriteOp::Seal {
                 owner: pm.clone(),
                 sealed: self.seal_card(&card)?,
@@ -407,14 +407,13 @@ impl Services {
                 sealed: self.seal_card(&card)?,
             });
         }
-        let approved = decline.is_none();
         self.record_authorised(
             ctx,
             payment,
             ops,
             decline,
             preconditions,
-            approved.then_some(&card),
+            &card,
             claimed_token,
         )
         .await
@@ -422,10 +421,10 @@ impl Services {
 
     /// Records a payment whose card was already authorised (or declined). Its batch holds
     /// only while what it was decided on still does (`preconditions`): a customer deleted or a
-    /// saved card detached meanwhile makes it fail, and then the authorisation is reversed and
-    /// the client told why. A concurrent change that invalidates nothing (metadata, say) just
-    /// means recording again with the new versions. Whenever an approved payment cannot be
-    /// recorded, the authorisation is reversed so no hold outlives the request.
+    /// saved card detached meanwhile makes it fail, and then the client is told why. A
+    /// concurrent change that invalidates nothing (metadata, say) just means recording again
+    /// with the new versions. Whenever the payment cannot be recorded, an approved authorisation
+    /// is reversed (no hold outlives the request) and a claimed one-time token given back.
     #[allow(clippy::too_many_arguments)]
     async fn record_authorised(
         &self,
@@ -434,45 +433,51 @@ impl Services {
         ops: Vec<WriteOp>,
         decline: Option<CoreError>,
         mut preconditions: Vec<(Collection, String, i64)>,
-        approved_card: Option<&ValidatedCard>,
-        claimed_token: Option<(String, i64)>,
+        card: &ValidatedCard,
+        claimed_token: Option<String>,
     ) -> CoreResult<Payment> {
-        if decline.is_some() {
+        let approved = decline.is_none();
+        let result = match decline {
             // A declined payment is recorded whatever happened meanwhile.
-            return self.finish_create(ctx, payment, ops, decline).await;
-        }
-        let mut attempts = 0;
-        let result =
-            loop {
-                attempts += 1;
-                let mut batch = ops.clone();
-                batch.extend(preconditions.iter().map(|(collection, id, version)| {
-                    WriteOp::Check {
-                        collection: *collection,
-                        id: id.clone(),
-                        expected_version: *version,
-                    }
-                }));
-                match self.finish_create(ctx, payment.clone(), batch, None).await {
-                    Err(CoreError::Store(StoreError::Conflict(_))) if attempts < 16 => {
-                        match self
-                            .refresh_preconditions(ctx, &payment, &preconditions)
-                            .await
-                        {
-                            Ok(fresh) => preconditions = fresh,
-                            Err(e) => break Err(e),
+            Some(decline) => {
+                self.finish_create(ctx, payment.clone(), ops, Some(decline))
+                    .await
+            }
+            None => {
+                let mut attempts = 0;
+                loop {
+                    attempts += 1;
+                    let mut batch = ops.clone();
+                    batch.extend(preconditions.iter().map(|(collection, id, version)| {
+                        WriteOp::Check {
+                            collection: *collection,
+                            id: id.clone(),
+                            expected_version: *version,
                         }
+                    }));
+                    match self.finish_create(ctx, payment.clone(), batch, None).await {
+                        Err(CoreError::Store(StoreError::Conflict(_))) if attempts < 16 => {
+                            match self
+                                .refresh_preconditions(ctx, &payment, &preconditions)
+                                .await
+                            {
+                                Ok(fresh) => preconditions = fresh,
+                                Err(e) => break Err(e),
+                            }
+                        }
+                        other => break other,
                     }
-                    other => break other,
                 }
-            };
-        if result.is_err() {
-            if let Some(card) = approved_card {
+            }
+        };
+        // A decline answers `Err(Card)` once it is recorded; any other error recorded nothing.
+        let recorded = matches!(&result, Ok(_) | Err(CoreError::Card { .. }));
+        if !recorded {
+            if approved {
                 tracing::warn!(payment = %payment.id, "an authorised payment could not be recorded; reversing the authorisation");
                 self.acquirer.reverse(card, ctx.scope().livemode()).await;
             }
-            // A claimed token whose payment was not recorded is given back.
-            if let (Some((pm, _)), Some(card)) = (&claimed_token, approved_card) {
+            if let Some(pm) = &claimed_token {
                 let restore = crate::store::WriteBatch {
                     scope: ctx.scope().clone(),
                     ops: vec![WriteOp::Seal {

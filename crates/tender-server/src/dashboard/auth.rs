@@ -349,18 +349,24 @@ pub async fn update_profile(State(state): State<DashboardState>, posted: Posted)
         .await
     {
         Ok(_) => Ok(see_other("/dashboard/account?done=profile")),
-        Err(e) => match user_message(&e) {
-            Some(message) => {
-                render_account(
-                    &state,
-                    &posted.session,
-                    StatusCode::BAD_REQUEST,
-                    Notice::Error(message),
-                )
-                .await
-            }
-            None => Err(e.into()),
-        },
+        Err(e) => refused(&state, &posted.session, e).await,
+    }
+}
+
+/// The Account page again with the reason an action was refused (400); a failure of ours
+/// stays an error page.
+async fn refused(state: &DashboardState, session: &Session, e: CoreError) -> PageResult {
+    match user_message(&e) {
+        Some(message) => {
+            render_account(
+                state,
+                session,
+                StatusCode::BAD_REQUEST,
+                Notice::Error(message),
+            )
+            .await
+        }
+        None => Err(e.into()),
     }
 }
 
@@ -404,27 +410,18 @@ pub async fn change_password(State(state): State<DashboardState>, posted: Posted
             attempt.succeeded();
             Ok(see_other("/dashboard/account?done=password"))
         }
-        Err(e) => match user_message(&e) {
-            Some(message) => {
-                if matches!(
-                    &e,
-                    CoreError::InvalidParam {
-                        code: "password_incorrect",
-                        ..
-                    }
-                ) {
-                    attempt.failed(now);
+        Err(e) => {
+            if matches!(
+                &e,
+                CoreError::InvalidParam {
+                    code: "password_incorrect",
+                    ..
                 }
-                render_account(
-                    &state,
-                    &posted.session,
-                    StatusCode::BAD_REQUEST,
-                    Notice::Error(message),
-                )
-                .await
+            ) {
+                attempt.failed(now);
             }
-            None => Err(e.into()),
-        },
+            refused(&state, &posted.session, e).await
+        }
     }
 }
 

@@ -73,7 +73,9 @@ pub async fn request_id(State(state): State<AppState>, req: Request, next: Next)
     }
     headers.insert("tender-version", HeaderValue::from_static(API_VERSION));
     if status == StatusCode::PAYLOAD_TOO_LARGE.as_u16() {
-        // The unread rest of the body makes the connection unusable (see `too_large`).
+        // The rest of the body is not read, so the connection cannot carry another request
+        // (CONTRACT §12): without the header a keep-alive client would send its next request
+        // into a connection the server is closing.
         headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
     resp
@@ -373,15 +375,13 @@ pub fn parse_json_body(bytes: &[u8]) -> Result<Value, CoreError> {
     })
 }
 
-/// 413, closing the connection: the rest of the body is not read, so the connection cannot
-/// carry another request (CONTRACT §12; without the header a keep-alive client would send its
-/// next request into a connection the server is closing).
+/// 413. [`request_id`] adds `Connection: close` to every 413, this one and the framework's.
 fn too_large() -> Response {
-    closing(http_error(
+    http_error(
         StatusCode::PAYLOAD_TOO_LARGE,
         "body_too_large",
         "The request body is larger than 64 KiB.",
-    ))
+    )
 }
 
 /// 408 for a body that did not arrive within [`crate::connection::BODY_DEADLINE`].

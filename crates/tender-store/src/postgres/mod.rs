@@ -1075,7 +1075,7 @@ impl Store for PgStore {
 
     async fn claim_deliveries(&self, claim: DeliveryClaim) -> StoreResult<Vec<ClaimedDelivery>> {
         use std::collections::HashMap;
-        use tender_core::webhook::{fair_pick, DueDelivery};
+        use tender_core::webhook::{fair_pick, DueDelivery, CANDIDATES_PER_SCOPE};
         let client = self.client().await?;
         let now_ms = claim.now_ms;
         let mut busy_accounts: HashMap<(String, bool), usize> = HashMap::new();
@@ -1103,13 +1103,13 @@ impl Store for PgStore {
                     SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries w
                     WHERE w.account_id = s.account_id AND w.livemode = s.livemode AND w.status = 'pending'
                       AND w.next_attempt_at <= $1 AND (w.lease_until IS NULL OR w.lease_until < $1)
-                    ORDER BY w.next_attempt_at LIMIT 256) d
+                    ORDER BY w.next_attempt_at LIMIT $3) d
                  UNION
                  SELECT id, account_id, livemode, endpoint_id, next_attempt_at FROM (
                     SELECT id, account_id, livemode, endpoint_id, next_attempt_at FROM webhook_deliveries
                     WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
                     ORDER BY next_attempt_at LIMIT $2) oldest",
-                &[&now_ms, &limit],
+                &[&now_ms, &limit, &CANDIDATES_PER_SCOPE],
             )
             .await
             .map_err(|e| classify("claim deliveries", e))?;

@@ -557,17 +557,13 @@ fn scope_from(account: String, live: bool) -> Scope {
     }
 }
 
-/// Due deliveries each account and mode may be handed, at most: enough to skip endpoints at
-/// their cap without scanning the scope's whole backlog.
-const CANDIDATES_PER_SCOPE: i64 = 256;
-
 /// Leases what `tender_core::webhook::fair_pick` chooses among the due deliveries: each
 /// account and mode's oldest few (an index range each; scopes come from the endpoints table,
 /// which is small), plus the oldest overall (deliveries of deleted endpoints, whose scope may
 /// have no endpoint left). The cost grows with the number of scopes, not with the backlog.
 fn claim_deliveries(conn: &Connection, claim: DeliveryClaim) -> StoreResult<Vec<ClaimedDelivery>> {
     use std::collections::HashMap;
-    use tender_core::webhook::{fair_pick, DueDelivery};
+    use tender_core::webhook::{fair_pick, DueDelivery, CANDIDATES_PER_SCOPE};
     let (now_ms, lease_until_ms) = (claim.now_ms, claim.lease_until_ms);
     let mut busy_accounts: HashMap<(String, bool), usize> = HashMap::new();
     let mut busy_endpoints: HashMap<String, usize> = HashMap::new();

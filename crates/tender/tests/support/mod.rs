@@ -111,6 +111,28 @@ pub fn serve_with(data_dir: &Path, extra: &[&str], env: &[(&str, &str)], stderr:
     Server { child, base, lines }
 }
 
+/// Runs `tender serve` on port 0 that is expected to refuse to start; its exit and stderr.
+pub fn serve_refused(data_dir: &Path, env: &[(&str, &str)]) -> (bool, String) {
+    let mut cmd = tender();
+    cmd.args([
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--receipt-listen",
+        "127.0.0.1:0",
+    ])
+    .arg("--data-dir")
+    .arg(data_dir);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 pub fn secret_from(lines: &[String]) -> Option<String> {
     lines.iter().find_map(|l| {
         l.trim()
