@@ -11,6 +11,7 @@
 //! - [`tender`]: starting Tender and the five operations.
 //! - [`scale`]: `--scale`, bulk loading and list/retrieve latency by table size.
 //! - [`peer`]: `--peer localstripe`.
+//! - [`storage`]: `--storage N`, bytes stored per payment, table by table.
 //! - [`pg`]: PostgreSQL helpers.
 //!
 //! Not part of `cargo test`: run it with `cargo run --release -p tender-bench`.
@@ -21,6 +22,7 @@ mod pg;
 mod process;
 mod scale;
 mod servers;
+mod storage;
 mod tender;
 
 use std::collections::BTreeMap;
@@ -60,6 +62,14 @@ enum Sub {
         listen: SocketAddr,
         #[arg(long)]
         database_url: String,
+    },
+    /// The bare durable SQLite insert server (started by the harness itself).
+    SqliteInsert {
+        #[arg(long, default_value = "127.0.0.1:0")]
+        listen: SocketAddr,
+        /// The SQLite file (created if missing).
+        #[arg(long)]
+        path: PathBuf,
     },
 }
 
@@ -104,6 +114,16 @@ struct RunArgs {
     /// Concurrency of the scale measurements.
     #[arg(long, default_value_t = 8)]
     scale_concurrency: usize,
+    /// Only these operations (comma-separated names as printed, e.g. `create payment`).
+    #[arg(long, value_delimiter = ',')]
+    operations: Vec<String>,
+    /// Also create this many payments through the API on a fresh store and print the bytes
+    /// stored per payment, table by table (payment, event, idempotency record, indexes).
+    #[arg(long)]
+    storage: Option<u64>,
+    /// Only the storage measurement (with --storage).
+    #[arg(long)]
+    storage_only: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -117,6 +137,9 @@ fn main() -> anyhow::Result<()> {
             listen,
             database_url,
         }) => rt.block_on(servers::run_pg_insert(listen, &database_url)),
+        Some(Sub::SqliteInsert { listen, path }) => {
+            rt.block_on(servers::run_sqlite_insert(listen, &path))
+        }
         None => rt.block_on(run(cli.run)),
     }
 }
@@ -253,7 +276,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         notes: Vec::new(),
     };
 
-    if !args.scale_only {
+    if !args.scale_only && !args.storage_only {
         // The ceiling: the same stack answering a parsed-and-echoed JSON body.
         let mut cmd = Command::new(&exe);
         cmd.args(["echo", "--listen", "127.0.0.1:0"]);
@@ -274,6 +297,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         echo.stop();
 
         if !args.no_sqlite {
+            bare_insert(&exe, &client, &args, &logs, &mut report, Baseline::Sqlite).await?;
             let sqlite = Backend::Sqlite;
             bench_tender(
                 &bin,
@@ -288,7 +312,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         }
 
         if pg_ok {
-            bare_insert(&exe, &client, &args, &logs, &mut report).await?;
+            bare_insert(&exe, &client, &args, &logs, &mut report, Baseline::Postgres).await?;
             let backend = Backend::Postgres {
                 admin_url: args.database_url.clone(),
             };
@@ -318,6 +342,27 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
             ls.server.stop();
         }
         print_report(&report);
+    }
+
+    if let Some(n) = args.storage {
+        let mut backends = Vec::new();
+        if !args.no_sqlite {
+            backends.push(("sqlite", Backend::Sqlite));
+        }
+        if pg_ok {
+            backends.push((
+                "postgres",
+                Backend::Postgres {
+                    admin_url: args.database_url.clone(),
+                },
+            ));
+        }
+        for (name, backend) in backends {
+            let t = Tender::start(&bin, &backend, client.clone()).await?;
+            let result = storage::run(&t, &backend, name, n).await;
+            t.cleanup().await;
+            result?;
+        }
     }
 
     if args.scale || args.scale_only {
@@ -399,6 +444,9 @@ async fn bench_tender(
         let max_c = args.concurrency.iter().copied().max().unwrap_or(1);
         let refund_ids = Arc::new(tender::create_payments(&t.target, max_c, true).await?);
         for op in OPERATIONS {
+            if !args.operations.is_empty() && !args.operations.iter().any(|o| o == op) {
+                continue;
+            }
             for &c in &args.concurrency {
                 let make = tender::operation(op, run_id, c, &retrieve_ids, &refund_ids);
                 let s = drive_server(&t.target, Some(t.server.pid()), c, duration, make).await;
@@ -421,29 +469,64 @@ async fn bench_tender(
     result
 }
 
-/// The bare durable insert on PostgreSQL (pool of 16), in a schema of its own.
+/// Which bare durable insert.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Baseline {
+    /// One SQLite file, one writer thread, group commit.
+    Sqlite,
+    /// PostgreSQL, pool of 16, in a schema of its own.
+    Postgres,
+}
+
+impl Baseline {
+    fn row(self) -> &'static str {
+        match self {
+            Baseline::Sqlite => "sqlite bare insert",
+            Baseline::Postgres => "pg bare insert",
+        }
+    }
+}
+
+/// The operation label of both bare-insert rows.
+const BARE_INSERT_OP: &str = "POST 309-byte JSON → INSERT";
+
+/// The bare durable insert of the same body: the ceiling of Tender's create on that backend.
 async fn bare_insert(
     exe: &Path,
     client: &load::HttpClient,
     args: &RunArgs,
     logs: &tempfile::TempDir,
     report: &mut Report,
+    baseline: Baseline,
 ) -> anyhow::Result<()> {
     let schema = format!("bench_base_{}", rand::thread_rng().gen::<u32>());
-    pg::execute(&args.database_url, &format!("CREATE SCHEMA {schema}")).await?;
-    let url = pg::schema_url(&args.database_url, &schema);
+    let dir = tempfile::Builder::new()
+        .prefix("tender-bench-insert-")
+        .tempdir()?;
+    let mut cmd = Command::new(exe);
+    match baseline {
+        Baseline::Postgres => {
+            pg::execute(&args.database_url, &format!("CREATE SCHEMA {schema}")).await?;
+            let url = pg::schema_url(&args.database_url, &schema);
+            cmd.args([
+                "pg-insert",
+                "--listen",
+                "127.0.0.1:0",
+                "--database-url",
+                &url,
+            ]);
+        }
+        Baseline::Sqlite => {
+            cmd.args(["sqlite-insert", "--listen", "127.0.0.1:0", "--path"])
+                .arg(dir.path().join("insert.sqlite3"));
+        }
+    }
     let result = async {
-        let mut cmd = Command::new(exe);
-        cmd.args([
-            "pg-insert",
-            "--listen",
-            "127.0.0.1:0",
-            "--database-url",
-            &url,
-        ]);
         let server = Server::start(
             cmd,
-            &logs.path().join("pg-insert.log"),
+            &logs
+                .path()
+                .join(format!("{}.log", baseline.row().replace(' ', "-"))),
             Duration::from_secs(30),
         )?;
         let target = Target::new(client.clone(), &server.base, None)?;
@@ -453,17 +536,19 @@ async fn bare_insert(
             let make: MakeRequest = Arc::new(move |_, _| Call::post_json("/insert", b.clone()));
             let d = Duration::from_secs(args.seconds);
             let s = drive_server(&target, Some(server.pid()), c, d, make).await;
-            eprintln!("pg bare insert c{c}: {:.0} req/s", s.rps());
-            report.put("pg bare insert", "POST 309-byte JSON → INSERT", c, s);
+            eprintln!("{} c{c}: {:.0} req/s", baseline.row(), s.rps());
+            report.put(baseline.row(), BARE_INSERT_OP, c, s);
         }
         report
             .rss
-            .push(("pg bare insert".into(), server.peak_rss().unwrap_or(0)));
+            .push((baseline.row().into(), server.peak_rss().unwrap_or(0)));
         server.stop();
         anyhow::Ok(())
     }
     .await;
-    pg::execute(&args.database_url, &format!("DROP SCHEMA {schema} CASCADE")).await?;
+    if baseline == Baseline::Postgres {
+        pg::execute(&args.database_url, &format!("DROP SCHEMA {schema} CASCADE")).await?;
+    }
     result
 }
 
@@ -518,12 +603,18 @@ fn print_report(r: &Report) {
     let verdict = |ok: bool| if ok { "MET" } else { "MISSED" };
     let top = r.levels.iter().copied().max().unwrap_or(64);
     let echo_top = r.echo.get(&top).map_or(0.0, Stats::rps);
-    if let Some(s) = r.get("sqlite", "create payment", top) {
-        let x = ratio(s.rps(), echo_top);
-        println!(
-            "- SQLite create payment at c{top}: {:.0} req/s = {:.0}% of echo (target ≥ 50%: {}), p99 {:.2} ms (target ≤ 10 ms: {})",
-            s.rps(), x * 100.0, verdict(x >= 0.5), s.p99_ms, verdict(s.p99_ms <= 10.0)
-        );
+    for &c in &r.levels {
+        if let (Some(s), Some(b)) = (
+            r.get("sqlite", "create payment", c),
+            r.get("sqlite bare insert", BARE_INSERT_OP, c),
+        ) {
+            let x = ratio(s.rps(), b.rps());
+            println!(
+                "- SQLite create payment at c{c}: {:.0} vs bare insert {:.0} req/s = {:.0}% (target ≥ 50%: {}), p99 {:.2} ms (target ≤ 10 ms: {}), {:.0} µs server CPU per create (target ≤ 50: {})",
+                s.rps(), b.rps(), x * 100.0, verdict(x >= 0.5), s.p99_ms, verdict(s.p99_ms <= 10.0),
+                s.server_cpu_us.unwrap_or(f64::NAN), verdict(s.server_cpu_us.is_some_and(|u| u <= 50.0))
+            );
+        }
     }
     for row in ["sqlite", "postgres"] {
         if let Some(s) = r.get(row, "retrieve payment", top) {
@@ -538,7 +629,7 @@ fn print_report(r: &Report) {
     for &c in &r.levels {
         if let (Some(p), Some(b)) = (
             r.get("postgres", "create payment", c),
-            r.get("pg bare insert", "POST 309-byte JSON → INSERT", c),
+            r.get("pg bare insert", BARE_INSERT_OP, c),
         ) {
             let x = ratio(p.rps(), b.rps());
             println!(

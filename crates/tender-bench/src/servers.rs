@@ -4,10 +4,15 @@
 //!
 //! - the echo ceiling: axum + tokio parsing a JSON body and writing it back;
 //! - the bare durable insert: the same, plus one `INSERT` of the body into PostgreSQL on a pool
-//!   of 16 connections with `synchronous_commit = on`, answered after the commit.
+//!   of 16 connections with `synchronous_commit = on`, answered after the commit;
+//! - the bare durable SQLite insert: the same body as one row of a SQLite file (WAL,
+//!   `synchronous=FULL`) through one writer thread that commits in groups (whatever is queued,
+//!   up to 256 rows, one COMMIT and so one fsync), answered after its group committed. It is
+//!   the ceiling of any SQLite server that answers only what is durable.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::path::Path;
+use std::sync::{mpsc, Arc};
 
 use anyhow::Context;
 use axum::extract::State;
@@ -83,5 +88,82 @@ pub async fn run_pg_insert(listen: SocketAddr, url: &str) -> anyhow::Result<()> 
         .route("/insert", post(insert))
         .route("/health", get(ok))
         .with_state(Arc::new(pool));
+    serve(router, listen).await
+}
+
+/// One row to insert and where to say it is durable.
+type SqliteJob = (String, tokio::sync::oneshot::Sender<Result<i64, String>>);
+
+/// Most rows one SQLite transaction of the baseline carries (as Tender's writer).
+const SQLITE_GROUP: usize = 256;
+
+async fn sqlite_insert(
+    State(jobs): State<mpsc::Sender<SqliteJob>>,
+    Json(body): Json<Value>,
+) -> Result<Json<Value>, (StatusCode, String)> {
+    let fail = |e: String| (StatusCode::INTERNAL_SERVER_ERROR, e);
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    jobs.send((body.to_string(), tx))
+        .map_err(|_| fail("writer gone".into()))?;
+    let id = rx
+        .await
+        .map_err(|_| fail("writer gone".into()))?
+        .map_err(fail)?;
+    Ok(Json(serde_json::json!({"id": id, "object": "insert"})))
+}
+
+/// The writer thread: each group of queued rows in one transaction, answered after COMMIT.
+fn sqlite_writer(conn: rusqlite::Connection, jobs: mpsc::Receiver<SqliteJob>) {
+    while let Ok(first) = jobs.recv() {
+        let mut group = vec![first];
+        while group.len() < SQLITE_GROUP {
+            match jobs.try_recv() {
+                Ok(job) => group.push(job),
+                Err(_) => break,
+            }
+        }
+        let mut ids = Vec::with_capacity(group.len());
+        let result = (|| -> rusqlite::Result<()> {
+            conn.execute_batch("BEGIN IMMEDIATE")?;
+            let mut stmt = conn.prepare_cached("INSERT INTO bench_insert (body) VALUES (?1)")?;
+            for (body, _) in &group {
+                stmt.execute([body])?;
+                ids.push(conn.last_insert_rowid());
+            }
+            drop(stmt);
+            conn.execute_batch("COMMIT")
+        })();
+        match result {
+            Ok(()) => {
+                for ((_, reply), id) in group.into_iter().zip(ids) {
+                    let _ = reply.send(Ok(id));
+                }
+            }
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                for (_, reply) in group {
+                    let _ = reply.send(Err(e.to_string()));
+                }
+            }
+        }
+    }
+}
+
+/// `tender-bench sqlite-insert`: `POST /insert` stores the JSON body durably in `path`, then
+/// answers.
+pub async fn run_sqlite_insert(listen: SocketAddr, path: &Path) -> anyhow::Result<()> {
+    let conn = rusqlite::Connection::open(path)?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;
+         CREATE TABLE IF NOT EXISTS bench_insert (id INTEGER PRIMARY KEY, body TEXT NOT NULL);",
+    )?;
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("bench-sqlite-writer".into())
+        .spawn(move || sqlite_writer(conn, rx))?;
+    let router = Router::new()
+        .route("/insert", post(sqlite_insert))
+        .route("/health", get(ok))
+        .with_state(tx);
     serve(router, listen).await
 }
