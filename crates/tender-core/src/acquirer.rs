@@ -61,6 +61,14 @@ pub trait Acquirer: Send + Sync {
     async fn reverse(&self, card: &ValidatedCard, livemode: bool) {
         let _ = (card, livemode);
     }
+
+    /// Whether an authorisation reaches another system. A payment request with an idempotency
+    /// key then claims the key before authorising (`Services::claim_key`), so two requests with
+    /// one key never both reach the processor. Only an in-process decision (the simulator)
+    /// may skip the claim: a concurrent duplicate computes and is discarded, taking no effect.
+    fn calls_out(&self) -> bool {
+        true
+    }
 }
 
 const fn decline(
@@ -191,6 +199,11 @@ impl SimulatedAcquirer {
 impl Acquirer for SimulatedAcquirer {
     async fn authorize(&self, card: &ValidatedCard, livemode: bool) -> Authorization {
         Self::decide(card.pan.expose(), livemode)
+    }
+
+    /// The simulator decides in process, from the card number alone.
+    fn calls_out(&self) -> bool {
+        false
     }
 
     /// Saving succeeds for 4000000000000341 (whose charges all decline) and for the 3-D Secure

@@ -15,6 +15,10 @@ pub enum StoreError {
     /// A unique constraint was violated (the named constraint or column).
     #[error("duplicate value for {0}")]
     Duplicate(String),
+    /// The batch's idempotency key was written by another request first (or is claimed by one
+    /// still running): nothing of the batch was applied.
+    #[error("idempotency key {0} is taken")]
+    IdempotencyKeyTaken(String),
     /// A pagination cursor id does not exist in this scope.
     #[error("cursor object {0} not found")]
     CursorNotFound(String),

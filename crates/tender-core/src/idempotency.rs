@@ -10,15 +10,22 @@
 //!   with another CVC is a replay, so it is no oracle), and card numbers and IBANs are replaced by
 //!   their keyed digests. Without the vault key nothing in a stored fingerprint can be guessed
 //!   and checked offline, whatever else of the body the database holds.
-//! - **A claim** is taken in the database before the work ([`Services::begin_idempotent`]): a
-//!   new key runs, a finished one replays its stored answer byte for byte, one with another
-//!   fingerprint is `400`, one still running is `409`. A running claim is never taken over while
-//!   the process that made it lives (see `Store::claim_idempotency`).
-//! - **The answer** is stored by the write batch of the use case (`Services::commit`), or, for a
-//!   request that wrote nothing, by [`Claim::keep`]: 2xx and 4xx answers are kept, 5xx (and
-//!   405s of the router) release the key ([`Claim::release`]), and a request abandoned half-way
-//!   (the client hung up) releases it when its [`Claim`] is dropped. Kept answers are sealed
-//!   under the vault key ([`response_sealer`]): some carry secrets shown once.
+//! - **Before the work** the key is looked up ([`Services::begin_idempotent`], a read): a new
+//!   key runs, a finished one replays its stored answer byte for byte, one with another
+//!   fingerprint is `400`, one still running is `409`.
+//! - **The record is written with the change**: the use case's one batch inserts it
+//!   ([`Services::commit`]), so a create is one trip to the database. If another request with
+//!   the key committed first, the batch applies nothing and this request answers what that one
+//!   did ([`Claim::settle`]): of concurrent identical requests exactly one takes effect.
+//! - **A claim first**, only for work that acts outside its final batch (commits a one-time card
+//!   before authorising it, or calls a processor): [`Services::claim_key`] writes a running
+//!   record before acting, so a concurrent request gets `409` instead of acting too; the batch
+//!   then completes it. A running claim is never taken over while the process that made it
+//!   lives (see `Store::claim_idempotency`).
+//! - **What is kept** ([`Claim::settle`]): 2xx and 4xx answers; 5xx (and 405s of the router)
+//!   keep nothing and release a claim, and a request abandoned half-way (the client hung up)
+//!   releases its claim when its [`Claim`] is dropped. Kept answers are sealed under the vault
+//!   key ([`response_sealer`]): some carry secrets shown once.
 //!
 use hmac::{Hmac, Mac};
 use serde_json::Value;
@@ -29,8 +36,8 @@ use std::sync::Arc;
 
 use crate::auth::{KeyKind, Principal, Scope};
 use crate::error::{CoreError, CoreResult, StoreError};
-use crate::service::Services;
-use crate::store::{IdempotencyClaim, StoredResponse};
+use crate::service::{RequestContext, Services};
+use crate::store::{IdempotencyWrite, KeyState, StoredResponse, WriteBatch, WriteOp};
 use crate::vault::derive_key;
 
 /// Longest idempotency key.
@@ -51,23 +58,34 @@ pub fn check_key(raw: Option<&str>) -> CoreResult<String> {
     Ok(key.to_string())
 }
 
-/// An idempotency key this request has claimed; completed by the write batch that carries the
-/// response, or by [`Claim::keep`] when the request wrote nothing.
+/// The idempotency key of one request and how far its record has got.
 #[derive(Debug)]
 pub struct IdempotencyHold {
     /// The key as the client sent it (shown in events' `request.idempotency_key`).
     pub key: String,
     /// The key the record is stored under ([`stored_key`]).
     pub stored: String,
+    fingerprint: String,
+    /// Unix seconds when the request began (the record's `created`).
+    began: i64,
+    /// The key was claimed before the work ([`Services::claim_key`]).
+    claimed: AtomicBool,
+    /// A committed batch holds the answer.
     completed: AtomicBool,
+    /// Another request wrote the key first; this one's batch applied nothing.
+    lost: AtomicBool,
 }
 
 impl IdempotencyHold {
-    pub fn new(key: String, kind: KeyKind) -> Self {
+    fn new(key: String, kind: KeyKind, fingerprint: String, began: i64) -> Self {
         Self {
             stored: stored_key(&key, kind),
             key,
+            fingerprint,
+            began,
+            claimed: AtomicBool::new(false),
             completed: AtomicBool::new(false),
+            lost: AtomicBool::new(false),
         }
     }
 
@@ -76,26 +94,35 @@ impl IdempotencyHold {
         self.completed.load(Ordering::SeqCst)
     }
 
-    /// Called once the batch carrying the response committed.
-    pub(crate) fn mark_completed(&self) {
-        self.completed.store(true, Ordering::SeqCst);
+    fn is_claimed(&self) -> bool {
+        self.claimed.load(Ordering::SeqCst)
     }
 }
 
 /// What a request that carries an `Idempotency-Key` does.
 #[derive(Debug)]
 pub enum Begun {
-    /// Run it: the key is claimed. Put [`Claim::hold`] in the request's context, then end with
-    /// [`Claim::keep`] or [`Claim::release`] (or let the write batch complete it).
+    /// Run it. Put [`Claim::hold`] in the request's context, then end with [`Claim::settle`].
     Run(Claim),
     /// Answer again what the first request answered (status and body as first sent).
     Replay(StoredResponse),
 }
 
-/// A claimed key, held for the length of one request. Dropped without [`Claim::keep`] or
-/// [`Claim::release`] and not completed by a batch (the request was abandoned: its client
-/// hung up and its handler was dropped), it releases the key in the background, since nothing
-/// else would while this process lives.
+/// What the HTTP layer does with a handler's answer once the request ran ([`Claim::settle`]).
+#[derive(Debug)]
+pub enum Settled {
+    /// Send the handler's answer as it is.
+    Send,
+    /// Send this instead: the answer of the request that wrote the key first.
+    Replay(StoredResponse),
+    /// Send this error instead (the key is held by another request, or by another body).
+    Refuse(CoreError),
+}
+
+/// The key of one running request, held for its length. Dropped before [`Claim::settle`] and
+/// not completed by a batch (the request was abandoned: its client hung up and its handler was
+/// dropped), a key it claimed is released in the background, since nothing else would while
+/// this process lives.
 pub struct Claim {
     services: Services,
     scope: Scope,
@@ -117,29 +144,74 @@ impl Claim {
         Arc::clone(&self.hold)
     }
 
-    /// The request ended with `response` and wrote nothing itself: keep the answer (2xx and
-    /// 4xx), sealed, unless its batch already did.
-    pub async fn keep(mut self, response: StoredResponse) {
+    /// The request ended with `status` and `body`.
+    ///
+    /// - A batch of the request stored the answer: send it.
+    /// - Another request wrote the key first (this one's batch applied nothing): send what that
+    ///   one answered, or 409/400 as a new request with the key would get.
+    /// - A 5xx, or a 405 of the router (never handled): nothing is kept and a claimed key is
+    ///   released, so a retry runs the request again.
+    /// - Any other answer of a request that wrote nothing (a 4xx, say) is kept, sealed.
+    pub async fn settle(mut self, status: u16, body: &[u8]) -> Settled {
         self.settled = true;
-        if self.hold.is_completed() {
-            return;
+        let hold = Arc::clone(&self.hold);
+        if hold.is_completed() {
+            return Settled::Send;
         }
-        let sealed = self.services.seal_idempotent_response(response);
-        if let Err(e) = self
-            .services
-            .store
-            .complete_idempotency(&self.scope, &self.hold.stored, sealed)
-            .await
-        {
-            tracing::warn!(error = %e, "could not store an idempotent response");
+        if hold.lost.load(Ordering::SeqCst) {
+            return self.look_again().await;
+        }
+        if status >= 500 || status == 405 {
+            self.release().await;
+            return Settled::Send;
+        }
+        let response = StoredResponse {
+            status,
+            body: body.to_vec(),
+        };
+        let batch = WriteBatch {
+            scope: self.scope.clone(),
+            ops: Vec::new(),
+            idempotency: Some(self.services.idempotency_write(&hold, response)),
+        };
+        match self.services.store.commit(batch).await {
+            Ok(()) => Settled::Send,
+            Err(StoreError::IdempotencyKeyTaken(_)) => self.look_again().await,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not store an idempotent response");
+                Settled::Send
+            }
         }
     }
 
-    /// The request failed on our side (5xx) or was never handled (405): free the key, so a
-    /// retry runs the request again. A key a batch already completed stays completed.
-    pub async fn release(mut self) {
-        self.settled = true;
-        if self.hold.is_completed() {
+    /// What a new request with this key would be told now that another one wrote it.
+    async fn look_again(&self) -> Settled {
+        let found = self
+            .services
+            .store
+            .find_idempotency(
+                &self.scope,
+                &self.hold.stored,
+                &self.hold.fingerprint,
+                self.services.now(),
+            )
+            .await;
+        match found {
+            Ok(KeyState::Replay(stored)) => match self.services.open_idempotent_response(stored) {
+                Ok(replay) => Settled::Replay(replay),
+                Err(e) => Settled::Refuse(e),
+            },
+            Ok(KeyState::Mismatch) => Settled::Refuse(CoreError::IdempotencyMismatch),
+            Ok(KeyState::InProgress | KeyState::Free) => {
+                Settled::Refuse(CoreError::IdempotencyInProgress)
+            }
+            Err(e) => Settled::Refuse(e.into()),
+        }
+    }
+
+    /// Frees a key this request claimed, unless a batch completed it.
+    async fn release(&self) {
+        if !self.hold.is_claimed() || self.hold.is_completed() {
             return;
         }
         if let Err(e) = self
@@ -155,7 +227,7 @@ impl Claim {
 
 impl Drop for Claim {
     fn drop(&mut self) {
-        if self.settled || self.hold.is_completed() {
+        if self.settled || !self.hold.is_claimed() || self.hold.is_completed() {
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -180,8 +252,11 @@ impl Drop for Claim {
 }
 
 impl Services {
-    /// Claims `key` for a request of `principal` (`method`, `path`, parsed `body`), or says
-    /// how to answer without running it: a replay, or 400/409 `idempotency_error`.
+    /// Looks up `key` for a request of `principal` (`method`, `path`, parsed `body`): a new
+    /// key runs, a finished one replays, one with another body is 400 and one still running
+    /// 409 `idempotency_error`. Nothing is written here: a request whose work is all in its
+    /// final batch needs no claim, because that batch inserts the record and fails as a whole
+    /// if another request wrote the key first (see [`Claim::settle`]).
     pub async fn begin_idempotent(
         &self,
         principal: &Principal,
@@ -192,23 +267,107 @@ impl Services {
     ) -> CoreResult<Begun> {
         let fingerprint =
             Fingerprinter::new(&self.config.vault_key).fingerprint(method, path, body);
-        let hold = Arc::new(IdempotencyHold::new(key, principal.key_kind));
-        let claim = self
+        let now = self.now();
+        let hold = Arc::new(IdempotencyHold::new(
+            key,
+            principal.key_kind,
+            fingerprint,
+            now,
+        ));
+        let state = self
             .store
-            .claim_idempotency(&principal.scope, &hold.stored, &fingerprint, self.now())
+            .find_idempotency(&principal.scope, &hold.stored, &hold.fingerprint, now)
             .await?;
-        match claim {
-            IdempotencyClaim::Acquired => Ok(Begun::Run(Claim {
+        match state {
+            KeyState::Free => Ok(Begun::Run(Claim {
                 services: self.clone(),
                 scope: principal.scope.clone(),
                 hold,
                 settled: false,
             })),
-            IdempotencyClaim::Replay(stored) => {
-                Ok(Begun::Replay(self.open_idempotent_response(stored)?))
+            KeyState::Replay(stored) => Ok(Begun::Replay(self.open_idempotent_response(stored)?)),
+            KeyState::Mismatch => Err(CoreError::IdempotencyMismatch),
+            KeyState::InProgress => Err(CoreError::IdempotencyInProgress),
+        }
+    }
+
+    /// Claims the request's key before it acts outside its final batch: before it commits
+    /// anything of its own (a one-time card taken) or calls another system (a processor). From
+    /// then on a concurrent request with the key gets 409 instead of running too, and the final
+    /// batch completes the claim. A no-op without a key or when already claimed.
+    pub(crate) async fn claim_key(&self, ctx: &RequestContext) -> CoreResult<()> {
+        let Some(hold) = &ctx.idempotency else {
+            return Ok(());
+        };
+        if hold.is_claimed() {
+            return Ok(());
+        }
+        let state = self
+            .store
+            .claim_idempotency(ctx.scope(), &hold.stored, &hold.fingerprint, self.now())
+            .await?;
+        match state {
+            KeyState::Free => {
+                hold.claimed.store(true, Ordering::SeqCst);
+                Ok(())
             }
-            IdempotencyClaim::Mismatch => Err(CoreError::IdempotencyMismatch),
-            IdempotencyClaim::InProgress => Err(CoreError::IdempotencyInProgress),
+            // Finished by another request since this one looked: answer as that one did.
+            KeyState::Replay(_) => {
+                hold.lost.store(true, Ordering::SeqCst);
+                Err(CoreError::IdempotencyInProgress)
+            }
+            KeyState::Mismatch => Err(CoreError::IdempotencyMismatch),
+            KeyState::InProgress => Err(CoreError::IdempotencyInProgress),
+        }
+    }
+
+    /// The record a batch writes for `hold`: the response, sealed.
+    fn idempotency_write(
+        &self,
+        hold: &IdempotencyHold,
+        response: StoredResponse,
+    ) -> IdempotencyWrite {
+        IdempotencyWrite {
+            key: hold.stored.clone(),
+            fingerprint: hold.fingerprint.clone(),
+            claimed: hold.is_claimed(),
+            created: hold.began,
+            response: self.seal_idempotent_response(response),
+        }
+    }
+
+    /// Commits `ops` with the request's response (`result`) as its idempotency record. When
+    /// another request wrote the key first, nothing is applied and the request is marked lost:
+    /// [`Claim::settle`] then answers what that request did.
+    pub(crate) async fn commit(
+        &self,
+        ctx: &RequestContext,
+        ops: Vec<WriteOp>,
+        result: Result<&serde_json::Value, &CoreError>,
+    ) -> CoreResult<()> {
+        let idempotency = ctx
+            .idempotency
+            .as_ref()
+            .map(|hold| self.idempotency_write(hold, self.encoder.encode(result, &ctx.request_id)));
+        let batch = WriteBatch {
+            scope: ctx.scope().clone(),
+            ops,
+            idempotency,
+        };
+        match self.store.commit(batch).await {
+            Ok(()) => {
+                if let Some(hold) = &ctx.idempotency {
+                    hold.completed.store(true, Ordering::SeqCst);
+                }
+                Ok(())
+            }
+            Err(StoreError::IdempotencyKeyTaken(_)) => {
+                if let Some(hold) = &ctx.idempotency {
+                    hold.lost.store(true, Ordering::SeqCst);
+                }
+                Err(CoreError::IdempotencyInProgress)
+            }
+            Err(e) => Err(e.into()),
         }
     }
 

@@ -138,17 +138,33 @@ pub struct StoredResponse {
     pub body: Vec<u8>,
 }
 
-/// What the store knows of an idempotency key when a request claims it.
+/// What the store holds under an idempotency key, for a request with a given fingerprint.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum IdempotencyClaim {
-    /// The key was free (or its earlier claim had expired): this request now owns it.
-    Acquired,
+pub enum KeyState {
+    /// Nothing (or only an expired record, or the claim of a node that is gone): the request
+    /// may run. From [`Store::claim_idempotency`] it also means the key is now claimed by it.
+    Free,
     /// The key finished earlier with the same fingerprint: replay this.
     Replay(StoredResponse),
     /// The key finished or is running with a different fingerprint.
     Mismatch,
     /// Another request with this key is still running.
     InProgress,
+}
+
+/// The idempotency record a batch writes: the answer of the request that held `key`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdempotencyWrite {
+    pub key: String,
+    pub fingerprint: String,
+    /// Whether the request claimed the key before running ([`Store::claim_idempotency`]). A
+    /// claimed key is completed (and the batch fails if the claim is no longer there); an
+    /// unclaimed one is inserted, and the batch fails with
+    /// [`StoreError::IdempotencyKeyTaken`] if a live record is there by then.
+    pub claimed: bool,
+    /// Unix seconds; the record expires [`IDEMPOTENCY_TTL_SECS`] later.
+    pub created: i64,
+    pub response: StoredResponse,
 }
 
 /// One change inside a batch.
@@ -211,8 +227,8 @@ pub enum WriteOp {
 pub struct WriteBatch {
     pub scope: Scope,
     pub ops: Vec<WriteOp>,
-    /// The idempotency key this request holds and the response to keep under it.
-    pub idempotency: Option<(String, StoredResponse)>,
+    /// The request's idempotency record, written with its change or not at all.
+    pub idempotency: Option<IdempotencyWrite>,
 }
 
 /// A webhook delivery (one per event and endpoint) as stored.
@@ -344,10 +360,22 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<Page>;
 
     /// Applies a batch in one durable transaction. A failed precondition → `Conflict`; a
-    /// duplicate idempotency completion or id → `Duplicate`. Nothing is applied on error.
+    /// duplicate id → `Duplicate`; an idempotency key another request wrote first →
+    /// `IdempotencyKeyTaken`. Nothing is applied on error.
     async fn commit(&self, batch: WriteBatch) -> StoreResult<()>;
 
-    /// Claims an idempotency key for a request with `fingerprint`. An in-progress claim is
+    /// What is under an idempotency key for a request with `fingerprint` (a read: nothing is
+    /// claimed). Records created before `now - IDEMPOTENCY_TTL_SECS` count as absent.
+    async fn find_idempotency(
+        &self,
+        scope: &Scope,
+        key: &str,
+        fingerprint: &str,
+        now: i64,
+    ) -> StoreResult<KeyState>;
+
+    /// Claims an idempotency key for a request with `fingerprint` before it runs (only
+    /// requests that act before their final batch need this). An in-progress claim is
     /// never taken over while the process that made it lives, however long its request runs
     /// (so a request never runs twice); it is free once that process is gone: on PostgreSQL
     /// when its node's session lock is (within seconds of a crash), on SQLite at the next start
@@ -358,15 +386,7 @@ pub trait Store: Send + Sync + 'static {
         key: &str,
         fingerprint: &str,
         now: i64,
-    ) -> StoreResult<IdempotencyClaim>;
-
-    /// Stores the response of a request that held `key` but wrote nothing else.
-    async fn complete_idempotency(
-        &self,
-        scope: &Scope,
-        key: &str,
-        response: StoredResponse,
-    ) -> StoreResult<()>;
+    ) -> StoreResult<KeyState>;
 
     /// Releases a claim whose request failed with a 5xx, so a retry runs again.
     async fn release_idempotency(&self, scope: &Scope, key: &str) -> StoreResult<()>;

@@ -340,9 +340,9 @@ async fn idempotency_claims_replay_mismatch_in_progress_and_takeover(store: Arc<
         let (store, s) = (store.clone(), s.clone());
         async move { store.claim_idempotency(&s, key, fp, now).await.unwrap() }
     };
-    assert_eq!(claim("k", "fp1", 1000).await, IdempotencyClaim::Acquired);
-    assert_eq!(claim("k", "fp1", 1001).await, IdempotencyClaim::InProgress);
-    assert_eq!(claim("k", "fp2", 1001).await, IdempotencyClaim::Mismatch);
+    assert_eq!(claim("k", "fp1", 1000).await, KeyState::Free);
+    assert_eq!(claim("k", "fp1", 1001).await, KeyState::InProgress);
+    assert_eq!(claim("k", "fp2", 1001).await, KeyState::Mismatch);
     let response = StoredResponse {
         status: 402,
         body: b"{\"x\":1}".to_vec(),
@@ -351,36 +351,36 @@ async fn idempotency_claims_replay_mismatch_in_progress_and_takeover(store: Arc<
         .commit(WriteBatch {
             scope: s.clone(),
             ops: vec![],
-            idempotency: Some(("k".into(), response.clone())),
+            idempotency: Some(IdempotencyWrite {
+                key: "k".into(),
+                fingerprint: "fp1".into(),
+                claimed: true,
+                created: 1000,
+                response: response.clone(),
+            }),
         })
         .await
         .unwrap();
-    assert_eq!(
-        claim("k", "fp1", 1002).await,
-        IdempotencyClaim::Replay(response)
-    );
+    assert_eq!(claim("k", "fp1", 1002).await, KeyState::Replay(response));
     // The same key in another scope is another key.
     assert_eq!(
         store
             .claim_idempotency(&scope("acct_a", Mode::Live), "k", "fp9", 1002)
             .await
             .unwrap(),
-        IdempotencyClaim::Acquired
+        KeyState::Free
     );
     // A claim of a live process is never taken over, however old (the request may still be
     // running: it must not run twice); a released one is free at once.
-    assert_eq!(claim("slow", "fp", 1000).await, IdempotencyClaim::Acquired);
-    assert_eq!(
-        claim("slow", "fp", 1000 + 3600).await,
-        IdempotencyClaim::InProgress
-    );
-    assert_eq!(claim("gone", "fp", 1000).await, IdempotencyClaim::Acquired);
+    assert_eq!(claim("slow", "fp", 1000).await, KeyState::Free);
+    assert_eq!(claim("slow", "fp", 1000 + 3600).await, KeyState::InProgress);
+    assert_eq!(claim("gone", "fp", 1000).await, KeyState::Free);
     store.release_idempotency(&s, "gone").await.unwrap();
-    assert_eq!(claim("gone", "fp", 1001).await, IdempotencyClaim::Acquired);
+    assert_eq!(claim("gone", "fp", 1001).await, KeyState::Free);
     // After 24 hours a finished key is free again; the purge deletes old ones.
     assert_eq!(
         claim("k", "fp2", 1000 + IDEMPOTENCY_TTL_SECS + 1).await,
-        IdempotencyClaim::Acquired
+        KeyState::Free
     );
     assert!(
         store
@@ -389,6 +389,116 @@ async fn idempotency_claims_replay_mismatch_in_progress_and_takeover(store: Arc<
             .unwrap()
             >= 2
     );
+}
+
+contract!(an_unclaimed_record_is_written_with_its_batch_once_and_a_second_batch_applies_nothing);
+async fn an_unclaimed_record_is_written_with_its_batch_once_and_a_second_batch_applies_nothing(
+    store: Arc<dyn Store>,
+) {
+    let s = scope("acct_a", Mode::Test);
+    let write = |id: &str, created: i64| WriteBatch {
+        scope: s.clone(),
+        ops: vec![insert(
+            Collection::Customers,
+            id,
+            created,
+            IndexValues::default(),
+        )],
+        idempotency: Some(IdempotencyWrite {
+            key: "k".into(),
+            fingerprint: "fp".into(),
+            claimed: false,
+            created,
+            response: StoredResponse {
+                status: 200,
+                body: id.as_bytes().to_vec(),
+            },
+        }),
+    };
+    assert_eq!(
+        store.find_idempotency(&s, "k", "fp", 1000).await.unwrap(),
+        KeyState::Free,
+        "a lookup claims nothing"
+    );
+    store.commit(write("cus_first", 1000)).await.unwrap();
+    let found = |fp: &'static str, now: i64| {
+        let (store, s) = (store.clone(), s.clone());
+        async move { store.find_idempotency(&s, "k", fp, now).await.unwrap() }
+    };
+    let first = KeyState::Replay(StoredResponse {
+        status: 200,
+        body: b"cus_first".to_vec(),
+    });
+    assert_eq!(found("fp", 1001).await, first);
+    assert_eq!(found("other", 1001).await, KeyState::Mismatch);
+    // A concurrent request with the key computed its own batch: it is refused whole.
+    match store.commit(write("cus_second", 1001)).await {
+        Err(StoreError::IdempotencyKeyTaken(_)) => {}
+        other => panic!("expected IdempotencyKeyTaken, got {other:?}"),
+    }
+    assert!(store
+        .find_record(&s, Collection::Customers, "cus_second")
+        .await
+        .unwrap()
+        .is_none());
+    assert_eq!(found("fp", 1002).await, first);
+    // A claim still running is not overwritten by an unclaimed batch either.
+    assert_eq!(
+        store
+            .claim_idempotency(&s, "run", "fp", 1000)
+            .await
+            .unwrap(),
+        KeyState::Free
+    );
+    let mut batch = write("cus_third", 1001);
+    if let Some(w) = batch.idempotency.as_mut() {
+        w.key = "run".into();
+    }
+    assert!(matches!(
+        store.commit(batch).await,
+        Err(StoreError::IdempotencyKeyTaken(_))
+    ));
+    // Once expired, the key is free and a batch writes it afresh.
+    let later = 1000 + IDEMPOTENCY_TTL_SECS + 1;
+    assert_eq!(found("other", later).await, KeyState::Free);
+    store.commit(write("cus_fourth", later)).await.unwrap();
+    assert_eq!(
+        found("fp", later).await,
+        KeyState::Replay(StoredResponse {
+            status: 200,
+            body: b"cus_fourth".to_vec(),
+        })
+    );
+}
+
+contract!(completing_a_claim_that_is_not_there_applies_nothing);
+async fn completing_a_claim_that_is_not_there_applies_nothing(store: Arc<dyn Store>) {
+    let s = scope("acct_a", Mode::Test);
+    let batch = WriteBatch {
+        scope: s.clone(),
+        ops: vec![insert(
+            Collection::Customers,
+            "cus_x",
+            1000,
+            IndexValues::default(),
+        )],
+        idempotency: Some(IdempotencyWrite {
+            key: "never-claimed".into(),
+            fingerprint: "fp".into(),
+            claimed: true,
+            created: 1000,
+            response: StoredResponse {
+                status: 200,
+                body: b"{}".to_vec(),
+            },
+        }),
+    };
+    assert!(store.commit(batch).await.is_err());
+    assert!(store
+        .find_record(&s, Collection::Customers, "cus_x")
+        .await
+        .unwrap()
+        .is_none());
 }
 
 /// CONTRACT §12: on PostgreSQL the claims of a node that died are free within seconds, while
@@ -408,22 +518,22 @@ async fn postgres_claims_of_a_dead_node_are_free_at_once_and_a_live_nodes_never(
             .claim_idempotency(&s, "k", "fp", 1000)
             .await
             .unwrap(),
-        IdempotencyClaim::Acquired
+        KeyState::Free
     );
     assert_eq!(
         second
             .claim_idempotency(&s, "k", "fp", 1000 + 3600)
             .await
             .unwrap(),
-        IdempotencyClaim::InProgress,
+        KeyState::InProgress,
         "a live node's claim was taken over"
     );
     drop(first);
     let started = std::time::Instant::now();
     loop {
         match second.claim_idempotency(&s, "k", "fp", 1001).await.unwrap() {
-            IdempotencyClaim::Acquired => break,
-            IdempotencyClaim::InProgress => {
+            KeyState::Free => break,
+            KeyState::InProgress => {
                 assert!(
                     started.elapsed() < std::time::Duration::from_secs(5),
                     "the dead node's claim is still held after 5 s"
@@ -439,7 +549,7 @@ async fn postgres_claims_of_a_dead_node_are_free_at_once_and_a_live_nodes_never(
             .claim_idempotency(&s, "k", "other", 1002)
             .await
             .unwrap(),
-        IdempotencyClaim::Mismatch
+        KeyState::Mismatch
     );
 }
 

@@ -32,8 +32,7 @@ use crate::error::{CoreError, CoreResult, StoreError};
 use crate::event::{Event, EventData, EventRequest, API_VERSION};
 use crate::ids::{self, IdKind};
 use crate::store::{
-    Collection, CreatedRange, Cursor, Field, ListQuery, Page, Store, StoredResponse, WriteBatch,
-    WriteOp,
+    Collection, CreatedRange, Cursor, Field, ListQuery, Page, Store, StoredResponse, WriteOp,
 };
 
 /// How a response is rendered to bytes, supplied by the HTTP layer (which owns the wire error
@@ -155,32 +154,6 @@ impl Services {
             event_type: event.kind,
             created: event.created,
         })
-    }
-
-    /// Commits `ops` with the request's response (`result`) stored under its idempotency key.
-    pub(crate) async fn commit(
-        &self,
-        ctx: &RequestContext,
-        ops: Vec<WriteOp>,
-        result: Result<&serde_json::Value, &CoreError>,
-    ) -> CoreResult<()> {
-        let idempotency = ctx.idempotency.as_ref().map(|hold| {
-            (
-                hold.stored.clone(),
-                self.seal_idempotent_response(self.encoder.encode(result, &ctx.request_id)),
-            )
-        });
-        self.store
-            .commit(WriteBatch {
-                scope: ctx.scope().clone(),
-                ops,
-                idempotency,
-            })
-            .await?;
-        if let Some(hold) = &ctx.idempotency {
-            hold.mark_completed();
-        }
-        Ok(())
     }
 
     /// A stored document as raw JSON, or 404 naming `kind`.

@@ -293,6 +293,8 @@ impl Services {
                     (None, _) => {
                         // A one-time token: claimed (consumed) now, before the card is
                         // authorised; given back if the bank refuses, attached if asked to save.
+                        // That is a commit of its own, so the idempotency key is claimed first.
+                        self.claim_key(ctx).await?;
                         let claimed = self
                             .claim_token(
                                 ctx,
@@ -332,6 +334,9 @@ impl Services {
             }
         };
 
+        if self.acquirer.calls_out() {
+            self.claim_key(ctx).await?;
+        }
         let authorization = self.acquirer.authorize(&card, scope.livemode()).await;
         let mut decline = None;
         match authorization {

@@ -18,7 +18,7 @@ use base64::Engine;
 use serde_json::Value;
 use tender_core::auth::{KeyKind, Principal};
 use tender_core::error::{AuthFailure, CoreError};
-use tender_core::idempotency::Begun;
+use tender_core::idempotency::{Begun, Settled};
 use tender_core::ids::{self, IdKind};
 use tender_core::service::RequestContext;
 
@@ -324,13 +324,7 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
                 ctx.idempotency = Some(c.hold());
                 claim = Some(c);
             }
-            Begun::Replay(stored) => {
-                let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
-                let mut resp = json_response(status, stored.body);
-                resp.headers_mut()
-                    .insert("idempotent-replayed", HeaderValue::from_static("true"));
-                return Ok(resp);
-            }
+            Begun::Replay(stored) => return Ok(replay(stored)),
         }
     }
 
@@ -343,26 +337,26 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
     resp.extensions_mut().insert(scope);
 
     let Some(claim) = claim else { return Ok(resp) };
-    if claim.hold().is_completed() {
-        // The use case's batch stored the answer with its change.
-        return Ok(resp);
-    }
-    // A 5xx, or a 405 from the router (no handler's answer), frees the key for a retry.
-    if resp.status().is_server_error() || resp.status() == StatusCode::METHOD_NOT_ALLOWED {
-        claim.release().await;
-        return Ok(resp);
-    }
+    // Whether the answer is kept, sent as it is, or replaced by another request's answer:
+    // tender_core::idempotency::Claim::settle.
     let (resp_parts, body) = resp.into_parts();
     let bytes = axum::body::to_bytes(body, usize::MAX)
         .await
         .unwrap_or_default();
-    claim
-        .keep(tender_core::store::StoredResponse {
-            status: resp_parts.status.as_u16(),
-            body: bytes.to_vec(),
-        })
-        .await;
-    Ok(Response::from_parts(resp_parts, Body::from(bytes)))
+    match claim.settle(resp_parts.status.as_u16(), &bytes).await {
+        Settled::Send => Ok(Response::from_parts(resp_parts, Body::from(bytes))),
+        Settled::Replay(stored) => Ok(replay(stored)),
+        Settled::Refuse(e) => Err(ApiError(e).into_response()),
+    }
+}
+
+/// A response kept under an idempotency key, sent again.
+fn replay(stored: tender_core::store::StoredResponse) -> Response {
+    let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
+    let mut resp = json_response(status, stored.body);
+    resp.headers_mut()
+        .insert("idempotent-replayed", HeaderValue::from_static("true"));
+    resp
 }
 
 /// A non-empty request body as JSON: malformed JSON, invalid UTF-8 or nesting deeper than

@@ -16,8 +16,8 @@ use tender_core::error::StoreError;
 use tender_core::ids::{self, IdKind};
 use tender_core::store::{
     AccountRecord, ApiKeyRecord, ClaimedDelivery, ClaimedTask, Collection, Cursor,
-    DeliveryAttemptRecord, DeliveryClaim, DeliveryRecord, IdempotencyClaim, ListQuery, Page,
-    Record, SessionRecord, Store, StoreResult, StoredResponse, WriteBatch, WriteOp,
+    DeliveryAttemptRecord, DeliveryClaim, DeliveryRecord, IdempotencyWrite, KeyState, ListQuery,
+    Page, Record, SessionRecord, Store, StoreResult, StoredResponse, WriteBatch, WriteOp,
     IDEMPOTENCY_TTL_SECS,
 };
 use tokio_postgres::types::ToSql;
@@ -164,16 +164,6 @@ async fn query<C: GenericClient>(
     c.query(&stmt, params).await
 }
 
-/// [`exec`] for statements returning exactly one row.
-async fn query_one<C: GenericClient>(
-    c: &C,
-    sql: &str,
-    params: &[Param<'_>],
-) -> Result<Row, tokio_postgres::Error> {
-    let stmt = c.prepare_cached(sql).await?;
-    c.query_one(&stmt, params).await
-}
-
 async fn find_record<C: GenericClient>(
     c: &C,
     scope: &Scope,
@@ -199,6 +189,7 @@ async fn find_record<C: GenericClient>(
 async fn apply_batch(
     tx: &deadpool_postgres::Transaction<'_>,
     batch: &WriteBatch,
+    node: i64,
 ) -> StoreResult<()> {
     let scope = &batch.scope;
     let live = scope.livemode();
@@ -350,16 +341,119 @@ async fn apply_batch(
             }
         }
     }
-    if let Some((key, response)) = &batch.idempotency {
-        let status = response.status as i64;
-        exec(tx,
-            "UPDATE idempotency_keys SET state = 'done', status = $1, body = $2 WHERE account_id = $3 AND livemode = $4 AND key = $5",
-            &[&status, &response.body, &scope.account, &live, key],
+    if let Some(record) = &batch.idempotency {
+        write_idempotency(tx, scope, record, node).await?;
+    }
+    Ok(())
+}
+
+/// The idempotency record of a batch: completes this node's claim, or inserts the record
+/// unless a live one is there (another request with the key got there first; a concurrent
+/// insert of the key waits for that transaction, then sees its row).
+async fn write_idempotency(
+    tx: &deadpool_postgres::Transaction<'_>,
+    scope: &Scope,
+    w: &IdempotencyWrite,
+    node: i64,
+) -> StoreResult<()> {
+    let live = scope.livemode();
+    let status = w.response.status as i64;
+    if w.claimed {
+        let n = exec(tx,
+            "UPDATE idempotency_keys SET state = 'done', status = $1, body = $2, node = NULL
+             WHERE account_id = $3 AND livemode = $4 AND key = $5 AND state = 'running' AND node = $6",
+            &[&status, &w.response.body, &scope.account, &live, &w.key, &node],
         )
         .await
         .map_err(|e| classify("complete idempotency", e))?;
+        if n != 1 {
+            // Another node took the claim over (this one was taken for dead): apply nothing.
+            return Err(StoreError::Unavailable {
+                message: format!("the claim of idempotency key {} was lost", w.key),
+                source: None,
+            });
+        }
+        return Ok(());
+    }
+    let sql = format!(
+        "INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, state, status, body, created, locked_at)
+         VALUES ($1, $2, $3, $4, 'done', $5, $6, $7, $7)
+         ON CONFLICT (account_id, livemode, key) DO UPDATE SET
+           fingerprint = excluded.fingerprint, state = 'done', status = excluded.status,
+           body = excluded.body, created = excluded.created, locked_at = excluded.locked_at, node = NULL
+         WHERE idempotency_keys.created < $8
+            OR (idempotency_keys.state = 'running' AND idempotency_keys.fingerprint = excluded.fingerprint
+                AND idempotency_keys.node IS NOT NULL AND {})",
+        node::NODE_GONE
+    );
+    let expired = w.created - IDEMPOTENCY_TTL_SECS;
+    let n = exec(
+        tx,
+        &sql,
+        &[
+            &scope.account,
+            &live,
+            &w.key,
+            &w.fingerprint,
+            &status,
+            &w.response.body,
+            &w.created,
+            &expired,
+        ],
+    )
+    .await
+    .map_err(|e| classify("insert idempotency", e))?;
+    if n != 1 {
+        return Err(StoreError::IdempotencyKeyTaken(w.key.clone()));
     }
     Ok(())
+}
+
+/// A key's record as (fingerprint, state, status, body, created, its node is gone).
+type KeyRow = (String, String, Option<i64>, Option<Vec<u8>>, i64, bool);
+
+/// What `row` (the record under a key, if any) means for a request with `fingerprint`: a
+/// running claim whose node is gone counts as free (see [`node`]).
+fn key_state(row: Option<KeyRow>, fingerprint: &str, now: i64) -> KeyState {
+    let Some((stored_fp, state, status, body, created, node_gone)) = row else {
+        return KeyState::Free;
+    };
+    if created < now - IDEMPOTENCY_TTL_SECS
+        || (stored_fp == fingerprint && state == "running" && node_gone)
+    {
+        return KeyState::Free;
+    }
+    if stored_fp != fingerprint {
+        return KeyState::Mismatch;
+    }
+    match (state.as_str(), status, body) {
+        ("done", Some(status), Some(body)) => KeyState::Replay(StoredResponse {
+            status: status as u16,
+            body,
+        }),
+        _ => KeyState::InProgress,
+    }
+}
+
+/// Reads the record under a key; `lock` takes its row lock until the transaction ends.
+async fn idempotency_row<C: GenericClient>(
+    c: &C,
+    scope: &Scope,
+    key: &str,
+    lock: bool,
+) -> StoreResult<Option<KeyRow>> {
+    let sql = format!(
+        "SELECT fingerprint, state, status, body, created, node IS NOT NULL AND {} FROM idempotency_keys
+         WHERE account_id = $1 AND livemode = $2 AND key = $3{}",
+        node::NODE_GONE,
+        if lock { " FOR UPDATE" } else { "" }
+    );
+    let rows = query(c, &sql, &[&scope.account, &scope.livemode(), &key])
+        .await
+        .map_err(|e| classify("find idempotency", e))?;
+    Ok(rows
+        .first()
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4), r.get(5))))
 }
 
 /// The outbox: a pending delivery for every enabled endpoint of the scope that wants the event.
@@ -611,8 +705,24 @@ impl Store for PgStore {
     }
 
     async fn commit(&self, batch: WriteBatch) -> StoreResult<()> {
-        self.in_transaction(|tx| Box::pin(async move { apply_batch(tx, &batch).await }))
+        let node = self.node.key;
+        self.in_transaction(move |tx| Box::pin(async move { apply_batch(tx, &batch, node).await }))
             .await
+    }
+
+    async fn find_idempotency(
+        &self,
+        scope: &Scope,
+        key: &str,
+        fingerprint: &str,
+        now: i64,
+    ) -> StoreResult<KeyState> {
+        let client = self.client().await?;
+        Ok(key_state(
+            idempotency_row(&client, scope, key, false).await?,
+            fingerprint,
+            now,
+        ))
     }
 
     async fn claim_idempotency(
@@ -621,21 +731,29 @@ impl Store for PgStore {
         key: &str,
         fingerprint: &str,
         now: i64,
-    ) -> StoreResult<IdempotencyClaim> {
+    ) -> StoreResult<KeyState> {
+        const CLAIM: &str = "INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, state, created, locked_at, node)
+             VALUES ($1, $2, $3, $4, 'running', $5, $5, $6) ON CONFLICT DO NOTHING";
         // The common case, a new key, is one autocommitted statement (one round trip, no
         // BEGIN/COMMIT); an existing key is examined under a row lock below.
         {
             let client = self.client().await?;
             let inserted = exec(
                 &client,
-                "INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, state, created, locked_at, node)
-                 VALUES ($1, $2, $3, $4, 'running', $5, $5, $6) ON CONFLICT DO NOTHING",
-                &[&scope.account, &scope.livemode(), &key, &fingerprint, &now, &self.node.key],
+                CLAIM,
+                &[
+                    &scope.account,
+                    &scope.livemode(),
+                    &key,
+                    &fingerprint,
+                    &now,
+                    &self.node.key,
+                ],
             )
             .await
             .map_err(|e| classify("claim idempotency", e))?;
             if inserted == 1 {
-                return Ok(IdempotencyClaim::Acquired);
+                return Ok(KeyState::Free);
             }
         }
         let (scope, key, fingerprint) = (scope.clone(), key.to_string(), fingerprint.to_string());
@@ -643,31 +761,16 @@ impl Store for PgStore {
         self.in_transaction(move |tx| {
             Box::pin(async move {
                 let live = scope.livemode();
-                let inserted = exec(tx,
-                        "INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, state, created, locked_at, node)
-                         VALUES ($1, $2, $3, $4, 'running', $5, $5, $6) ON CONFLICT DO NOTHING",
-                        &[&scope.account, &live, &key, &fingerprint, &now, &node],
-                    )
+                let inserted = exec(tx, CLAIM, &[&scope.account, &live, &key, &fingerprint, &now, &node])
                     .await
                     .map_err(|e| classify("claim idempotency", e))?;
                 if inserted == 1 {
-                    return Ok(IdempotencyClaim::Acquired);
+                    return Ok(KeyState::Free);
                 }
                 // The row exists: lock it, so two nodes cannot both take over a stale claim.
-                let sql = format!(
-                    "SELECT fingerprint, state, status, body, created, node IS NOT NULL AND {} FROM idempotency_keys
-                     WHERE account_id = $1 AND livemode = $2 AND key = $3 FOR UPDATE",
-                    node::NODE_GONE
-                );
-                let row = query_one(tx, &sql, &[&scope.account, &live, &key])
-                    .await
-                    .map_err(|e| classify("claim idempotency", e))?;
-                let (stored_fp, state, status, body, created, node_gone): (String, String, Option<i64>, Option<Vec<u8>>, i64, bool) =
-                    (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4), row.get(5));
-                // A running claim is taken over only when its node is gone (see `node`).
-                let take = created < now - IDEMPOTENCY_TTL_SECS
-                    || (stored_fp == fingerprint && state == "running" && node_gone);
-                if take {
+                let row = idempotency_row(tx, &scope, &key, true).await?;
+                let state = key_state(row, &fingerprint, now);
+                if state == KeyState::Free {
                     exec(tx,
                         "UPDATE idempotency_keys SET fingerprint = $4, state = 'running', status = NULL, body = NULL,
                          created = $5, locked_at = $5, node = $6 WHERE account_id = $1 AND livemode = $2 AND key = $3",
@@ -675,34 +778,11 @@ impl Store for PgStore {
                     )
                     .await
                     .map_err(|e| classify("claim idempotency", e))?;
-                    return Ok(IdempotencyClaim::Acquired);
                 }
-                if stored_fp != fingerprint {
-                    return Ok(IdempotencyClaim::Mismatch);
-                }
-                match (state.as_str(), status, body) {
-                    ("done", Some(status), Some(body)) => {
-                        Ok(IdempotencyClaim::Replay(StoredResponse { status: status as u16, body }))
-                    }
-                    _ => Ok(IdempotencyClaim::InProgress),
-                }
+                Ok(state)
             })
         })
         .await
-    }
-
-    async fn complete_idempotency(
-        &self,
-        scope: &Scope,
-        key: &str,
-        response: StoredResponse,
-    ) -> StoreResult<()> {
-        let batch = WriteBatch {
-            scope: scope.clone(),
-            ops: Vec::new(),
-            idempotency: Some((key.to_string(), response)),
-        };
-        self.commit(batch).await
     }
 
     async fn release_idempotency(&self, scope: &Scope, key: &str) -> StoreResult<()> {

@@ -21,10 +21,11 @@ use tokio::sync::Mutex;
 /// How often the watcher checks the lock's connection.
 const CHECK_EVERY: Duration = Duration::from_secs(1);
 
-/// The SQL condition "the node in column `node` is gone" (its lock is held by no session).
+/// The SQL condition "the node in `idempotency_keys.node` is gone" (its lock is held by no
+/// session).
 pub const NODE_GONE: &str =
     "NOT EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted
-     AND l.objsubid = 1 AND ((l.classid::bigint << 32) | l.objid::bigint) = node)";
+     AND l.objsubid = 1 AND ((l.classid::bigint << 32) | l.objid::bigint) = idempotency_keys.node)";
 
 /// The lock that says this node is alive.
 pub struct NodeLock {

@@ -14,8 +14,8 @@ use tender_core::error::StoreError;
 use tender_core::ids::{self, IdKind};
 use tender_core::store::{
     AccountRecord, ApiKeyRecord, ClaimedDelivery, ClaimedTask, Collection, Cursor,
-    DeliveryAttemptRecord, DeliveryClaim, DeliveryRecord, IdempotencyClaim, ListQuery, Page,
-    Record, SessionRecord, Store, StoreResult, StoredResponse, WriteBatch, WriteOp,
+    DeliveryAttemptRecord, DeliveryClaim, DeliveryRecord, IdempotencyWrite, KeyState, ListQuery,
+    Page, Record, SessionRecord, Store, StoreResult, StoredResponse, WriteBatch, WriteOp,
     IDEMPOTENCY_TTL_SECS,
 };
 
@@ -438,20 +438,8 @@ fn apply_batch(conn: &Connection, batch: &WriteBatch) -> StoreResult<()> {
             }
         }
     }
-    if let Some((key, response)) = &batch.idempotency {
-        let n = conn.prepare_cached(
-            "UPDATE idempotency_keys SET state = 'done', status = ?1, body = ?2 WHERE account_id = ?3 AND livemode = ?4 AND key = ?5",
-        )
-        .and_then(|mut s| s.execute(params![response.status, response.body, scope.account, live, key]))
-        .map_err(|e| classify("complete idempotency", e))?;
-        if n != 1 {
-            // The claim was answered before its group committed, and that commit failed: apply
-            // nothing, so a retry with the key runs afresh instead of repeating the change.
-            return Err(StoreError::Unavailable {
-                message: format!("the claim of idempotency key {key} was lost"),
-                source: None,
-            });
-        }
+    if let Some(record) = &batch.idempotency {
+        write_idempotency(conn, scope, record)?;
     }
     Ok(())
 }
@@ -497,57 +485,120 @@ fn fan_out(
     Ok(())
 }
 
-fn claim_idempotency(
+/// The idempotency record of a batch: completes the request's claim, or inserts the record
+/// unless a live one is there (another request with the key got there first).
+fn write_idempotency(conn: &Connection, scope: &Scope, w: &IdempotencyWrite) -> StoreResult<()> {
+    let live = scope.livemode();
+    let status = w.response.status;
+    if w.claimed {
+        let n = conn
+            .prepare_cached(
+                "UPDATE idempotency_keys SET state = 'done', status = ?1, body = ?2
+                 WHERE account_id = ?3 AND livemode = ?4 AND key = ?5 AND state = 'running'",
+            )
+            .and_then(|mut s| {
+                s.execute(params![status, w.response.body, scope.account, live, w.key])
+            })
+            .map_err(|e| classify("complete idempotency", e))?;
+        if n != 1 {
+            // The claim was answered before its group committed, and that commit failed: apply
+            // nothing, so a retry with the key runs afresh instead of repeating the change.
+            return Err(StoreError::Unavailable {
+                message: format!("the claim of idempotency key {} was lost", w.key),
+                source: None,
+            });
+        }
+        return Ok(());
+    }
+    // A record is replaced only once it has expired; a dead process's running claims were
+    // deleted when this one started.
+    let n = conn
+        .prepare_cached(
+            "INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, state, status, body, created, locked_at)
+             VALUES (?1, ?2, ?3, ?4, 'done', ?5, ?6, ?7, ?7)
+             ON CONFLICT (account_id, livemode, key) DO UPDATE SET
+               fingerprint = excluded.fingerprint, state = 'done', status = excluded.status,
+               body = excluded.body, created = excluded.created, locked_at = excluded.locked_at
+             WHERE idempotency_keys.created < ?8",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                scope.account,
+                live,
+                w.key,
+                w.fingerprint,
+                status,
+                w.response.body,
+                w.created,
+                w.created - IDEMPOTENCY_TTL_SECS
+            ])
+        })
+        .map_err(|e| classify("insert idempotency", e))?;
+    if n != 1 {
+        return Err(StoreError::IdempotencyKeyTaken(w.key.clone()));
+    }
+    Ok(())
+}
+
+/// What is under `key` for a request with `fingerprint`.
+fn key_state(
     conn: &Connection,
     scope: &Scope,
     key: &str,
     fingerprint: &str,
     now: i64,
-) -> StoreResult<IdempotencyClaim> {
-    let live = scope.livemode();
+) -> StoreResult<KeyState> {
     let existing = conn
         .prepare_cached(
-            "SELECT fingerprint, state, status, body, locked_at, created FROM idempotency_keys
+            "SELECT fingerprint, state, status, body, created FROM idempotency_keys
              WHERE account_id = ?1 AND livemode = ?2 AND key = ?3",
         )
         .and_then(|mut s| {
-            s.query_row(params![scope.account, live, key], |r| {
+            s.query_row(params![scope.account, scope.livemode(), key], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, String>(1)?,
                     r.get::<_, Option<u16>>(2)?,
                     r.get::<_, Option<Vec<u8>>>(3)?,
                     r.get::<_, i64>(4)?,
-                    r.get::<_, i64>(5)?,
                 ))
             })
             .optional()
         })
-        .map_err(|e| classify("claim idempotency", e))?;
-    let take = |conn: &Connection| -> StoreResult<IdempotencyClaim> {
-        conn.prepare_cached(
-            "INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, state, created, locked_at)
-             VALUES (?1, ?2, ?3, ?4, 'running', ?5, ?5)
-             ON CONFLICT (account_id, livemode, key) DO UPDATE SET
-               fingerprint = excluded.fingerprint, state = 'running', status = NULL, body = NULL,
-               created = excluded.created, locked_at = excluded.locked_at",
-        )
-        .and_then(|mut s| s.execute(params![scope.account, live, key, fingerprint, now]))
-        .map_err(|e| classify("claim idempotency", e))?;
-        Ok(IdempotencyClaim::Acquired)
-    };
-    match existing {
-        None => take(conn),
-        Some((_, _, _, _, _, created)) if created < now - IDEMPOTENCY_TTL_SECS => take(conn),
-        Some((stored_fp, _, _, _, _, _)) if stored_fp != fingerprint => {
-            Ok(IdempotencyClaim::Mismatch)
-        }
-        Some((_, state, Some(status), Some(body), _, _)) if state == "done" => {
-            Ok(IdempotencyClaim::Replay(StoredResponse { status, body }))
+        .map_err(|e| classify("find idempotency", e))?;
+    Ok(match existing {
+        None => KeyState::Free,
+        Some((_, _, _, _, created)) if created < now - IDEMPOTENCY_TTL_SECS => KeyState::Free,
+        Some((stored_fp, _, _, _, _)) if stored_fp != fingerprint => KeyState::Mismatch,
+        Some((_, state, Some(status), Some(body), _)) if state == "done" => {
+            KeyState::Replay(StoredResponse { status, body })
         }
         // Running in this process (a dead process's claims were released at start).
-        Some(_) => Ok(IdempotencyClaim::InProgress),
+        Some(_) => KeyState::InProgress,
+    })
+}
+
+fn claim_idempotency(
+    conn: &Connection,
+    scope: &Scope,
+    key: &str,
+    fingerprint: &str,
+    now: i64,
+) -> StoreResult<KeyState> {
+    match key_state(conn, scope, key, fingerprint, now)? {
+        KeyState::Free => {}
+        other => return Ok(other),
     }
+    conn.prepare_cached(
+        "INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, state, created, locked_at)
+         VALUES (?1, ?2, ?3, ?4, 'running', ?5, ?5)
+         ON CONFLICT (account_id, livemode, key) DO UPDATE SET
+           fingerprint = excluded.fingerprint, state = 'running', status = NULL, body = NULL,
+           created = excluded.created, locked_at = excluded.locked_at",
+    )
+    .and_then(|mut s| s.execute(params![scope.account, scope.livemode(), key, fingerprint, now]))
+    .map_err(|e| classify("claim idempotency", e))?;
+    Ok(KeyState::Free)
 }
 
 fn scope_from(account: String, live: bool) -> Scope {
@@ -1089,13 +1140,24 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn find_idempotency(
+        &self,
+        scope: &Scope,
+        key: &str,
+        fingerprint: &str,
+        now: i64,
+    ) -> StoreResult<KeyState> {
+        // A primary-key lookup of committed rows: a reader connection, on this thread.
+        self.read_now(|conn| key_state(conn, scope, key, fingerprint, now))
+    }
+
     async fn claim_idempotency(
         &self,
         scope: &Scope,
         key: &str,
         fingerprint: &str,
         now: i64,
-    ) -> StoreResult<IdempotencyClaim> {
+    ) -> StoreResult<KeyState> {
         let (scope, key, fingerprint) = (scope.clone(), key.to_string(), fingerprint.to_string());
         // A newly acquired claim is answered before its group's fsync: only later jobs of this
         // writer read claims, and the request's own batch (which the client's answer waits on)
@@ -1105,23 +1167,9 @@ impl Store for SqliteStore {
         self.writer
             .write_early(
                 move |conn| claim_idempotency(conn, &scope, &key, &fingerprint, now),
-                |claim| matches!(claim, IdempotencyClaim::Acquired),
+                |claim| matches!(claim, KeyState::Free),
             )
             .await
-    }
-
-    async fn complete_idempotency(
-        &self,
-        scope: &Scope,
-        key: &str,
-        response: StoredResponse,
-    ) -> StoreResult<()> {
-        let batch = WriteBatch {
-            scope: scope.clone(),
-            ops: Vec::new(),
-            idempotency: Some((key.to_string(), response)),
-        };
-        self.commit(batch).await
     }
 
     async fn release_idempotency(&self, scope: &Scope, key: &str) -> StoreResult<()> {
