@@ -48,13 +48,18 @@ pub struct SqliteStore {
 /// statements; rusqlite's default of 16 made `prepare_cached` miss (and re-parse) constantly.
 const STATEMENT_CACHE: usize = 256;
 
+/// Every connection: WAL, an fsync at every commit, foreign keys. Temporary files in memory:
+/// each writer job runs in a SAVEPOINT, whose sub-journal (the pages it changed, kept for a
+/// rollback) was otherwise written to a temp file, 13% of the server's CPU in a profile of
+/// payment creates.
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     conn.execute_batch(
         "PRAGMA journal_mode = WAL;
          PRAGMA synchronous = FULL;
-         PRAGMA foreign_keys = ON;",
+         PRAGMA foreign_keys = ON;
+         PRAGMA temp_store = MEMORY;",
     )
 }
 
