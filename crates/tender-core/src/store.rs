@@ -1,4 +1,5 @@
-//! The storage port: the one trait every backend (SQLite, PostgreSQL) implements.
+//! The storage port: the traits every backend (SQLite, PostgreSQL) implements, and the data
+//! they carry.
 //!
 //! The store keeps each resource as a JSON document beside the indexed columns that lists filter
 //! on, in one table per [`Collection`]. Writes are whole [`WriteBatch`]es applied in ONE
@@ -10,6 +11,18 @@
 //!
 //! Every method takes the tenant [`Scope`] first where the data is tenant data.
 //! Depends on the domain types only.
+//!
+//! # Layout
+//! The data types come first, then the port: [`Store`] (the lifecycle) is made of four traits,
+//! one per concern, each implemented by a backend in a file of the same concern.
+//! - [`DocumentStore`]: documents, sealed values, [`WriteBatch`] commits (with the outbox).
+//! - [`IdempotencyStore`]: finding, claiming, releasing and purging idempotency records.
+//! - [`QueueStore`]: leasing and recording webhook deliveries and scheduled tasks.
+//! - [`AccountStore`]: accounts, API keys, dashboard sessions and store-wide settings.
+//!
+//! Callers hold `Arc<dyn Store>`, which reaches every concern's methods without importing its
+//! trait; only code holding a concrete backend (`SqliteStore`, `PgStore`) imports the concern's
+//! trait it calls (`use tender_core::store::DocumentStore`).
 
 use async_trait::async_trait;
 
@@ -142,7 +155,7 @@ pub struct StoredResponse {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeyState {
     /// Nothing (or only an expired record, or the claim of a node that is gone): the request
-    /// may run. From [`Store::claim_idempotency`] it also means the key is now claimed by it.
+    /// may run. From [`IdempotencyStore::claim_idempotency`] it also means the key is now claimed by it.
     Free,
     /// The key finished earlier with the same fingerprint: replay this.
     Replay(StoredResponse),
@@ -157,9 +170,9 @@ pub enum KeyState {
 pub struct IdempotencyWrite {
     pub key: String,
     pub fingerprint: String,
-    /// Whether the request claimed the key before running ([`Store::claim_idempotency`]). A
-    /// claimed key is completed (and the batch fails if the claim is no longer there); an
-    /// unclaimed one is inserted, and the batch fails with
+    /// Whether the request claimed the key before running
+    /// ([`IdempotencyStore::claim_idempotency`]). A claimed key is completed (and the batch fails
+    /// if the claim is no longer there); an unclaimed one is inserted, and the batch fails with
     /// [`StoreError::IdempotencyKeyTaken`] if a live record is there by then.
     pub claimed: bool,
     /// Unix seconds; the record expires [`IDEMPOTENCY_TTL_SECS`] later.
@@ -330,7 +343,7 @@ pub struct ApiKeyRecord {
     pub revoked: bool,
 }
 
-/// What a worker asks of [`Store::claim_deliveries`].
+/// What a worker asks of [`QueueStore::claim_deliveries`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DeliveryClaim {
     pub now_ms: i64,
@@ -340,9 +353,39 @@ pub struct DeliveryClaim {
     pub per_endpoint: usize,
 }
 
-/// The storage port.
+// ---------------------------------------------------------------------------------------------
+// The port: `Store` (the lifecycle) and the four concerns it is made of, one trait each.
+// ---------------------------------------------------------------------------------------------
+
+/// The storage port: every concern below, plus the store's lifecycle.
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait Store:
+    DocumentStore + IdempotencyStore + QueueStore + AccountStore + Send + Sync + 'static
+{
+    /// Called once when a server starts: forget what only a process of this store that died
+    /// could have held. SQLite is served by one process, so its in-progress idempotency claims
+    /// all belong to the dead one and are released at once (clients retrying after a crash get
+    /// an answer instead of 409 for a minute). PostgreSQL has other live nodes: no-op.
+    async fn recover_after_restart(&self) -> StoreResult<u64> {
+        Ok(0)
+    }
+
+    /// Whether the store answers and its schema is the one this build expects.
+    async fn check_ready(&self) -> StoreResult<()>;
+
+    /// Connections in use and idle (for the pool metrics); `(0, 0)` where not applicable.
+    fn pool_status(&self) -> (usize, usize) {
+        (0, 0)
+    }
+}
+
+// ---- Documents and the outbox -----------------------------------------------------------------
+
+/// Documents (one table per [`Collection`]) and the sealed values kept beside them. Every change
+/// is a [`WriteBatch`] applied by [`DocumentStore::commit`] in one transaction, with the
+/// deliveries its events fan out to (the outbox) and the request's idempotency record.
+#[async_trait]
+pub trait DocumentStore: Send + Sync {
     /// A document by id within the scope; `None` when missing (or in another scope).
     async fn find_record(
         &self,
@@ -364,6 +407,20 @@ pub trait Store: Send + Sync + 'static {
     /// `IdempotencyKeyTaken`. Nothing is applied on error.
     async fn commit(&self, batch: WriteBatch) -> StoreResult<()>;
 
+    /// The sealed value kept for `owner`, if any.
+    async fn find_sealed(&self, scope: &Scope, owner: &str) -> StoreResult<Option<String>>;
+
+    /// A payment by id alone, with its scope: only the receipt host, which has no caller to
+    /// scope by, uses this (payment ids are unguessable).
+    async fn find_payment_for_receipt(&self, id: &str) -> StoreResult<Option<(Scope, Record)>>;
+}
+
+// ---- Idempotency -----------------------------------------------------------------------------
+
+/// Idempotency records: what is under a key, and the claims of requests that act before their
+/// final batch. A batch writes its own record ([`WriteBatch::idempotency`]).
+#[async_trait]
+pub trait IdempotencyStore: Send + Sync {
     /// What is under an idempotency key for a request with `fingerprint` (a read: nothing is
     /// claimed). Records created before `now - IDEMPOTENCY_TTL_SECS` count as absent.
     async fn find_idempotency(
@@ -393,17 +450,14 @@ pub trait Store: Send + Sync + 'static {
 
     /// Deletes idempotency records created before `before`; returns how many.
     async fn purge_idempotency(&self, before: i64) -> StoreResult<u64>;
+}
 
-    /// Creates an account with its keys in one transaction.
-    async fn insert_account(
-        &self,
-        account: AccountRecord,
-        keys: Vec<ApiKeyRecord>,
-    ) -> StoreResult<()>;
+// ---- Queues: webhook deliveries and scheduled tasks ------------------------------------------
 
-    /// The sealed value kept for `owner`, if any.
-    async fn find_sealed(&self, scope: &Scope, owner: &str) -> StoreResult<Option<String>>;
-
+/// The background queues: webhook deliveries and scheduled tasks, each leased to one worker at a
+/// time.
+#[async_trait]
+pub trait QueueStore: Send + Sync {
     /// Leases up to `limit` due tasks (`due_at <= now`, no live lease) until `lease_until`.
     async fn claim_tasks(
         &self,
@@ -438,28 +492,21 @@ pub trait Store: Send + Sync + 'static {
         now_ms: i64,
     ) -> StoreResult<DeliveryRecord>;
 
-    /// Called once when a server starts: forget what only a process of this store that died
-    /// could have held. SQLite is served by one process, so its in-progress idempotency claims
-    /// all belong to the dead one and are released at once (clients retrying after a crash get
-    /// an answer instead of 409 for a minute). PostgreSQL has other live nodes: no-op.
-    async fn recover_after_restart(&self) -> StoreResult<u64> {
-        Ok(0)
-    }
-
     /// Pending webhook deliveries across all accounts (the queue depth metric).
     async fn count_pending_deliveries(&self) -> StoreResult<u64>;
+}
 
-    /// Whether the store answers and its schema is the one this build expects.
-    async fn check_ready(&self) -> StoreResult<()>;
+// ---- Accounts, API keys, dashboard sessions, settings -----------------------------------------
 
-    /// Connections in use and idle (for the pool metrics); `(0, 0)` where not applicable.
-    fn pool_status(&self) -> (usize, usize) {
-        (0, 0)
-    }
-
-    /// A payment by id alone, with its scope: only the receipt host, which has no caller to
-    /// scope by, uses this (payment ids are unguessable).
-    async fn find_payment_for_receipt(&self, id: &str) -> StoreResult<Option<(Scope, Record)>>;
+/// Merchant accounts, their API keys, dashboard sessions and store-wide settings.
+#[async_trait]
+pub trait AccountStore: Send + Sync {
+    /// Creates an account with its keys in one transaction.
+    async fn insert_account(
+        &self,
+        account: AccountRecord,
+        keys: Vec<ApiKeyRecord>,
+    ) -> StoreResult<()>;
 
     async fn find_account(&self, id: &str) -> StoreResult<Option<AccountRecord>>;
 

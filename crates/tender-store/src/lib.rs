@@ -9,6 +9,10 @@
 //! - [`open`]: picks the backend from a database URL, refusing unknown schemes.
 //! - [`files`]: owner-only files and directories, and the one-server lock of a SQLite database.
 //!
+//! Both backends are split the same way, one file per concern of the port: `documents` (and the
+//! outbox), `idempotency`, `queue` and `accounts`, beside a `mod.rs` holding the store itself,
+//! its connections and its lifecycle.
+//!
 //! All SQL of the project lives in this crate. Driver errors are classified into
 //! `StoreError` here; nothing above matches on a driver's error type.
 

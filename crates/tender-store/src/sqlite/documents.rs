@@ -1,0 +1,406 @@
+//! Documents and the outbox on SQLite: finding and listing documents, sealed values, the receipt
+//! lookup, and [`apply_batch`], which applies a whole `WriteBatch` on the writer's connection.
+//!
+//! - A batch runs inside the writer's savepoint ([`super::writer`]): on any error nothing of it
+//!   is applied. An update, delete or check that finds no row at the expected version, or a task
+//!   deletion that finds no task (another runner finished it), fails the batch with `Conflict`.
+//! - The single writer serialises batches: what a `Check` reads cannot change before the commit.
+//! - Whatever was sealed for a deleted object (secrets, a card) goes with it.
+//! - The outbox ([`fan_out`]): each event's batch also writes a pending delivery for every
+//!   enabled endpoint of the scope that wants the event; the batch's idempotency record is
+//!   written last, by [`super::idempotency::write_idempotency`].
+//! - Lists are keyset pagination on (account, livemode[, filter], seq): an index walk of at most
+//!   `limit + 1` rows whatever the table size, so they run on the calling thread (`read_now`).
+//!
+//! Depends on the parent module's connection helpers and on [`crate::schema`] for names.
+
+use async_trait::async_trait;
+use rusqlite::{params, Connection, OptionalExtension};
+use tender_core::auth::{Mode, Scope};
+use tender_core::error::StoreError;
+use tender_core::ids::{self, IdKind};
+use tender_core::store::{
+    Collection, Cursor, DocumentStore, ListQuery, Page, Record, StoreResult, WriteBatch, WriteOp,
+};
+
+use super::idempotency::write_idempotency;
+use super::{classify, SqliteStore};
+use crate::schema::{column, index_columns, table};
+
+fn find_record(
+    conn: &Connection,
+    scope: &Scope,
+    c: Collection,
+    id: &str,
+) -> StoreResult<Option<Record>> {
+    let sql = format!(
+        "SELECT id, version, body FROM {} WHERE id = ?1 AND account_id = ?2 AND livemode = ?3",
+        table(c)
+    );
+    let mut stmt = conn.prepare_cached(&sql).map_err(|e| classify("find", e))?;
+    stmt.query_row(params![id, scope.account, scope.livemode()], |r| {
+        Ok(Record {
+            id: r.get(0)?,
+            version: r.get(1)?,
+            body: r.get(2)?,
+        })
+    })
+    .optional()
+    .map_err(|e| classify("find", e))
+}
+
+fn list_records(
+    conn: &Connection,
+    scope: &Scope,
+    c: Collection,
+    q: &ListQuery,
+) -> StoreResult<Page> {
+    let t = table(c);
+    let mut sql =
+        format!("SELECT id, version, body, seq FROM {t} WHERE account_id = ? AND livemode = ?");
+    let mut values: Vec<rusqlite::types::Value> = vec![
+        scope.account.clone().into(),
+        (scope.livemode() as i64).into(),
+    ];
+    for (field, value) in &q.filters {
+        sql.push_str(&format!(" AND {} = ?", column(*field)));
+        values.push(value.clone().into());
+    }
+    for (op, bound) in [
+        (">", q.created.gt),
+        (">=", q.created.gte),
+        ("<", q.created.lt),
+        ("<=", q.created.lte),
+    ] {
+        if let Some(b) = bound {
+            sql.push_str(&format!(" AND created {op} ?"));
+            values.push(b.into());
+        }
+    }
+    let cursor_seq = |id: &str| -> StoreResult<i64> {
+        let sql =
+            format!("SELECT seq FROM {t} WHERE id = ?1 AND account_id = ?2 AND livemode = ?3");
+        conn.query_row(&sql, params![id, scope.account, scope.livemode()], |r| {
+            r.get(0)
+        })
+        .optional()
+        .map_err(|e| classify("cursor", e))?
+        .ok_or_else(|| StoreError::CursorNotFound(id.to_string()))
+    };
+    let ascending = match &q.cursor {
+        Cursor::Newest => false,
+        Cursor::StartingAfter(id) => {
+            sql.push_str(" AND seq < ?");
+            values.push(cursor_seq(id)?.into());
+            false
+        }
+        Cursor::EndingBefore(id) => {
+            sql.push_str(" AND seq > ?");
+            values.push(cursor_seq(id)?.into());
+            true
+        }
+    };
+    sql.push_str(if ascending {
+        " ORDER BY seq ASC LIMIT ?"
+    } else {
+        " ORDER BY seq DESC LIMIT ?"
+    });
+    values.push((q.limit as i64 + 1).into());
+    let mut stmt = conn.prepare_cached(&sql).map_err(|e| classify("list", e))?;
+    let mut records = stmt
+        .query_map(rusqlite::params_from_iter(values), |r| {
+            Ok(Record {
+                id: r.get(0)?,
+                version: r.get(1)?,
+                body: r.get(2)?,
+            })
+        })
+        .map_err(|e| classify("list", e))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| classify("list", e))?;
+    let has_more = records.len() > q.limit as usize;
+    records.truncate(q.limit as usize);
+    if ascending {
+        records.reverse();
+    }
+    Ok(Page { records, has_more })
+}
+
+/// Applies one batch on the writer's connection (inside the writer's savepoint).
+fn apply_batch(conn: &Connection, batch: &WriteBatch) -> StoreResult<()> {
+    let scope = &batch.scope;
+    let live = scope.livemode();
+    for op in &batch.ops {
+        match op {
+            WriteOp::Insert {
+                collection,
+                id,
+                created,
+                index,
+                body,
+            } => {
+                let cols = index_columns(*collection, index);
+                let names: String = cols.iter().map(|(n, _)| format!(", {n}")).collect();
+                let marks: String = cols.iter().map(|_| ", ?").collect();
+                let sql = format!(
+                    "INSERT INTO {} (id, account_id, livemode, created, version, body{names}) VALUES (?, ?, ?, ?, 1, ?{marks})",
+                    table(*collection)
+                );
+                let mut values: Vec<rusqlite::types::Value> = vec![
+                    id.clone().into(),
+                    scope.account.clone().into(),
+                    (live as i64).into(),
+                    (*created).into(),
+                    body.clone().into(),
+                ];
+                values.extend(
+                    cols.into_iter()
+                        .map(|(_, v)| rusqlite::types::Value::from(v)),
+                );
+                conn.prepare_cached(&sql)
+                    .and_then(|mut s| s.execute(rusqlite::params_from_iter(values)))
+                    .map_err(|e| classify("insert", e))?;
+            }
+            WriteOp::Update {
+                collection,
+                id,
+                expected_version,
+                index,
+                body,
+            } => {
+                let cols = index_columns(*collection, index);
+                let sets: String = cols.iter().map(|(n, _)| format!(", {n} = ?")).collect();
+                let sql = format!(
+                    "UPDATE {} SET body = ?, version = version + 1{sets} WHERE id = ? AND account_id = ? AND livemode = ? AND version = ?",
+                    table(*collection)
+                );
+                let mut values: Vec<rusqlite::types::Value> = vec![body.clone().into()];
+                values.extend(
+                    cols.into_iter()
+                        .map(|(_, v)| rusqlite::types::Value::from(v)),
+                );
+                values.extend([
+                    id.clone().into(),
+                    scope.account.clone().into(),
+                    (live as i64).into(),
+                    (*expected_version).into(),
+                ]);
+                let n = conn
+                    .prepare_cached(&sql)
+                    .and_then(|mut s| s.execute(rusqlite::params_from_iter(values)))
+                    .map_err(|e| classify("update", e))?;
+                if n != 1 {
+                    return Err(StoreError::Conflict(id.clone()));
+                }
+            }
+            WriteOp::Delete {
+                collection,
+                id,
+                expected_version,
+            } => {
+                let sql = format!(
+                    "DELETE FROM {} WHERE id = ?1 AND account_id = ?2 AND livemode = ?3 AND version = ?4",
+                    table(*collection)
+                );
+                let n = conn
+                    .prepare_cached(&sql)
+                    .and_then(|mut s| s.execute(params![id, scope.account, live, expected_version]))
+                    .map_err(|e| classify("delete", e))?;
+                if n != 1 {
+                    return Err(StoreError::Conflict(id.clone()));
+                }
+                // Whatever was sealed for the object (secrets, a card) goes with it.
+                conn.prepare_cached("DELETE FROM sealed_values WHERE owner_id = ?1")
+                    .and_then(|mut s| s.execute([id]))
+                    .map_err(|e| classify("delete sealed", e))?;
+            }
+            WriteOp::Check {
+                collection,
+                id,
+                expected_version,
+            } => {
+                // The single writer serialises batches: what this reads cannot change before the
+                // commit.
+                let sql = format!(
+                    "SELECT COUNT(*) FROM {} WHERE id = ?1 AND account_id = ?2 AND livemode = ?3 AND version = ?4",
+                    table(*collection)
+                );
+                let n: i64 = conn
+                    .prepare_cached(&sql)
+                    .and_then(|mut s| {
+                        s.query_row(params![id, scope.account, live, expected_version], |r| {
+                            r.get(0)
+                        })
+                    })
+                    .map_err(|e| classify("check", e))?;
+                if n != 1 {
+                    return Err(StoreError::Conflict(id.clone()));
+                }
+            }
+            WriteOp::Seal { owner, sealed } => {
+                conn.prepare_cached(
+                    "INSERT INTO sealed_values (owner_id, account_id, livemode, sealed) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (owner_id) DO UPDATE SET sealed = excluded.sealed",
+                )
+                .and_then(|mut s| s.execute(params![owner, scope.account, live, sealed]))
+                .map_err(|e| classify("seal", e))?;
+            }
+            WriteOp::Unseal { owner } => {
+                conn.prepare_cached(
+                    "DELETE FROM sealed_values WHERE owner_id = ?1 AND account_id = ?2 AND livemode = ?3",
+                )
+                .and_then(|mut s| s.execute(params![owner, scope.account, live]))
+                .map_err(|e| classify("unseal", e))?;
+            }
+            WriteOp::ScheduleTask {
+                id,
+                kind,
+                object_id,
+                due_at,
+            } => {
+                conn.prepare_cached(
+                    "INSERT INTO scheduled_tasks (id, kind, account_id, livemode, object_id, due_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .and_then(|mut s| s.execute(params![id, kind, scope.account, live, object_id, due_at]))
+                .map_err(|e| classify("schedule task", e))?;
+            }
+            WriteOp::DeleteTask { id } => {
+                let n = conn
+                    .prepare_cached("DELETE FROM scheduled_tasks WHERE id = ?1 AND account_id = ?2 AND livemode = ?3")
+                    .and_then(|mut s| s.execute(params![id, scope.account, live]))
+                    .map_err(|e| classify("delete task", e))?;
+                if n != 1 {
+                    // Another runner finished it first: this batch must not apply twice.
+                    return Err(StoreError::Conflict(id.clone()));
+                }
+            }
+            WriteOp::Event {
+                id,
+                event_type,
+                created,
+                body,
+            } => {
+                conn.prepare_cached(
+                    "INSERT INTO events (id, account_id, livemode, created, version, type, body) VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6)",
+                )
+                .and_then(|mut s| s.execute(params![id, scope.account, live, created, event_type, body]))
+                .map_err(|e| classify("insert event", e))?;
+                fan_out(conn, scope, id, event_type, *created)?;
+            }
+        }
+    }
+    if let Some(record) = &batch.idempotency {
+        write_idempotency(conn, scope, record)?;
+    }
+    Ok(())
+}
+
+/// The outbox: a pending delivery for every enabled endpoint of the scope that wants the event.
+fn fan_out(
+    conn: &Connection,
+    scope: &Scope,
+    event: &str,
+    event_type: &str,
+    now: i64,
+) -> StoreResult<()> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT id FROM webhook_endpoints WHERE account_id = ?1 AND livemode = ?2 AND status = 'enabled'
+             AND (enabled_events = '*' OR instr(enabled_events, ',' || ?3 || ',') > 0)",
+        )
+        .map_err(|e| classify("fan out", e))?;
+    let endpoints = stmt
+        .query_map(params![scope.account, scope.livemode(), event_type], |r| {
+            r.get::<_, String>(0)
+        })
+        .map_err(|e| classify("fan out", e))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| classify("fan out", e))?;
+    for endpoint in endpoints {
+        conn.prepare_cached(
+            "INSERT INTO webhook_deliveries (id, account_id, livemode, event_id, endpoint_id, status, next_attempt_at, created)
+             VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6 * 1000, ?6)",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                ids::generate(IdKind::WebhookDelivery),
+                scope.account,
+                scope.livemode(),
+                event,
+                endpoint,
+                now
+            ])
+        })
+        .map_err(|e| classify("insert delivery", e))?;
+    }
+    Ok(())
+}
+
+#[async_trait]
+impl DocumentStore for SqliteStore {
+    async fn find_sealed(&self, scope: &Scope, owner: &str) -> StoreResult<Option<String>> {
+        let (scope, owner) = (scope.clone(), owner.to_string());
+        self.read(move |conn| {
+            conn.prepare_cached(
+                "SELECT sealed FROM sealed_values WHERE owner_id = ?1 AND account_id = ?2 AND livemode = ?3",
+            )
+            .and_then(|mut s| s.query_row(params![owner, scope.account, scope.livemode()], |r| r.get(0)).optional())
+            .map_err(|e| classify("find sealed", e))
+        })
+        .await
+    }
+
+    async fn find_record(
+        &self,
+        scope: &Scope,
+        collection: Collection,
+        id: &str,
+    ) -> StoreResult<Option<Record>> {
+        self.read_now(|conn| find_record(conn, scope, collection, id))
+    }
+
+    async fn list_records(
+        &self,
+        scope: &Scope,
+        collection: Collection,
+        query: &ListQuery,
+    ) -> StoreResult<Page> {
+        // Keyset pagination on (account, livemode[, filter], seq): an index walk of at most
+        // `limit + 1` rows whatever the table size, so it runs in place too.
+        self.read_now(|conn| list_records(conn, scope, collection, query))
+    }
+
+    async fn commit(&self, batch: WriteBatch) -> StoreResult<()> {
+        self.writer
+            .write(move |conn| apply_batch(conn, &batch))
+            .await
+    }
+
+    async fn find_payment_for_receipt(&self, id: &str) -> StoreResult<Option<(Scope, Record)>> {
+        let id = id.to_string();
+        self.read(move |conn| {
+            conn.prepare_cached(
+                "SELECT account_id, livemode, id, version, body FROM payments WHERE id = ?1",
+            )
+            .and_then(|mut s| {
+                s.query_row([id], |r| {
+                    let live: bool = r.get(1)?;
+                    Ok((
+                        Scope {
+                            account: r.get(0)?,
+                            mode: if live { Mode::Live } else { Mode::Test },
+                        },
+                        Record {
+                            id: r.get(2)?,
+                            version: r.get(3)?,
+                            body: r.get(4)?,
+                        },
+                    ))
+                })
+                .optional()
+            })
+            .map_err(|e| classify("find payment", e))
+        })
+        .await
+    }
+}
