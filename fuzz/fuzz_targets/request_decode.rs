@@ -17,7 +17,7 @@ use tender_core::service::payments::{check_amount, check_text, PaymentMethodInpu
 use tender_core::service::webhooks::{check_endpoint_url_syntax, EndpointFields};
 use tender_core::validate::{email_valid, iban, normalize_country, phone_valid};
 use tender_server::http::decode::{decode, Command, ROUTES};
-use tender_server::http::error::wire;
+use tender_server::http::error::{wire, Failure};
 
 /// Well-formed ids for the path, one per resource.
 fn sample_id(template: &str) -> &'static str {
@@ -32,7 +32,7 @@ fn sample_id(template: &str) -> &'static str {
 }
 
 fn expect_4xx(context: &str, e: &CoreError) {
-    let w = wire(e);
+    let w = wire(Failure::Core(e));
     assert!(
         w.status.is_client_error(),
         "{context}: {e:?} would be answered {}",

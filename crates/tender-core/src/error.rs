@@ -106,9 +106,49 @@ pub enum CoreError {
     /// The acquirer failed (not a decline); opaque 500.
     #[error("acquirer failure: {0}")]
     Acquirer(String),
+    /// A bug or an impossible state on our side (a value that would not serialise, a hashing
+    /// library that failed): opaque 500; `source` says why in the log.
+    #[error("internal error: {what}")]
+    Internal {
+        what: &'static str,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+/// `err` and every error it was caused by, as one line (`a: b: c`), for the log. Use it
+/// wherever an error is logged: the top error alone often says only "storage failure".
+pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut chain = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        chain.push_str(": ");
+        chain.push_str(&s.to_string());
+        source = s.source();
+    }
+    chain
 }
 
 impl CoreError {
+    /// A 500 caused by `source` while doing `what`.
+    pub fn internal(
+        what: &'static str,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        CoreError::Internal {
+            what,
+            source: Box::new(source),
+        }
+    }
+
+    /// Whether the client sees an opaque 500 (and the cause belongs in the log).
+    pub fn is_internal(&self) -> bool {
+        matches!(
+            self,
+            CoreError::Store(_) | CoreError::Acquirer(_) | CoreError::Internal { .. }
+        )
+    }
+
     /// A 400 naming the offending parameter.
     pub fn invalid(
         param: impl Into<String>,
@@ -129,3 +169,18 @@ impl CoreError {
 }
 
 pub type CoreResult<T> = Result<T, CoreError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_chain_names_every_cause() {
+        let io = std::io::Error::other("disk full");
+        let err = CoreError::Store(StoreError::unavailable("write the batch", io));
+        assert_eq!(
+            error_chain(&err),
+            "storage failure: storage unavailable: write the batch: disk full"
+        );
+    }
+}

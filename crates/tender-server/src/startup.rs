@@ -5,7 +5,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use anyhow::Context;
-use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -215,14 +214,21 @@ impl Application {
                 axum::routing::get(|| async { axum::response::Redirect::to("/dashboard") }),
             )
             .fallback(http::unknown_path)
-            .layer(CatchPanicLayer::custom(|_| {
-                http::error::http_error(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "internal_error",
-                    "An internal error occurred.",
-                )
-                .into_response()
-            }))
+            .layer(CatchPanicLayer::custom(
+                |panic: Box<dyn std::any::Any + Send>| {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    tracing::error!(
+                        request_id = %http::error::current_request_id(),
+                        panic = %what,
+                        "request handler panicked"
+                    );
+                    http::error::HttpFailure::Internal.into_response()
+                },
+            ))
             .layer(axum::middleware::from_fn_with_state(
                 observed,
                 http::pipeline::request_id,
@@ -402,7 +408,7 @@ fn spawn_task_runner(services: Services, mut stop: tokio::sync::watch::Receiver<
             let busy = match services.run_due_tasks(64).await {
                 Ok(n) => n > 0,
                 Err(e) => {
-                    tracing::warn!(error = %e, "background task runner failed");
+                    tracing::warn!(error = %tender_core::error::error_chain(&e), "background task runner failed");
                     false
                 }
             };
@@ -425,7 +431,9 @@ fn spawn_idempotency_purge(services: Services, mut stop: tokio::sync::watch::Rec
             match services.store.purge_idempotency(cutoff).await {
                 Ok(n) if n > 0 => tracing::info!(purged = n, "expired idempotency keys deleted"),
                 Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "idempotency purge failed"),
+                Err(e) => {
+                    tracing::warn!(error = %tender_core::error::error_chain(&e), "idempotency purge failed")
+                }
             }
             tokio::select! {
                 _ = tokio::time::sleep(std::time::Duration::from_secs(300)) => {}

@@ -65,7 +65,7 @@ pub fn hash_password(password: &str) -> CoreResult<String> {
     Argon2::default()
         .hash_password(password.as_bytes(), &salt)
         .map(|h| h.to_string())
-        .map_err(|e| CoreError::Store(StoreError::Corrupt(format!("password hashing: {e}"))))
+        .map_err(|e| CoreError::internal("hash a password", std::io::Error::other(e.to_string())))
 }
 
 fn new_key(account: &str, kind: KeyKind, mode: Mode, now: i64) -> (String, ApiKeyRecord) {

@@ -77,7 +77,7 @@ impl Services {
         let n = tasks.len();
         for task in tasks {
             if let Err(e) = self.run_task(&task).await {
-                tracing::warn!(task = %task.id, kind = %task.kind, error = %e, "background task failed; it will be retried");
+                tracing::warn!(task = %task.id, kind = %task.kind, error = %crate::error::error_chain(&e), "background task failed; it will be retried");
             }
         }
         Ok(n)

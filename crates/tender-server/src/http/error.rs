@@ -1,5 +1,8 @@
-//! THE mapping from domain errors to the wire (CONTRACT §4.7): one table, [`wire`], used both
-//! for live responses and for the bytes kept under idempotency keys.
+//! THE mapping from errors to the wire (CONTRACT §4.7): one table, [`wire`], for the domain's
+//! errors ([`CoreError`]) and the HTTP layer's own ([`HttpFailure`]: 404 of an unknown path,
+//! 405, 408, 413, 415, 429, panics), and one envelope builder, [`error_body`], used for live
+//! responses and for the bytes kept under idempotency keys. Internal errors are logged here,
+//! once, with their whole cause chain.
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -28,9 +31,78 @@ pub struct Wire {
     pub code: &'static str,
 }
 
-/// The table: status, `type` and `code` for every domain error.
-pub fn wire(err: &CoreError) -> Wire {
+/// A failure of the HTTP layer itself, not of a use case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HttpFailure {
+    /// No route has this path; the message may carry a hint (`/v1` → `/v2`, a trailing slash).
+    RouteNotFound(String),
+    MethodNotAllowed,
+    /// The body did not arrive within the deadline.
+    BodyTimedOut,
+    BodyTooLarge,
+    UnsupportedMediaType,
+    /// The account's rate limit; the response also carries `Retry-After`.
+    RateLimited,
+    /// A panic, or a 5xx the framework made.
+    Internal,
+    /// Any other 4xx the framework made.
+    Other(StatusCode),
+}
+
+/// Anything that is answered with an error envelope.
+#[derive(Debug, Clone, Copy)]
+pub enum Failure<'a> {
+    Core(&'a CoreError),
+    Http(&'a HttpFailure),
+}
+
+/// The table: status, `type` and `code` for every error.
+pub fn wire(failure: Failure<'_>) -> Wire {
     use CoreError::*;
+    let err = match failure {
+        Failure::Core(err) => err,
+        Failure::Http(http) => {
+            let (status, kind, code) = match http {
+                HttpFailure::RouteNotFound(_) => (
+                    StatusCode::NOT_FOUND,
+                    "invalid_request_error",
+                    "resource_missing",
+                ),
+                HttpFailure::MethodNotAllowed => (
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "invalid_request_error",
+                    "method_not_allowed",
+                ),
+                HttpFailure::BodyTimedOut => (
+                    StatusCode::REQUEST_TIMEOUT,
+                    "invalid_request_error",
+                    "request_timeout",
+                ),
+                HttpFailure::BodyTooLarge => (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "invalid_request_error",
+                    "body_too_large",
+                ),
+                HttpFailure::UnsupportedMediaType => (
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "invalid_request_error",
+                    "unsupported_media_type",
+                ),
+                HttpFailure::RateLimited => (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "rate_limit_error",
+                    "rate_limit",
+                ),
+                HttpFailure::Internal => (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "api_error",
+                    "internal_error",
+                ),
+                HttpFailure::Other(status) => (*status, "invalid_request_error", "invalid_request"),
+            };
+            return Wire { status, kind, code };
+        }
+    };
     let (status, kind, code) = match err {
         InvalidParam { code, .. } => (StatusCode::BAD_REQUEST, "invalid_request_error", *code),
         NotFound { .. } => (
@@ -76,7 +148,7 @@ pub fn wire(err: &CoreError) -> Wire {
             "permission_error",
             "secret_key_required",
         ),
-        Store(_) | Acquirer(_) => (
+        Store(_) | Acquirer(_) | Internal { .. } => (
             StatusCode::INTERNAL_SERVER_ERROR,
             "api_error",
             "internal_error",
@@ -85,11 +157,44 @@ pub fn wire(err: &CoreError) -> Wire {
     Wire { status, kind, code }
 }
 
-/// The error envelope for `err` under `request_id`.
-pub fn error_body(err: &CoreError, request_id: &str) -> (StatusCode, Vec<u8>) {
-    let w = wire(err);
+/// The message of an HTTP-layer failure.
+fn http_message(failure: &HttpFailure) -> String {
+    match failure {
+        HttpFailure::RouteNotFound(message) => message.clone(),
+        HttpFailure::MethodNotAllowed => "This method is not allowed on this path.".into(),
+        HttpFailure::BodyTimedOut => "The request body did not arrive in time (30 seconds).".into(),
+        HttpFailure::BodyTooLarge => "The request body is larger than 64 KiB.".into(),
+        HttpFailure::UnsupportedMediaType => {
+            "Request bodies must be sent as Content-Type: application/json.".into()
+        }
+        HttpFailure::RateLimited => {
+            "Too many requests; slow down and retry after the Retry-After seconds.".into()
+        }
+        HttpFailure::Internal => INTERNAL_MESSAGE.into(),
+        HttpFailure::Other(_) => "The request could not be handled.".into(),
+    }
+}
+
+const INTERNAL_MESSAGE: &str =
+    "An internal error occurred; the request id identifies it in our logs.";
+
+/// The error envelope for `failure` under `request_id`.
+pub fn error_body(failure: Failure<'_>, request_id: &str) -> (StatusCode, Vec<u8>) {
+    let w = wire(failure);
+    let err = match failure {
+        Failure::Core(err) => err,
+        Failure::Http(http) => {
+            let body = json!({"error": {
+                "type": w.kind,
+                "code": w.code,
+                "message": http_message(http),
+                "request_id": request_id,
+            }});
+            return (w.status, serde_json::to_vec(&body).unwrap_or_default());
+        }
+    };
     let message = if w.status.is_server_error() {
-        "An internal error occurred; the request id identifies it in our logs.".to_string()
+        INTERNAL_MESSAGE.to_string()
     } else if let CoreError::Unauthenticated(f) = err {
         match f {
             AuthFailure::Missing => "No API key provided. Use 'Authorization: Bearer sk_…' or HTTP Basic with the key as user.".into(),
@@ -162,16 +267,14 @@ impl From<CoreError> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let request_id = current_request_id();
-        if matches!(self.0, CoreError::Store(_) | CoreError::Acquirer(_)) {
-            let mut chain = format!("{}", self.0);
-            let mut source = std::error::Error::source(&self.0);
-            while let Some(s) = source {
-                chain.push_str(&format!(": {s}"));
-                source = s.source();
-            }
-            tracing::error!(request_id = %request_id, error = %chain, "request failed");
+        if self.0.is_internal() {
+            tracing::error!(
+                request_id = %request_id,
+                error = %tender_core::error::error_chain(&self.0),
+                "request failed"
+            );
         }
-        let (status, body) = error_body(&self.0, &request_id);
+        let (status, body) = error_body(Failure::Core(&self.0), &request_id);
         let mut resp = json_response(status, body);
         if status == StatusCode::UNAUTHORIZED {
             resp.headers_mut().insert(
@@ -183,15 +286,19 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// A 400/404/405/413/415 that is not a domain error but an HTTP one.
-pub fn http_error(status: StatusCode, code: &'static str, message: &str) -> Response {
-    let body = json!({"error": {
-        "type": "invalid_request_error",
-        "code": code,
-        "message": message,
-        "request_id": current_request_id(),
-    }});
-    json_response(status, serde_json::to_vec(&body).unwrap_or_default())
+impl IntoResponse for HttpFailure {
+    fn into_response(self) -> Response {
+        let (status, body) = error_body(Failure::Http(&self), &current_request_id());
+        let mut resp = json_response(status, body);
+        if matches!(self, HttpFailure::BodyTimedOut | HttpFailure::BodyTooLarge) {
+            // The rest of the body is not read, so the connection cannot carry another request
+            // (CONTRACT §12): without the header a keep-alive client would send its next
+            // request into a connection the server is closing.
+            resp.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        resp
+    }
 }
 
 /// The HTTP layer's encoder for idempotent responses: the same table as live responses.
@@ -205,7 +312,7 @@ impl ResponseEncoder for WireEncoder {
                 body: ok_body(value),
             },
             Err(err) => {
-                let (status, body) = error_body(err, request_id);
+                let (status, body) = error_body(Failure::Core(err), request_id);
                 StoredResponse {
                     status: status.as_u16(),
                     body,

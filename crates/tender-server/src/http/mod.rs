@@ -32,7 +32,8 @@ use tender_core::ids::{self, IdKind};
 use tender_core::service::RawPage;
 
 use crate::state::AppState;
-use error::{http_error, json_response, ok_body, ApiError};
+use axum::response::IntoResponse;
+use error::{json_response, ok_body, ApiError, HttpFailure};
 
 pub type ApiResult = Result<Response, ApiError>;
 
@@ -72,20 +73,14 @@ pub async fn unknown_path(
         }
         _ => String::new(),
     };
-    http_error(
-        StatusCode::NOT_FOUND,
-        "resource_missing",
-        &format!("Unrecognized request URL ({method} {path}).{hint}"),
-    )
+    HttpFailure::RouteNotFound(format!("Unrecognized request URL ({method} {path}).{hint}"))
+        .into_response()
 }
 
 /// 200 with a resource's JSON.
 pub fn ok<T: Serialize>(value: &T) -> ApiResult {
-    let value = serde_json::to_value(value).map_err(|e| {
-        ApiError(CoreError::Store(tender_core::error::StoreError::Corrupt(
-            e.to_string(),
-        )))
-    })?;
+    let value = serde_json::to_value(value)
+        .map_err(|e| ApiError(CoreError::internal("serialise a response", e)))?;
     Ok(json_response(StatusCode::OK, ok_body(&value)))
 }
 

@@ -22,7 +22,7 @@ use tender_core::idempotency::{Begun, Settled};
 use tender_core::ids::{self, IdKind};
 use tender_core::service::RequestContext;
 
-use super::error::{http_error, json_response, ApiError, REQUEST_ID};
+use super::error::{json_response, ApiError, HttpFailure, REQUEST_ID};
 use crate::state::AppState;
 
 /// Largest request body (CONTRACT §4.10).
@@ -72,12 +72,6 @@ pub async fn request_id(State(state): State<AppState>, req: Request, next: Next)
         headers.insert("request-id", v);
     }
     headers.insert("tender-version", HeaderValue::from_static(API_VERSION));
-    if status == StatusCode::PAYLOAD_TOO_LARGE.as_u16() {
-        // The rest of the body is not read, so the connection cannot carry another request
-        // (CONTRACT §12): without the header a keep-alive client would send its next request
-        // into a connection the server is closing.
-        headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
-    }
     resp
 }
 
@@ -91,35 +85,16 @@ fn jsonify_bare_errors(resp: Response) -> Response {
     if is_ours || !(status.is_client_error() || status.is_server_error()) {
         return resp;
     }
-    let (code, message) = match status {
-        StatusCode::METHOD_NOT_ALLOWED => (
-            "method_not_allowed",
-            "This method is not allowed on this path.",
-        ),
-        StatusCode::NOT_FOUND => ("resource_missing", "Unrecognized request URL."),
-        StatusCode::PAYLOAD_TOO_LARGE => {
-            ("body_too_large", "The request body is larger than 64 KiB.")
-        }
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => (
-            "unsupported_media_type",
-            "Request bodies must be application/json.",
-        ),
-        s if s.is_server_error() => ("internal_error", "An internal error occurred."),
-        _ => ("invalid_request", "The request could not be handled."),
+    let failure = match status {
+        StatusCode::METHOD_NOT_ALLOWED => HttpFailure::MethodNotAllowed,
+        StatusCode::NOT_FOUND => HttpFailure::RouteNotFound("Unrecognized request URL.".into()),
+        StatusCode::PAYLOAD_TOO_LARGE => HttpFailure::BodyTooLarge,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => HttpFailure::UnsupportedMediaType,
+        StatusCode::REQUEST_TIMEOUT => HttpFailure::BodyTimedOut,
+        s if s.is_server_error() => HttpFailure::Internal,
+        s => HttpFailure::Other(s),
     };
-    let mut out = http_error(status, code, message);
-    if status.is_server_error() {
-        if let Some(body) = out.headers_mut().get_mut(header::CONTENT_TYPE) {
-            *body = HeaderValue::from_static("application/json");
-        }
-        // Server errors from outside our handlers carry the api_error type.
-        let body = serde_json::json!({"error": {
-            "type": "api_error", "code": code, "message": message,
-            "request_id": super::error::current_request_id(),
-        }});
-        out = json_response(status, serde_json::to_vec(&body).unwrap_or_default());
-    }
-    out
+    failure.into_response()
 }
 
 /// The JSON body of a request, parsed by [`api_gate`] (`{}` when empty).
@@ -234,15 +209,7 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
         .rate_limiter
         .check(&principal.scope, principal.key_kind)
     {
-        let mut resp = json_response(
-            StatusCode::TOO_MANY_REQUESTS,
-            serde_json::to_vec(&serde_json::json!({"error": {
-                "type": "rate_limit_error", "code": "rate_limit",
-                "message": "Too many requests; slow down and retry after the Retry-After seconds.",
-                "request_id": super::error::current_request_id(),
-            }}))
-            .unwrap_or_default(),
-        );
+        let mut resp = HttpFailure::RateLimited.into_response();
         resp.headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
         return Err(resp);
@@ -260,13 +227,13 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
         if declared.is_some_and(|n| n > MAX_BODY as u64) {
-            return Err(too_large());
+            return Err(HttpFailure::BodyTooLarge.into_response());
         }
         let bytes: Bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|e| {
             if crate::connection::is_body_timeout(&e) {
-                body_timed_out()
+                HttpFailure::BodyTimedOut.into_response()
             } else {
-                too_large()
+                HttpFailure::BodyTooLarge.into_response()
             }
         })?;
         if !bytes.is_empty() {
@@ -277,11 +244,7 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
                 .and_then(|v| v.split(';').next())
                 .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
             if !json {
-                return Err(http_error(
-                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                    "unsupported_media_type",
-                    "Request bodies must be sent as Content-Type: application/json.",
-                ));
+                return Err(HttpFailure::UnsupportedMediaType.into_response());
             }
             value = parse_json_body(&bytes).map_err(|e| ApiError(e).into_response())?;
         }
@@ -367,30 +330,6 @@ pub fn parse_json_body(bytes: &[u8]) -> Result<Value, CoreError> {
         code: "invalid_json",
         message: format!("Invalid JSON in the request body: {e}").into(),
     })
-}
-
-/// 413. [`request_id`] adds `Connection: close` to every 413, this one and the framework's.
-fn too_large() -> Response {
-    http_error(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "body_too_large",
-        "The request body is larger than 64 KiB.",
-    )
-}
-
-/// 408 for a body that did not arrive within [`crate::connection::BODY_DEADLINE`].
-fn body_timed_out() -> Response {
-    closing(http_error(
-        StatusCode::REQUEST_TIMEOUT,
-        "request_timeout",
-        "The request body did not arrive in time (30 seconds).",
-    ))
-}
-
-fn closing(mut resp: Response) -> Response {
-    resp.headers_mut()
-        .insert(header::CONNECTION, HeaderValue::from_static("close"));
-    resp
 }
 
 #[cfg(test)]

@@ -73,7 +73,9 @@ impl WebhookWorker {
             match self.claim_and_send(&slots).await {
                 Ok(n) if n > 0 => continue,
                 Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "webhook worker step failed"),
+                Err(e) => {
+                    tracing::warn!(error = %tender_core::error::error_chain(&e), "webhook worker step failed")
+                }
             }
             // Nothing to claim now: look again when a send finishes (its endpoint or account
             // may have been at its cap) or after the idle poll.
@@ -112,7 +114,7 @@ impl WebhookWorker {
                 let result = worker.send(&task).await;
                 worker.observe(&task, &result);
                 if let Err(e) = worker.services.finish_delivery(&task, result).await {
-                    tracing::warn!(error = %e, delivery = %task.delivery_id, "recording a webhook attempt failed");
+                    tracing::warn!(error = %tender_core::error::error_chain(&e), delivery = %task.delivery_id, "recording a webhook attempt failed");
                 }
                 drop(_permit);
                 worker.finished.notify_one();
