@@ -46,6 +46,20 @@ pub struct Event {
     pub request: EventRequest,
 }
 
+/// An event as stored: what cannot be derived, with `data.object` in its collection's stored
+/// form. Its id (the row's), `object` and `api_version` are added when it is rendered
+/// ([`crate::render::Renderer::event`]); rows stored whole before are read the same.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredEvent {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub created: i64,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub livemode: bool,
+    pub data: EventData,
+    pub request: EventRequest,
+}
+
 /// The old values of the top-level fields that differ between `before` and `after`, for
 /// `*.updated` events.
 pub fn previous_attributes(

@@ -3,7 +3,8 @@
 //! # Layout
 //! - [`ids`], [`money`], [`card`], [`validate`], [`secret`], [`metadata`]: values parsed at the
 //!   boundary (prefixed ids, amounts and currencies, card numbers, e-mails, IBANs).
-//! - [`payment`] (with the state machine), [`customer`], [`refund`], [`event`]: the resources.
+//! - [`payment`] (with the state machine), [`customer`], [`refund`], [`event`]: the resources,
+//!   in their stored form; [`render`]: what the API shows of them.
 //! - [`auth`]: key kinds, modes, the authenticated principal.
 //! - [`idempotency`]: every rule about idempotency keys: claims, replays, keyed fingerprints.
 //! - [`acquirer`]: the port to a card network and the built-in simulator.
@@ -29,6 +30,7 @@ pub mod money;
 pub mod payment;
 pub mod payment_method;
 pub mod refund;
+pub mod render;
 pub mod secret;
 pub mod service;
 pub mod store;

@@ -1,8 +1,8 @@
 //! Payments: the resource, its status, and the one transition function (the state machine of
 //! CONTRACT §2). Every status change in the service goes through [`transition`]. Pure.
 //!
-//! The resource serialises to its public representation: events carry it as `data.object`, so
-//! the shape is part of the domain, not of HTTP.
+//! [`Payment`] serialises to its stored form: compact, without nulls or derivable fields. What
+//! the API shows of it is rendered by [`crate::render`].
 
 use serde::{Deserialize, Serialize};
 
@@ -169,34 +169,55 @@ impl CancellationReason {
     }
 }
 
-/// A payment (`pay_…`).
+/// A payment (`pay_…`), as stored: absent options, zero amounts, `false` and empty metadata
+/// are left out (`skip_serializing_if`, read back by `default`), and fields of older rows that
+/// are rendered now (`object`, `receipt_url`) are ignored when read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Payment {
     pub id: String,
-    pub object: String,
     pub amount: i64,
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub amount_captured: i64,
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub amount_refunded: i64,
+    #[serde(default, skip_serializing_if = "is_false")]
     pub refunded: bool,
     pub currency: Currency,
     pub status: PaymentStatus,
     pub capture_method: CaptureMethod,
     pub payment_method: PaymentMethodSnapshot,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub customer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Metadata::is_empty")]
     pub metadata: Metadata,
-    pub receipt_url: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decline_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_action: Option<serde_json::Value>,
     /// Where the 3-D Secure page sends the customer afterwards.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub return_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub canceled_at: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancellation_reason: Option<CancellationReason>,
+    #[serde(default, skip_serializing_if = "is_false")]
     pub livemode: bool,
     pub created: i64,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Payment {

@@ -121,12 +121,16 @@ impl Services {
             // Authorised for later capture has no event type of its own: `payment.updated`
             // with the old status tells the merchant the customer authenticated.
             let object = to_value(&after)?;
+            let renderer = self.renderer();
             let (event_type, previous) = match after.status {
                 PaymentStatus::Succeeded => ("payment.succeeded", None),
                 PaymentStatus::Failed => ("payment.failed", None),
                 _ => (
                     "payment.updated",
-                    previous_attributes(&to_value(&before)?, &object),
+                    previous_attributes(
+                        &renderer.payment_value(&before)?,
+                        &renderer.payment_value(&after)?,
+                    ),
                 ),
             };
             ops.push(self.event_op(None, &scope, event_type, object, previous)?);

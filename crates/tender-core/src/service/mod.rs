@@ -29,7 +29,7 @@ use crate::acquirer::Acquirer;
 use crate::auth::{Principal, Scope};
 use crate::clock::Clock;
 use crate::error::{CoreError, CoreResult, StoreError};
-use crate::event::{Event, EventData, EventRequest, API_VERSION};
+use crate::event::{EventData, EventRequest, StoredEvent};
 use crate::ids::{self, IdKind};
 use crate::store::{
     Collection, CreatedRange, Cursor, Field, ListQuery, Page, Store, StoredResponse, WriteOp,
@@ -87,7 +87,7 @@ impl RequestContext {
     }
 }
 
-/// A page of raw JSON documents, ready to be spliced into a list envelope.
+/// A page of rendered JSON documents, ready to be spliced into a list envelope.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RawPage {
     pub data: Vec<String>,
@@ -107,11 +107,11 @@ pub struct ListParams {
 const CONFLICT_RETRIES: usize = 64;
 
 pub(crate) fn to_value<T: Serialize>(value: &T) -> CoreResult<serde_json::Value> {
-    serde_json::to_value(value).map_err(|e| StoreError::Corrupt(e.to_string()).into())
+    serde_json::to_value(value).map_err(|e| CoreError::internal("serialise a document", e))
 }
 
 pub(crate) fn to_body<T: Serialize>(value: &T) -> CoreResult<String> {
-    serde_json::to_string(value).map_err(|e| StoreError::Corrupt(e.to_string()).into())
+    serde_json::to_string(value).map_err(|e| CoreError::internal("serialise a document", e))
 }
 
 pub(crate) fn from_body<T: serde::de::DeserializeOwned>(id: &str, body: &str) -> CoreResult<T> {
@@ -123,7 +123,13 @@ impl Services {
         self.clock.now()
     }
 
-    /// An event for `object` caused by this request, and the write that records it.
+    /// What the API shows of stored documents ([`crate::render`]).
+    pub fn renderer(&self) -> crate::render::Renderer {
+        crate::render::Renderer::new(self.config.receipt_base.clone())
+    }
+
+    /// An event for `object` (in its stored form) caused by this request, and the write that
+    /// records it. `previous_attributes` are as the API shows them.
     pub(crate) fn event_op(
         &self,
         ctx: Option<&RequestContext>,
@@ -132,11 +138,8 @@ impl Services {
         object: serde_json::Value,
         previous_attributes: Option<serde_json::Value>,
     ) -> CoreResult<WriteOp> {
-        let event = Event {
-            id: ids::generate(IdKind::Event),
-            object: "event".into(),
+        let event = StoredEvent {
             kind: event_type.into(),
-            api_version: API_VERSION.into(),
             created: self.now(),
             livemode: scope.livemode(),
             data: EventData {
@@ -150,13 +153,13 @@ impl Services {
         };
         Ok(WriteOp::Event {
             body: to_body(&event)?,
-            id: event.id,
+            id: ids::generate(IdKind::Event),
             event_type: event.kind,
             created: event.created,
         })
     }
 
-    /// A stored document as raw JSON, or 404 naming `kind`.
+    /// A document as the JSON text the API shows ([`crate::render`]), or 404 naming `kind`.
     pub async fn retrieve_raw(
         &self,
         scope: &Scope,
@@ -165,7 +168,9 @@ impl Services {
         id: &str,
     ) -> CoreResult<String> {
         match self.store.find_record(scope, collection, id).await? {
-            Some(record) => Ok(record.body),
+            Some(record) => self
+                .renderer()
+                .document(collection, &record.id, record.body),
             None => Err(CoreError::NotFound {
                 kind,
                 id: id.to_string(),
@@ -190,7 +195,7 @@ impl Services {
         }
     }
 
-    /// A page of a collection, newest first.
+    /// A page of a collection as the API shows it, newest first.
     pub async fn list_raw(
         &self,
         scope: &Scope,
@@ -217,10 +222,16 @@ impl Services {
             limit: params.limit,
         };
         match self.store.list_records(scope, collection, &query).await {
-            Ok(Page { records, has_more }) => Ok(RawPage {
-                data: records.into_iter().map(|r| r.body).collect(),
-                has_more,
-            }),
+            Ok(Page { records, has_more }) => {
+                let renderer = self.renderer();
+                Ok(RawPage {
+                    data: records
+                        .into_iter()
+                        .map(|r| renderer.document(collection, &r.id, r.body))
+                        .collect::<CoreResult<_>>()?,
+                    has_more,
+                })
+            }
             Err(StoreError::CursorNotFound(id)) => {
                 let param = match query.cursor {
                     Cursor::EndingBefore(_) => "ending_before",

@@ -201,9 +201,7 @@ impl Services {
         let now = self.now();
         let id = ids::generate(IdKind::Payment);
         let mut payment = Payment {
-            receipt_url: format!("{}/{}", self.config.receipt_base, id),
             id,
-            object: "payment".into(),
             amount: cmd.amount,
             amount_captured: 0,
             amount_refunded: 0,
@@ -536,7 +534,9 @@ impl Services {
         mut ops: Vec<WriteOp>,
         decline: Option<CoreError>,
     ) -> CoreResult<Payment> {
+        // The event keeps the stored form; the answer is what the API shows.
         let object = to_value(&payment)?;
+        let shown = self.renderer().payment_value(&payment)?;
         ops.insert(
             0,
             WriteOp::Insert {
@@ -553,11 +553,11 @@ impl Services {
             _ => None,
         };
         if let Some(event_type) = event_type {
-            ops.push(self.event_op(Some(ctx), ctx.scope(), event_type, object.clone(), None)?);
+            ops.push(self.event_op(Some(ctx), ctx.scope(), event_type, object, None)?);
         }
         match decline {
             None => {
-                self.commit(ctx, ops, Ok(&object)).await?;
+                self.commit(ctx, ops, Ok(&shown)).await?;
                 Ok(payment)
             }
             Some(err) => {
@@ -729,9 +729,10 @@ impl Services {
         version: i64,
         event_type: &str,
     ) -> CoreResult<Payment> {
-        let object = to_value(&after)?;
+        let renderer = self.renderer();
+        let shown = renderer.payment_value(&after)?;
         let previous = if event_type.ends_with(".updated") {
-            previous_attributes(&to_value(before)?, &object)
+            previous_attributes(&renderer.payment_value(before)?, &shown)
         } else {
             None
         };
@@ -743,9 +744,15 @@ impl Services {
                 index: payment_index(&after),
                 body: to_body(&after)?,
             },
-            self.event_op(Some(ctx), ctx.scope(), event_type, object.clone(), previous)?,
+            self.event_op(
+                Some(ctx),
+                ctx.scope(),
+                event_type,
+                to_value(&after)?,
+                previous,
+            )?,
         ];
-        self.commit(ctx, ops, Ok(&object)).await?;
+        self.commit(ctx, ops, Ok(&shown)).await?;
         Ok(after)
     }
 

@@ -522,7 +522,7 @@ impl Services {
     }
 
     /// Leases up to `limit` due deliveries for this worker, fairly across accounts and within
-    /// the in-flight caps (see [`crate::store::Store::claim_deliveries`]), and opens what it
+    /// the in-flight caps (see [`crate::store::QueueStore::claim_deliveries`]), and opens what it
     /// needs to send them.
     pub async fn claim_due_deliveries(
         &self,
@@ -560,13 +560,17 @@ impl Services {
                     .collect(),
                 None => Vec::new(),
             };
+            // The payload is the event as the API shows it, rendered at each attempt.
+            let body = self
+                .renderer()
+                .document(Collection::Events, &c.event_id, c.event_body)?;
             tasks.push(DeliveryTask {
                 delivery_id: c.id,
                 scope: c.scope,
                 event_id: c.event_id,
                 endpoint_id: c.endpoint_id,
                 url,
-                body: c.event_body,
+                body,
                 secrets,
                 attempts_made: c.attempts_made,
                 failing_since: c.endpoint_failing_since,

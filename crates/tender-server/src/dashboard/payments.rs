@@ -439,7 +439,7 @@ async fn render_payment(
                         @if let Some(at) = p.canceled_at {
                             dt { "Canceled" } dd { (layout::when(at)) }
                         }
-                        dt { "Receipt" } dd { a #receipt-link href=(p.receipt_url) { "View receipt" } }
+                        dt { "Receipt" } dd { a #receipt-link href=(state.services().renderer().receipt_url(&p.id)) { "View receipt" } }
                         @for (k, v) in p.metadata.iter() {
                             dt.mono { (k) } dd { (v) }
                         }

@@ -159,7 +159,7 @@ async fn create_payment(
         }) => state.metrics.payment_created("failed"),
         Err(_) => {}
     }
-    ok(&result?)
+    ok(&state.services.renderer().payment(&result?))
 }
 
 async fn retrieve_payment(
@@ -194,7 +194,7 @@ async fn update_payment(
     let id = path_id(IdKind::Payment, "payment", id)?;
     let cmd = parse_update(&body)?;
     let payment = state.services.update_payment(&ctx, &id, cmd).await?;
-    ok(&payment)
+    ok(&state.services.renderer().payment(&payment))
 }
 
 /// `POST /payments/{id}/capture`: the body → the amount to capture (default all).
@@ -211,7 +211,7 @@ async fn capture_payment(
     let id = path_id(IdKind::Payment, "payment", id)?;
     let amount = parse_capture(&body)?;
     let payment = state.services.capture_payment(&ctx, &id, amount).await?;
-    ok(&payment)
+    ok(&state.services.renderer().payment(&payment))
 }
 
 /// `POST /payments/{id}/cancel`: the body → the reason.
@@ -238,7 +238,7 @@ async fn cancel_payment(
     let id = path_id(IdKind::Payment, "payment", id)?;
     let reason = parse_cancel(&body)?;
     let payment = state.services.cancel_payment(&ctx, &id, reason).await?;
-    ok(&payment)
+    ok(&state.services.renderer().payment(&payment))
 }
 
 /// `GET /payments`: the query string → page and filters.
