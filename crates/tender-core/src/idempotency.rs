@@ -25,7 +25,8 @@
 //! - **What is kept** ([`Claim::settle`]): 2xx and 4xx answers; 5xx (and 405s of the router)
 //!   keep nothing and release a claim, and a request abandoned half-way (the client hung up)
 //!   releases its claim when its [`Claim`] is dropped. Kept answers are sealed under the vault
-//!   key ([`response_sealer`]): some carry secrets shown once.
+//!   key ([`response_sealer`]): some carry secrets shown once. A payment is kept in its stored
+//!   form and rendered again on a replay ([`Services::commit_payment`]): the same bytes.
 //!
 use hmac::{Hmac, Mac};
 use serde_json::Value;
@@ -345,10 +346,38 @@ impl Services {
         ops: Vec<WriteOp>,
         result: Result<&serde_json::Value, &CoreError>,
     ) -> CoreResult<()> {
+        let answer = || self.encoder.encode(result, &ctx.request_id);
+        self.commit_with(ctx, ops, answer).await
+    }
+
+    /// [`Services::commit`] for a use case answering with a payment, whose stored form
+    /// (`stored`, the document's body) is kept instead of the response: a replay renders it
+    /// again, to the same bytes, from less than half the size.
+    pub(crate) async fn commit_payment(
+        &self,
+        ctx: &RequestContext,
+        ops: Vec<WriteOp>,
+        stored: &str,
+    ) -> CoreResult<()> {
+        let answer = || {
+            let mut body = Vec::with_capacity(STORED_PAYMENT.len() + stored.len());
+            body.extend_from_slice(STORED_PAYMENT);
+            body.extend_from_slice(stored.as_bytes());
+            StoredResponse { status: 200, body }
+        };
+        self.commit_with(ctx, ops, answer).await
+    }
+
+    async fn commit_with(
+        &self,
+        ctx: &RequestContext,
+        ops: Vec<WriteOp>,
+        answer: impl FnOnce() -> StoredResponse,
+    ) -> CoreResult<()> {
         let idempotency = ctx
             .idempotency
             .as_ref()
-            .map(|hold| self.idempotency_write(hold, self.encoder.encode(result, &ctx.request_id)));
+            .map(|hold| self.idempotency_write(hold, answer()));
         let batch = WriteBatch {
             scope: ctx.scope().clone(),
             ops,
@@ -379,7 +408,8 @@ impl Services {
         }
     }
 
-    /// The response kept under an idempotency key, opened for a replay.
+    /// The response kept under an idempotency key, opened (and a kept payment rendered) for a
+    /// replay.
     fn open_idempotent_response(&self, stored: StoredResponse) -> CoreResult<StoredResponse> {
         let body = response_sealer(&self.config.vault_key)
             .open_bytes(&stored.body)
@@ -388,12 +418,25 @@ impl Services {
                     "an idempotent response cannot be opened with this vault key".into(),
                 )
             })?;
+        let body = match body.strip_prefix(STORED_PAYMENT) {
+            Some(document) => {
+                let payment: crate::payment::Payment = serde_json::from_slice(document)
+                    .map_err(|e| StoreError::Corrupt(format!("an idempotent payment: {e}")))?;
+                serde_json::to_vec(&self.renderer().payment(&payment))
+                    .map_err(|e| CoreError::internal("render a payment", e))?
+            }
+            None => body,
+        };
         Ok(StoredResponse {
             status: stored.status,
             body,
         })
     }
 }
+
+/// Marks a kept answer that is a payment's stored form, rendered on replay. A response body
+/// is JSON and starts with `{`, so it never starts with this.
+const STORED_PAYMENT: &[u8] = b"\x01payment\n";
 
 /// Purpose string of the derived fingerprint key (see [`derive_key`]).
 const FINGERPRINT_PURPOSE: &str = "idempotency fingerprint";

@@ -534,9 +534,10 @@ impl Services {
         mut ops: Vec<WriteOp>,
         decline: Option<CoreError>,
     ) -> CoreResult<Payment> {
-        // The event keeps the stored form; the answer is what the API shows.
+        // Serialised once: the row, and the answer kept under the idempotency key (rendered on
+        // a replay); the event carries the same stored form.
+        let stored = to_body(&payment)?;
         let object = to_value(&payment)?;
-        let shown = self.renderer().payment_value(&payment)?;
         ops.insert(
             0,
             WriteOp::Insert {
@@ -544,7 +545,7 @@ impl Services {
                 id: payment.id.clone(),
                 created: payment.created,
                 index: payment_index(&payment),
-                body: to_body(&payment)?,
+                body: stored.clone(),
             },
         );
         let event_type = match payment.status {
@@ -557,7 +558,7 @@ impl Services {
         }
         match decline {
             None => {
-                self.commit(ctx, ops, Ok(&shown)).await?;
+                self.commit_payment(ctx, ops, &stored).await?;
                 Ok(payment)
             }
             Some(err) => {
@@ -729,20 +730,23 @@ impl Services {
         version: i64,
         event_type: &str,
     ) -> CoreResult<Payment> {
-        let renderer = self.renderer();
-        let shown = renderer.payment_value(&after)?;
         let previous = if event_type.ends_with(".updated") {
-            previous_attributes(&renderer.payment_value(before)?, &shown)
+            let renderer = self.renderer();
+            previous_attributes(
+                &renderer.payment_value(before)?,
+                &renderer.payment_value(&after)?,
+            )
         } else {
             None
         };
+        let stored = to_body(&after)?;
         let ops = vec![
             WriteOp::Update {
                 collection: Collection::Payments,
                 id: after.id.clone(),
                 expected_version: version,
                 index: payment_index(&after),
-                body: to_body(&after)?,
+                body: stored.clone(),
             },
             self.event_op(
                 Some(ctx),
@@ -752,7 +756,7 @@ impl Services {
                 previous,
             )?,
         ];
-        self.commit(ctx, ops, Ok(&shown)).await?;
+        self.commit_payment(ctx, ops, &stored).await?;
         Ok(after)
     }
 
