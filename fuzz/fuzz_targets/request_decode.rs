@@ -1,5 +1,5 @@
 //! Every endpoint's request decoding, as the server runs it: the first byte picks a route from
-//! `tender_server::http::decode::ROUTES`, an optional `/<id>\n` replaces the well-formed path
+//! `tender_server::http::routes::ROUTES`, an optional `/<id>\n` replaces the well-formed path
 //! id, and the rest is the JSON body (or the query string of a `GET`). Then the pure checks the
 //! services run next (amount, card, IBAN, metadata, e-mail, phone, country, URL) are applied to
 //! whatever decoded.
@@ -16,7 +16,8 @@ use tender_core::service::customers::CustomerFields;
 use tender_core::service::payments::{check_amount, check_text, PaymentMethodInput};
 use tender_core::service::webhooks::{check_endpoint_url_syntax, EndpointFields};
 use tender_core::validate::{email_valid, iban, normalize_country, phone_valid};
-use tender_server::http::decode::{decode, Command, ROUTES};
+use tender_server::http::decode::{decode, Command};
+use tender_server::http::routes::ROUTES;
 use tender_server::http::error::{wire, Failure};
 
 /// Well-formed ids for the path, one per resource.
@@ -145,7 +146,8 @@ fuzz_target!(|data: &[u8]| {
     let Some((&selector, rest)) = data.split_first() else {
         return;
     };
-    let (method, template) = ROUTES[usize::from(selector) % ROUTES.len()];
+    let route = &ROUTES[usize::from(selector) % ROUTES.len()];
+    let (method, template) = (route.method.as_str(), route.path);
     let (id, rest) = match rest.strip_prefix(b"/") {
         Some(r) if template.contains("{id}") => match r.iter().position(|b| *b == b'\n') {
             Some(i) => (String::from_utf8_lossy(&r[..i]).into_owned(), &r[i + 1..]),

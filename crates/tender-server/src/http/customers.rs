@@ -1,8 +1,6 @@
 //! `/v2/customers`: create, retrieve, update, delete, list.
 
 use axum::extract::{Path, RawQuery, State};
-use axum::routing::{get, post};
-use axum::Router;
 use tender_core::customer::Address;
 use tender_core::error::CoreError;
 use tender_core::ids::IdKind;
@@ -14,18 +12,6 @@ use super::params::{Params, Query};
 use super::pipeline::{Ctx, JsonBody};
 use super::{list_response, ok, path_id, raw_response, ApiResult};
 use crate::state::AppState;
-
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/customers", post(create_customer).get(list_customers))
-        .route(
-            "/customers/{id}",
-            get(retrieve_customer)
-                .post(update_customer)
-                .patch(update_customer)
-                .delete(delete_customer),
-        )
-}
 
 const FIELDS: &[&str] = &[
     "email",
@@ -70,7 +56,7 @@ pub fn parse_fields(body: &serde_json::Value) -> Result<CustomerFields, CoreErro
     })
 }
 
-async fn create_customer(
+pub(crate) async fn create_customer(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     JsonBody(body): JsonBody,
@@ -79,7 +65,7 @@ async fn create_customer(
     ok(&state.services.create_customer(&ctx, fields).await?)
 }
 
-async fn retrieve_customer(
+pub(crate) async fn retrieve_customer(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
@@ -92,7 +78,7 @@ async fn retrieve_customer(
     Ok(raw_response(body))
 }
 
-async fn update_customer(
+pub(crate) async fn update_customer(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
@@ -108,7 +94,7 @@ pub fn parse_delete(body: &serde_json::Value) -> Result<(), CoreError> {
     Params::body(body.clone(), &[]).map(drop)
 }
 
-async fn delete_customer(
+pub(crate) async fn delete_customer(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
@@ -131,7 +117,7 @@ pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String
     Ok((params, filters))
 }
 
-async fn list_customers(
+pub(crate) async fn list_customers(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     RawQuery(q): RawQuery,

@@ -1,8 +1,6 @@
 //! `/v2/events`: retrieve and list (filter `type`).
 
 use axum::extract::{Path, RawQuery, State};
-use axum::routing::get;
-use axum::Router;
 use tender_core::error::CoreError;
 use tender_core::ids::IdKind;
 use tender_core::service::ListParams;
@@ -13,15 +11,7 @@ use super::pipeline::{Ctx, JsonBody};
 use super::{list_response, ok, path_id, raw_response, ApiResult};
 use crate::state::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/events", get(list_events))
-        .route("/events/{id}", get(retrieve_event))
-        .route("/events/{id}/deliveries", get(list_deliveries))
-        .route("/events/{id}/resend", axum::routing::post(resend_event))
-}
-
-async fn list_deliveries(
+pub(crate) async fn list_deliveries(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
@@ -52,7 +42,7 @@ pub fn parse_resend(body: &serde_json::Value) -> Result<String, CoreError> {
     p.required("webhook_endpoint", endpoint)
 }
 
-async fn resend_event(
+pub(crate) async fn resend_event(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
@@ -63,7 +53,7 @@ async fn resend_event(
     ok(&state.services.resend_event(&ctx, &id, &endpoint).await?)
 }
 
-async fn retrieve_event(
+pub(crate) async fn retrieve_event(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
@@ -95,7 +85,7 @@ pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String
     Ok((params, filters))
 }
 
-async fn list_events(
+pub(crate) async fn list_events(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     RawQuery(q): RawQuery,

@@ -2,11 +2,14 @@
 //!
 //! # Layout
 //! - [`pipeline`]: the middleware (request id, version, auth, rate limit, body, idempotency).
+//! - [`routes`]: THE route table (method, path, handler, publishable), which everything that
+//!   needs to know the routes reads.
 //! - [`decode`]: every endpoint's request parsing without a store (for the fuzz targets).
 //! - [`params`]: reading JSON bodies and query strings into typed values with named errors.
 //! - [`error`]: THE table from `CoreError` to status, `type` and `code`.
-//! - one module per resource, each with a `router()`: [`payments`], [`customers`], [`refunds`],
-//!   [`events`].
+//! - one module per resource with its handlers and parsers: [`payments`], [`payment_methods`],
+//!   [`customers`], [`refunds`], [`events`], [`webhook_endpoints`].
+//! - [`openapi`]: the OpenAPI document, served at `/v2/openapi.json`.
 //!
 //! Handlers parse input into domain commands and call a service; they never see SQL.
 
@@ -20,6 +23,7 @@ pub mod payment_methods;
 pub mod payments;
 pub mod pipeline;
 pub mod refunds;
+pub mod routes;
 pub mod webhook_endpoints;
 
 use axum::http::StatusCode;
@@ -33,19 +37,17 @@ use tender_core::service::RawPage;
 
 use crate::state::AppState;
 use axum::response::IntoResponse;
-use error::{json_response, ok_body, ApiError, HttpFailure};
+use error::{json_response, ApiError, HttpFailure};
 
 pub type ApiResult = Result<Response, ApiError>;
 
 /// The API router, mounted at `/v2` by the caller.
 pub fn router(state: AppState) -> Router {
-    let api = Router::new()
-        .merge(payments::router())
-        .merge(payment_methods::router())
-        .merge(customers::router())
-        .merge(refunds::router())
-        .merge(events::router())
-        .merge(webhook_endpoints::router())
+    let api = routes::ROUTES
+        .iter()
+        .fold(Router::new(), |api, route| {
+            api.route(route.path, route.method_router())
+        })
         .fallback(unknown_path)
         .layer(middleware::from_fn_with_state(
             state.clone(),
@@ -79,9 +81,9 @@ pub async fn unknown_path(
 
 /// 200 with a resource's JSON.
 pub fn ok<T: Serialize>(value: &T) -> ApiResult {
-    let value = serde_json::to_value(value)
+    let body = serde_json::to_vec(value)
         .map_err(|e| ApiError(CoreError::internal("serialise a response", e)))?;
-    Ok(json_response(StatusCode::OK, ok_body(&value)))
+    Ok(json_response(StatusCode::OK, body))
 }
 
 /// 200 with a stored document as it is.

@@ -2,8 +2,6 @@
 //! retrieve, attach, detach, list by customer.
 
 use axum::extract::{Path, RawQuery, State};
-use axum::routing::{get, post};
-use axum::Router;
 use serde_json::Value;
 use tender_core::card::CardInput;
 use tender_core::error::CoreError;
@@ -16,17 +14,6 @@ use super::payments::parse_card;
 use super::pipeline::{Ctx, JsonBody};
 use super::{list_response, ok, path_id, raw_response, ApiResult};
 use crate::state::AppState;
-
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route(
-            "/payment_methods",
-            post(create_payment_method).get(list_payment_methods),
-        )
-        .route("/payment_methods/{id}", get(retrieve_payment_method))
-        .route("/payment_methods/{id}/attach", post(attach_payment_method))
-        .route("/payment_methods/{id}/detach", post(detach_payment_method))
-}
 
 /// `POST /payment_methods`: the body → the card and metadata (no store involved).
 pub fn parse_create(body: &Value) -> Result<(CardInput, Vec<(String, String)>), CoreError> {
@@ -45,7 +32,7 @@ pub fn parse_create(body: &Value) -> Result<(CardInput, Vec<(String, String)>), 
     Ok((card, metadata))
 }
 
-async fn create_payment_method(
+pub(crate) async fn create_payment_method(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     JsonBody(body): JsonBody,
@@ -57,7 +44,7 @@ async fn create_payment_method(
         .await?)
 }
 
-async fn retrieve_payment_method(
+pub(crate) async fn retrieve_payment_method(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
@@ -82,7 +69,7 @@ pub fn parse_attach(body: &Value) -> Result<String, CoreError> {
     p.required("customer", customer)
 }
 
-async fn attach_payment_method(
+pub(crate) async fn attach_payment_method(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
@@ -101,7 +88,7 @@ pub fn parse_detach(body: &Value) -> Result<(), CoreError> {
     Params::body(body.clone(), &[]).map(drop)
 }
 
-async fn detach_payment_method(
+pub(crate) async fn detach_payment_method(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
@@ -130,7 +117,7 @@ pub fn parse_list(query: Option<&str>) -> Result<(ListParams, String), CoreError
     Ok((params, customer))
 }
 
-async fn list_payment_methods(
+pub(crate) async fn list_payment_methods(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     RawQuery(q): RawQuery,

@@ -2,8 +2,6 @@
 
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
-use axum::routing::{get, post};
-use axum::Router;
 use serde_json::Value;
 use tender_core::card::CardInput;
 use tender_core::error::CoreError;
@@ -19,19 +17,6 @@ use super::params::{Params, Query};
 use super::pipeline::{Ctx, JsonBody};
 use super::{list_response, ok, path_id, raw_response, ApiResult};
 use crate::state::AppState;
-
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/payments", post(create_payment).get(list_payments))
-        .route(
-            "/payments/{id}",
-            get(retrieve_payment)
-                .post(update_payment)
-                .patch(update_payment),
-        )
-        .route("/payments/{id}/capture", post(capture_payment))
-        .route("/payments/{id}/cancel", post(cancel_payment))
-}
 
 fn parse_currency(p: &mut Params) -> Result<Currency, CoreError> {
     let raw = p.string("currency")?;
@@ -145,7 +130,7 @@ pub fn parse_create(body: &Value) -> Result<CreatePayment, CoreError> {
     })
 }
 
-async fn create_payment(
+pub(crate) async fn create_payment(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     JsonBody(body): JsonBody,
@@ -162,7 +147,7 @@ async fn create_payment(
     ok(&state.services.renderer().payment(&result?))
 }
 
-async fn retrieve_payment(
+pub(crate) async fn retrieve_payment(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
@@ -185,7 +170,7 @@ pub fn parse_update(body: &Value) -> Result<UpdatePayment, CoreError> {
     })
 }
 
-async fn update_payment(
+pub(crate) async fn update_payment(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
@@ -202,7 +187,7 @@ pub fn parse_capture(body: &Value) -> Result<Option<i64>, CoreError> {
     Params::body(body.clone(), &["amount"])?.integer("amount")
 }
 
-async fn capture_payment(
+pub(crate) async fn capture_payment(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
@@ -229,7 +214,7 @@ pub fn parse_cancel(body: &Value) -> Result<Option<CancellationReason>, CoreErro
     })
 }
 
-async fn cancel_payment(
+pub(crate) async fn cancel_payment(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
@@ -262,7 +247,7 @@ pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String
     Ok((params, filters))
 }
 
-async fn list_payments(
+pub(crate) async fn list_payments(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     RawQuery(q): RawQuery,

@@ -167,12 +167,6 @@ fn presented_key(headers: &HeaderMap) -> Result<String, CoreError> {
     Err(malformed("Only the Bearer and Basic schemes are accepted."))
 }
 
-/// Operations a publishable key may call: client-side card tokenisation only.
-fn publishable_allowed(method: &Method, path: &str) -> bool {
-    // Under `nest("/v2")` the path arrives without its prefix.
-    method == Method::POST && path.trim_start_matches("/v2") == "/payment_methods"
-}
-
 /// Version check, authentication, rate limit, body rules, idempotency.
 pub async fn api_gate(State(state): State<AppState>, req: Request, next: Next) -> Response {
     match gate(state, req, next).await {
@@ -201,7 +195,7 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
     .await
     .map_err(|e| ApiError(e).into_response())?;
     if principal.key_kind == KeyKind::Publishable
-        && !publishable_allowed(&parts.method, parts.uri.path())
+        && !super::routes::publishable(&parts.method, parts.uri.path())
     {
         return Err(ApiError(CoreError::SecretKeyRequired).into_response());
     }
@@ -260,7 +254,7 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
     let refused = parts
         .extensions
         .get::<axum::extract::MatchedPath>()
-        .is_some_and(|p| super::openapi::refuses(&parts.method, p.as_str()));
+        .is_some_and(|p| super::routes::refuses(&parts.method, p.as_str()));
     let key = match parts.headers.get("idempotency-key") {
         Some(k) if !refused && matches!(parts.method, Method::POST | Method::PATCH) => Some(
             tender_core::idempotency::check_key(k.to_str().ok())

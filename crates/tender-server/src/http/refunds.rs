@@ -1,8 +1,6 @@
 //! `/v2/refunds`: create, retrieve, update (metadata), list.
 
 use axum::extract::{Path, RawQuery, State};
-use axum::routing::{get, post};
-use axum::Router;
 use serde_json::Value;
 use tender_core::error::CoreError;
 use tender_core::ids::IdKind;
@@ -15,17 +13,6 @@ use super::params::{Params, Query};
 use super::pipeline::{Ctx, JsonBody};
 use super::{list_response, ok, path_id, raw_response, ApiResult};
 use crate::state::AppState;
-
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/refunds", post(create_refund).get(list_refunds))
-        .route(
-            "/refunds/{id}",
-            get(retrieve_refund)
-                .post(update_refund)
-                .patch(update_refund),
-        )
-}
 
 /// `POST /refunds`: the body → the command (no store involved).
 pub fn parse_create(body: &Value) -> Result<CreateRefund, CoreError> {
@@ -52,7 +39,7 @@ pub fn parse_create(body: &Value) -> Result<CreateRefund, CoreError> {
     })
 }
 
-async fn create_refund(
+pub(crate) async fn create_refund(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     JsonBody(body): JsonBody,
@@ -61,7 +48,7 @@ async fn create_refund(
     ok(&state.services.create_refund(&ctx, cmd).await?)
 }
 
-async fn retrieve_refund(
+pub(crate) async fn retrieve_refund(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
@@ -80,7 +67,7 @@ pub fn parse_update(body: &Value) -> Result<Vec<(String, String)>, CoreError> {
     Ok(p.metadata()?.unwrap_or_default())
 }
 
-async fn update_refund(
+pub(crate) async fn update_refund(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
@@ -103,7 +90,7 @@ pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String
     Ok((params, filters))
 }
 
-async fn list_refunds(
+pub(crate) async fn list_refunds(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     RawQuery(q): RawQuery,

@@ -2,8 +2,6 @@
 //! roll the secret.
 
 use axum::extract::{Path, RawQuery, State};
-use axum::routing::{get, post};
-use axum::Router;
 use serde_json::Value;
 use tender_core::error::CoreError;
 use tender_core::ids::IdKind;
@@ -15,22 +13,6 @@ use super::params::{Params, Query};
 use super::pipeline::{Ctx, JsonBody};
 use super::{list_response, ok, path_id, raw_response, ApiResult};
 use crate::state::AppState;
-
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route(
-            "/webhook_endpoints",
-            post(create_endpoint).get(list_endpoints),
-        )
-        .route(
-            "/webhook_endpoints/{id}",
-            get(retrieve_endpoint)
-                .post(update_endpoint)
-                .patch(update_endpoint)
-                .delete(delete_endpoint),
-        )
-        .route("/webhook_endpoints/{id}/roll_secret", post(roll_secret))
-}
 
 fn parse_events(p: &mut Params) -> Result<Option<Vec<String>>, CoreError> {
     match p.peek("enabled_events").cloned() {
@@ -81,7 +63,7 @@ pub fn parse_fields(body: &Value, allow_disabled: bool) -> Result<EndpointFields
     })
 }
 
-async fn create_endpoint(
+pub(crate) async fn create_endpoint(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     JsonBody(body): JsonBody,
@@ -90,7 +72,7 @@ async fn create_endpoint(
     ok(&state.services.create_endpoint(&ctx, fields).await?)
 }
 
-async fn retrieve_endpoint(
+pub(crate) async fn retrieve_endpoint(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
@@ -108,7 +90,7 @@ async fn retrieve_endpoint(
     Ok(raw_response(body))
 }
 
-async fn update_endpoint(
+pub(crate) async fn update_endpoint(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
@@ -124,7 +106,7 @@ pub fn parse_delete(body: &serde_json::Value) -> Result<(), CoreError> {
     Params::body(body.clone(), &[]).map(drop)
 }
 
-async fn delete_endpoint(
+pub(crate) async fn delete_endpoint(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
@@ -140,7 +122,7 @@ pub fn parse_roll_secret(body: &Value) -> Result<Option<i64>, CoreError> {
     Params::body(body.clone(), &["expires_in"])?.integer("expires_in")
 }
 
-async fn roll_secret(
+pub(crate) async fn roll_secret(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
@@ -159,7 +141,7 @@ pub fn parse_list(query: Option<&str>) -> Result<ListParams, CoreError> {
     Query::parse(query, &[])?.list_params()
 }
 
-async fn list_endpoints(
+pub(crate) async fn list_endpoints(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
     RawQuery(q): RawQuery,
