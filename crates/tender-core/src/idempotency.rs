@@ -359,9 +359,14 @@ impl Services {
         ops: Vec<WriteOp>,
         stored: &str,
     ) -> CoreResult<()> {
+        // The receipt base goes with it: a replay on a node configured with another one
+        // renders the same bytes as the first answer.
         let answer = || {
-            let mut body = Vec::with_capacity(STORED_PAYMENT.len() + stored.len());
+            let base = &self.config.receipt_base;
+            let mut body = Vec::with_capacity(STORED_PAYMENT.len() + base.len() + 1 + stored.len());
             body.extend_from_slice(STORED_PAYMENT);
+            body.extend_from_slice(base.as_bytes());
+            body.push(b'\n');
             body.extend_from_slice(stored.as_bytes());
             StoredResponse { status: 200, body }
         };
@@ -419,10 +424,18 @@ impl Services {
                 )
             })?;
         let body = match body.strip_prefix(STORED_PAYMENT) {
-            Some(document) => {
-                let payment: crate::payment::Payment = serde_json::from_slice(document)
-                    .map_err(|e| StoreError::Corrupt(format!("an idempotent payment: {e}")))?;
-                serde_json::to_vec(&self.renderer().payment(&payment))
+            Some(kept) => {
+                let corrupt =
+                    |why: String| StoreError::Corrupt(format!("an idempotent payment: {why}"));
+                let split = kept
+                    .iter()
+                    .position(|b| *b == b'\n')
+                    .ok_or_else(|| corrupt("no receipt base".into()))?;
+                let base =
+                    std::str::from_utf8(&kept[..split]).map_err(|e| corrupt(e.to_string()))?;
+                let payment: crate::payment::Payment = serde_json::from_slice(&kept[split + 1..])
+                    .map_err(|e| corrupt(e.to_string()))?;
+                serde_json::to_vec(&crate::render::Renderer::new(base).payment(&payment))
                     .map_err(|e| CoreError::internal("render a payment", e))?
             }
             None => body,
@@ -434,8 +447,9 @@ impl Services {
     }
 }
 
-/// Marks a kept answer that is a payment's stored form, rendered on replay. A response body
-/// is JSON and starts with `{`, so it never starts with this.
+/// Marks a kept answer that is a payment's stored form, rendered on replay: the marker, the
+/// receipt base it was rendered with, a newline, the document. A response body is JSON and
+/// starts with `{`, so it never starts with this.
 const STORED_PAYMENT: &[u8] = b"\x01payment\n";
 
 /// Purpose string of the derived fingerprint key (see [`derive_key`]).

@@ -19,14 +19,14 @@ use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use tender_core::auth::Scope;
 use tender_core::error::StoreError;
-use tender_core::ids::{self, IdKind};
 use tender_core::store::{
     Collection, Cursor, DocumentStore, ListQuery, Page, Record, StoreResult, WriteBatch, WriteOp,
 };
 use tokio_postgres::Row;
 
-use super::idempotency::write_idempotency;
-use super::{classify, exec, query, scope_from, Param, PgStore};
+use super::idempotency::idempotency_statement;
+use super::pipeline::{self, Stmt, Value};
+use super::{classify, scope_from, Param, PgStore};
 use crate::schema::{column, index_columns, table};
 
 fn record(r: &Row) -> Record {
@@ -59,13 +59,12 @@ async fn find_record<C: GenericClient>(
     Ok(row.as_ref().map(record))
 }
 
-async fn apply_batch(
-    tx: &deadpool_postgres::Transaction<'_>,
-    batch: &WriteBatch,
-    node: i64,
-) -> StoreResult<()> {
+/// The statements of a batch, in order ([`pipeline`] sends them in one round trip).
+fn plan(batch: &WriteBatch, node: i64) -> Vec<Stmt> {
     let scope = &batch.scope;
+    let account = || -> Value { Box::new(scope.account.clone()) };
     let live = scope.livemode();
+    let mut out = Vec::with_capacity(batch.ops.len() + 2);
     for op in &batch.ops {
         match op {
             WriteOp::Insert {
@@ -82,12 +81,15 @@ async fn apply_batch(
                     "INSERT INTO {} (id, account_id, livemode, created, version, body{names}) VALUES ($1, $2, $3, $4, 1, $5{marks})",
                     table(*collection)
                 );
-                let values: Vec<Option<String>> = cols.into_iter().map(|(_, v)| v).collect();
-                let mut params: Vec<Param> = vec![id, &scope.account, &live, created, body];
-                params.extend(values.iter().map(|v| v as Param));
-                exec(tx, &sql, &params)
-                    .await
-                    .map_err(|e| classify("insert", e))?;
+                let mut params: Vec<Value> = vec![
+                    Box::new(id.clone()),
+                    account(),
+                    Box::new(live),
+                    Box::new(*created),
+                    Box::new(body.clone()),
+                ];
+                params.extend(cols.into_iter().map(|(_, v)| Box::new(v) as Value));
+                out.push(Stmt::new("insert", sql, params));
             }
             WriteOp::Update {
                 collection,
@@ -106,16 +108,18 @@ async fn apply_batch(
                     "UPDATE {} SET body = $1, version = version + 1{sets} WHERE id = $2 AND account_id = $3 AND livemode = $4 AND version = $5",
                     table(*collection)
                 );
-                let values: Vec<Option<String>> = cols.into_iter().map(|(_, v)| v).collect();
-                let mut params: Vec<Param> =
-                    vec![body, id, &scope.account, &live, expected_version];
-                params.extend(values.iter().map(|v| v as Param));
-                let n = exec(tx, &sql, &params)
-                    .await
-                    .map_err(|e| classify("update", e))?;
-                if n != 1 {
-                    return Err(StoreError::Conflict(id.clone()));
-                }
+                let mut params: Vec<Value> = vec![
+                    Box::new(body.clone()),
+                    Box::new(id.clone()),
+                    account(),
+                    Box::new(live),
+                    Box::new(*expected_version),
+                ];
+                params.extend(cols.into_iter().map(|(_, v)| Box::new(v) as Value));
+                out.push(
+                    Stmt::new("update", sql, params)
+                        .exactly_one(StoreError::Conflict(id.clone())),
+                );
             }
             WriteOp::Delete {
                 collection,
@@ -126,16 +130,25 @@ async fn apply_batch(
                     "DELETE FROM {} WHERE id = $1 AND account_id = $2 AND livemode = $3 AND version = $4",
                     table(*collection)
                 );
-                let n = exec(tx, &sql, &[id, &scope.account, &live, expected_version])
-                    .await
-                    .map_err(|e| classify("delete", e))?;
-                if n != 1 {
-                    return Err(StoreError::Conflict(id.clone()));
-                }
+                out.push(
+                    Stmt::new(
+                        "delete",
+                        sql,
+                        vec![
+                            Box::new(id.clone()),
+                            account(),
+                            Box::new(live),
+                            Box::new(*expected_version),
+                        ],
+                    )
+                    .exactly_one(StoreError::Conflict(id.clone())),
+                );
                 // Whatever was sealed for the object (secrets, a card) goes with it.
-                exec(tx, "DELETE FROM sealed_values WHERE owner_id = $1", &[id])
-                    .await
-                    .map_err(|e| classify("delete sealed", e))?;
+                out.push(Stmt::new(
+                    "delete sealed",
+                    "DELETE FROM sealed_values WHERE owner_id = $1",
+                    vec![Box::new(id.clone())],
+                ));
             }
             WriteOp::Check {
                 collection,
@@ -148,107 +161,112 @@ async fn apply_batch(
                     "SELECT 1 FROM {} WHERE id = $1 AND account_id = $2 AND livemode = $3 AND version = $4 FOR SHARE",
                     table(*collection)
                 );
-                let rows = tx
-                    .query(&sql, &[id, &scope.account, &live, expected_version])
-                    .await
-                    .map_err(|e| classify("check", e))?;
-                if rows.len() != 1 {
-                    return Err(StoreError::Conflict(id.clone()));
-                }
+                out.push(
+                    Stmt::new(
+                        "check",
+                        sql,
+                        vec![
+                            Box::new(id.clone()),
+                            account(),
+                            Box::new(live),
+                            Box::new(*expected_version),
+                        ],
+                    )
+                    .returning_rows()
+                    .exactly_one(StoreError::Conflict(id.clone())),
+                );
             }
-            WriteOp::Seal { owner, sealed } => {
-                exec(tx,
-                    "INSERT INTO sealed_values (owner_id, account_id, livemode, sealed) VALUES ($1, $2, $3, $4)
-                     ON CONFLICT (owner_id) DO UPDATE SET sealed = excluded.sealed",
-                    &[owner, &scope.account, &live, sealed],
-                )
-                .await
-                .map_err(|e| classify("seal", e))?;
-            }
-            WriteOp::Unseal { owner } => {
-                exec(tx,
-                    "DELETE FROM sealed_values WHERE owner_id = $1 AND account_id = $2 AND livemode = $3",
-                    &[owner, &scope.account, &live],
-                )
-                .await
-                .map_err(|e| classify("unseal", e))?;
-            }
+            WriteOp::Seal { owner, sealed } => out.push(Stmt::new(
+                "seal",
+                "INSERT INTO sealed_values (owner_id, account_id, livemode, sealed) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (owner_id) DO UPDATE SET sealed = excluded.sealed",
+                vec![
+                    Box::new(owner.clone()),
+                    account(),
+                    Box::new(live),
+                    Box::new(sealed.clone()),
+                ],
+            )),
+            WriteOp::Unseal { owner } => out.push(Stmt::new(
+                "unseal",
+                "DELETE FROM sealed_values WHERE owner_id = $1 AND account_id = $2 AND livemode = $3",
+                vec![Box::new(owner.clone()), account(), Box::new(live)],
+            )),
             WriteOp::ScheduleTask {
                 id,
                 kind,
                 object_id,
                 due_at,
-            } => {
-                exec(tx,
-                    "INSERT INTO scheduled_tasks (id, kind, account_id, livemode, object_id, due_at) VALUES ($1, $2, $3, $4, $5, $6)",
-                    &[id, kind, &scope.account, &live, object_id, due_at],
+            } => out.push(Stmt::new(
+                "schedule task",
+                "INSERT INTO scheduled_tasks (id, kind, account_id, livemode, object_id, due_at) VALUES ($1, $2, $3, $4, $5, $6)",
+                vec![
+                    Box::new(id.clone()),
+                    Box::new(kind.clone()),
+                    account(),
+                    Box::new(live),
+                    Box::new(object_id.clone()),
+                    Box::new(*due_at),
+                ],
+            )),
+            WriteOp::DeleteTask { id } => out.push(
+                Stmt::new(
+                    "delete task",
+                    "DELETE FROM scheduled_tasks WHERE id = $1 AND account_id = $2 AND livemode = $3",
+                    vec![Box::new(id.clone()), account(), Box::new(live)],
                 )
-                .await
-                .map_err(|e| classify("schedule task", e))?;
-            }
-            WriteOp::DeleteTask { id } => {
-                let n = exec(tx,
-                        "DELETE FROM scheduled_tasks WHERE id = $1 AND account_id = $2 AND livemode = $3",
-                        &[id, &scope.account, &live],
-                    )
-                    .await
-                    .map_err(|e| classify("delete task", e))?;
-                if n != 1 {
-                    // Another runner finished it first: this batch must not apply twice.
-                    return Err(StoreError::Conflict(id.clone()));
-                }
-            }
+                // Another runner finished it first: this batch must not apply twice.
+                .exactly_one(StoreError::Conflict(id.clone())),
+            ),
             WriteOp::Event {
                 id,
                 event_type,
                 created,
                 body,
             } => {
-                exec(tx,
+                out.push(Stmt::new(
+                    "insert event",
                     "INSERT INTO events (id, account_id, livemode, created, version, type, body) VALUES ($1, $2, $3, $4, 1, $5, $6)",
-                    &[id, &scope.account, &live, created, event_type, body],
-                )
-                .await
-                .map_err(|e| classify("insert event", e))?;
-                fan_out(tx, scope, id, event_type, *created).await?;
+                    vec![
+                        Box::new(id.clone()),
+                        account(),
+                        Box::new(live),
+                        Box::new(*created),
+                        Box::new(event_type.clone()),
+                        Box::new(body.clone()),
+                    ],
+                ));
+                out.push(fan_out(scope, id, event_type, *created));
             }
         }
     }
     if let Some(record) = &batch.idempotency {
-        write_idempotency(tx, scope, record, node).await?;
+        out.push(idempotency_statement(scope, record, node));
     }
-    Ok(())
+    out
 }
 
-/// The outbox: a pending delivery for every enabled endpoint of the scope that wants the event.
-async fn fan_out(
-    tx: &deadpool_postgres::Transaction<'_>,
-    scope: &Scope,
-    event: &str,
-    event_type: &str,
-    created: i64,
-) -> StoreResult<()> {
-    let live = scope.livemode();
-    let pattern = format!(",{event_type},");
-    let rows = query(tx,
-            "SELECT id FROM webhook_endpoints WHERE account_id = $1 AND livemode = $2 AND status = 'enabled'
-             AND (enabled_events = '*' OR strpos(enabled_events, $3) > 0)",
-            &[&scope.account, &live, &pattern],
-        )
-        .await
-        .map_err(|e| classify("fan out", e))?;
-    let due = created * 1000;
-    for row in rows {
-        let endpoint: String = row.get(0);
-        exec(tx,
-            "INSERT INTO webhook_deliveries (id, account_id, livemode, event_id, endpoint_id, status, next_attempt_at, created)
-             VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7)",
-            &[&ids::generate(IdKind::WebhookDelivery), &scope.account, &live, &event, &endpoint, &due, &created],
-        )
-        .await
-        .map_err(|e| classify("insert delivery", e))?;
-    }
-    Ok(())
+/// The outbox, in one statement: a pending delivery for every enabled endpoint of the scope
+/// that wants the event. A delivery's id is derived from the pair it stands for (the event's
+/// time part, then 16 hex digits of the MD5 of event and endpoint ids): unique per pair, and
+/// made by the database, so the statement needs no answer before it is sent.
+fn fan_out(scope: &Scope, event: &str, event_type: &str, created: i64) -> Stmt {
+    Stmt::new(
+        "fan out",
+        "INSERT INTO webhook_deliveries (id, account_id, livemode, event_id, endpoint_id, status, next_attempt_at, created)
+         SELECT 'wd_' || substr($4, 5, 8) || substr(md5($4 || e.id), 1, 16),
+                $1, $2, $4, e.id, 'pending', $5, $6
+         FROM webhook_endpoints e WHERE e.account_id = $1 AND e.livemode = $2 AND e.status = 'enabled'
+           AND (e.enabled_events = '*' OR strpos(e.enabled_events, $3) > 0)",
+        vec![
+            Box::new(scope.account.clone()),
+            Box::new(scope.livemode()),
+            Box::new(format!(",{event_type},")),
+            Box::new(event.to_string()),
+            Box::new(created * 1000),
+            Box::new(created),
+        ],
+    )
 }
 
 #[async_trait]
@@ -361,7 +379,8 @@ impl DocumentStore for PgStore {
 
     async fn commit(&self, batch: WriteBatch) -> StoreResult<()> {
         let node = self.node.key;
-        self.in_transaction(move |tx| Box::pin(async move { apply_batch(tx, &batch, node).await }))
+        let stmts = plan(&batch, node);
+        self.in_transaction(move |tx| Box::pin(pipeline::run(tx, stmts)))
             .await
     }
 

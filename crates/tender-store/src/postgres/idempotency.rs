@@ -22,35 +22,35 @@ use tender_core::store::{
     IdempotencyStore, IdempotencyWrite, KeyState, StoreResult, StoredResponse, IDEMPOTENCY_TTL_SECS,
 };
 
+use super::pipeline::{Stmt, Value};
 use super::{classify, exec, node, query, PgStore};
 
 /// The idempotency record of a batch: completes this node's claim, or inserts the record
 /// unless a live one is there (another request with the key got there first; a concurrent
-/// insert of the key waits for that transaction, then sees its row).
-pub(super) async fn write_idempotency(
-    tx: &deadpool_postgres::Transaction<'_>,
-    scope: &Scope,
-    w: &IdempotencyWrite,
-    node: i64,
-) -> StoreResult<()> {
-    let live = scope.livemode();
+/// insert of the key waits for that transaction, then sees its row). Either way the statement
+/// must change exactly one row, or the batch applies nothing.
+pub(super) fn idempotency_statement(scope: &Scope, w: &IdempotencyWrite, node: i64) -> Stmt {
     let status = w.response.status as i64;
+    let common = |params: &mut Vec<Value>| {
+        params.push(Box::new(scope.account.clone()));
+        params.push(Box::new(scope.livemode()));
+        params.push(Box::new(w.key.clone()));
+    };
     if w.claimed {
-        let n = exec(tx,
+        let mut params: Vec<Value> = vec![Box::new(status), Box::new(w.response.body.clone())];
+        common(&mut params);
+        params.push(Box::new(node));
+        return Stmt::new(
+            "complete idempotency",
             "UPDATE idempotency_keys SET state = 'done', status = $1, body = $2, node = NULL
              WHERE account_id = $3 AND livemode = $4 AND key = $5 AND state = 'running' AND node = $6",
-            &[&status, &w.response.body, &scope.account, &live, &w.key, &node],
+            params,
         )
-        .await
-        .map_err(|e| classify("complete idempotency", e))?;
-        if n != 1 {
-            // Another node took the claim over (this one was taken for dead): apply nothing.
-            return Err(StoreError::Unavailable {
-                message: format!("the claim of idempotency key {} was lost", w.key),
-                source: None,
-            });
-        }
-        return Ok(());
+        // Another node took the claim over (this one was taken for dead): apply nothing.
+        .exactly_one(StoreError::Unavailable {
+            message: format!("the claim of idempotency key {} was lost", w.key),
+            source: None,
+        });
     }
     let sql = format!(
         "INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, state, status, body, created, locked_at)
@@ -63,27 +63,15 @@ pub(super) async fn write_idempotency(
                 AND idempotency_keys.node IS NOT NULL AND {})",
         node::NODE_GONE
     );
-    let expired = w.created - IDEMPOTENCY_TTL_SECS;
-    let n = exec(
-        tx,
-        &sql,
-        &[
-            &scope.account,
-            &live,
-            &w.key,
-            &w.fingerprint,
-            &status,
-            &w.response.body,
-            &w.created,
-            &expired,
-        ],
-    )
-    .await
-    .map_err(|e| classify("insert idempotency", e))?;
-    if n != 1 {
-        return Err(StoreError::IdempotencyKeyTaken(w.key.clone()));
-    }
-    Ok(())
+    let mut params: Vec<Value> = Vec::with_capacity(8);
+    common(&mut params);
+    params.push(Box::new(w.fingerprint.clone()));
+    params.push(Box::new(status));
+    params.push(Box::new(w.response.body.clone()));
+    params.push(Box::new(w.created));
+    params.push(Box::new(w.created - IDEMPOTENCY_TTL_SECS));
+    Stmt::new("insert idempotency", sql, params)
+        .exactly_one(StoreError::IdempotencyKeyTaken(w.key.clone()))
 }
 
 /// A key's record as (fingerprint, state, status, body, created, its node is gone).

@@ -14,16 +14,19 @@
 //! - `idempotency`: idempotency lookups and claims, and the record a batch writes.
 //! - `queue`: webhook deliveries and scheduled tasks, leased to one node at a time.
 //! - `accounts`: accounts, API keys, dashboard sessions, settings.
+//! - `pipeline`: a batch's statements sent in one round trip, their row counts checked.
 //! - `node`: this node's liveness lock; `migrate`: the embedded migrations.
 //!
 //! The concern files depend on this one (and `crate::schema`), never on each other, except
-//! that a batch writes its idempotency record through `idempotency::write_idempotency`.
+//! that a batch plans its idempotency record with `idempotency::idempotency_statement`, and
+//! that batches run through `pipeline`.
 
 mod accounts;
 mod documents;
 mod idempotency;
 mod migrate;
 mod node;
+mod pipeline;
 mod queue;
 
 use async_trait::async_trait;
