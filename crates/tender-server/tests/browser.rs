@@ -135,8 +135,21 @@ impl Chrome {
             .unwrap_or_else(|e| panic!("{selector}: {e}"))
     }
 
+    /// The text of `selector` on the current page. An element found on a page that a click
+    /// is replacing goes stale before its text is read: it is then found again on the new page.
     async fn text(&self, selector: &str) -> String {
-        self.css(selector).await.text().await.unwrap()
+        for _ in 0..50 {
+            match self.css(selector).await.text().await {
+                Ok(text) => return text,
+                Err(fantoccini::error::CmdError::Standard(e))
+                    if e.error == fantoccini::error::ErrorStatus::StaleElementReference =>
+                {
+                    continue
+                }
+                Err(e) => panic!("{selector}: {e}"),
+            }
+        }
+        panic!("{selector}: stale 50 times in a row")
     }
 
     async fn page_text(&self) -> String {
@@ -264,6 +277,7 @@ async fn an_account_holder_does_everything_by_clicking() {
         .unwrap();
     b.click("#refund-form button").await;
     // A confirmation page says what will happen; only its button moves the money.
+    b.css("#confirm").await;
     assert!(b
         .page_text()
         .await
