@@ -859,6 +859,62 @@ async fn sealed_values_follow_their_owner(store: Arc<dyn Store>) {
     );
 }
 
+contract!(only_a_unique_key_is_a_duplicate_and_key_lists_break_ties_alike);
+async fn only_a_unique_key_is_a_duplicate_and_key_lists_break_ties_alike(store: Arc<dyn Store>) {
+    let key = |id: &str, account: &str, hash: &str| ApiKeyRecord {
+        id: id.into(),
+        account: account.into(),
+        mode: Mode::Test,
+        kind: KeyKind::Secret,
+        key_hash: hash.into(),
+        public_value: None,
+        last4: "wxyz".into(),
+        created: 7,
+        expires_at: None,
+        revoked: false,
+    };
+    // A key of an account that does not exist breaks a foreign key: a failure, not a duplicate.
+    match store.insert_api_key(key("key_0", "acct_none", "h0")).await {
+        Err(StoreError::Duplicate(what)) => panic!("a foreign key is no duplicate: {what}"),
+        Err(_) => {}
+        Ok(()) => panic!("a key of a missing account was stored"),
+    }
+    let account = AccountRecord {
+        id: "acct_t".into(),
+        email: "ties@example.com".into(),
+        name: None,
+        public_email: None,
+        password_hash: "h".into(),
+        created: 1,
+    };
+    store
+        .insert_account(account, vec![key("key_b", "acct_t", "hb")])
+        .await
+        .unwrap();
+    store
+        .insert_api_key(key("key_a", "acct_t", "ha"))
+        .await
+        .unwrap();
+    store
+        .insert_api_key(key("key_c", "acct_t", "hc"))
+        .await
+        .unwrap();
+    let dup = store
+        .insert_api_key(key("key_d", "acct_t", "hc"))
+        .await
+        .unwrap_err();
+    assert!(matches!(dup, StoreError::Duplicate(_)), "{dup:?}");
+    // Keys made in the same second: newest first, then by id descending, on every backend.
+    let ids: Vec<String> = store
+        .list_api_keys("acct_t")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|k| k.id)
+        .collect();
+    assert_eq!(ids, ["key_c", "key_b", "key_a"]);
+}
+
 contract!(accounts_keys_and_sessions);
 async fn accounts_keys_and_sessions(store: Arc<dyn Store>) {
     let account = AccountRecord {

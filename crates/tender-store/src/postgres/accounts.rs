@@ -251,7 +251,7 @@ impl AccountStore for PgStore {
     async fn list_api_keys(&self, account: &str) -> StoreResult<Vec<ApiKeyRecord>> {
         let client = self.client().await?;
         let rows = client
-            .query(&format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created DESC, id"), &[&account])
+            .query(&format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created DESC, id DESC"), &[&account])
             .await
             .map_err(|e| classify("list keys", e))?;
         Ok(rows.iter().map(key_row).collect())

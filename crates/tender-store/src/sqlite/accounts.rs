@@ -158,7 +158,7 @@ impl AccountStore for SqliteStore {
         let account = account.to_string();
         self.read(move |conn| {
             conn.prepare_cached(&format!(
-                "SELECT {KEY_COLUMNS} FROM api_keys WHERE account_id = ?1 ORDER BY created DESC, rowid DESC"
+                "SELECT {KEY_COLUMNS} FROM api_keys WHERE account_id = ?1 ORDER BY created DESC, id DESC"
             ))
             .and_then(|mut s| s.query_map([account], key_row)?.collect::<Result<Vec<_>, _>>())
             .map_err(|e| classify("list keys", e))

@@ -40,7 +40,11 @@ const MAX_IDLE_READERS: usize = 16;
 /// Turns a driver error into a `StoreError`, keeping the cause.
 pub(crate) fn classify(what: &str, e: rusqlite::Error) -> StoreError {
     if let rusqlite::Error::SqliteFailure(f, msg) = &e {
-        if f.code == rusqlite::ErrorCode::ConstraintViolation {
+        // Only a unique or primary key is a duplicate (as PostgreSQL's 23505); a NOT NULL,
+        // CHECK or foreign key violation is a bug, reported as a failure.
+        if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+            || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+        {
             return StoreError::Duplicate(msg.clone().unwrap_or_else(|| what.to_string()));
         }
     }
