@@ -31,9 +31,9 @@ pub enum PaymentMethodInput {
     },
 }
 
-/// `POST /payments`, parsed.
+/// `POST /payments` as read from the body, before its values are checked.
 #[derive(Debug)]
-pub struct CreatePayment {
+pub struct CreatePaymentFields {
     pub amount: i64,
     pub currency: Currency,
     pub payment_method: PaymentMethodInput,
@@ -42,8 +42,49 @@ pub struct CreatePayment {
     pub metadata: Vec<(String, String)>,
     pub capture: bool,
     pub save_payment_method: bool,
+    pub return_url: Option<String>,
+}
+
+/// `POST /payments`, parsed and checked once ([`TryFrom<CreatePaymentFields>`]): the amount
+/// against its currency, the description's length, the metadata's limits, the return URL. The
+/// use case takes it as valid; what needs stored state (the customer, a saved card) it checks
+/// itself.
+#[derive(Debug)]
+pub struct CreatePayment {
+    pub amount: Amount,
+    pub currency: Currency,
+    pub payment_method: PaymentMethodInput,
+    pub customer: Option<String>,
+    pub description: Option<String>,
+    pub metadata: crate::metadata::Metadata,
+    pub capture: bool,
+    pub save_payment_method: bool,
     /// Where the 3-D Secure page sends the customer afterwards.
     pub return_url: Option<String>,
+}
+
+impl TryFrom<CreatePaymentFields> for CreatePayment {
+    type Error = CoreError;
+
+    fn try_from(f: CreatePaymentFields) -> CoreResult<Self> {
+        let amount = check_amount("amount", f.amount, f.currency)?;
+        check_text("description", f.description.as_deref(), 1000)?;
+        let metadata = metadata::on_create(f.metadata)?;
+        if let Some(url) = &f.return_url {
+            check_return_url(url)?;
+        }
+        Ok(CreatePayment {
+            amount,
+            currency: f.currency,
+            payment_method: f.payment_method,
+            customer: f.customer,
+            description: f.description,
+            metadata,
+            capture: f.capture,
+            save_payment_method: f.save_payment_method,
+            return_url: f.return_url,
+        })
+    }
 }
 
 /// `POST /payments/{id}`, parsed: only the fields given.
@@ -180,12 +221,6 @@ impl Services {
         ctx: &RequestContext,
         cmd: CreatePayment,
     ) -> CoreResult<Payment> {
-        check_amount("amount", cmd.amount, cmd.currency)?;
-        check_text("description", cmd.description.as_deref(), 1000)?;
-        let metadata = metadata::on_create(cmd.metadata)?;
-        if let Some(url) = &cmd.return_url {
-            check_return_url(url)?;
-        }
         if cmd.save_payment_method && cmd.customer.is_none() {
             return Err(CoreError::invalid(
                 "customer",
@@ -202,7 +237,7 @@ impl Services {
         let id = ids::generate(IdKind::Payment);
         let mut payment = Payment {
             id,
-            amount: cmd.amount,
+            amount: cmd.amount.get(),
             amount_captured: 0,
             amount_refunded: 0,
             refunded: false,
@@ -221,7 +256,7 @@ impl Services {
             },
             customer: cmd.customer.clone(),
             description: cmd.description,
-            metadata,
+            metadata: cmd.metadata,
             failure_code: None,
             failure_message: None,
             decline_code: None,

@@ -225,7 +225,7 @@ mod tests {
         let body = br#"{"amount": 1000, "currency": "USD", "payment_method": {"type": "card",
             "card": {"number": "4242424242424242", "exp_month": 12, "exp_year": 2034, "cvc": "123"}}}"#;
         let cmd = decode("POST", "/v2/payments", None, body).unwrap();
-        assert!(matches!(cmd, Command::CreatePayment(c) if c.amount == 1000));
+        assert!(matches!(cmd, Command::CreatePayment(c) if c.amount.get() == 1000));
         let err = decode("POST", "/v2/payments", None, br#"{"status": "succeeded"}"#).unwrap_err();
         assert!(matches!(
             err,

@@ -9,7 +9,9 @@ use tender_core::ids::IdKind;
 use tender_core::money::Currency;
 use tender_core::payment::{CancellationReason, PaymentStatus};
 use tender_core::secret::Secret;
-use tender_core::service::payments::{CreatePayment, PaymentMethodInput, UpdatePayment};
+use tender_core::service::payments::{
+    CreatePayment, CreatePaymentFields, PaymentMethodInput, UpdatePayment,
+};
 use tender_core::service::ListParams;
 use tender_core::store::{Collection, Field};
 
@@ -117,7 +119,8 @@ pub fn parse_create(body: &Value) -> Result<CreatePayment, CoreError> {
     let amount = p.required("amount", amount)?;
     let currency = parse_currency(&mut p)?;
     let payment_method = parse_payment_method(&mut p)?;
-    Ok(CreatePayment {
+    // The shape is read here; the values are checked once, by the command's constructor.
+    CreatePayment::try_from(CreatePaymentFields {
         amount,
         currency,
         payment_method,
