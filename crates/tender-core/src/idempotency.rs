@@ -26,7 +26,8 @@
 //!   keep nothing and release a claim, and a request abandoned half-way (the client hung up)
 //!   releases its claim when its [`Claim`] is dropped. Kept answers are sealed under the vault
 //!   key ([`response_sealer`]): some carry secrets shown once. A payment is kept in its stored
-//!   form and rendered again on a replay ([`Services::commit_payment`]): the same bytes.
+//!   form, or as the id of the event its batch wrote (whose object is that form), and rendered
+//!   again on a replay ([`Services::commit_payment`]): the same bytes.
 //!
 use hmac::{Hmac, Mac};
 use serde_json::Value;
@@ -198,7 +199,11 @@ impl Claim {
             )
             .await;
         match found {
-            Ok(KeyState::Replay(stored)) => match self.services.open_idempotent_response(stored) {
+            Ok(KeyState::Replay(stored)) => match self
+                .services
+                .open_idempotent_response(&self.scope, stored)
+                .await
+            {
                 Ok(replay) => Settled::Replay(replay),
                 Err(e) => Settled::Refuse(e),
             },
@@ -286,7 +291,10 @@ impl Services {
                 hold,
                 settled: false,
             })),
-            KeyState::Replay(stored) => Ok(Begun::Replay(self.open_idempotent_response(stored)?)),
+            KeyState::Replay(stored) => Ok(Begun::Replay(
+                self.open_idempotent_response(&principal.scope, stored)
+                    .await?,
+            )),
             KeyState::Mismatch => Err(CoreError::IdempotencyMismatch),
             KeyState::InProgress => Err(CoreError::IdempotencyInProgress),
         }
@@ -350,24 +358,29 @@ impl Services {
         self.commit_with(ctx, ops, answer).await
     }
 
-    /// [`Services::commit`] for a use case answering with a payment, whose stored form
-    /// (`stored`, the document's body) is kept instead of the response: a replay renders it
-    /// again, to the same bytes, from less than half the size.
+    /// [`Services::commit`] for a use case answering with a payment. Instead of the response,
+    /// the record keeps what renders it again, to the same bytes: the id of the `event` the
+    /// batch writes (its object is the payment as stored), or, for a change without an event,
+    /// the payment's stored form (`stored`). Either way with the receipt base it was rendered
+    /// with, so a replay on a node configured with another base answers the same bytes.
     pub(crate) async fn commit_payment(
         &self,
         ctx: &RequestContext,
         ops: Vec<WriteOp>,
         stored: &str,
+        event: Option<&str>,
     ) -> CoreResult<()> {
-        // The receipt base goes with it: a replay on a node configured with another one
-        // renders the same bytes as the first answer.
         let answer = || {
             let base = &self.config.receipt_base;
-            let mut body = Vec::with_capacity(STORED_PAYMENT.len() + base.len() + 1 + stored.len());
-            body.extend_from_slice(STORED_PAYMENT);
+            let (tag, rest) = match event {
+                Some(id) => (KEPT_AS_EVENT, id),
+                None => (KEPT_AS_PAYMENT, stored),
+            };
+            let mut body = Vec::with_capacity(tag.len() + base.len() + 1 + rest.len());
+            body.extend_from_slice(tag);
             body.extend_from_slice(base.as_bytes());
             body.push(b'\n');
-            body.extend_from_slice(stored.as_bytes());
+            body.extend_from_slice(rest.as_bytes());
             StoredResponse { status: 200, body }
         };
         self.commit_with(ctx, ops, answer).await
@@ -413,9 +426,13 @@ impl Services {
         }
     }
 
-    /// The response kept under an idempotency key, opened (and a kept payment rendered) for a
-    /// replay.
-    fn open_idempotent_response(&self, stored: StoredResponse) -> CoreResult<StoredResponse> {
+    /// The response kept under an idempotency key of `scope`, opened (and a kept payment
+    /// rendered) for a replay.
+    async fn open_idempotent_response(
+        &self,
+        scope: &Scope,
+        stored: StoredResponse,
+    ) -> CoreResult<StoredResponse> {
         let body = response_sealer(&self.config.vault_key)
             .open_bytes(&stored.body)
             .map_err(|_| {
@@ -423,18 +440,39 @@ impl Services {
                     "an idempotent response cannot be opened with this vault key".into(),
                 )
             })?;
-        let body = match body.strip_prefix(STORED_PAYMENT) {
-            Some(kept) => {
-                let corrupt =
-                    |why: String| StoreError::Corrupt(format!("an idempotent payment: {why}"));
-                let split = kept
-                    .iter()
-                    .position(|b| *b == b'\n')
-                    .ok_or_else(|| corrupt("no receipt base".into()))?;
-                let base =
-                    std::str::from_utf8(&kept[..split]).map_err(|e| corrupt(e.to_string()))?;
-                let payment: crate::payment::Payment = serde_json::from_slice(&kept[split + 1..])
-                    .map_err(|e| corrupt(e.to_string()))?;
+        let corrupt = |why: String| StoreError::Corrupt(format!("an idempotent payment: {why}"));
+        let kept = |rest: &[u8]| -> Result<(String, Vec<u8>), StoreError> {
+            let split = rest
+                .iter()
+                .position(|b| *b == b'\n')
+                .ok_or_else(|| corrupt("no receipt base".into()))?;
+            let base = std::str::from_utf8(&rest[..split]).map_err(|e| corrupt(e.to_string()))?;
+            Ok((base.to_string(), rest[split + 1..].to_vec()))
+        };
+        let payment: Option<(String, crate::payment::Payment)> = if let Some(rest) =
+            body.strip_prefix(KEPT_AS_PAYMENT)
+        {
+            let (base, document) = kept(rest)?;
+            let payment = serde_json::from_slice(&document).map_err(|e| corrupt(e.to_string()))?;
+            Some((base, payment))
+        } else if let Some(rest) = body.strip_prefix(KEPT_AS_EVENT) {
+            let (base, id) = kept(rest)?;
+            let id = String::from_utf8(id).map_err(|e| corrupt(e.to_string()))?;
+            let record = self
+                .store
+                .find_record(scope, crate::store::Collection::Events, &id)
+                .await?
+                .ok_or_else(|| corrupt(format!("its event {id} is gone")))?;
+            let event: crate::event::StoredEvent =
+                crate::service::from_body(&record.id, &record.body)?;
+            let payment =
+                serde_json::from_value(event.data.object).map_err(|e| corrupt(e.to_string()))?;
+            Some((base, payment))
+        } else {
+            None
+        };
+        let body = match payment {
+            Some((base, payment)) => {
                 serde_json::to_vec(&crate::render::Renderer::new(base).payment(&payment))
                     .map_err(|e| CoreError::internal("render a payment", e))?
             }
@@ -449,8 +487,12 @@ impl Services {
 
 /// Marks a kept answer that is a payment's stored form, rendered on replay: the marker, the
 /// receipt base it was rendered with, a newline, the document. A response body is JSON and
-/// starts with `{`, so it never starts with this.
-const STORED_PAYMENT: &[u8] = b"\x01payment\n";
+/// starts with `{`, so it never starts with a marker.
+const KEPT_AS_PAYMENT: &[u8] = b"\x01payment\n";
+
+/// Marks a kept answer that is the payment inside an event of the same batch: the marker, the
+/// receipt base, a newline, the event's id.
+const KEPT_AS_EVENT: &[u8] = b"\x01event\n";
 
 /// Purpose string of the derived fingerprint key (see [`derive_key`]).
 const FINGERPRINT_PURPOSE: &str = "idempotency fingerprint";

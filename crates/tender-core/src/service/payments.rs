@@ -588,12 +588,18 @@ impl Services {
             PaymentStatus::Failed => Some("payment.failed"),
             _ => None,
         };
+        let mut event = None;
         if let Some(event_type) = event_type {
-            ops.push(self.event_op(Some(ctx), ctx.scope(), event_type, object, None)?);
+            let op = self.event_op(Some(ctx), ctx.scope(), event_type, object, None)?;
+            if let WriteOp::Event { id, .. } = &op {
+                event = Some(id.clone());
+            }
+            ops.push(op);
         }
         match decline {
             None => {
-                self.commit_payment(ctx, ops, &stored).await?;
+                self.commit_payment(ctx, ops, &stored, event.as_deref())
+                    .await?;
                 Ok(payment)
             }
             Some(err) => {
@@ -775,6 +781,17 @@ impl Services {
             None
         };
         let stored = to_body(&after)?;
+        let event = self.event_op(
+            Some(ctx),
+            ctx.scope(),
+            event_type,
+            to_value(&after)?,
+            previous,
+        )?;
+        let event_id = match &event {
+            WriteOp::Event { id, .. } => Some(id.clone()),
+            _ => None,
+        };
         let ops = vec![
             WriteOp::Update {
                 collection: Collection::Payments,
@@ -783,15 +800,10 @@ impl Services {
                 index: payment_index(&after),
                 body: stored.clone(),
             },
-            self.event_op(
-                Some(ctx),
-                ctx.scope(),
-                event_type,
-                to_value(&after)?,
-                previous,
-            )?,
+            event,
         ];
-        self.commit_payment(ctx, ops, &stored).await?;
+        self.commit_payment(ctx, ops, &stored, event_id.as_deref())
+            .await?;
         Ok(after)
     }
 

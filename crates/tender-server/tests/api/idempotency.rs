@@ -45,6 +45,39 @@ async fn a_retry_replays_the_first_response_byte_for_byte_and_charges_once() {
 }
 
 #[tokio::test]
+async fn replays_show_the_payment_as_it_was_answered_not_as_it_is_now() {
+    let Some(app) = spawn_app().await else { return };
+    let mut body = payment_body("4242424242424242", 1000);
+    body["capture"] = json!(false);
+    let created = post_with_key(&app, "auth-1", "/v2/payments", app.sk(), body.clone()).await;
+    assert_eq!(created.status, 200);
+    assert_eq!(created.body["status"], "requires_capture");
+    let id = created.id();
+    let capture_path = format!("/v2/payments/{id}/capture");
+    let captured = post_with_key(&app, "capture-1", &capture_path, app.sk(), json!({})).await;
+    assert_eq!(captured.body["status"], "succeeded");
+    // The payment moves on: refunded in part.
+    let refund = app
+        .post(
+            "/v2/refunds",
+            app.sk(),
+            json!({"payment": id, "amount": 300}),
+        )
+        .await;
+    assert_eq!(refund.status, 200);
+    // Each key still answers what it answered, byte for byte.
+    let again = post_with_key(&app, "auth-1", "/v2/payments", app.sk(), body).await;
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    assert_eq!(again.raw, created.raw);
+    let again = post_with_key(&app, "capture-1", &capture_path, app.sk(), json!({})).await;
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    assert_eq!(again.raw, captured.raw);
+    assert_eq!(again.body["amount_refunded"], 0);
+    let now = app.get(&format!("/v2/payments/{id}"), app.sk()).await;
+    assert_eq!(now.body["amount_refunded"], 300);
+}
+
+#[tokio::test]
 async fn a_declined_payment_is_replayed_as_the_same_402() {
     let Some(app) = spawn_app().await else { return };
     let body = payment_body("4000000000000002", 1000);
