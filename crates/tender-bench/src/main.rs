@@ -345,18 +345,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     }
 
     if let Some(n) = args.storage {
-        let mut backends = Vec::new();
-        if !args.no_sqlite {
-            backends.push(("sqlite", Backend::Sqlite));
-        }
-        if pg_ok {
-            backends.push((
-                "postgres",
-                Backend::Postgres {
-                    admin_url: args.database_url.clone(),
-                },
-            ));
-        }
+        let backends = backends(&args, pg_ok);
         for (name, backend) in backends {
             let t = Tender::start(&bin, &backend, client.clone()).await?;
             let result = storage::run(&t, &backend, name, n).await;
@@ -366,18 +355,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     }
 
     if args.scale || args.scale_only {
-        let mut backends = Vec::new();
-        if !args.no_sqlite {
-            backends.push(("sqlite", Backend::Sqlite));
-        }
-        if pg_ok {
-            backends.push((
-                "postgres",
-                Backend::Postgres {
-                    admin_url: args.database_url.clone(),
-                },
-            ));
-        }
+        let backends = backends(&args, pg_ok);
         let sizes = [10_000, args.scale_rows];
         println!();
         println!(
@@ -425,6 +403,23 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The stores a run measures: SQLite unless `--no-sqlite`, PostgreSQL when reachable.
+fn backends(args: &RunArgs, pg_ok: bool) -> Vec<(&'static str, Backend)> {
+    let mut out = Vec::new();
+    if !args.no_sqlite {
+        out.push(("sqlite", Backend::Sqlite));
+    }
+    if pg_ok {
+        out.push((
+            "postgres",
+            Backend::Postgres {
+                admin_url: args.database_url.clone(),
+            },
+        ));
+    }
+    out
 }
 
 /// Starts Tender on `backend`, prepares data, and drives every operation at every level.

@@ -39,7 +39,10 @@ use std::sync::Arc;
 use crate::auth::{KeyKind, Principal, Scope};
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::service::{RequestContext, Services};
-use crate::store::{IdempotencyWrite, KeyState, StoredResponse, WriteBatch, WriteOp};
+use crate::store::{
+    IdempotencyWrite, KeyRecord, KeyState, StoredResponse, WriteBatch, WriteOp,
+    IDEMPOTENCY_TTL_SECS,
+};
 use crate::vault::derive_key;
 
 /// Longest idempotency key.
@@ -494,6 +497,28 @@ const KEPT_AS_PAYMENT: &[u8] = b"\x01payment\n";
 /// receipt base, a newline, the event's id.
 const KEPT_AS_EVENT: &[u8] = b"\x01event\n";
 
+/// What the record under a key (if any) means for a request with `fingerprint` at `now`: none,
+/// an expired one, or the claim of a process that is gone (same fingerprint) is free; another
+/// fingerprint is a mismatch; a finished one replays; a live claim is in progress. Both stores
+/// decide with this.
+pub fn key_state(record: Option<KeyRecord>, fingerprint: &str, now: i64) -> KeyState {
+    let Some(r) = record else {
+        return KeyState::Free;
+    };
+    if r.created < now - IDEMPOTENCY_TTL_SECS
+        || (r.fingerprint == fingerprint && r.state == "running" && r.claimer_gone)
+    {
+        return KeyState::Free;
+    }
+    if r.fingerprint != fingerprint {
+        return KeyState::Mismatch;
+    }
+    match (r.state.as_str(), r.response) {
+        ("done", Some(response)) => KeyState::Replay(response),
+        _ => KeyState::InProgress,
+    }
+}
+
 /// Purpose string of the derived fingerprint key (see [`derive_key`]).
 const FINGERPRINT_PURPOSE: &str = "idempotency fingerprint";
 
@@ -603,6 +628,51 @@ impl Fingerprinter {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn what_a_key_record_means_for_a_request() {
+        let answer = StoredResponse {
+            status: 200,
+            body: b"{}".to_vec(),
+        };
+        let rec = |state: &str, created: i64, gone: bool| {
+            Some(KeyRecord {
+                fingerprint: "fp".into(),
+                state: state.into(),
+                response: (state == "done").then(|| answer.clone()),
+                created,
+                claimer_gone: gone,
+            })
+        };
+        let now = 1_000_000;
+        assert_eq!(key_state(None, "fp", now), KeyState::Free);
+        assert_eq!(
+            key_state(rec("done", now, false), "fp", now),
+            KeyState::Replay(answer.clone())
+        );
+        assert_eq!(
+            key_state(rec("done", now, false), "other", now),
+            KeyState::Mismatch
+        );
+        assert_eq!(
+            key_state(rec("running", now, false), "fp", now),
+            KeyState::InProgress
+        );
+        assert_eq!(
+            key_state(rec("running", now, true), "fp", now),
+            KeyState::Free
+        );
+        // A gone claimer frees the key for the same request only.
+        assert_eq!(
+            key_state(rec("running", now, true), "other", now),
+            KeyState::Mismatch
+        );
+        let old = now - IDEMPOTENCY_TTL_SECS - 1;
+        assert_eq!(
+            key_state(rec("done", old, false), "other", now),
+            KeyState::Free
+        );
+    }
 
     fn fp(body: Value) -> String {
         Fingerprinter::new(&[7; 32]).fingerprint("POST", "/v2/payments", &body)

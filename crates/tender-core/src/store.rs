@@ -165,6 +165,21 @@ pub enum KeyState {
     InProgress,
 }
 
+/// The record under an idempotency key as a store reads it; what it means for a request is
+/// decided by [`crate::idempotency::key_state`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRecord {
+    pub fingerprint: String,
+    /// `running` (claimed) or `done`.
+    pub state: String,
+    /// The kept answer, once `done`.
+    pub response: Option<StoredResponse>,
+    /// Unix seconds.
+    pub created: i64,
+    /// A running claim whose process is known to be gone (PostgreSQL: its node's lock is free).
+    pub claimer_gone: bool,
+}
+
 /// The idempotency record a batch writes: the answer of the request that held `key`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IdempotencyWrite {

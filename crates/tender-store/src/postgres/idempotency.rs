@@ -18,8 +18,10 @@ use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use tender_core::auth::Scope;
 use tender_core::error::StoreError;
+use tender_core::idempotency::key_state;
 use tender_core::store::{
-    IdempotencyStore, IdempotencyWrite, KeyState, StoreResult, StoredResponse, IDEMPOTENCY_TTL_SECS,
+    IdempotencyStore, IdempotencyWrite, KeyRecord, KeyState, StoreResult, StoredResponse,
+    IDEMPOTENCY_TTL_SECS,
 };
 
 use super::pipeline::{Stmt, Value};
@@ -74,39 +76,13 @@ pub(super) fn idempotency_statement(scope: &Scope, w: &IdempotencyWrite, node: i
         .exactly_one(StoreError::IdempotencyKeyTaken(w.key.clone()))
 }
 
-/// A key's record as (fingerprint, state, status, body, created, its node is gone).
-type KeyRow = (String, String, Option<i64>, Option<Vec<u8>>, i64, bool);
-
-/// What `row` (the record under a key, if any) means for a request with `fingerprint`: a
-/// running claim whose node is gone counts as free (see [`node`]).
-fn key_state(row: Option<KeyRow>, fingerprint: &str, now: i64) -> KeyState {
-    let Some((stored_fp, state, status, body, created, node_gone)) = row else {
-        return KeyState::Free;
-    };
-    if created < now - IDEMPOTENCY_TTL_SECS
-        || (stored_fp == fingerprint && state == "running" && node_gone)
-    {
-        return KeyState::Free;
-    }
-    if stored_fp != fingerprint {
-        return KeyState::Mismatch;
-    }
-    match (state.as_str(), status, body) {
-        ("done", Some(status), Some(body)) => KeyState::Replay(StoredResponse {
-            status: status as u16,
-            body,
-        }),
-        _ => KeyState::InProgress,
-    }
-}
-
 /// Reads the record under a key; `lock` takes its row lock until the transaction ends.
 async fn idempotency_row<C: GenericClient>(
     c: &C,
     scope: &Scope,
     key: &str,
     lock: bool,
-) -> StoreResult<Option<KeyRow>> {
+) -> StoreResult<Option<KeyRecord>> {
     let sql = format!(
         "SELECT fingerprint, state, status, body, created, node IS NOT NULL AND {} FROM idempotency_keys
          WHERE account_id = $1 AND livemode = $2 AND key = $3{}",
@@ -116,9 +92,20 @@ async fn idempotency_row<C: GenericClient>(
     let rows = query(c, &sql, &[&scope.account, &scope.livemode(), &key])
         .await
         .map_err(|e| classify("find idempotency", e))?;
-    Ok(rows
-        .first()
-        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4), r.get(5))))
+    Ok(rows.first().map(|r| KeyRecord {
+        fingerprint: r.get(0),
+        state: r.get(1),
+        response: r
+            .get::<_, Option<i64>>(2)
+            .zip(r.get::<_, Option<Vec<u8>>>(3))
+            .map(|(status, body)| StoredResponse {
+                status: status as u16,
+                body,
+            }),
+        created: r.get(4),
+        // A running claim of a node that is gone is free (see `node`).
+        claimer_gone: r.get(5),
+    }))
 }
 
 #[async_trait]

@@ -18,8 +18,10 @@ use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension};
 use tender_core::auth::Scope;
 use tender_core::error::StoreError;
+use tender_core::idempotency::key_state;
 use tender_core::store::{
-    IdempotencyStore, IdempotencyWrite, KeyState, StoreResult, StoredResponse, IDEMPOTENCY_TTL_SECS,
+    IdempotencyStore, IdempotencyWrite, KeyRecord, KeyState, StoreResult, StoredResponse,
+    IDEMPOTENCY_TTL_SECS,
 };
 
 use super::{classify, SqliteStore};
@@ -84,7 +86,7 @@ pub(super) fn write_idempotency(
 }
 
 /// What is under `key` for a request with `fingerprint`.
-fn key_state(
+fn find_key_state(
     conn: &Connection,
     scope: &Scope,
     key: &str,
@@ -109,16 +111,17 @@ fn key_state(
             .optional()
         })
         .map_err(|e| classify("find idempotency", e))?;
-    Ok(match existing {
-        None => KeyState::Free,
-        Some((_, _, _, _, created)) if created < now - IDEMPOTENCY_TTL_SECS => KeyState::Free,
-        Some((stored_fp, _, _, _, _)) if stored_fp != fingerprint => KeyState::Mismatch,
-        Some((_, state, Some(status), Some(body), _)) if state == "done" => {
-            KeyState::Replay(StoredResponse { status, body })
-        }
-        // Running in this process (a dead process's claims were released at start).
-        Some(_) => KeyState::InProgress,
-    })
+    let record = existing.map(|(fingerprint, state, status, body, created)| KeyRecord {
+        fingerprint,
+        response: status
+            .zip(body)
+            .map(|(status, body)| StoredResponse { status, body }),
+        state,
+        created,
+        // Every claim in the table belongs to this process: a dead one's were released at start.
+        claimer_gone: false,
+    });
+    Ok(key_state(record, fingerprint, now))
 }
 
 fn claim_idempotency(
@@ -128,7 +131,7 @@ fn claim_idempotency(
     fingerprint: &str,
     now: i64,
 ) -> StoreResult<KeyState> {
-    match key_state(conn, scope, key, fingerprint, now)? {
+    match find_key_state(conn, scope, key, fingerprint, now)? {
         KeyState::Free => {}
         other => return Ok(other),
     }
@@ -154,7 +157,7 @@ impl IdempotencyStore for SqliteStore {
         now: i64,
     ) -> StoreResult<KeyState> {
         // A primary-key lookup of committed rows: a reader connection, on this thread.
-        self.read_now(|conn| key_state(conn, scope, key, fingerprint, now))
+        self.read_now(|conn| find_key_state(conn, scope, key, fingerprint, now))
     }
 
     async fn claim_idempotency(
