@@ -114,6 +114,9 @@ fn check_command(context: &str, cmd: Command) {
                     }
                 }
                 PaymentMethodInput::Saved(_) => {}
+                PaymentMethodInput::ConnectorToken(t) => {
+                    assert!(!t.is_empty() && t.len() <= 255 && t.bytes().all(|b| b.is_ascii_graphic()))
+                }
             }
         }
         Command::CreatePaymentMethod(card, m) => {

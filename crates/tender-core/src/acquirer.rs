@@ -7,34 +7,49 @@
 //!
 //! Depends on: [`crate::card`] (for [`ValidatedCard`]), `async-trait`.
 
+use std::borrow::Cow;
+
 use async_trait::async_trait;
 
 use crate::card::ValidatedCard;
 
 /// Why an authorisation was refused: the API error's `code`, `decline_code` and `message`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// The simulator's are constants; a processor's are what it sent (mapped by its connector).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Decline {
     /// The error code (`card_declined`, `expired_card`, `incorrect_cvc`, `processing_error`).
-    pub code: &'static str,
+    pub code: Cow<'static, str>,
     /// The finer reason (`generic_decline`, `insufficient_funds`, …).
-    pub decline_code: &'static str,
+    pub decline_code: Cow<'static, str>,
     /// Human, Stripe-like message.
-    pub message: &'static str,
+    pub message: Cow<'static, str>,
 }
 
 impl Decline {
     /// The cardholder failed (or refused) the authentication step of a `requires_action`
     /// payment (CONTRACT §4.2, 4000002500003155 with `outcome=fail`).
     pub const AUTHENTICATION_FAILED: Decline = Decline {
-        code: "authentication_failed",
-        decline_code: "authentication_failed",
-        message: "We are unable to authenticate your payment method. Please choose a different \
-                  payment method and try again.",
+        code: Cow::Borrowed("authentication_failed"),
+        decline_code: Cow::Borrowed("authentication_failed"),
+        message: Cow::Borrowed(
+            "We are unable to authenticate your payment method. Please choose a different \
+             payment method and try again.",
+        ),
+    };
+
+    /// Every enabled connector was unavailable (CONTRACT §8).
+    pub const PROCESSOR_UNAVAILABLE: Decline = Decline {
+        code: Cow::Borrowed("processing_error"),
+        decline_code: Cow::Borrowed("processor_unavailable"),
+        message: Cow::Borrowed(
+            "The payment processor could not be reached; nothing was charged. Try again later.",
+        ),
     };
 }
 
 /// The acquirer's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Authorization {
     /// The funds are authorised.
     Approved,
@@ -77,9 +92,9 @@ const fn decline(
     message: &'static str,
 ) -> Authorization {
     Authorization::Declined(Decline {
-        code,
-        decline_code,
-        message,
+        code: Cow::Borrowed(code),
+        decline_code: Cow::Borrowed(decline_code),
+        message: Cow::Borrowed(message),
     })
 }
 
@@ -169,7 +184,7 @@ fn lookup(pan: &str) -> Option<Authorization> {
     TEST_CARDS
         .iter()
         .find(|(number, _)| *number == pan)
-        .map(|(_, outcome)| *outcome)
+        .map(|(_, outcome)| outcome.clone())
 }
 
 /// Whether `pan` (digits only) is one of the contract's test card numbers.
@@ -247,9 +262,9 @@ mod tests {
         SimulatedAcquirer.authorize(&card(number), true).await
     }
 
-    fn declined(a: Authorization) -> (&'static str, &'static str) {
+    fn declined(a: Authorization) -> (String, String) {
         match a {
-            Authorization::Declined(d) => (d.code, d.decline_code),
+            Authorization::Declined(d) => (d.code.into_owned(), d.decline_code.into_owned()),
             other => panic!("expected a decline, got {other:?}"),
         }
     }
@@ -291,7 +306,11 @@ mod tests {
     #[tokio::test]
     async fn test_mode_decline_cards() {
         for (n, code, decline_code) in DECLINES {
-            assert_eq!(declined(test_mode(n).await), (code, decline_code), "{n}");
+            assert_eq!(
+                declined(test_mode(n).await),
+                (code.to_string(), decline_code.to_string()),
+                "{n}"
+            );
             assert!(is_test_card(n));
         }
     }
@@ -311,7 +330,7 @@ mod tests {
             assert!(!is_test_card(n));
             assert_eq!(
                 declined(test_mode(n).await),
-                ("card_declined", "test_mode_live_card"),
+                ("card_declined".into(), "test_mode_live_card".into()),
                 "{n}"
             );
         }
@@ -327,7 +346,7 @@ mod tests {
         {
             assert_eq!(
                 declined(live_mode(n).await),
-                ("card_declined", "live_mode_test_card"),
+                ("card_declined".into(), "live_mode_test_card".into()),
                 "{n}"
             );
         }
@@ -350,8 +369,8 @@ mod tests {
     #[test]
     fn messages() {
         let msg = |n: &str| match SimulatedAcquirer::decide(n, false) {
-            Authorization::Declined(d) => d.message,
-            _ => "",
+            Authorization::Declined(d) => d.message.into_owned(),
+            _ => String::new(),
         };
         assert_eq!(msg("4000000000000002"), "Your card was declined.");
         assert_eq!(msg("4000000000009995"), "Your card has insufficient funds.");

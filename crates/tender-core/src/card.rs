@@ -240,6 +240,9 @@ pub struct ValidatedCard {
     pub exp_year: u16,
     /// `"credit"`, `"debit"`, `"prepaid"` or `"unknown"`.
     pub funding: &'static str,
+    /// The CVC as given, for the request that authorises the card (a processor with
+    /// `raw_card_data` gets it); never stored, so `None` for a card out of the vault.
+    pub cvc: Option<Secret>,
     /// Issuing country, ISO 3166-1 alpha-2 (`"US"` for every test card).
     pub country: &'static str,
 }
@@ -260,6 +263,7 @@ impl ValidatedCard {
             exp_year,
             funding: funding_of(pan, brand),
             country: "US",
+            cvc: None,
         })
     }
 
@@ -346,6 +350,7 @@ pub fn validate_card(
         exp_year,
         funding,
         country: "US",
+        cvc: Some(input.cvc.clone()),
     })
 }
 

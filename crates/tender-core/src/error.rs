@@ -79,8 +79,8 @@ pub enum CoreError {
     /// the acquirer (a `failed` payment was recorded) (402 `card_error`).
     #[error("{message}")]
     Card {
-        code: &'static str,
-        decline_code: Option<&'static str>,
+        code: Cow<'static, str>,
+        decline_code: Option<Cow<'static, str>>,
         message: Cow<'static, str>,
         param: Option<&'static str>,
         payment: Option<String>,
@@ -106,6 +106,12 @@ pub enum CoreError {
     /// The acquirer failed (not a decline); opaque 500.
     #[error("acquirer failure: {0}")]
     Acquirer(String),
+    /// The payment's processor could not be reached or did not answer a capture, cancel or
+    /// refund (502 `api_error`, `processor_unavailable`): nothing changed here, and a retry
+    /// (with the same idempotency key) is safe, since every upstream call carries a key derived
+    /// from Tender's object id.
+    #[error("The payment processor did not answer: {0}. Nothing was changed; retry later.")]
+    ProcessorUnavailable(String),
     /// A bug or an impossible state on our side (a value that would not serialise, a hashing
     /// library that failed): opaque 500; `source` says why in the log.
     #[error("internal error: {what}")]

@@ -22,6 +22,9 @@
 //!   record before acting, so a concurrent request gets `409` instead of acting too; the batch
 //!   then completes it. A running claim is never taken over while the process that made it
 //!   lives (see `Store::claim_idempotency`).
+//! - **A checkpoint** ([`Services::commit_checkpoint`]): a request that records an object and
+//!   then calls a processor keeps its claim running with a pointer to that object, so a retry
+//!   after a crash is answered with the object's current state and never runs again.
 //! - **What is kept** ([`Claim::settle`]): 2xx and 4xx answers; 5xx (and 405s of the router)
 //!   keep nothing and release a claim, and a request abandoned half-way (the client hung up)
 //!   releases its claim when its [`Claim`] is dropped. Kept answers are sealed under the vault
@@ -343,6 +346,7 @@ impl Services {
             key: hold.stored.clone(),
             fingerprint: hold.fingerprint.clone(),
             claimed: hold.is_claimed(),
+            checkpoint: false,
             created: hold.began,
             response: self.seal_idempotent_response(response),
         }
@@ -387,6 +391,42 @@ impl Services {
             StoredResponse { status: 200, body }
         };
         self.commit_with(ctx, ops, answer).await
+    }
+
+    /// Commits `ops` of a request that will act outside its final batch (call a processor)
+    /// after this commit, keeping its claimed key running with a checkpoint: should this
+    /// process die before the request completes, a retry with the key is answered with the
+    /// current state of the object `id` of `collection`, which this batch records (a payment
+    /// recorded before its processor is asked, a refund before it is sent), instead of running
+    /// again. Needs the key claimed ([`Services::claim_key`]).
+    pub(crate) async fn commit_checkpoint(
+        &self,
+        ctx: &RequestContext,
+        ops: Vec<WriteOp>,
+        collection: crate::store::Collection,
+        id: &str,
+    ) -> CoreResult<()> {
+        let idempotency = ctx.idempotency.as_ref().map(|hold| {
+            let base = &self.config.receipt_base;
+            let mut body = Vec::with_capacity(KEPT_AS_CURRENT.len() + base.len() + id.len() + 24);
+            body.extend_from_slice(KEPT_AS_CURRENT);
+            body.extend_from_slice(base.as_bytes());
+            body.push(b'\n');
+            body.extend_from_slice(crate::render::collection_name(collection).as_bytes());
+            body.push(b':');
+            body.extend_from_slice(id.as_bytes());
+            let mut write = self.idempotency_write(hold, StoredResponse { status: 200, body });
+            write.checkpoint = true;
+            write
+        });
+        self.store
+            .commit(WriteBatch {
+                scope: ctx.scope().clone(),
+                ops,
+                idempotency,
+            })
+            .await?;
+        Ok(())
     }
 
     async fn commit_with(
@@ -452,6 +492,24 @@ impl Services {
             let base = std::str::from_utf8(&rest[..split]).map_err(|e| corrupt(e.to_string()))?;
             Ok((base.to_string(), rest[split + 1..].to_vec()))
         };
+        if let Some(rest) = body.strip_prefix(KEPT_AS_CURRENT) {
+            let (base, pointer) = kept(rest)?;
+            let pointer = String::from_utf8(pointer).map_err(|e| corrupt(e.to_string()))?;
+            let (collection, id) = pointer
+                .split_once(':')
+                .and_then(|(c, id)| Some((crate::render::collection_named(c)?, id)))
+                .ok_or_else(|| corrupt(format!("a bad pointer {pointer}")))?;
+            let record = self
+                .store
+                .find_record(scope, collection, id)
+                .await?
+                .ok_or_else(|| corrupt(format!("{id} is gone")))?;
+            let body = crate::render::Renderer::new(base).document(collection, id, record.body)?;
+            return Ok(StoredResponse {
+                status: 200,
+                body: body.into_bytes(),
+            });
+        }
         let payment: Option<(String, crate::payment::Payment)> = if let Some(rest) =
             body.strip_prefix(KEPT_AS_PAYMENT)
         {
@@ -497,6 +555,10 @@ const KEPT_AS_PAYMENT: &[u8] = b"\x01payment\n";
 /// receipt base, a newline, the event's id.
 const KEPT_AS_EVENT: &[u8] = b"\x01event\n";
 
+/// Marks a checkpoint ([`Services::commit_checkpoint`]): the object's current state is the
+/// answer. The marker, the receipt base, a newline, `collection:id`.
+const KEPT_AS_CURRENT: &[u8] = b"\x01current\n";
+
 /// What the record under a key (if any) means for a request with `fingerprint` at `now`: none,
 /// an expired one, or the claim of a process that is gone (same fingerprint) is free; another
 /// fingerprint is a mismatch; a finished one replays; a live claim is in progress. Both stores
@@ -506,15 +568,20 @@ pub fn key_state(record: Option<KeyRecord>, fingerprint: &str, now: i64) -> KeyS
         return KeyState::Free;
     };
     if r.created < now - IDEMPOTENCY_TTL_SECS
-        || (r.fingerprint == fingerprint && r.state == "running" && r.claimer_gone)
+        || (r.fingerprint == fingerprint
+            && r.state == "running"
+            && r.claimer_gone
+            && r.response.is_none())
     {
         return KeyState::Free;
     }
     if r.fingerprint != fingerprint {
         return KeyState::Mismatch;
     }
-    match (r.state.as_str(), r.response) {
-        ("done", Some(response)) => KeyState::Replay(response),
+    match (r.state.as_str(), r.response, r.claimer_gone) {
+        ("done", Some(response), _) => KeyState::Replay(response),
+        // A claim checkpointed before its process died: what it had committed.
+        ("running", Some(response), true) => KeyState::Replay(response),
         _ => KeyState::InProgress,
     }
 }
@@ -671,6 +738,28 @@ mod tests {
         assert_eq!(
             key_state(rec("done", old, false), "other", now),
             KeyState::Free
+        );
+        // A checkpointed claim: in progress while its process lives, its checkpoint after.
+        let checkpointed = |gone: bool| {
+            Some(KeyRecord {
+                fingerprint: "fp".into(),
+                state: "running".into(),
+                response: Some(answer.clone()),
+                created: now,
+                claimer_gone: gone,
+            })
+        };
+        assert_eq!(
+            key_state(checkpointed(false), "fp", now),
+            KeyState::InProgress
+        );
+        assert_eq!(
+            key_state(checkpointed(true), "fp", now),
+            KeyState::Replay(answer.clone())
+        );
+        assert_eq!(
+            key_state(checkpointed(true), "other", now),
+            KeyState::Mismatch
         );
     }
 

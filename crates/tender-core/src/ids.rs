@@ -31,6 +31,7 @@ pub enum IdKind {
     Request,
     ApiKey,
     AuthToken,
+    Connector,
 }
 
 impl IdKind {
@@ -48,6 +49,7 @@ impl IdKind {
             IdKind::Request => "req_",
             IdKind::ApiKey => "key_",
             IdKind::AuthToken => "tok_",
+            IdKind::Connector => "conn_",
         }
     }
 }

@@ -7,7 +7,8 @@
 //!   in their stored form; [`render`]: what the API shows of them.
 //! - [`auth`]: key kinds, modes, the authenticated principal.
 //! - [`idempotency`]: every rule about idempotency keys: claims, replays, keyed fingerprints.
-//! - [`acquirer`]: the port to a card network and the built-in simulator.
+//! - [`acquirer`]: the built-in simulator's test-card table (CONTRACT §4.2).
+//! - [`connector`]: the port to payment processors, the `conn_` object, the simulator behind it.
 //! - [`clock`]: time as a dependency.
 //! - [`store`]: the storage port, implemented by `tender-store`.
 //! - [`service`]: the use cases, one transaction each.
@@ -20,6 +21,7 @@ pub mod acquirer;
 pub mod auth;
 pub mod card;
 pub mod clock;
+pub mod connector;
 pub mod customer;
 pub mod error;
 pub mod event;

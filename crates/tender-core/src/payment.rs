@@ -146,6 +146,9 @@ pub struct PaymentMethodSnapshot {
     pub card: Option<CardDetails>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub bank_transfer: Option<BankTransferDetails>,
+    /// `type: connector_token`: the processor's own payment method, passed through.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub connector_token: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -210,6 +213,12 @@ pub struct Payment {
     #[serde(default, skip_serializing_if = "is_false")]
     pub livemode: bool,
     pub created: i64,
+    /// The connector (`conn_…`) that took the payment; `None` for the implicit simulator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connector: Option<String>,
+    /// The processor's id of the payment (a Stripe `pi_…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connector_reference: Option<String>,
 }
 
 fn is_zero(n: &i64) -> bool {

@@ -45,4 +45,11 @@ pub struct Refund {
     pub metadata: Metadata,
     pub livemode: bool,
     pub created: i64,
+    /// The connector (`conn_…`) the refund went to, as its payment's; `None` for the implicit
+    /// simulator. Rows written before connectors existed read as `None`.
+    #[serde(default)]
+    pub connector: Option<String>,
+    /// The processor's id of the refund (a Stripe `re_…`).
+    #[serde(default)]
+    pub connector_reference: Option<String>,
 }

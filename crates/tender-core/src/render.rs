@@ -55,6 +55,8 @@ pub struct PaymentView<'a> {
     pub return_url: &'a Option<String>,
     pub canceled_at: Option<i64>,
     pub cancellation_reason: Option<CancellationReason>,
+    pub connector: &'a Option<String>,
+    pub connector_reference: &'a Option<String>,
     pub livemode: bool,
     pub created: i64,
 }
@@ -94,6 +96,8 @@ impl Renderer {
             return_url: &p.return_url,
             canceled_at: p.canceled_at,
             cancellation_reason: p.cancellation_reason,
+            connector: &p.connector,
+            connector_reference: &p.connector_reference,
             livemode: p.livemode,
             created: p.created,
         }
@@ -145,6 +149,26 @@ impl Renderer {
     }
 }
 
+/// The name of a collection in kept pointers (its table's name).
+pub fn collection_name(c: Collection) -> &'static str {
+    match c {
+        Collection::Payments => "payments",
+        Collection::Customers => "customers",
+        Collection::Refunds => "refunds",
+        Collection::Events => "events",
+        Collection::PaymentMethods => "payment_methods",
+        Collection::WebhookEndpoints => "webhook_endpoints",
+        Collection::Connectors => "connectors",
+    }
+}
+
+/// The collection of a [`collection_name`].
+pub fn collection_named(name: &str) -> Option<Collection> {
+    Collection::ALL
+        .into_iter()
+        .find(|c| collection_name(*c) == name)
+}
+
 /// JSON text of a rendered value.
 fn to_text<T: Serialize>(value: &T) -> CoreResult<String> {
     serde_json::to_string(value).map_err(|e| CoreError::internal("render a document", e))
@@ -170,6 +194,7 @@ mod tests {
                 kind: "card".into(),
                 card: None,
                 bank_transfer: None,
+                connector_token: None,
             },
             customer: None,
             description: Some("Order".into()),
@@ -181,6 +206,8 @@ mod tests {
             return_url: None,
             canceled_at: None,
             cancellation_reason: None,
+            connector: None,
+            connector_reference: None,
             livemode: false,
             created: 1_795_448_336,
         }
@@ -208,7 +235,9 @@ mod tests {
         assert_eq!(shown["customer"], serde_json::Value::Null);
         assert_eq!(shown["amount_refunded"], 0);
         assert_eq!(shown["refunded"], false);
-        assert_eq!(shown.as_object().unwrap().len(), 23);
+        // Every field of the API, nulls included (`connector` and `connector_reference` too).
+        assert_eq!(shown.as_object().unwrap().len(), 25);
+        assert_eq!(shown["connector"], serde_json::Value::Null);
     }
 
     #[test]

@@ -40,16 +40,18 @@ pub enum Collection {
     Events,
     PaymentMethods,
     WebhookEndpoints,
+    Connectors,
 }
 
 impl Collection {
-    pub const ALL: [Collection; 6] = [
+    pub const ALL: [Collection; 7] = [
         Collection::Payments,
         Collection::Customers,
         Collection::Refunds,
         Collection::Events,
         Collection::PaymentMethods,
         Collection::WebhookEndpoints,
+        Collection::Connectors,
     ];
 
     /// The filterable columns this collection's table has.
@@ -61,6 +63,7 @@ impl Collection {
             Collection::Events => &[Field::Type],
             Collection::PaymentMethods => &[Field::Customer],
             Collection::WebhookEndpoints => &[Field::Status],
+            Collection::Connectors => &[Field::Status],
         }
     }
 }
@@ -190,6 +193,11 @@ pub struct IdempotencyWrite {
     /// if the claim is no longer there); an unclaimed one is inserted, and the batch fails with
     /// [`StoreError::IdempotencyKeyTaken`] if a live record is there by then.
     pub claimed: bool,
+    /// A checkpoint of a claimed key: the claim stays running, and `response` becomes what a
+    /// retry is answered should the claiming process die before completing it (a pointer to
+    /// what the request already committed: a payment recorded before its processor was asked).
+    /// A running claim with a checkpoint is never freed: it replays its checkpoint.
+    pub checkpoint: bool,
     /// Unix seconds; the record expires [`IDEMPOTENCY_TTL_SECS`] later.
     pub created: i64,
     pub response: StoredResponse,

@@ -14,6 +14,7 @@
 
 pub mod config;
 pub mod connection;
+pub mod connectors;
 pub mod dashboard;
 pub mod health;
 pub mod http;

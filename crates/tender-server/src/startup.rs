@@ -49,6 +49,9 @@ pub async fn open_services(
         store,
         clock,
         acquirer: Arc::new(SimulatedAcquirer),
+        connectors: Arc::new(crate::connectors::ServerConnectors::new(
+            config.allow_private_webhook_targets,
+        )?),
         encoder: Arc::new(http::error::WireEncoder),
         resolver: Arc::new(crate::worker::SystemResolver),
         config: Arc::new(ServiceConfig {

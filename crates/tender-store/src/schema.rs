@@ -13,6 +13,7 @@ pub fn table(c: Collection) -> &'static str {
         Collection::Events => "events",
         Collection::PaymentMethods => "payment_methods",
         Collection::WebhookEndpoints => "webhook_endpoints",
+        Collection::Connectors => "connectors",
     }
 }
 

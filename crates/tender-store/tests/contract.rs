@@ -355,6 +355,7 @@ async fn idempotency_claims_replay_mismatch_in_progress_and_takeover(store: Arc<
                 key: "k".into(),
                 fingerprint: "fp1".into(),
                 claimed: true,
+                checkpoint: false,
                 created: 1000,
                 response: response.clone(),
             }),
@@ -408,6 +409,7 @@ async fn an_unclaimed_record_is_written_with_its_batch_once_and_a_second_batch_a
             key: "k".into(),
             fingerprint: "fp".into(),
             claimed: false,
+            checkpoint: false,
             created,
             response: StoredResponse {
                 status: 200,
@@ -486,6 +488,7 @@ async fn completing_a_claim_that_is_not_there_applies_nothing(store: Arc<dyn Sto
             key: "never-claimed".into(),
             fingerprint: "fp".into(),
             claimed: true,
+            checkpoint: false,
             created: 1000,
             response: StoredResponse {
                 status: 200,
@@ -1005,4 +1008,76 @@ async fn accounts_keys_and_sessions(store: Arc<dyn Store>) {
     );
     store.delete_session("t").await.unwrap();
     assert!(store.find_session("t", 50).await.unwrap().is_none());
+}
+
+contract!(
+    a_checkpointed_claim_stays_in_progress_then_completes_and_a_released_one_replays_its_checkpoint
+);
+async fn a_checkpointed_claim_stays_in_progress_then_completes_and_a_released_one_replays_its_checkpoint(
+    store: Arc<dyn Store>,
+) {
+    let s = scope("acct_a", Mode::Test);
+    let answer = |body: &str, checkpoint: bool| WriteBatch {
+        scope: s.clone(),
+        ops: vec![],
+        idempotency: Some(IdempotencyWrite {
+            key: "k".into(),
+            fingerprint: "fp".into(),
+            claimed: true,
+            checkpoint,
+            created: 1000,
+            response: StoredResponse {
+                status: 200,
+                body: body.as_bytes().to_vec(),
+            },
+        }),
+    };
+    let find = || {
+        let (store, s) = (store.clone(), s.clone());
+        async move { store.find_idempotency(&s, "k", "fp", 1001).await.unwrap() }
+    };
+    // Checkpointing a key nobody claimed applies nothing.
+    assert!(store.commit(answer("pointer", true)).await.is_err());
+    assert_eq!(
+        store.claim_idempotency(&s, "k", "fp", 1000).await.unwrap(),
+        KeyState::Free
+    );
+    store.commit(answer("pointer", true)).await.unwrap();
+    // Still running: a duplicate waits (409), it does not run again.
+    assert_eq!(find().await, KeyState::InProgress);
+    // The request finishes: its answer replaces the checkpoint.
+    store.commit(answer("final", false)).await.unwrap();
+    assert_eq!(
+        find().await,
+        KeyState::Replay(StoredResponse {
+            status: 200,
+            body: b"final".to_vec()
+        })
+    );
+    // A checkpointed claim that is released (its request failed after the checkpoint) answers
+    // its checkpoint from then on, instead of letting a retry run again.
+    assert_eq!(
+        store.claim_idempotency(&s, "k2", "fp", 1000).await.unwrap(),
+        KeyState::Free
+    );
+    let mut batch = answer("pointer", true);
+    if let Some(w) = &mut batch.idempotency {
+        w.key = "k2".into();
+    }
+    store.commit(batch).await.unwrap();
+    store.release_idempotency(&s, "k2").await.unwrap();
+    assert_eq!(
+        store.find_idempotency(&s, "k2", "fp", 1001).await.unwrap(),
+        KeyState::Replay(StoredResponse {
+            status: 200,
+            body: b"pointer".to_vec()
+        })
+    );
+    assert_eq!(
+        store.claim_idempotency(&s, "k2", "fp", 1001).await.unwrap(),
+        KeyState::Replay(StoredResponse {
+            status: 200,
+            body: b"pointer".to_vec()
+        })
+    );
 }

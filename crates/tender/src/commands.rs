@@ -90,9 +90,9 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             );
         }
     }
-    // Until connectors exist (CONTRACT §8) nothing charges a real card.
+    // Without a live-mode connector (CONTRACT §8) nothing charges a real card.
     tracing::warn!(
-        "live mode moves no money: no payment processor is connected, so live payments are approved by the built-in simulator"
+        "live mode moves money only through a connector: an account without a live-mode connector has its live payments approved by the built-in simulator (docs/api.md, Connectors)"
     );
     println!("listening on {scheme}://{}", app.api_addr());
     println!("receipts on {scheme}://{}", app.receipt_addr());

@@ -7,6 +7,9 @@
 //! - [`customers`]: create, update, delete, list.
 //! - [`refunds`]: create against a payment's remaining captured amount, update, list.
 //! - [`accounts`]: accounts and their API keys; key authentication.
+//! - [`connectors`]: the `conn_` objects and the route a payment takes.
+//! - [`upstream`]: payments, captures, cancels, refunds and syncs through a connector.
+//! - [`payment_methods`], [`authentication`] (3-D Secure), [`webhooks`], [`tasks`].
 //! - this module: [`Services`], the [`RequestContext`] a handler passes in, and the shared
 //!   commit/read helpers.
 //!
@@ -14,11 +17,13 @@
 
 pub mod accounts;
 pub mod authentication;
+pub mod connectors;
 pub mod customers;
 pub mod payment_methods;
 pub mod payments;
 pub mod refunds;
 pub mod tasks;
+pub mod upstream;
 pub mod webhooks;
 
 use std::sync::Arc;
@@ -66,6 +71,8 @@ pub struct Services {
     pub store: Arc<dyn Store>,
     pub clock: Arc<dyn Clock>,
     pub acquirer: Arc<dyn Acquirer>,
+    /// Builds the connectors accounts configure (CONTRACT §8).
+    pub connectors: Arc<dyn crate::connector::ConnectorFactory>,
     pub encoder: Arc<dyn ResponseEncoder>,
     pub resolver: Arc<dyn webhooks::HostResolver>,
     pub config: Arc<ServiceConfig>,

@@ -152,7 +152,7 @@ impl Services {
         let (year, month) = year_month(self.now());
         if card.expired_at(year, month) {
             return Err(CoreError::Card {
-                code: "expired_card",
+                code: "expired_card".into(),
                 decline_code: None,
                 message: "Your card has expired.".into(),
                 param: Some("payment_method"),
@@ -203,7 +203,7 @@ impl Services {
                 return Err(CoreError::Card {
                     code: d.code,
                     decline_code: Some(d.decline_code),
-                    message: d.message.into(),
+                    message: d.message,
                     param: None,
                     payment: None,
                 });

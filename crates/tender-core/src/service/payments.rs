@@ -29,6 +29,9 @@ pub enum PaymentMethodInput {
         iban: Secret,
         account_holder_name: String,
     },
+    /// `{type: "connector_token", connector_token}`: a payment method the processor of the
+    /// account's connector issued, passed through (CONTRACT §8).
+    ConnectorToken(String),
 }
 
 /// `POST /payments` as read from the body, before its values are checked.
@@ -148,7 +151,7 @@ impl Services {
     pub(crate) fn validate_card_now(&self, input: &CardInput) -> CoreResult<ValidatedCard> {
         let (year, month) = year_month(self.now());
         validate_card(input, year, month).map_err(|e| CoreError::Card {
-            code: e.code(),
+            code: e.code().into(),
             decline_code: None,
             message: e.message().into(),
             param: Some(e.param()),
@@ -233,6 +236,8 @@ impl Services {
             None => None,
         };
         let scope = ctx.scope();
+        // The account's connectors, first choice first; none: the built-in simulator.
+        let route = self.route(scope).await?;
         let now = self.now();
         let id = ids::generate(IdKind::Payment);
         let mut payment = Payment {
@@ -253,6 +258,7 @@ impl Services {
                 kind: "card".into(),
                 card: None,
                 bank_transfer: None,
+                connector_token: None,
             },
             customer: cmd.customer.clone(),
             description: cmd.description,
@@ -266,6 +272,8 @@ impl Services {
             cancellation_reason: None,
             livemode: scope.livemode(),
             created: now,
+            connector: None,
+            connector_reference: None,
         };
         let mut ops = Vec::new();
         // Changes to a `pm_…` used here: applied only if the bank does not refuse the charge.
@@ -295,6 +303,39 @@ impl Services {
                 }
                 return self
                     .start_bank_transfer(ctx, payment, &iban, account_holder_name)
+                    .await;
+            }
+            PaymentMethodInput::ConnectorToken(token) => {
+                if route.is_empty() {
+                    return Err(CoreError::invalid(
+                        "payment_method[connector_token]",
+                        "parameter_invalid",
+                        "connector_token pays with a processor's own payment method: this account has no enabled connector.",
+                    ));
+                }
+                if cmd.save_payment_method {
+                    return Err(CoreError::invalid(
+                        "save_payment_method",
+                        "parameter_invalid",
+                        "A connector_token is the processor's; Tender cannot save it for later payments.",
+                    ));
+                }
+                payment.payment_method.id = ids::generate(IdKind::PaymentMethod);
+                payment.payment_method.kind = "connector_token".into();
+                payment.payment_method.connector_token = Some(token.clone());
+                return self
+                    .create_upstream(
+                        ctx,
+                        route,
+                        super::upstream::UpstreamPayment {
+                            payment,
+                            source: super::upstream::UpstreamSource::Token(token),
+                            capture: cmd.capture,
+                            approved_ops: Vec::new(),
+                            declined_ops: Vec::new(),
+                            preconditions,
+                        },
+                    )
                     .await;
             }
             PaymentMethodInput::Card(input) => {
@@ -367,6 +408,38 @@ impl Services {
             }
         };
 
+        if !route.is_empty() {
+            let mut approved_ops = method_ops;
+            if new_card_to_save {
+                approved_ops.extend(self.save_card_ops(
+                    ctx,
+                    &card,
+                    &payment,
+                    cmd.customer.clone(),
+                )?);
+            }
+            let declined_ops = match &claimed_token {
+                Some(pm) => vec![WriteOp::Seal {
+                    owner: pm.clone(),
+                    sealed: self.seal_card(&card)?,
+                }],
+                None => Vec::new(),
+            };
+            return self
+                .create_upstream(
+                    ctx,
+                    route,
+                    super::upstream::UpstreamPayment {
+                        payment,
+                        source: super::upstream::UpstreamSource::Card(card),
+                        capture: cmd.capture,
+                        approved_ops,
+                        declined_ops,
+                        preconditions,
+                    },
+                )
+                .await;
+        }
         if self.acquirer.calls_out() {
             self.claim_key(ctx).await?;
         }
@@ -411,9 +484,9 @@ impl Services {
                 payment.decline_code = Some(d.decline_code.to_string());
                 payment.failure_message = Some(d.message.to_string());
                 decline = Some(CoreError::Card {
-                    code: d.code,
-                    decline_code: Some(d.decline_code),
-                    message: d.message.into(),
+                    code: d.code.clone(),
+                    decline_code: Some(d.decline_code.clone()),
+                    message: d.message.clone(),
                     param: None,
                     payment: Some(payment.id.clone()),
                 });
@@ -430,20 +503,7 @@ impl Services {
             });
         }
         if new_card_to_save && decline.is_none() {
-            let mut method =
-                self.new_payment_method(ctx, &card, cmd.customer.clone(), Default::default());
-            method.id = payment.payment_method.id.clone();
-            ops.push(WriteOp::Insert {
-                collection: Collection::PaymentMethods,
-                id: method.id.clone(),
-                created: now,
-                index: super::payment_methods::pm_index(&method),
-                body: to_body(&method)?,
-            });
-            ops.push(WriteOp::Seal {
-                owner: method.id.clone(),
-                sealed: self.seal_card(&card)?,
-            });
+            ops.extend(self.save_card_ops(ctx, &card, &payment, cmd.customer.clone())?);
         }
         self.record_authorised(
             ctx,
@@ -532,9 +592,34 @@ impl Services {
         result
     }
 
+    /// The writes that save a payment's new card for `customer` (`save_payment_method`).
+    fn save_card_ops(
+        &self,
+        ctx: &RequestContext,
+        card: &ValidatedCard,
+        payment: &Payment,
+        customer: Option<String>,
+    ) -> CoreResult<Vec<WriteOp>> {
+        let mut method = self.new_payment_method(ctx, card, customer, Default::default());
+        method.id = payment.payment_method.id.clone();
+        Ok(vec![
+            WriteOp::Insert {
+                collection: Collection::PaymentMethods,
+                id: method.id.clone(),
+                created: payment.created,
+                index: super::payment_methods::pm_index(&method),
+                body: to_body(&method)?,
+            },
+            WriteOp::Seal {
+                owner: method.id.clone(),
+                sealed: self.seal_card(card)?,
+            },
+        ])
+    }
+
     /// The preconditions of a payment again, with their current versions; the error the client
     /// gets when one no longer holds (customer deleted, card detached or moved to another).
-    async fn refresh_preconditions(
+    pub(crate) async fn refresh_preconditions(
         &self,
         ctx: &RequestContext,
         payment: &Payment,
@@ -648,6 +733,7 @@ impl Services {
                 country: iban.country.to_string(),
                 account_holder_name,
             }),
+            connector_token: None,
         };
         // Whether the transfer will bounce is decided now (test IBANs ending in 3001) and
         // carried by the task, so the full IBAN never needs to be stored.
@@ -715,6 +801,20 @@ impl Services {
         id: &str,
         amount: Option<i64>,
     ) -> CoreResult<Payment> {
+        // A connector's payment is captured at its processor first (its upstream key makes a
+        // retried capture one capture); what the processor took is then recorded.
+        let mut amount = amount;
+        let (current, _): (Payment, i64) = self
+            .load(ctx.scope(), Collection::Payments, "payment", id)
+            .await?;
+        if current.connector.is_some() {
+            transition(current.status, Transition::Capture)?;
+            let wanted = amount.unwrap_or(current.amount);
+            if wanted <= current.amount {
+                check_amount("amount", wanted, current.currency)?;
+                amount = Some(self.capture_upstream(ctx.scope(), &current, wanted).await?);
+            }
+        }
         self.retry_on_conflict(|| async {
             let (before, version): (Payment, i64) = self
                 .load(ctx.scope(), Collection::Payments, "payment", id)
@@ -748,6 +848,13 @@ impl Services {
         id: &str,
         reason: Option<CancellationReason>,
     ) -> CoreResult<Payment> {
+        let (current, _): (Payment, i64) = self
+            .load(ctx.scope(), Collection::Payments, "payment", id)
+            .await?;
+        if current.connector.is_some() {
+            transition(current.status, Transition::Cancel)?;
+            self.void_upstream(ctx.scope(), &current).await?;
+        }
         self.retry_on_conflict(|| async {
             let (before, version): (Payment, i64) = self
                 .load(ctx.scope(), Collection::Payments, "payment", id)

@@ -43,100 +43,119 @@ impl Services {
                 ));
             }
         }
-        self.retry_on_conflict(|| async {
-            let scope = ctx.scope();
-            let (before, version): (Payment, i64) =
-                if ids::looks_like(IdKind::Payment, &cmd.payment) {
-                    match self
-                        .store
-                        .find_record(scope, Collection::Payments, &cmd.payment)
-                        .await?
-                    {
-                        Some(r) => (super::from_body(&r.id, &r.body)?, r.version),
-                        None => {
-                            return Err(CoreError::missing_reference(
-                                "payment",
-                                "payment",
-                                &cmd.payment,
-                            ))
+        let recorded = self
+            .retry_on_conflict(|| async {
+                let scope = ctx.scope();
+                let (before, version): (Payment, i64) =
+                    if ids::looks_like(IdKind::Payment, &cmd.payment) {
+                        match self
+                            .store
+                            .find_record(scope, Collection::Payments, &cmd.payment)
+                            .await?
+                        {
+                            Some(r) => (super::from_body(&r.id, &r.body)?, r.version),
+                            None => {
+                                return Err(CoreError::missing_reference(
+                                    "payment",
+                                    "payment",
+                                    &cmd.payment,
+                                ))
+                            }
                         }
-                    }
-                } else {
-                    return Err(CoreError::missing_reference(
-                        "payment",
-                        "payment",
-                        &cmd.payment,
-                    ));
-                };
-            if before.status != PaymentStatus::Succeeded {
-                return Err(CoreError::UnexpectedState {
-                    message: format!(
-                        "This payment's status is {}; only succeeded payments can be refunded.",
-                        before.status.as_str()
-                    ),
-                });
-            }
-            let bank = before.payment_method.kind == "bank_transfer";
-            let left = before.refundable();
-            let amount = cmd.amount.unwrap_or(left);
-            if amount > left || left == 0 {
-                return Err(CoreError::invalid(
-                    "amount",
-                    "amount_too_large",
-                    format!(
+                    } else {
+                        return Err(CoreError::missing_reference(
+                            "payment",
+                            "payment",
+                            &cmd.payment,
+                        ));
+                    };
+                if before.status != PaymentStatus::Succeeded {
+                    return Err(CoreError::UnexpectedState {
+                        message: format!(
+                            "This payment's status is {}; only succeeded payments can be refunded.",
+                            before.status.as_str()
+                        ),
+                    });
+                }
+                let bank = before.payment_method.kind == "bank_transfer";
+                let left = before.refundable();
+                let amount = cmd.amount.unwrap_or(left);
+                if amount > left || left == 0 {
+                    return Err(CoreError::invalid(
+                        "amount",
+                        "amount_too_large",
+                        format!(
                         "Refund amount ({amount}) is greater than what is left to refund ({left})."
                     ),
-                ));
+                    ));
+                }
+                let upstream = before.connector.is_some();
+                if upstream {
+                    // Sent to the processor after this request's own commit: claim the key first.
+                    self.claim_key(ctx).await?;
+                }
+                let refund = Refund {
+                    id: ids::generate(IdKind::Refund),
+                    object: "refund".into(),
+                    amount,
+                    currency: before.currency,
+                    payment: before.id.clone(),
+                    // Card refunds are immediate; bank transfers settle after the delay; a
+                    // processor's refund is pending until it answers.
+                    status: if bank || upstream {
+                        RefundStatus::Pending
+                    } else {
+                        RefundStatus::Succeeded
+                    },
+                    reason: cmd.reason,
+                    metadata: metadata.clone(),
+                    livemode: scope.livemode(),
+                    created: self.now(),
+                    connector: before.connector.clone(),
+                    connector_reference: None,
+                };
+                let mut after = before.clone();
+                after.amount_refunded += amount;
+                after.refunded = after.amount_refunded == after.amount_captured;
+                let object = to_value(&refund)?;
+                let mut ops = vec![
+                    WriteOp::Update {
+                        collection: Collection::Payments,
+                        id: after.id.clone(),
+                        expected_version: version,
+                        index: payment_index(&after),
+                        body: to_body(&after)?,
+                    },
+                    WriteOp::Insert {
+                        collection: Collection::Refunds,
+                        id: refund.id.clone(),
+                        created: refund.created,
+                        index: refund_index(&refund),
+                        body: to_body(&refund)?,
+                    },
+                    self.event_op(Some(ctx), scope, "refund.created", object.clone(), None)?,
+                ];
+                if bank {
+                    ops.push(self.schedule_op(
+                        crate::service::tasks::TaskKind::SettleRefund,
+                        &refund.id,
+                        refund.created + self.config.bank_settlement_delay,
+                    ));
+                }
+                if upstream {
+                    let task = self.record_refund_upstream(ctx, &refund, ops).await?;
+                    return Ok((refund, Some((before, task))));
+                }
+                self.commit(ctx, ops, Ok(&object)).await?;
+                Ok((refund, None))
+            })
+            .await?;
+        match recorded {
+            (refund, None) => Ok(refund),
+            (refund, Some((payment, task))) => {
+                self.send_refund_upstream(ctx, &payment, refund, task).await
             }
-            let refund = Refund {
-                id: ids::generate(IdKind::Refund),
-                object: "refund".into(),
-                amount,
-                currency: before.currency,
-                payment: before.id.clone(),
-                // Card refunds are immediate; bank transfers settle after the delay.
-                status: if bank {
-                    RefundStatus::Pending
-                } else {
-                    RefundStatus::Succeeded
-                },
-                reason: cmd.reason,
-                metadata: metadata.clone(),
-                livemode: scope.livemode(),
-                created: self.now(),
-            };
-            let mut after = before.clone();
-            after.amount_refunded += amount;
-            after.refunded = after.amount_refunded == after.amount_captured;
-            let object = to_value(&refund)?;
-            let mut ops = vec![
-                WriteOp::Update {
-                    collection: Collection::Payments,
-                    id: after.id.clone(),
-                    expected_version: version,
-                    index: payment_index(&after),
-                    body: to_body(&after)?,
-                },
-                WriteOp::Insert {
-                    collection: Collection::Refunds,
-                    id: refund.id.clone(),
-                    created: refund.created,
-                    index: refund_index(&refund),
-                    body: to_body(&refund)?,
-                },
-                self.event_op(Some(ctx), scope, "refund.created", object.clone(), None)?,
-            ];
-            if bank {
-                ops.push(self.schedule_op(
-                    crate::service::tasks::TaskKind::SettleRefund,
-                    &refund.id,
-                    refund.created + self.config.bank_settlement_delay,
-                ));
-            }
-            self.commit(ctx, ops, Ok(&object)).await?;
-            Ok(refund)
-        })
-        .await
+        }
     }
 
     /// `POST /refunds/{id}`: metadata only.

@@ -6,6 +6,7 @@
 //! - settle a bank transfer after the settlement delay → `succeeded` (or `failed`)
 //! - cancel a 3-D Secure authentication nobody completed → `canceled` (`abandoned`)
 //! - settle a pending bank-transfer refund → `succeeded`
+//! - sync a connector's payment or refund the processor left unknown ([`super::upstream`])
 
 use super::{from_body, to_body, to_value, Services};
 use crate::auth::Scope;
@@ -30,6 +31,10 @@ pub enum TaskKind {
     BounceBankTransfer,
     AbandonAuthentication,
     SettleRefund,
+    /// Ask a connector's processor where a payment it left unknown is (CONTRACT §8).
+    SyncPayment,
+    /// Send (again) a connector's pending refund until the processor settles it.
+    SyncRefund,
 }
 
 impl TaskKind {
@@ -40,6 +45,8 @@ impl TaskKind {
             TaskKind::BounceBankTransfer => "bounce_bank_transfer",
             TaskKind::AbandonAuthentication => "abandon_authentication",
             TaskKind::SettleRefund => "settle_refund",
+            TaskKind::SyncPayment => "sync_payment",
+            TaskKind::SyncRefund => "sync_refund",
         }
     }
 
@@ -50,6 +57,8 @@ impl TaskKind {
             TaskKind::BounceBankTransfer,
             TaskKind::AbandonAuthentication,
             TaskKind::SettleRefund,
+            TaskKind::SyncPayment,
+            TaskKind::SyncRefund,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)
@@ -124,6 +133,8 @@ impl Services {
                         .await
                     }
                     Some(TaskKind::SettleRefund) => self.settle_refund(task).await,
+                    Some(TaskKind::SyncPayment) => self.sync_payment(task).await,
+                    Some(TaskKind::SyncRefund) => self.sync_refund(task).await,
                     None => self.drop_task(task, "unknown task kind").await,
                 }
             })
@@ -180,6 +191,11 @@ impl Services {
         let before: Payment = from_body(&record.id, &record.body)?;
         if before.status != expected {
             return self.drop_task(task, "payment already moved on").await;
+        }
+        if matches!(t, Transition::Cancel) {
+            // A connector's payment is released at its processor first.
+            self.release_before_cancel(&task.scope, &before, reason)
+                .await?;
         }
         let mut after = before.clone();
         after.status = transition(before.status, t)?;

@@ -108,11 +108,11 @@ pub fn page(
                 @if mode == Mode::Test {
                     div.testband { "Test mode: you are looking at test data" }
                 } @else {
-                    // Until a connector to a real processor exists (CONTRACT §8), live mode
-                    // charges nobody: the built-in simulator approves every valid card.
+                    // Without a live-mode connector (CONTRACT §8) live mode charges nobody:
+                    // the built-in simulator approves every valid card.
                     div.liveband role="alert" {
-                        strong { "Live mode moves no money yet." }
-                        " No payment processor is connected: live payments are approved by Tender's built-in simulator and no card is charged."
+                        strong { "Live mode moves money only through a connector." }
+                        " Without a live-mode connector to a payment processor, live payments are approved by Tender's built-in simulator and no card is charged."
                     }
                 }
                 header.top {

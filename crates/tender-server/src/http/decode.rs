@@ -12,6 +12,7 @@ use tender_core::card::CardInput;
 use tender_core::error::CoreError;
 use tender_core::ids::IdKind;
 use tender_core::payment::CancellationReason;
+use tender_core::service::connectors::ConnectorFields;
 use tender_core::service::customers::CustomerFields;
 use tender_core::service::payments::{CreatePayment, UpdatePayment};
 use tender_core::service::refunds::CreateRefund;
@@ -20,7 +21,9 @@ use tender_core::service::ListParams;
 use tender_core::store::Field;
 
 use super::pipeline::parse_json_body;
-use super::{customers, events, path_id, payment_methods, payments, refunds, webhook_endpoints};
+use super::{
+    connectors, customers, events, path_id, payment_methods, payments, refunds, webhook_endpoints,
+};
 
 /// A list request: page and filters.
 pub type ListRequest = (ListParams, Vec<(Field, String)>);
@@ -58,6 +61,11 @@ pub enum Command {
     DeleteWebhookEndpoint(String),
     RollWebhookSecret(String, Option<i64>),
     ListWebhookEndpoints(ListParams),
+    CreateConnector(ConnectorFields),
+    RetrieveConnector(String),
+    UpdateConnector(String, ConnectorFields),
+    DeleteConnector(String),
+    ListConnectors(ListParams),
 }
 
 /// Decodes one request as the router, the pipeline and the handler would. `method` is upper
@@ -178,6 +186,22 @@ pub fn decode(
             id(K::WebhookEndpoint, "webhook_endpoint", raw)?,
             webhook_endpoints::parse_roll_secret(&value)?,
         ),
+        ["connectors"] if m == "POST" => {
+            C::CreateConnector(connectors::parse_fields(&value, false)?)
+        }
+        ["connectors"] if m == "GET" => C::ListConnectors(connectors::parse_list(query)?),
+        ["connectors", raw] => {
+            let cid = id(K::Connector, "connector", raw)?;
+            match m {
+                "GET" => C::RetrieveConnector(cid),
+                "DELETE" => {
+                    webhook_endpoints::parse_delete(&value)?;
+                    C::DeleteConnector(cid)
+                }
+                _ if update => C::UpdateConnector(cid, connectors::parse_fields(&value, true)?),
+                _ => return Err(no_route(path)),
+            }
+        }
         _ => return Err(no_route(path)),
     };
     Ok(cmd)
@@ -202,6 +226,7 @@ mod tests {
             "customers" => IdKind::Customer,
             "refunds" => IdKind::Refund,
             "events" => IdKind::Event,
+            "connectors" => IdKind::Connector,
             _ => IdKind::WebhookEndpoint,
         };
         template.replace("{id}", &tender_core::ids::generate(kind))

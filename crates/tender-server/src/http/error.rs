@@ -25,10 +25,10 @@ pub fn current_request_id() -> String {
 }
 
 /// How an error appears on the wire.
-pub struct Wire {
+pub struct Wire<'a> {
     pub status: StatusCode,
     pub kind: &'static str,
-    pub code: &'static str,
+    pub code: &'a str,
 }
 
 /// A failure of the HTTP layer itself, not of a use case.
@@ -57,7 +57,7 @@ pub enum Failure<'a> {
 }
 
 /// The table: status, `type` and `code` for every error.
-pub fn wire(failure: Failure<'_>) -> Wire {
+pub fn wire(failure: Failure<'_>) -> Wire<'_> {
     use CoreError::*;
     let err = match failure {
         Failure::Core(err) => err,
@@ -110,7 +110,7 @@ pub fn wire(failure: Failure<'_>) -> Wire {
             "invalid_request_error",
             "resource_missing",
         ),
-        Card { code, .. } => (StatusCode::PAYMENT_REQUIRED, "card_error", *code),
+        Card { code, .. } => (StatusCode::PAYMENT_REQUIRED, "card_error", code.as_ref()),
         UnexpectedState { .. } => (
             StatusCode::BAD_REQUEST,
             "invalid_request_error",
@@ -147,6 +147,11 @@ pub fn wire(failure: Failure<'_>) -> Wire {
             StatusCode::FORBIDDEN,
             "permission_error",
             "secret_key_required",
+        ),
+        ProcessorUnavailable(_) => (
+            StatusCode::BAD_GATEWAY,
+            "api_error",
+            "processor_unavailable",
         ),
         Store(_) | Acquirer(_) | Internal { .. } => (
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -193,7 +198,7 @@ pub fn error_body(failure: Failure<'_>, request_id: &str) -> (StatusCode, Vec<u8
             return (w.status, serde_json::to_vec(&body).unwrap_or_default());
         }
     };
-    let message = if w.status.is_server_error() {
+    let message = if w.status == StatusCode::INTERNAL_SERVER_ERROR {
         INTERNAL_MESSAGE.to_string()
     } else if let CoreError::Unauthenticated(f) = err {
         match f {

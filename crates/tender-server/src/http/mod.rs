@@ -8,11 +8,12 @@
 //! - [`params`]: reading JSON bodies and query strings into typed values with named errors.
 //! - [`error`]: THE table from `CoreError` to status, `type` and `code`.
 //! - one module per resource with its handlers and parsers: [`payments`], [`payment_methods`],
-//!   [`customers`], [`refunds`], [`events`], [`webhook_endpoints`].
+//!   [`customers`], [`refunds`], [`events`], [`webhook_endpoints`], [`connectors`].
 //! - [`openapi`]: the OpenAPI document, served at `/v2/openapi.json`.
 //!
 //! Handlers parse input into domain commands and call a service; they never see SQL.
 
+pub mod connectors;
 pub mod customers;
 pub mod decode;
 pub mod error;

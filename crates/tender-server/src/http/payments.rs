@@ -51,35 +51,45 @@ pub fn parse_card(pm: &mut Params) -> Result<CardInput, CoreError> {
     })
 }
 
-/// `payment_method`: a `pm_…` id or `{type, card | bank_transfer}`.
+/// `payment_method`: a `pm_…` id or `{type, card | bank_transfer | connector_token}`.
 fn parse_payment_method(p: &mut Params) -> Result<PaymentMethodInput, CoreError> {
     if let Some(Value::String(_)) = p.peek("payment_method") {
         let id = p.string("payment_method")?.unwrap_or_default();
         return Ok(PaymentMethodInput::Saved(id));
     }
-    let pm = p.object("payment_method", &["type", "card", "bank_transfer"])?;
+    const KINDS: [&str; 3] = ["card", "bank_transfer", "connector_token"];
+    let pm = p.object(
+        "payment_method",
+        &["type", "card", "bank_transfer", "connector_token"],
+    )?;
     let mut pm = p.required("payment_method", pm)?;
     let kind = pm.string("type")?;
     let kind = pm.required("type", kind)?;
+    // Only the field of the type given.
+    for other in KINDS {
+        if other != kind && pm.has(other) {
+            return Err(CoreError::invalid(
+                format!("payment_method[{other}]"),
+                "parameter_unknown",
+                format!("{other} cannot be given with type {kind}."),
+            ));
+        }
+    }
     match kind.as_str() {
-        "card" => {
-            if pm.has("bank_transfer") {
+        "card" => parse_card(&mut pm).map(PaymentMethodInput::Card),
+        "connector_token" => {
+            let token = pm.string("connector_token")?;
+            let token = pm.required("connector_token", token)?;
+            if token.is_empty() || token.len() > 255 || !token.bytes().all(|b| b.is_ascii_graphic()) {
                 return Err(CoreError::invalid(
-                    "payment_method[bank_transfer]",
-                    "parameter_unknown",
-                    "bank_transfer cannot be given with type card.",
+                    "payment_method[connector_token]",
+                    "parameter_invalid",
+                    "connector_token must be the processor's payment method id (1 to 255 printable characters).",
                 ));
             }
-            parse_card(&mut pm).map(PaymentMethodInput::Card)
+            Ok(PaymentMethodInput::ConnectorToken(token))
         }
         "bank_transfer" => {
-            if pm.has("card") {
-                return Err(CoreError::invalid(
-                    "payment_method[card]",
-                    "parameter_unknown",
-                    "card cannot be given with type bank_transfer.",
-                ));
-            }
             let bt = pm.object("bank_transfer", &["iban", "account_holder_name"])?;
             let mut bt = pm.required("bank_transfer", bt)?;
             let iban = bt.string("iban")?;
@@ -94,7 +104,9 @@ fn parse_payment_method(p: &mut Params) -> Result<PaymentMethodInput, CoreError>
         other => Err(CoreError::invalid(
             "payment_method[type]",
             "parameter_invalid",
-            format!("Unsupported payment method type: {other}. Use card or bank_transfer."),
+            format!(
+                "Unsupported payment method type: {other}. Use card, bank_transfer or connector_token."
+            ),
         )),
     }
 }

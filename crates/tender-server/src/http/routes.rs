@@ -10,7 +10,7 @@
 use axum::http::Method;
 use axum::routing::{on, MethodFilter, MethodRouter};
 
-use super::{customers, events, payment_methods, payments, refunds, webhook_endpoints};
+use super::{connectors, customers, events, payment_methods, payments, refunds, webhook_endpoints};
 use crate::state::AppState;
 
 /// One operation of the API.
@@ -152,6 +152,20 @@ pub const ROUTES: &[Route] = &[
     }),
     secret(POST, "/webhook_endpoints/{id}/roll_secret", || {
         post(webhook_endpoints::roll_secret)
+    }),
+    secret(POST, "/connectors", || post(connectors::create_connector)),
+    secret(GET, "/connectors", || get(connectors::list_connectors)),
+    secret(GET, "/connectors/{id}", || {
+        get(connectors::retrieve_connector)
+    }),
+    secret(POST, "/connectors/{id}", || {
+        post(connectors::update_connector)
+    }),
+    secret(PATCH, "/connectors/{id}", || {
+        patch(connectors::update_connector)
+    }),
+    secret(DELETE, "/connectors/{id}", || {
+        delete(connectors::delete_connector)
     }),
 ];
 

@@ -50,10 +50,22 @@ impl Resolve for FilteringResolver {
 /// The client for one mode. Proxies from the environment are ignored: through a proxy the
 /// resolver would see only the proxy's name, not the endpoint's.
 pub fn build(live: bool, allow_private: bool) -> anyhow::Result<reqwest::Client> {
+    build_filtered(live, allow_private, super::TIMEOUT, super::TIMEOUT)
+}
+
+/// A client for one mode that reaches only the addresses that mode may reach, with these
+/// time-outs (the webhook worker's, or the connectors', whose processors are outside services
+/// too).
+pub fn build_filtered(
+    live: bool,
+    allow_private: bool,
+    timeout: std::time::Duration,
+    connect_timeout: std::time::Duration,
+) -> anyhow::Result<reqwest::Client> {
     Ok(reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
-        .timeout(super::TIMEOUT)
-        .connect_timeout(super::TIMEOUT)
+        .timeout(timeout)
+        .connect_timeout(connect_timeout)
         .pool_max_idle_per_host(32)
         .no_proxy()
         .dns_resolver(Arc::new(FilteringResolver {

@@ -11,7 +11,7 @@
 //! No transaction is held across the HTTP call; a worker that dies leaves leases that expire,
 //! and another worker (on any node) takes the deliveries over. Delivery is at least once.
 
-mod client;
+pub(crate) mod client;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -4,6 +4,7 @@
 
 mod abuse;
 mod auth;
+mod connectors;
 mod customers;
 mod errors;
 mod helpers;

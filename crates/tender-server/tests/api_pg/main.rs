@@ -7,6 +7,8 @@
 mod abuse;
 #[path = "../api/auth.rs"]
 mod auth;
+#[path = "../api/connectors.rs"]
+mod connectors;
 #[path = "../api/customers.rs"]
 mod customers;
 #[path = "../api/errors.rs"]

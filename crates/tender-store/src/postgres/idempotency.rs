@@ -38,6 +38,21 @@ pub(super) fn idempotency_statement(scope: &Scope, w: &IdempotencyWrite, node: i
         params.push(Box::new(scope.livemode()));
         params.push(Box::new(w.key.clone()));
     };
+    if w.claimed && w.checkpoint {
+        let mut params: Vec<Value> = vec![Box::new(status), Box::new(w.response.body.clone())];
+        common(&mut params);
+        params.push(Box::new(node));
+        return Stmt::new(
+            "checkpoint idempotency",
+            "UPDATE idempotency_keys SET status = $1, body = $2
+             WHERE account_id = $3 AND livemode = $4 AND key = $5 AND state = 'running' AND node = $6",
+            params,
+        )
+        .exactly_one(StoreError::Unavailable {
+            message: format!("the claim of idempotency key {} was lost", w.key),
+            source: None,
+        });
+    }
     if w.claimed {
         let mut params: Vec<Value> = vec![Box::new(status), Box::new(w.response.body.clone())];
         common(&mut params);
@@ -62,7 +77,7 @@ pub(super) fn idempotency_statement(scope: &Scope, w: &IdempotencyWrite, node: i
            body = excluded.body, created = excluded.created, locked_at = excluded.locked_at, node = NULL
          WHERE idempotency_keys.created < $8
             OR (idempotency_keys.state = 'running' AND idempotency_keys.fingerprint = excluded.fingerprint
-                AND idempotency_keys.node IS NOT NULL AND {})",
+                AND idempotency_keys.body IS NULL AND idempotency_keys.node IS NOT NULL AND {})",
         node::NODE_GONE
     );
     let mut params: Vec<Value> = Vec::with_capacity(8);
@@ -187,14 +202,18 @@ impl IdempotencyStore for PgStore {
 
     async fn release_idempotency(&self, scope: &Scope, key: &str) -> StoreResult<()> {
         let client = self.client().await?;
-        client
-            .execute(
-                "DELETE FROM idempotency_keys WHERE account_id = $1 AND livemode = $2 AND key = $3 AND state = 'running'",
-                &[&scope.account, &scope.livemode(), &key],
-            )
-            .await
-            .map(|_| ())
-            .map_err(|e| classify("release idempotency", e))
+        // A checkpointed claim keeps its checkpoint as its answer; others are deleted.
+        for sql in [
+            "UPDATE idempotency_keys SET state = 'done', node = NULL
+             WHERE account_id = $1 AND livemode = $2 AND key = $3 AND state = 'running' AND body IS NOT NULL",
+            "DELETE FROM idempotency_keys WHERE account_id = $1 AND livemode = $2 AND key = $3 AND state = 'running'",
+        ] {
+            client
+                .execute(sql, &[&scope.account, &scope.livemode(), &key])
+                .await
+                .map_err(|e| classify("release idempotency", e))?;
+        }
+        Ok(())
     }
 
     async fn purge_idempotency(&self, before: i64) -> StoreResult<u64> {

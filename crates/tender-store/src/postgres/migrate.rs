@@ -14,6 +14,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         2,
         include_str!("../../migrations/postgres/0002_key_idempotency_and_vault_check.sql"),
     ),
+    (
+        3,
+        include_str!("../../migrations/postgres/0003_create_connectors.sql"),
+    ),
 ];
 
 /// An arbitrary constant naming Tender's migration lock.

@@ -35,6 +35,24 @@ pub(super) fn write_idempotency(
 ) -> StoreResult<()> {
     let live = scope.livemode();
     let status = w.response.status;
+    if w.claimed && w.checkpoint {
+        let n = conn
+            .prepare_cached(
+                "UPDATE idempotency_keys SET status = ?1, body = ?2
+                 WHERE account_id = ?3 AND livemode = ?4 AND key = ?5 AND state = 'running'",
+            )
+            .and_then(|mut s| {
+                s.execute(params![status, w.response.body, scope.account, live, w.key])
+            })
+            .map_err(|e| classify("checkpoint idempotency", e))?;
+        if n != 1 {
+            return Err(StoreError::Unavailable {
+                message: format!("the claim of idempotency key {} was lost", w.key),
+                source: None,
+            });
+        }
+        return Ok(());
+    }
     if w.claimed {
         let n = conn
             .prepare_cached(
@@ -185,12 +203,17 @@ impl IdempotencyStore for SqliteStore {
         let (scope, key) = (scope.clone(), key.to_string());
         self.writer
             .write(move |conn| {
-                conn.prepare_cached(
+                // A checkpointed claim keeps its checkpoint as its answer; others are deleted.
+                for sql in [
+                    "UPDATE idempotency_keys SET state = 'done'
+                     WHERE account_id = ?1 AND livemode = ?2 AND key = ?3 AND state = 'running' AND body IS NOT NULL",
                     "DELETE FROM idempotency_keys WHERE account_id = ?1 AND livemode = ?2 AND key = ?3 AND state = 'running'",
-                )
-                .and_then(|mut s| s.execute(params![scope.account, scope.livemode(), key]))
-                .map(|_| ())
-                .map_err(|e| classify("release idempotency", e))
+                ] {
+                    conn.prepare_cached(sql)
+                        .and_then(|mut s| s.execute(params![scope.account, scope.livemode(), key]))
+                        .map_err(|e| classify("release idempotency", e))?;
+                }
+                Ok(())
             })
             .await
     }

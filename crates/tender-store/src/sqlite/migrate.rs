@@ -15,6 +15,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         2,
         include_str!("../../migrations/sqlite/0002_key_idempotency_and_vault_check.sql"),
     ),
+    (
+        3,
+        include_str!("../../migrations/sqlite/0003_create_connectors.sql"),
+    ),
 ];
 
 /// Applies the migrations not yet applied, each in its own transaction.

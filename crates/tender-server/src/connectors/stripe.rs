@@ -1,0 +1,476 @@
+//! The `stripe` connector: Stripe's v1 API (PaymentMethods, PaymentIntents, Refunds), form
+//! encoded, an `Idempotency-Key` derived from Tender's object id on every call.
+//!
+//! - **Create** makes the card's PaymentMethod (only for `raw_card_data` connectors; a
+//!   `connector_token` is used as it is), then the PaymentIntent with `confirm=false`, its
+//!   `capture_method` and `metadata[tender_payment]`: nothing can be charged yet. **Confirm**
+//!   confirms it. Only fields a payment actually has are sent (no description, no
+//!   `return_url` unless the payment has one), in the forms both Stripe and localstripe accept.
+//! - **Answers** are classified once ([`Reply`]): a connection that was never made, a 429, or a
+//!   5xx to a call that makes nothing chargeable is *unavailable*; a time-out or a reset after
+//!   sending, or a 5xx to a confirm or capture, is *unknown*; a 402 is a decline; another 4xx
+//!   is the processor refusing the request (mapped to `processing_error`); a 401 means the
+//!   connector's key is wrong (unavailable, so payments fail over, and logged).
+//! - **Refunds** are looked up first among the PaymentIntent's refunds by
+//!   `metadata[tender_refund]`, then made: sending a refund again (a sync, a retry) never makes
+//!   a second one, even where the `Idempotency-Key` is ignored.
+//!
+//! The API key is sent only in the `Authorization` header and never logged.
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tender_core::acquirer::Decline;
+use tender_core::connector::{
+    upstream_key, Answer, AuthorizeRequest, Connector, RefundAnswer, RefundUpstream, Source,
+    Upstream,
+};
+
+/// A Stripe account (or a server speaking its API) behind the port.
+pub struct Stripe {
+    client: reqwest::Client,
+    /// The connector's id, for the log.
+    id: String,
+    /// The origin, without a trailing slash.
+    base: String,
+    key: String,
+}
+
+/// One answer of the API, classified.
+#[derive(Debug)]
+enum Reply {
+    /// 2xx, with its JSON body.
+    Ok(Value),
+    /// 402: the card was declined (the error object).
+    Declined(Value),
+    /// Another 4xx: the request was refused (status, the error object or the text).
+    Refused(u16, Value),
+    /// Nothing was made (why).
+    Unavailable(String),
+    /// Sent, no usable answer (why).
+    Unknown(String),
+}
+
+/// Whether a 5xx to the call could have left something chargeable behind.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Effect {
+    /// Makes nothing chargeable (a PaymentMethod, an unconfirmed PaymentIntent, a read).
+    Harmless,
+    /// Moves money (confirm, capture, cancel, refund).
+    Moves,
+}
+
+impl Stripe {
+    pub fn new(client: reqwest::Client, id: &str, base: &str, key: String) -> Self {
+        Self {
+            client,
+            id: id.to_string(),
+            base: base.trim_end_matches('/').to_string(),
+            key,
+        }
+    }
+
+    async fn post(&self, path: &str, form: &[(&str, String)], key: &str, effect: Effect) -> Reply {
+        let body = {
+            let mut body = form_urlencoded::Serializer::new(String::new());
+            for (name, value) in form {
+                body.append_pair(name, value);
+            }
+            body.finish()
+        };
+        let request = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(&self.key)
+            .header("Idempotency-Key", key)
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .body(body);
+        self.send(request, effect).await
+    }
+
+    async fn get(&self, path: &str) -> Reply {
+        let request = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(&self.key);
+        self.send(request, Effect::Harmless).await
+    }
+
+    async fn send(&self, request: reqwest::RequestBuilder, effect: Effect) -> Reply {
+        let response = match request.send().await {
+            Ok(r) => r,
+            // Never connected: nothing was sent.
+            Err(e) if e.is_connect() => return Reply::Unavailable(format!("connect: {e}")),
+            Err(e) if effect == Effect::Harmless => {
+                return Reply::Unavailable(format!("no answer: {e}"))
+            }
+            Err(e) => return Reply::Unknown(format!("no answer after sending: {e}")),
+        };
+        let status = response.status().as_u16();
+        let text = match response.text().await {
+            Ok(t) => t,
+            Err(e) if effect == Effect::Harmless => {
+                return Reply::Unavailable(format!("answer cut: {e}"))
+            }
+            Err(e) => return Reply::Unknown(format!("answer cut after sending: {e}")),
+        };
+        // localstripe answers some errors in plain text: keep the text as the message.
+        let body: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|_| serde_json::json!({"error": {"message": text.trim()}}));
+        match status {
+            200..=299 => Reply::Ok(body),
+            402 => Reply::Declined(body),
+            401 | 403 => {
+                tracing::error!(connector = %self.id, status, "the processor refused the connector's API key; check it");
+                Reply::Unavailable(format!(
+                    "the processor answered {status}: check the api_key"
+                ))
+            }
+            429 => Reply::Unavailable("the processor answered 429".into()),
+            500..=599 if effect == Effect::Harmless => {
+                Reply::Unavailable(format!("the processor answered {status}"))
+            }
+            500..=599 => Reply::Unknown(format!("the processor answered {status}")),
+            _ => Reply::Refused(status, body),
+        }
+    }
+
+    /// A reply to a payment call as the port's answer.
+    fn answer(&self, reply: Reply, reference: Option<&str>) -> Answer {
+        let reference = reference.map(str::to_string);
+        match reply {
+            Reply::Ok(pi) => Answer::Known {
+                reference: pi["id"].as_str().map(str::to_string).or(reference),
+                state: state_of(&pi),
+            },
+            Reply::Declined(body) => Answer::Known {
+                reference,
+                state: Upstream::Declined(decline_of(&body["error"])),
+            },
+            Reply::Refused(status, body) => {
+                tracing::warn!(connector = %self.id, status, error = %body["error"]["message"], "the processor refused a request");
+                Answer::Known {
+                    reference,
+                    state: Upstream::Declined(refusal(&body["error"])),
+                }
+            }
+            Reply::Unavailable(why) => Answer::Unavailable(why),
+            Reply::Unknown(why) => Answer::Unknown {
+                reference,
+                reason: why,
+            },
+        }
+    }
+}
+
+/// A PaymentIntent's state.
+fn state_of(pi: &Value) -> Upstream {
+    match pi["status"].as_str().unwrap_or_default() {
+        "requires_confirmation" => Upstream::Created,
+        "requires_payment_method" => match pi.get("last_payment_error") {
+            Some(e) if e.is_object() => Upstream::Declined(decline_of(e)),
+            _ => Upstream::Created,
+        },
+        "requires_action" => Upstream::RequiresAction {
+            url: pi["next_action"]["redirect_to_url"]["url"]
+                .as_str()
+                .map(str::to_string),
+        },
+        "processing" => Upstream::Processing,
+        "requires_capture" => Upstream::RequiresCapture,
+        "succeeded" => Upstream::Succeeded {
+            captured: pi["amount_received"]
+                .as_i64()
+                .or_else(|| pi["amount"].as_i64())
+                .unwrap_or(0),
+        },
+        "canceled" => Upstream::Canceled,
+        other => {
+            tracing::warn!(
+                status = other,
+                "a PaymentIntent status Tender does not know"
+            );
+            Upstream::Processing
+        }
+    }
+}
+
+/// A Stripe error (or `last_payment_error`) as a decline of CONTRACT §4.2.
+fn decline_of(error: &Value) -> Decline {
+    let text = |k: &str| error[k].as_str().filter(|s| !s.is_empty());
+    let message = text("message")
+        .unwrap_or("Your card was declined.")
+        .to_string();
+    let (code, decline_code) = match text("code") {
+        Some("card_declined") | None => (
+            "card_declined".to_string(),
+            text("decline_code")
+                .unwrap_or("generic_decline")
+                .to_string(),
+        ),
+        Some("payment_intent_authentication_failure") => (
+            "authentication_failed".to_string(),
+            "authentication_failed".to_string(),
+        ),
+        Some(code) => (
+            code.to_string(),
+            text("decline_code").unwrap_or(code).to_string(),
+        ),
+    };
+    Decline {
+        code: code.into(),
+        decline_code: decline_code.into(),
+        message: message.into(),
+    }
+}
+
+/// A request the processor refused (not a decline): the payment fails with
+/// `processing_error`, carrying the processor's message.
+fn refusal(error: &Value) -> Decline {
+    let message = error["message"].as_str().unwrap_or("refused");
+    Decline {
+        code: "processing_error".into(),
+        decline_code: error["code"]
+            .as_str()
+            .unwrap_or("processor_refused_request")
+            .to_string()
+            .into(),
+        message: format!("The payment processor refused the payment: {message}").into(),
+    }
+}
+
+#[async_trait]
+impl Connector for Stripe {
+    async fn create(&self, req: &AuthorizeRequest<'_>) -> Answer {
+        let method = match req.source {
+            Source::Token(token) => token.to_string(),
+            Source::Card(card) => {
+                let mut form = vec![
+                    ("type", "card".to_string()),
+                    ("card[number]", card.pan.expose().to_string()),
+                    ("card[exp_month]", card.exp_month.to_string()),
+                    ("card[exp_year]", card.exp_year.to_string()),
+                ];
+                if let Some(cvc) = &card.cvc {
+                    form.push(("card[cvc]", cvc.expose().to_string()));
+                }
+                let key = upstream_key(req.payment, "payment_method");
+                match self
+                    .post("/v1/payment_methods", &form, &key, Effect::Harmless)
+                    .await
+                {
+                    Reply::Ok(pm) => match pm["id"].as_str() {
+                        Some(id) => id.to_string(),
+                        None => return Answer::Unavailable("a PaymentMethod without an id".into()),
+                    },
+                    other => return self.answer(other, None),
+                }
+            }
+        };
+        let form = [
+            ("amount", req.amount.to_string()),
+            ("currency", req.currency.code().to_string()),
+            ("payment_method", method),
+            ("confirm", "false".to_string()),
+            (
+                "capture_method",
+                if req.capture { "automatic" } else { "manual" }.to_string(),
+            ),
+            ("metadata[tender_payment]", req.payment.to_string()),
+        ];
+        let key = upstream_key(req.payment, "create");
+        let reply = self
+            .post("/v1/payment_intents", &form, &key, Effect::Harmless)
+            .await;
+        self.answer(reply, None)
+    }
+
+    async fn confirm(&self, reference: &str, req: &AuthorizeRequest<'_>) -> Answer {
+        let mut form = Vec::new();
+        if let Some(url) = req.return_url {
+            form.push(("return_url", url.to_string()));
+        }
+        let key = upstream_key(req.payment, "confirm");
+        let reply = self
+            .post(
+                &format!("/v1/payment_intents/{reference}/confirm"),
+                &form,
+                &key,
+                Effect::Moves,
+            )
+            .await;
+        // A decline's error does not always carry the PaymentIntent: it is `reference`.
+        self.answer(reply, Some(reference))
+    }
+
+    async fn capture(&self, payment: &str, reference: &str, amount: i64) -> Answer {
+        let form = [("amount_to_capture", amount.to_string())];
+        let key = upstream_key(payment, "capture");
+        match self
+            .post(
+                &format!("/v1/payment_intents/{reference}/capture"),
+                &form,
+                &key,
+                Effect::Moves,
+            )
+            .await
+        {
+            // What was captured: `amount_received` where the processor says it, else the
+            // amount asked for (localstripe has no such field).
+            Reply::Ok(pi) => Answer::Known {
+                reference: Some(reference.to_string()),
+                state: match state_of(&pi) {
+                    Upstream::Succeeded { .. } => Upstream::Succeeded {
+                        captured: pi["amount_received"].as_i64().unwrap_or(amount),
+                    },
+                    other => other,
+                },
+            },
+            other => self.answer(other, Some(reference)),
+        }
+    }
+
+    async fn void(&self, payment: &str, reference: &str) -> Answer {
+        let key = upstream_key(payment, "cancel");
+        let reply = self
+            .post(
+                &format!("/v1/payment_intents/{reference}/cancel"),
+                &[],
+                &key,
+                Effect::Moves,
+            )
+            .await;
+        match reply {
+            // Already canceled (a retry), or no longer cancelable: say where it is.
+            Reply::Refused(..) => self.sync(reference).await,
+            other => self.answer(other, Some(reference)),
+        }
+    }
+
+    async fn sync(&self, reference: &str) -> Answer {
+        let reply = self.get(&format!("/v1/payment_intents/{reference}")).await;
+        match reply {
+            Reply::Refused(status, _) => Answer::Unknown {
+                reference: Some(reference.to_string()),
+                reason: format!("the processor answered {status} to a status check"),
+            },
+            other => self.answer(other, Some(reference)),
+        }
+    }
+
+    async fn refund(&self, refund: &str, reference: &str, amount: i64) -> RefundAnswer {
+        // Made already (a retry or a sync)? Then that one is the answer.
+        match self
+            .get(&format!("/v1/refunds?payment_intent={reference}&limit=100"))
+            .await
+        {
+            Reply::Ok(list) => {
+                let found = list["data"].as_array().and_then(|data| {
+                    data.iter()
+                        .find(|r| r["metadata"]["tender_refund"].as_str() == Some(refund))
+                });
+                if let Some(found) = found {
+                    return refund_answer(found);
+                }
+            }
+            Reply::Unavailable(why) | Reply::Unknown(why) => return RefundAnswer::Unavailable(why),
+            Reply::Declined(_) | Reply::Refused(..) => {}
+        }
+        let form = [
+            ("payment_intent", reference.to_string()),
+            ("amount", amount.to_string()),
+            ("metadata[tender_refund]", refund.to_string()),
+        ];
+        let key = upstream_key(refund, "refund");
+        match self.post("/v1/refunds", &form, &key, Effect::Moves).await {
+            Reply::Ok(r) => refund_answer(&r),
+            Reply::Declined(body) | Reply::Refused(_, body) => {
+                tracing::warn!(connector = %self.id, error = %body["error"]["message"], "the processor refused a refund");
+                RefundAnswer::Known {
+                    reference: None,
+                    state: RefundUpstream::Failed,
+                }
+            }
+            Reply::Unavailable(why) => RefundAnswer::Unavailable(why),
+            Reply::Unknown(why) => RefundAnswer::Unknown(why),
+        }
+    }
+}
+
+fn refund_answer(r: &Value) -> RefundAnswer {
+    RefundAnswer::Known {
+        reference: r["id"].as_str().map(str::to_string),
+        state: match r["status"].as_str().unwrap_or_default() {
+            "succeeded" => RefundUpstream::Succeeded,
+            "failed" | "canceled" => RefundUpstream::Failed,
+            _ => RefundUpstream::Pending,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn payment_intent_states_map_onto_the_port() {
+        assert_eq!(
+            state_of(&json!({"status": "requires_confirmation"})),
+            Upstream::Created
+        );
+        assert_eq!(
+            state_of(&json!({"status": "succeeded", "amount": 1000, "amount_received": 600})),
+            Upstream::Succeeded { captured: 600 }
+        );
+        assert_eq!(
+            state_of(&json!({"status": "succeeded", "amount": 1000})),
+            Upstream::Succeeded { captured: 1000 }
+        );
+        assert_eq!(
+            state_of(&json!({"status": "requires_action",
+                "next_action": {"type": "redirect_to_url", "redirect_to_url": {"url": "https://hooks.stripe.com/3ds"}}})),
+            Upstream::RequiresAction {
+                url: Some("https://hooks.stripe.com/3ds".into())
+            }
+        );
+        assert_eq!(
+            state_of(
+                &json!({"status": "requires_action", "next_action": {"type": "use_stripe_sdk"}})
+            ),
+            Upstream::RequiresAction { url: None }
+        );
+        match state_of(&json!({"status": "requires_payment_method",
+            "last_payment_error": {"code": "card_declined", "decline_code": "insufficient_funds", "message": "Your card has insufficient funds."}}))
+        {
+            Upstream::Declined(d) => {
+                assert_eq!(
+                    (d.code.as_ref(), d.decline_code.as_ref()),
+                    ("card_declined", "insufficient_funds")
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn declines_map_onto_contract_codes() {
+        // localstripe sends no decline_code: generic_decline.
+        let d = decline_of(&json!({"code": "card_declined", "message": "Your card was declined."}));
+        assert_eq!(
+            (d.code.as_ref(), d.decline_code.as_ref()),
+            ("card_declined", "generic_decline")
+        );
+        let d = decline_of(&json!({"code": "expired_card", "message": "Your card has expired."}));
+        assert_eq!(
+            (d.code.as_ref(), d.decline_code.as_ref()),
+            ("expired_card", "expired_card")
+        );
+        let d = decline_of(&json!({"code": "payment_intent_authentication_failure"}));
+        assert_eq!(d.code, "authentication_failed");
+        let r = refusal(&json!({"message": "Bad request"}));
+        assert_eq!(
+            (r.code.as_ref(), r.decline_code.as_ref()),
+            ("processing_error", "processor_refused_request")
+        );
+    }
+}
