@@ -220,6 +220,20 @@ pub enum RefundAnswer {
     Unknown(String),
 }
 
+/// What a verified inbound webhook of a processor says about a payment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inbound {
+    /// Tender's payment id, as the processor keeps it (Stripe: `metadata[tender_payment]`).
+    pub payment: Option<String>,
+    /// The processor's id of the payment.
+    pub reference: String,
+    pub state: Upstream,
+}
+
+/// Why an inbound webhook was not accepted (its signature, its timestamp, its shape).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookRejected(pub String);
+
 /// A processor behind the port.
 #[async_trait]
 pub trait Connector: Send + Sync {
@@ -242,6 +256,21 @@ pub trait Connector: Send + Sync {
     /// Refunds `amount` of a captured payment; `refund` is Tender's refund id (the upstream
     /// idempotency key is derived from it).
     async fn refund(&self, refund: &str, reference: &str, amount: i64) -> RefundAnswer;
+
+    /// Verifies an inbound webhook (`signature`: the processor's signature header, `body`: the
+    /// raw body, `now`: Unix seconds) and reads it: `Ok(None)` when it is verified but about
+    /// nothing Tender tracks. A connector without a webhook secret rejects every webhook.
+    fn read_webhook(
+        &self,
+        signature: Option<&str>,
+        body: &[u8],
+        now: i64,
+    ) -> Result<Option<Inbound>, WebhookRejected> {
+        let _ = (signature, body, now);
+        Err(WebhookRejected(
+            "this connector takes no webhooks".to_string(),
+        ))
+    }
 }
 
 /// Builds a running connector from its settings (the server supplies one that knows every

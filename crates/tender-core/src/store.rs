@@ -433,6 +433,11 @@ pub trait DocumentStore: Send + Sync {
     /// The sealed value kept for `owner`, if any.
     async fn find_sealed(&self, scope: &Scope, owner: &str) -> StoreResult<Option<String>>;
 
+    /// The sealed value kept for `owner` with its scope, by id alone: only the inbound webhooks
+    /// of processors, which name their connector in the path and carry no key, use this (the
+    /// caller proves itself with the signature the sealed settings verify).
+    async fn find_sealed_unscoped(&self, owner: &str) -> StoreResult<Option<(Scope, String)>>;
+
     /// A payment by id alone, with its scope: only the receipt host, which has no caller to
     /// scope by, uses this (payment ids are unguessable).
     async fn find_payment_for_receipt(&self, id: &str) -> StoreResult<Option<(Scope, Record)>>;

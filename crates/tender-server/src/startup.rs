@@ -210,6 +210,7 @@ impl Application {
         Router::new()
             .merge(http::router(state.clone()))
             .merge(crate::dashboard::router(state.clone(), secure_cookies))
+            .merge(http::connector_webhooks::router(state.clone()))
             .merge(crate::health::router(state))
             // A browser opening the bare address lands on the dashboard.
             .route(

@@ -725,6 +725,85 @@ impl Services {
         self.commit_background(scope, ops).await
     }
 
+    /// `POST /connector_webhooks/{connector}`: a processor tells where one of its payments is.
+    /// Verified with the connector's `webhook_secret` (anything unverified is 400 and changes
+    /// nothing); a `processing` or `requires_action` payment of that connector moves to the
+    /// state reported, with its event; a webhook that repeats a known state, or is about
+    /// something Tender does not track, changes nothing.
+    pub async fn receive_connector_webhook(
+        &self,
+        connector_id: &str,
+        signature: Option<&str>,
+        body: &[u8],
+    ) -> CoreResult<()> {
+        let rejected = |why: &str| CoreError::InvalidParam {
+            param: None,
+            code: "webhook_signature_invalid",
+            message: format!("The webhook was not accepted: {why}.").into(),
+        };
+        if !ids::looks_like(crate::ids::IdKind::Connector, connector_id) {
+            return Err(rejected("no such connector"));
+        }
+        let Some((scope, _)) = self.store.find_sealed_unscoped(connector_id).await? else {
+            return Err(rejected("no such connector"));
+        };
+        let settings = self.connector_settings(&scope, connector_id).await?;
+        let connector = self
+            .connectors
+            .build(connector_id, &settings, scope.livemode());
+        let inbound = connector
+            .read_webhook(signature, body, self.now())
+            .map_err(|e| rejected(&e.0))?;
+        let Some(inbound) = inbound else {
+            return Ok(());
+        };
+        let Some(payment_id) = inbound
+            .payment
+            .filter(|p| ids::looks_like(crate::ids::IdKind::Payment, p))
+        else {
+            return Ok(());
+        };
+        self.retry_on_conflict(|| async {
+            let Some(record) = self
+                .store
+                .find_record(&scope, Collection::Payments, &payment_id)
+                .await?
+            else {
+                return Ok(());
+            };
+            let mut payment: Payment = from_body(&record.id, &record.body)?;
+            let ours = payment.connector.as_deref() == Some(connector_id)
+                && payment.connector_reference.as_deref() == Some(inbound.reference.as_str());
+            let waiting = matches!(
+                payment.status,
+                PaymentStatus::Processing | PaymentStatus::RequiresAction
+            );
+            if !ours || !waiting || inbound.state == Upstream::Created {
+                return Ok(());
+            }
+            let before = payment.clone();
+            let applied =
+                self.apply_upstream(&mut payment, inbound.state.clone(), settings.kind)?;
+            if payment == before {
+                return Ok(());
+            }
+            let mut ops = vec![WriteOp::Update {
+                collection: Collection::Payments,
+                id: payment.id.clone(),
+                expected_version: record.version,
+                index: payment_index(&payment),
+                body: to_body(&payment)?,
+            }];
+            ops.extend(applied.ops);
+            if let Some(kind) = applied.event {
+                ops.push(self.event_op(None, &scope, kind, to_value(&payment)?, None)?);
+            }
+            // The payment's sync task finds it settled and ends by itself.
+            self.commit_background(&scope, ops).await
+        })
+        .await
+    }
+
     /// Whether a payment that is about to be canceled by a task (expiry, abandoned
     /// authentication) must first be released at its processor; releases it.
     pub(crate) async fn release_before_cancel(

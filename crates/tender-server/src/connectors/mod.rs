@@ -85,6 +85,7 @@ impl ConnectorFactory for ServerConnectors {
                 id,
                 base,
                 settings.api_key.clone().unwrap_or_default(),
+                settings.webhook_secret.clone(),
             )),
         }
     }

@@ -15,15 +15,24 @@
 //!   `metadata[tender_refund]`, then made: sending a refund again (a sync, a retry) never makes
 //!   a second one, even where the `Idempotency-Key` is ignored.
 //!
+//! - **Inbound webhooks** are verified with `Stripe-Signature` (`t=…,v1=…`: HMAC-SHA256 of
+//!   `"{t}.{raw body}"` under the whole `whsec_…` secret, compared in constant time, at most
+//!   five minutes from Tender's clock either way) and read for the PaymentIntent they carry.
+//!
 //! The API key is sent only in the `Authorization` header and never logged.
 
 use async_trait::async_trait;
+use hmac::{Hmac, Mac};
 use serde_json::Value;
+use sha2::Sha256;
 use tender_core::acquirer::Decline;
 use tender_core::connector::{
-    upstream_key, Answer, AuthorizeRequest, Connector, RefundAnswer, RefundUpstream, Source,
-    Upstream,
+    upstream_key, Answer, AuthorizeRequest, Connector, Inbound, RefundAnswer, RefundUpstream,
+    Source, Upstream, WebhookRejected,
 };
+
+/// How far a webhook's signed timestamp may be from now, either way (Stripe's libraries' default).
+const WEBHOOK_TOLERANCE_SECS: i64 = 300;
 
 /// A Stripe account (or a server speaking its API) behind the port.
 pub struct Stripe {
@@ -33,6 +42,7 @@ pub struct Stripe {
     /// The origin, without a trailing slash.
     base: String,
     key: String,
+    webhook_secret: Option<String>,
 }
 
 /// One answer of the API, classified.
@@ -60,12 +70,19 @@ enum Effect {
 }
 
 impl Stripe {
-    pub fn new(client: reqwest::Client, id: &str, base: &str, key: String) -> Self {
+    pub fn new(
+        client: reqwest::Client,
+        id: &str,
+        base: &str,
+        key: String,
+        webhook_secret: Option<String>,
+    ) -> Self {
         Self {
             client,
             id: id.to_string(),
             base: base.trim_end_matches('/').to_string(),
             key,
+            webhook_secret,
         }
     }
 
@@ -394,6 +411,80 @@ impl Connector for Stripe {
             Reply::Unknown(why) => RefundAnswer::Unknown(why),
         }
     }
+
+    fn read_webhook(
+        &self,
+        signature: Option<&str>,
+        body: &[u8],
+        now: i64,
+    ) -> Result<Option<Inbound>, WebhookRejected> {
+        let Some(secret) = &self.webhook_secret else {
+            return Err(WebhookRejected(
+                "the connector has no webhook_secret".to_string(),
+            ));
+        };
+        let Some(header) = signature else {
+            return Err(WebhookRejected("no Stripe-Signature header".to_string()));
+        };
+        verify_signature(secret, header, body, now)?;
+        let event: Value = serde_json::from_slice(body)
+            .map_err(|_| WebhookRejected("the body is not a JSON event".to_string()))?;
+        let object = &event["data"]["object"];
+        if object["object"] != "payment_intent" {
+            return Ok(None);
+        }
+        let Some(reference) = object["id"].as_str() else {
+            return Ok(None);
+        };
+        Ok(Some(Inbound {
+            payment: object["metadata"]["tender_payment"]
+                .as_str()
+                .map(str::to_string),
+            reference: reference.to_string(),
+            state: state_of(object),
+        }))
+    }
+}
+
+/// Checks a `Stripe-Signature` header against `body` under `secret` at `now`.
+fn verify_signature(
+    secret: &str,
+    header: &str,
+    body: &[u8],
+    now: i64,
+) -> Result<(), WebhookRejected> {
+    let reject = |why: &str| Err(WebhookRejected(why.to_string()));
+    let mut timestamp = None;
+    let mut signatures = Vec::new();
+    for part in header.split(',') {
+        match part.trim().split_once('=') {
+            Some(("t", t)) => timestamp = t.parse::<i64>().ok(),
+            Some(("v1", sig)) => signatures.push(sig),
+            _ => {}
+        }
+    }
+    let Some(t) = timestamp else {
+        return reject("the Stripe-Signature header has no timestamp");
+    };
+    if (now - t).abs() > WEBHOOK_TOLERANCE_SECS {
+        return reject("the signature's timestamp is more than five minutes away");
+    }
+    for sig in signatures {
+        let Ok(expected) = hex::decode(sig) else {
+            continue;
+        };
+        let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(secret.as_bytes()) else {
+            return reject("the webhook secret is unusable");
+        };
+        mac.update(t.to_string().as_bytes());
+        mac.update(b".");
+        mac.update(body);
+        // Constant-time comparison.
+        if mac.verify_slice(&expected).is_ok() {
+            return Ok(());
+        }
+    }
+    reject("no v1 signature matches")
 }
 
 fn refund_answer(r: &Value) -> RefundAnswer {
@@ -450,6 +541,33 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    fn sign(secret: &str, t: i64, body: &[u8]) -> String {
+        let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+        mac.update(format!("{t}.").as_bytes());
+        mac.update(body);
+        format!("t={t},v1={}", hex::encode(mac.finalize().into_bytes()))
+    }
+
+    #[test]
+    fn stripe_signatures_are_verified_with_the_whole_secret_and_a_tolerance() {
+        let body = br#"{"id":"evt_1"}"#;
+        let header = sign("whsec_abc", 1000, body);
+        assert!(verify_signature("whsec_abc", &header, body, 1000).is_ok());
+        assert!(verify_signature("whsec_abc", &header, body, 1299).is_ok());
+        // A rolled secret's second v1 is accepted too.
+        let both = format!(
+            "{},v1={}",
+            sign("whsec_old", 1000, body),
+            &header[header.find("v1=").unwrap() + 3..]
+        );
+        assert!(verify_signature("whsec_abc", &both, body, 1000).is_ok());
+        assert!(verify_signature("whsec_abc", &header, body, 1301).is_err());
+        assert!(verify_signature("whsec_other", &header, body, 1000).is_err());
+        assert!(verify_signature("whsec_abc", &header, br#"{"id":"evt_2"}"#, 1000).is_err());
+        assert!(verify_signature("whsec_abc", "v1=00", body, 1000).is_err());
+        assert!(verify_signature("whsec_abc", "t=1000", body, 1000).is_err());
     }
 
     #[test]

@@ -10,9 +10,11 @@
 //! - one module per resource with its handlers and parsers: [`payments`], [`payment_methods`],
 //!   [`customers`], [`refunds`], [`events`], [`webhook_endpoints`], [`connectors`].
 //! - [`openapi`]: the OpenAPI document, served at `/v2/openapi.json`.
+//! - [`connector_webhooks`]: processors' webhooks, outside `/v2`, verified by signature.
 //!
 //! Handlers parse input into domain commands and call a service; they never see SQL.
 
+pub mod connector_webhooks;
 pub mod connectors;
 pub mod customers;
 pub mod decode;

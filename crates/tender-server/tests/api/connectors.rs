@@ -866,3 +866,137 @@ async fn a_simulator_connector_keeps_the_test_card_table() {
     assert!(url.starts_with(&app.receipt_base), "{url}");
     let _ = card("4242424242424242");
 }
+
+/// `Stripe-Signature` for `body` at `t` under `secret`, as Stripe (and localstripe) sign.
+fn stripe_signature(secret: &str, t: i64, body: &[u8]) -> String {
+    use hmac::Mac;
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(format!("{t}.").as_bytes());
+    mac.update(body);
+    format!("t={t},v1={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+async fn post_webhook(app: &TestApp, conn: &str, body: &[u8], signature: Option<&str>) -> Answer {
+    let mut req = app
+        .client
+        .post(format!("{}/connector_webhooks/{conn}", app.base))
+        .header("Content-Type", "application/json")
+        .body(body.to_vec());
+    if let Some(s) = signature {
+        req = req.header("Stripe-Signature", s);
+    }
+    crate::helpers::answer(req.send().await.unwrap()).await
+}
+
+#[tokio::test]
+async fn the_processors_webhooks_settle_payments_once_and_unverified_ones_change_nothing() {
+    let Some((app, stripe)) = setup().await else {
+        return;
+    };
+    const SECRET: &str = "whsec_localstripe_connector_test";
+    let created = app
+        .post(
+            "/v2/connectors",
+            app.sk(),
+            json!({"type": "stripe", "api_key": STRIPE_KEY, "api_base": stripe.base,
+                   "raw_card_data": true, "webhook_secret": SECRET}),
+        )
+        .await;
+    let conn = created.id();
+    // localstripe sends its events to Tender's inbound endpoint, signed with the secret.
+    let registered = stripe
+        .http
+        .post(format!("{}/_config/webhooks/tender", stripe.base))
+        .form(&[
+            ("url", format!("{}/connector_webhooks/{conn}", app.base)),
+            ("secret", SECRET.to_string()),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert!(registered.status().is_success());
+    let pending = app.pay(app.sk(), "4000002500003155", 2200).await;
+    assert_eq!(
+        pending.body["status"], "requires_action",
+        "{}",
+        pending.body
+    );
+    let id = pending.id();
+    let reference = pending.body["connector_reference"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // Forged or unsigned webhooks are refused and change nothing.
+    let forged = serde_json::to_vec(&json!({"id": "evt_forged", "object": "event",
+        "type": "payment_intent.succeeded",
+        "data": {"object": {"id": reference, "object": "payment_intent", "status": "succeeded",
+                            "amount": 2200, "metadata": {"tender_payment": id}}}}))
+    .unwrap();
+    let now = app.services.now();
+    for signature in [
+        None,
+        Some(stripe_signature("whsec_not_the_secret", now, &forged)),
+        Some(stripe_signature(SECRET, now - 3600, &forged)),
+        Some("t=1,v1=zz".to_string()),
+    ] {
+        let refused = post_webhook(&app, &conn, &forged, signature.as_deref()).await;
+        assert_eq!(refused.status, 400, "{signature:?}: {}", refused.body);
+        assert_eq!(refused.error_code(), "webhook_signature_invalid");
+    }
+    let unknown = post_webhook(
+        &app,
+        "conn_0000000000000000000000000",
+        &forged,
+        Some(&stripe_signature(SECRET, now, &forged)),
+    )
+    .await;
+    assert_eq!(unknown.status, 400);
+    let still = app.get(&format!("/v2/payments/{id}"), app.sk()).await;
+    assert_eq!(still.body["status"], "requires_action");
+
+    // The cardholder authenticates at the processor; its webhook (about a second later)
+    // settles the payment without any sync.
+    let pi = stripe
+        .get(&format!("/v1/payment_intents/{reference}"))
+        .await;
+    stripe
+        .post(
+            &format!("/v1/payment_intents/{reference}/_authenticate"),
+            &[
+                ("client_secret", pi["client_secret"].as_str().unwrap()),
+                ("success", "true"),
+            ],
+        )
+        .await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let p = app.get(&format!("/v2/payments/{id}"), app.sk()).await;
+        if p.body["status"] == "succeeded" {
+            assert_eq!(p.body["amount_captured"], 2200);
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no webhook: {}",
+            p.body
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    // The same event again (a duplicate delivery) changes nothing.
+    let events = stripe.get("/v1/events?type=payment_intent.succeeded").await;
+    let event = serde_json::to_vec(&events["data"][0]).unwrap();
+    for _ in 0..2 {
+        let again = post_webhook(
+            &app,
+            &conn,
+            &event,
+            Some(&stripe_signature(SECRET, app.services.now(), &event)),
+        )
+        .await;
+        assert_eq!(again.status, 200, "{}", again.body);
+        assert_eq!(again.body, json!({"received": true}));
+    }
+    let succeeded = app.get("/v2/events?type=payment.succeeded", app.sk()).await;
+    assert_eq!(succeeded.body["data"].as_array().unwrap().len(), 1);
+}

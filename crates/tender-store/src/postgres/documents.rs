@@ -416,4 +416,16 @@ impl DocumentStore for PgStore {
             .map_err(|e| classify("find sealed", e))?;
         Ok(row.map(|r| r.get(0)))
     }
+
+    async fn find_sealed_unscoped(&self, owner: &str) -> StoreResult<Option<(Scope, String)>> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT account_id, livemode, sealed FROM sealed_values WHERE owner_id = $1",
+                &[&owner],
+            )
+            .await
+            .map_err(|e| classify("find sealed", e))?;
+        Ok(row.map(|r| (super::scope_from(r.get(0), r.get(1)), r.get(2))))
+    }
 }

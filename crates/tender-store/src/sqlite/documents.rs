@@ -350,6 +350,26 @@ impl DocumentStore for SqliteStore {
         .await
     }
 
+    async fn find_sealed_unscoped(&self, owner: &str) -> StoreResult<Option<(Scope, String)>> {
+        let owner = owner.to_string();
+        self.read(move |conn| {
+            conn.prepare_cached(
+                "SELECT account_id, livemode, sealed FROM sealed_values WHERE owner_id = ?1",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![owner], |r| {
+                    Ok((
+                        super::scope_from(r.get(0)?, r.get(1)?),
+                        r.get::<_, String>(2)?,
+                    ))
+                })
+                .optional()
+            })
+            .map_err(|e| classify("find sealed", e))
+        })
+        .await
+    }
+
     async fn find_record(
         &self,
         scope: &Scope,
