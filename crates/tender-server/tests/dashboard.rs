@@ -1169,3 +1169,134 @@ async fn payments_are_filtered_by_date() {
     let bad = b.get("/dashboard/payments?from=yesterday").await;
     assert!(bad.body.contains("Dates are written YYYY-MM-DD."));
 }
+
+#[tokio::test]
+async fn connectors_are_added_reordered_disabled_rotated_and_deleted_without_showing_secrets() {
+    let app = spawn_app().await;
+    let key = app.account.keys.test.secret.clone();
+    let mut b = logged_in(&app).await;
+    let empty = b.get("/dashboard/connectors").await;
+    assert!(empty.body.contains("built-in simulator"), "{}", empty.body);
+    let bad = b
+        .submit(
+            "/dashboard/connectors",
+            "/dashboard/connectors",
+            &[("type", "stripe"), ("api_key", "sk_live_wrongmode")],
+        )
+        .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(bad.body.contains("notice error"));
+    let added = b
+        .submit(
+            "/dashboard/connectors",
+            "/dashboard/connectors",
+            &[
+                ("type", "stripe"),
+                ("name", "Stripe EU"),
+                ("api_key", "sk_test_dashboard4321"),
+                ("webhook_secret", "whsec_dashboard_secret"),
+                ("priority", "3"),
+            ],
+        )
+        .await;
+    assert_eq!(added.status, StatusCode::SEE_OTHER);
+    let list = b.get("/dashboard/connectors").await;
+    assert!(list.body.contains("Stripe EU") && list.body.contains("…4321"));
+    assert!(!list.body.contains("sk_test_dashboard4321"));
+    assert!(!list.body.contains("whsec_dashboard_secret"));
+    let connectors = app.api(Method::GET, "/connectors", &key, None).await;
+    let id = connectors["data"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(connectors["data"][0]["priority"], 3);
+    assert_eq!(connectors["data"][0]["raw_card_data"], false);
+    // Reorder and rotate the key.
+    let edited = b
+        .submit(
+            "/dashboard/connectors",
+            &format!("/dashboard/connectors/{id}/edit"),
+            &[
+                ("name", "Stripe EU"),
+                ("priority", "1"),
+                ("api_key", "sk_test_rotated9999"),
+            ],
+        )
+        .await;
+    assert_eq!(edited.status, StatusCode::SEE_OTHER);
+    let c = app
+        .api(Method::GET, &format!("/connectors/{id}"), &key, None)
+        .await;
+    assert_eq!(c["priority"], 1);
+    assert_eq!(c["api_key_last4"], "9999");
+    b.submit(
+        "/dashboard/connectors",
+        &format!("/dashboard/connectors/{id}/disable"),
+        &[],
+    )
+    .await;
+    let c = app
+        .api(Method::GET, &format!("/connectors/{id}"), &key, None)
+        .await;
+    assert_eq!(c["status"], "disabled");
+    // A payment with the connector disabled goes to the simulator, and its page says so.
+    let paid = app
+        .api(
+            Method::POST,
+            "/payments",
+            &key,
+            Some(json!({"amount": 1000, "currency": "usd", "payment_method": {"type": "card",
+                "card": {"number": "4242424242424242", "exp_month": 12, "exp_year": 2034, "cvc": "123"}}})),
+        )
+        .await;
+    let page = b
+        .get(&format!(
+            "/dashboard/payments/{}",
+            paid["id"].as_str().unwrap()
+        ))
+        .await;
+    assert!(
+        page.body.contains("Tender&#39;s simulator") || page.body.contains("Tender's simulator")
+    );
+    let deleted = b
+        .submit(
+            "/dashboard/connectors",
+            &format!("/dashboard/connectors/{id}/delete"),
+            &[],
+        )
+        .await;
+    assert_eq!(deleted.status, StatusCode::SEE_OTHER);
+    let gone = app.api(Method::GET, "/connectors", &key, None).await;
+    assert_eq!(gone["data"], json!([]));
+}
+
+#[tokio::test]
+async fn a_payments_page_names_the_connector_and_the_processors_reference() {
+    let app = spawn_app().await;
+    let key = app.account.keys.test.secret.clone();
+    let conn = app
+        .api(
+            Method::POST,
+            "/connectors",
+            &key,
+            Some(json!({"type": "simulator"})),
+        )
+        .await;
+    let paid = app
+        .api(
+            Method::POST,
+            "/payments",
+            &key,
+            Some(json!({"amount": 1000, "currency": "usd", "payment_method": {"type": "card",
+                "card": {"number": "4242424242424242", "exp_month": 12, "exp_year": 2034, "cvc": "123"}}})),
+        )
+        .await;
+    let mut b = logged_in(&app).await;
+    let page = b
+        .get(&format!(
+            "/dashboard/payments/{}",
+            paid["id"].as_str().unwrap()
+        ))
+        .await;
+    assert!(page.body.contains(conn["id"].as_str().unwrap()));
+    assert!(page
+        .body
+        .contains(paid["connector_reference"].as_str().unwrap()));
+}

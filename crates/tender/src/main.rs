@@ -4,6 +4,7 @@
 //! - `serve`: the API, dashboard, receipt host and background workers.
 //! - `accounts create|list|update|set-password`, `keys create|list|roll|revoke`: merchant
 //!   accounts (their receipts identity, password recovery) and API keys.
+//! - `connectors list|create|update|delete`: the processors an account's payments go to.
 //! - `migrate`, `backup FILE`, `config check`: operations.
 //!
 //! Every subcommand that touches data takes the same store flags (`--data-dir`,
@@ -45,6 +46,11 @@ enum Command {
     Keys {
         #[command(subcommand)]
         command: KeysCommand,
+    },
+    /// Manage an account's connectors to payment processors.
+    Connectors {
+        #[command(subcommand)]
+        command: ConnectorsCommand,
     },
     /// Apply pending database migrations and exit.
     Migrate(StoreArgs),
@@ -179,6 +185,101 @@ enum KeysCommand {
     },
 }
 
+/// Which account and mode a connector command is about.
+#[derive(Args, Clone)]
+struct ConnectorScope {
+    /// The account's id (`acct_…`) or login e-mail.
+    #[arg(long)]
+    account: String,
+    /// Test or live: connectors are per mode.
+    #[arg(long, value_enum)]
+    mode: ModeArg,
+}
+
+/// A connector's settings; secrets come from the environment or a file, never a flag.
+#[derive(Args, Clone)]
+struct ConnectorSettingsArgs {
+    /// A name to tell connectors apart.
+    #[arg(long)]
+    name: Option<String>,
+    /// The processor's origin, scheme://host[:port] (default: its public address).
+    #[arg(long)]
+    api_base: Option<String>,
+    /// Lower is tried first.
+    #[arg(long)]
+    priority: Option<i64>,
+    /// Send card numbers to this processor (your PCI scope covers it): true or false.
+    #[arg(long)]
+    raw_card_data: Option<bool>,
+    /// The processor's secret API key (Stripe: sk_test_… / sk_live_…). Kept out of flags.
+    #[arg(
+        long,
+        env = "TENDER_CONNECTOR_API_KEY",
+        hide_env_values = true,
+        hide = true
+    )]
+    api_key_env: Option<String>,
+    /// A file holding the processor's secret API key (instead of TENDER_CONNECTOR_API_KEY).
+    #[arg(long, conflicts_with = "api_key_env")]
+    api_key_file: Option<PathBuf>,
+    /// The processor's webhook signing secret (whsec_…), from the environment.
+    #[arg(
+        long,
+        env = "TENDER_CONNECTOR_WEBHOOK_SECRET",
+        hide_env_values = true,
+        hide = true
+    )]
+    webhook_secret_env: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum ConnectorsCommand {
+    /// List the connectors of an account and mode, one JSON object per line (no secrets).
+    List {
+        #[command(flatten)]
+        scope: ConnectorScope,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Add a connector; the API key comes from TENDER_CONNECTOR_API_KEY or --api-key-file.
+    Create {
+        #[command(flatten)]
+        scope: ConnectorScope,
+        /// stripe or simulator.
+        #[arg(long = "type")]
+        kind: String,
+        #[command(flatten)]
+        settings: ConnectorSettingsArgs,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Change a connector: priority, name, address, card data, or rotate its key.
+    Update {
+        #[command(flatten)]
+        scope: ConnectorScope,
+        /// The connector's id (`conn_…`).
+        #[arg(long)]
+        connector: String,
+        #[command(flatten)]
+        settings: ConnectorSettingsArgs,
+        /// Stop (true) or resume (false) sending payments to it.
+        #[arg(long)]
+        disabled: Option<bool>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Delete a connector; its payments still reach it for captures, refunds and syncs.
+    Delete {
+        #[command(flatten)]
+        scope: ConnectorScope,
+        /// The connector's id (`conn_…`).
+        #[arg(long)]
+        connector: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
 /// Where the data lives (shared by every subcommand).
 #[derive(Args, Clone)]
 struct StoreArgs {
@@ -260,6 +361,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Serve(args) => commands::serve(args).await,
         Command::Accounts { command } => commands::accounts(command).await,
         Command::Keys { command } => commands::keys(command).await,
+        Command::Connectors { command } => commands::connectors(command).await,
         Command::Migrate(store) => commands::migrate(store).await,
         Command::Backup { file, store } => commands::backup(&file, store).await,
         Command::Config {

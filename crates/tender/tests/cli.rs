@@ -363,3 +363,118 @@ async fn the_operator_resets_a_password_names_the_business_and_is_told_an_email_
     assert!(!ok);
     assert!(err.contains("already exists"), "{err}");
 }
+
+#[tokio::test]
+async fn connectors_are_managed_from_the_command_line_with_the_key_kept_out_of_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve(dir.path(), &[], &[]);
+    let key = secret_from(&s.lines);
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let out = tender()
+            .args(args)
+            .arg("--data-dir")
+            .arg(dir.path())
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let account = "admin@tender.local";
+    // A refused setting is said in the API's words, with a non-zero exit.
+    let (ok, _, err) = run(
+        &[
+            "connectors",
+            "create",
+            "--account",
+            account,
+            "--mode",
+            "test",
+            "--type",
+            "stripe",
+        ],
+        &[],
+    );
+    assert!(!ok);
+    assert!(err.contains("api_key"), "{err}");
+    let (ok, out, err) = run(
+        &[
+            "connectors",
+            "create",
+            "--account",
+            account,
+            "--mode",
+            "test",
+            "--type",
+            "stripe",
+            "--priority",
+            "2",
+            "--name",
+            "Stripe",
+        ],
+        &[("TENDER_CONNECTOR_API_KEY", "sk_test_fromtheenv5678")],
+    );
+    assert!(ok, "{err}");
+    assert!(!out.contains("sk_test_fromtheenv5678"), "{out}");
+    let created: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(created["api_key_last4"], "5678");
+    let id = created["id"].as_str().unwrap().to_string();
+    // The running server sees it at once.
+    let seen: Value = reqwest::Client::new()
+        .get(format!("{}/v2/connectors/{id}", s.base))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(seen["priority"], 2);
+    let (ok, out, err) = run(
+        &[
+            "connectors",
+            "update",
+            "--account",
+            account,
+            "--mode",
+            "test",
+            "--connector",
+            &id,
+            "--disabled",
+            "true",
+        ],
+        &[],
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("\"disabled\""), "{out}");
+    let (ok, out, _) = run(
+        &["connectors", "list", "--account", account, "--mode", "test"],
+        &[],
+    );
+    assert!(ok);
+    assert_eq!(out.lines().count(), 1);
+    let (ok, out, _) = run(
+        &["connectors", "list", "--account", account, "--mode", "live"],
+        &[],
+    );
+    assert!(ok);
+    assert_eq!(out.lines().count(), 0);
+    let (ok, out, err) = run(
+        &[
+            "connectors",
+            "delete",
+            "--account",
+            account,
+            "--mode",
+            "test",
+            "--connector",
+            &id,
+        ],
+        &[],
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("\"deleted\":true"), "{out}");
+}

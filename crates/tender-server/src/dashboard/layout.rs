@@ -19,16 +19,18 @@ pub enum Section {
     Payments,
     Customers,
     Webhooks,
+    Connectors,
     Keys,
     Account,
 }
 
 impl Section {
-    const NAV: [Section; 6] = [
+    const NAV: [Section; 7] = [
         Section::Overview,
         Section::Payments,
         Section::Customers,
         Section::Webhooks,
+        Section::Connectors,
         Section::Keys,
         Section::Account,
     ];
@@ -39,6 +41,7 @@ impl Section {
             Section::Payments => "/dashboard/payments",
             Section::Customers => "/dashboard/customers",
             Section::Webhooks => "/dashboard/webhooks",
+            Section::Connectors => "/dashboard/connectors",
             Section::Keys => "/dashboard/keys",
             Section::Account => "/dashboard/account",
         }
@@ -50,6 +53,7 @@ impl Section {
             Section::Payments => "Payments",
             Section::Customers => "Customers",
             Section::Webhooks => "Webhooks",
+            Section::Connectors => "Connectors",
             Section::Keys => "API keys",
             Section::Account => "Account",
         }

@@ -9,7 +9,7 @@
 //! - [`throttle`]: login throttling per e-mail, client address and both, in memory.
 //! - [`overview`]: the landing page: 30-day figures, a daily chart, search.
 //! - [`auth`]: log in, log out, change password, the test/live switch.
-//! - [`keys`], [`payments`], [`customers`], [`webhooks`]: one module per area.
+//! - [`keys`], [`payments`], [`customers`], [`webhooks`], [`connectors`]: one module per area.
 //!
 //! Every read and write goes through the same use cases as the API, with a [`RequestContext`]
 //! built from the session's account and mode: a session cannot name another account's data.
@@ -26,6 +26,7 @@
 //! Depends on `tender-core` use cases, `maud` for auto-escaping templates and `axum`.
 
 pub mod auth;
+pub mod connectors;
 pub mod customers;
 pub mod keys;
 pub mod layout;
@@ -132,6 +133,23 @@ pub fn router(app: AppState, secure_cookies: bool) -> Router {
         .route("/webhooks/{id}/delete", post(webhooks::delete_endpoint))
         .route("/webhooks/{id}/edit", post(webhooks::edit_endpoint))
         .route("/webhooks/{id}/roll", post(webhooks::roll_endpoint_secret))
+        .route(
+            "/connectors",
+            get(connectors::list_connectors).post(connectors::create_connector),
+        )
+        .route(
+            "/connectors/{id}/enable",
+            post(connectors::enable_connector),
+        )
+        .route(
+            "/connectors/{id}/disable",
+            post(connectors::disable_connector),
+        )
+        .route(
+            "/connectors/{id}/delete",
+            post(connectors::delete_connector),
+        )
+        .route("/connectors/{id}/edit", post(connectors::edit_connector))
         .route("/events/{id}", get(webhooks::retrieve_event))
         .route("/events/{id}/resend", post(webhooks::resend_event))
         .fallback(|| async { DashError::NotFound })

@@ -433,6 +433,12 @@ async fn render_payment(
                             } @else { span.muted { "—" } }
                         }
                         dt { "Description" } dd { (p.description.as_deref().unwrap_or("—")) }
+                        dt { "Processor" } dd #payment-connector {
+                            @if let Some(c) = &p.connector {
+                                span.mono { (c) }
+                                @if let Some(r) = &p.connector_reference { " · " span.mono #connector-reference { (r) } }
+                            } @else { span.muted { "Tender's simulator" } }
+                        }
                         @if let Some(m) = &p.failure_message {
                             dt { "Failure" } dd { (m) @if let Some(c) = &p.decline_code { " (" (c) ")" } }
                         }
