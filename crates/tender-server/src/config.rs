@@ -20,6 +20,9 @@ pub struct ServerConfig {
     pub webhook_retry_scale: f64,
     /// Test-mode bank settlement delay in seconds.
     pub bank_settlement_delay: u64,
+    /// Seconds before the first sync of a connector's payment or refund left unknown (then
+    /// with backoff). Keep it above the connectors' 20 s request time-out.
+    pub connector_sync_delay: u64,
     /// 64 hex characters; `None` = read or create `vault.key` in the data dir (SQLite only).
     pub vault_key: Option<String>,
     /// Whether the dashboard is reached over TLS, so its cookies get `Secure`. Set it when
@@ -50,6 +53,7 @@ impl ServerConfig {
             rate_limit: 100,
             webhook_retry_scale: 1.0,
             bank_settlement_delay: 10,
+            connector_sync_delay: tender_core::service::upstream::FIRST_SYNC_SECS as u64,
             vault_key: None,
             secure_cookies: false,
             tls_cert: None,

@@ -59,6 +59,7 @@ pub async fn open_services(
             vault_key,
             webhook_retry_scale: config.webhook_retry_scale,
             bank_settlement_delay: config.bank_settlement_delay as i64,
+            connector_sync_delay: config.connector_sync_delay.max(1) as i64,
             allow_private_webhook_targets: config.allow_private_webhook_targets,
         }),
     })

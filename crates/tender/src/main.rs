@@ -318,6 +318,10 @@ struct ServeArgs {
     /// Test-mode bank transfer settlement delay, seconds.
     #[arg(long, env = "TENDER_BANK_SETTLEMENT_DELAY", default_value_t = 10)]
     bank_settlement_delay: u64,
+    /// Seconds before a connector's payment or refund the processor left unknown is first
+    /// synced (then with backoff, up to hourly). Keep it above the 20 s request time-out.
+    #[arg(long, env = "TENDER_CONNECTOR_SYNC_DELAY", default_value_t = 60)]
+    connector_sync_delay: u64,
     /// PEM certificate chain: serve HTTPS (TLS 1.2+) on both listeners; reloaded on SIGHUP.
     #[arg(long, env = "TENDER_TLS_CERT", requires = "tls_key")]
     tls_cert: Option<PathBuf>,

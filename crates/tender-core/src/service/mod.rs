@@ -61,6 +61,8 @@ pub struct ServiceConfig {
     pub webhook_retry_scale: f64,
     /// Seconds before a bank transfer (or its refund) settles.
     pub bank_settlement_delay: i64,
+    /// Seconds before the first sync of a connector's payment or refund left unknown.
+    pub connector_sync_delay: i64,
     /// Test-mode webhooks may reach private ranges (`--allow-private-webhook-targets`).
     pub allow_private_webhook_targets: bool,
 }

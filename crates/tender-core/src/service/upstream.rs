@@ -45,8 +45,9 @@ use crate::payment::{CancellationReason, Payment, PaymentStatus};
 use crate::refund::{Refund, RefundStatus};
 use crate::store::{ClaimedTask, Collection, IndexValues, WriteBatch, WriteOp};
 
-/// Seconds after a payment (or refund) is recorded before its first sync: well past the
-/// connectors' request time-out, so a sync never races a request that is still waiting.
+/// Seconds after a payment (or refund) is recorded before its first sync, by default
+/// (`--connector-sync-delay`): well past the connectors' request time-out, so a sync never races
+/// a request that is still waiting.
 pub const FIRST_SYNC_SECS: i64 = 60;
 /// The longest wait between two syncs.
 const MAX_SYNC_INTERVAL_SECS: i64 = 3600;
@@ -81,9 +82,9 @@ struct Applied {
 }
 
 /// The delay before the next sync of something recorded at `created`, at `now`: half its age,
-/// between [`FIRST_SYNC_SECS`]/4 and an hour.
-fn next_sync_delay(created: i64, now: i64) -> i64 {
-    ((now - created) / 2).clamp(FIRST_SYNC_SECS / 4, MAX_SYNC_INTERVAL_SECS)
+/// between a quarter of the first delay and an hour.
+fn next_sync_delay(first: i64, created: i64, now: i64) -> i64 {
+    ((now - created) / 2).clamp((first / 4).max(1), MAX_SYNC_INTERVAL_SECS)
 }
 
 fn decline_error(d: &Decline, payment: &str) -> CoreError {
@@ -123,7 +124,7 @@ impl Services {
         let sync_op = self.schedule_op(
             TaskKind::SyncPayment,
             &payment.id,
-            payment.created + FIRST_SYNC_SECS,
+            payment.created + self.config.connector_sync_delay,
         );
         let sync_task = match &sync_op {
             WriteOp::ScheduleTask { id, .. } => id.clone(),
@@ -483,7 +484,12 @@ impl Services {
             ops.push(self.schedule_op(
                 TaskKind::SyncPayment,
                 &payment.id,
-                self.now() + next_sync_delay(payment.created, self.now()),
+                self.now()
+                    + next_sync_delay(
+                        self.config.connector_sync_delay,
+                        payment.created,
+                        self.now(),
+                    ),
             ));
         }
         self.commit_background(scope, ops).await
@@ -497,7 +503,11 @@ impl Services {
         if let Some(created) = created {
             let kind = TaskKind::parse(&task.kind).unwrap_or(TaskKind::SyncPayment);
             let now = self.now();
-            ops.push(self.schedule_op(kind, &task.object_id, now + next_sync_delay(created, now)));
+            ops.push(self.schedule_op(
+                kind,
+                &task.object_id,
+                now + next_sync_delay(self.config.connector_sync_delay, created, now),
+            ));
         }
         self.commit_background(&task.scope, ops).await
     }
@@ -572,7 +582,7 @@ impl Services {
         let sync = self.schedule_op(
             TaskKind::SyncRefund,
             &refund.id,
-            refund.created + FIRST_SYNC_SECS,
+            refund.created + self.config.connector_sync_delay,
         );
         let sync_task = match &sync {
             WriteOp::ScheduleTask { id, .. } => id.clone(),
@@ -718,7 +728,7 @@ impl Services {
             ops.push(self.schedule_op(
                 TaskKind::SyncRefund,
                 &refund.id,
-                now + next_sync_delay(refund.created, now),
+                now + next_sync_delay(self.config.connector_sync_delay, refund.created, now),
             ));
             return self.commit_background(scope, ops).await;
         }
@@ -826,8 +836,12 @@ mod tests {
 
     #[test]
     fn syncs_back_off_with_age_between_bounds() {
-        assert_eq!(next_sync_delay(0, 10), FIRST_SYNC_SECS / 4);
-        assert_eq!(next_sync_delay(0, 600), 300);
-        assert_eq!(next_sync_delay(0, 100_000), MAX_SYNC_INTERVAL_SECS);
+        assert_eq!(next_sync_delay(FIRST_SYNC_SECS, 0, 10), FIRST_SYNC_SECS / 4);
+        assert_eq!(next_sync_delay(FIRST_SYNC_SECS, 0, 600), 300);
+        assert_eq!(
+            next_sync_delay(FIRST_SYNC_SECS, 0, 100_000),
+            MAX_SYNC_INTERVAL_SECS
+        );
+        assert_eq!(next_sync_delay(1, 0, 1), 1);
     }
 }

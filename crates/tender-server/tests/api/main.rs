@@ -11,6 +11,8 @@ mod helpers;
 mod idempotency;
 mod lifecycle;
 mod lists;
+#[path = "../support/localstripe.rs"]
+mod localstripe;
 mod messages;
 mod payments;
 mod pg;

@@ -21,6 +21,8 @@ mod idempotency;
 mod lifecycle;
 #[path = "../api/lists.rs"]
 mod lists;
+#[path = "../support/localstripe.rs"]
+mod localstripe;
 #[path = "../api/messages.rs"]
 mod messages;
 #[path = "../api/payments.rs"]
