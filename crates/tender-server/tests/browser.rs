@@ -388,10 +388,41 @@ async fn an_account_holder_does_everything_by_clicking() {
     assert!(b.text("#endpoints").await.contains(&hook));
     b.shot("12-webhooks").await;
 
+    // A connector (the simulator, so nothing leaves the machine): added, its payments name it.
+    b.click("nav a[href='/dashboard/connectors']").await;
+    assert!(b.page_text().await.contains("built-in simulator"));
+    b.css("#type option[value='simulator']")
+        .await
+        .click()
+        .await
+        .unwrap();
+    b.type_into("#name", "Backup simulator").await;
+    b.click("#add-connector button").await;
+    assert!(b.text(".notice.success").await.contains("Connector added"));
+    let table = b.text("#connectors").await;
+    assert!(
+        table.contains("Backup simulator") && table.contains("enabled"),
+        "{table}"
+    );
+    b.shot("13-connectors").await;
+    let routed = app
+        .pay(&key, 1500, json!({"description": "Order #1004"}))
+        .await;
+    let conn = routed["connector"].as_str().unwrap().to_string();
+    b.client
+        .goto(&format!(
+            "{base}/dashboard/payments/{}",
+            routed["id"].as_str().unwrap()
+        ))
+        .await
+        .unwrap();
+    assert!(b.text("#payment-connector").await.contains(&conn));
+    b.shot("14-payment-connector").await;
+
     // Account page, then log out.
     b.click("nav a[href='/dashboard/account']").await;
     b.css("#current_password").await;
-    b.shot("13-account").await;
+    b.shot("15-account").await;
     b.click("form[action='/dashboard/logout'] button").await;
     b.css("#email").await;
     assert_eq!(b.path().await, "/dashboard/login");

@@ -5,7 +5,7 @@
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use maud::{html, Markup};
-use tender_core::connector::{ConnectorObject, ConnectorStatus};
+use tender_core::connector::{ConnectorObject, ConnectorStatus, ConnectorType};
 use tender_core::error::CoreError;
 use tender_core::secret::Secret;
 use tender_core::service::connectors::ConnectorFields;
@@ -105,7 +105,10 @@ async fn render_connectors(
                                 td { (c.priority) }
                                 td { (badge(c.status.as_str())) }
                                 td.mono { @if let Some(l) = &c.api_key_last4 { "…" (l) } @else { "—" } }
-                                td { @if c.raw_card_data { "sent" } @else { "tokens only" } }
+                                td {
+                                    @if c.kind == ConnectorType::Simulator { "stays in Tender" }
+                                    @else if c.raw_card_data { "sent" } @else { "tokens only" }
+                                }
                                 td.actions {
                                     @if c.status == ConnectorStatus::Enabled {
                                         (post_button(session, &format!("/dashboard/connectors/{}/disable", c.id), "Disable", "small"))
