@@ -336,6 +336,41 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
                 eprintln!("localstripe c{c}: {:.0} req/s", s.rps());
                 report.put("localstripe", "POST /v1/charges", c, s);
             }
+            // What a connector adds: Tender (SQLite) sending each payment to localstripe through
+            // a stripe connector (PaymentMethod, PaymentIntent, confirm: three calls).
+            let t = Tender::start(&bin, &Backend::Sqlite, client.clone()).await?;
+            let connected = async {
+                t.target
+                    .json(load::Call::post_json(
+                        "/connectors",
+                        format!(
+                            r#"{{"type":"stripe","api_key":"sk_test_bench","api_base":"{}","raw_card_data":true}}"#,
+                            ls.server.base
+                        ),
+                    ))
+                    .await?;
+                for &c in &args.concurrency {
+                    let make = tender::operation(
+                        "create payment",
+                        &format!("{run_id}-connector"),
+                        c,
+                        &Arc::new(Vec::new()),
+                        &Arc::new(Vec::new()),
+                    );
+                    let s = drive_server(&t.target, Some(t.server.pid()), c, duration, make).await;
+                    eprintln!(
+                        "sqlite + stripe connector create payment c{c}: {:.0} req/s p50 {:.2} ms errors {}",
+                        s.rps(),
+                        s.p50_ms,
+                        s.errors
+                    );
+                    report.put("sqlite + stripe connector", "create payment", c, s);
+                }
+                anyhow::Ok(())
+            }
+            .await;
+            t.cleanup().await;
+            connected?;
             report
                 .rss
                 .push(("localstripe".into(), ls.server.peak_rss().unwrap_or(0)));

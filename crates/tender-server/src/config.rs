@@ -21,7 +21,7 @@ pub struct ServerConfig {
     /// Test-mode bank settlement delay in seconds.
     pub bank_settlement_delay: u64,
     /// Seconds before the first sync of a connector's payment or refund left unknown (then
-    /// with backoff). Keep it above the connectors' 20 s request time-out.
+    /// with backoff). Keep it above 45 s (three calls of 15 s).
     pub connector_sync_delay: u64,
     /// 64 hex characters; `None` = read or create `vault.key` in the data dir (SQLite only).
     pub vault_key: Option<String>,

@@ -319,7 +319,7 @@ struct ServeArgs {
     #[arg(long, env = "TENDER_BANK_SETTLEMENT_DELAY", default_value_t = 10)]
     bank_settlement_delay: u64,
     /// Seconds before a connector's payment or refund the processor left unknown is first
-    /// synced (then with backoff, up to hourly). Keep it above the 20 s request time-out.
+    /// synced (then with backoff, up to hourly). Keep it above 45 s (three calls of 15 s).
     #[arg(long, env = "TENDER_CONNECTOR_SYNC_DELAY", default_value_t = 60)]
     connector_sync_delay: u64,
     /// PEM certificate chain: serve HTTPS (TLS 1.2+) on both listeners; reloaded on SIGHUP.

@@ -302,17 +302,47 @@ impl Services {
             ops.push(op);
         }
         let stored = to_body(&payment)?;
-        match applied.decline {
+        let committed = match &applied.decline {
             None => {
                 self.commit_payment(ctx, ops, &stored, event.as_deref())
-                    .await?;
-                Ok(payment)
+                    .await
             }
-            Some(err) => {
-                self.commit(ctx, ops, Err(&err)).await?;
-                Err(err)
+            Some(err) => self.commit(ctx, ops, Err(err)).await,
+        };
+        match committed {
+            Ok(()) => match applied.decline {
+                None => Ok(payment),
+                Some(err) => Err(err),
+            },
+            // A sync (or the processor's webhook) settled the payment while this request was
+            // still waiting for the processor: both asked the same processor, so the payment as
+            // recorded is the answer.
+            Err(CoreError::Store(StoreError::Conflict(_))) => {
+                self.answer_as_recorded(ctx, &payment.id).await
             }
+            Err(e) => Err(e),
         }
+    }
+
+    /// Answers with payment `id` as it is recorded now (a decline as its 402), keeping that
+    /// answer under the request's idempotency key.
+    async fn answer_as_recorded(&self, ctx: &RequestContext, id: &str) -> CoreResult<Payment> {
+        let (current, _): (Payment, i64) = self
+            .load(ctx.scope(), Collection::Payments, "payment", id)
+            .await?;
+        if current.status == PaymentStatus::Failed {
+            let d = Decline {
+                code: current.failure_code.clone().unwrap_or_default().into(),
+                decline_code: current.decline_code.clone().unwrap_or_default().into(),
+                message: current.failure_message.clone().unwrap_or_default().into(),
+            };
+            let err = decline_error(&d, &current.id);
+            self.commit(ctx, Vec::new(), Err(&err)).await?;
+            return Err(err);
+        }
+        self.commit_payment(ctx, Vec::new(), &to_body(&current)?, None)
+            .await?;
+        Ok(current)
     }
 
     /// Moves `payment` to what the processor says (`state`), with the event, the follow-up

@@ -18,10 +18,12 @@ use tender_core::connector::{
 };
 use tender_core::webhook::webhook_address_allowed;
 
-/// How long a processor may take to answer one call. Well under the first sync of a payment
-/// left unknown ([`tender_core::service::upstream::FIRST_SYNC_SECS`]), so a sync never races a
-/// request still waiting for its answer.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long a processor may take to answer one call. A payment makes at most three calls, so a
+/// request waits at most 45 s for its processor: under the first sync of a payment left
+/// unknown ([`tender_core::service::upstream::FIRST_SYNC_SECS`]), so a sync rarely meets a
+/// request still waiting (and when it does, the processor decides: see
+/// `tender_core::service::upstream`).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long connecting may take; a connection that was never made sent nothing.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 

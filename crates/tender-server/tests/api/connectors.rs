@@ -807,3 +807,60 @@ async fn the_processors_webhooks_settle_payments_once_and_unverified_ones_change
     let succeeded = app.get("/v2/events?type=payment.succeeded", app.sk()).await;
     assert_eq!(succeeded.body["data"].as_array().unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn a_sync_that_settles_a_payment_while_its_request_still_waits_is_the_requests_answer() {
+    let Some((app, stripe)) = setup().await else {
+        return;
+    };
+    let proxy = Proxy::start(&stripe.base).await;
+    stripe_connector(&app, &proxy.base, 0, true).await;
+    proxy.set(Fault::HoldConfirmAnswers);
+    let waiting = tokio::spawn({
+        let (client, base, key) = (app.client.clone(), app.base.clone(), app.sk().to_string());
+        async move {
+            client
+                .post(format!("{base}/v2/payments"))
+                .bearer_auth(key)
+                .header("Idempotency-Key", "slow-processor")
+                .json(&payment_body("4242424242424242", 5100))
+                .send()
+                .await
+                .unwrap()
+        }
+    });
+    // The processor has confirmed it; its answer is held. A sync settles the payment first.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !stripe
+        .payment_intents()
+        .await
+        .iter()
+        .any(|pi| pi["status"] == "succeeded")
+    {
+        assert!(std::time::Instant::now() < deadline);
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    sync_now(&app).await;
+    let list = app.get("/v2/payments", app.sk()).await;
+    assert_eq!(list.body["data"][0]["status"], "succeeded", "{}", list.body);
+    // Then the answer comes: the request answers what was recorded, once.
+    proxy.release();
+    let answer = crate::helpers::answer(waiting.await.unwrap()).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(answer.body["status"], "succeeded");
+    assert_eq!(answer.body["amount_captured"], 5100);
+    let events = app.get("/v2/events?type=payment.succeeded", app.sk()).await;
+    assert_eq!(events.body["data"].as_array().unwrap().len(), 1);
+    assert_eq!(stripe.payment_intents().await.len(), 1);
+    // Its replay is that answer.
+    let replay = app
+        .request(
+            Method::POST,
+            "/v2/payments",
+            Some(app.sk()),
+            Some(payment_body("4242424242424242", 5100)),
+            &[("Idempotency-Key", "slow-processor")],
+        )
+        .await;
+    assert_eq!(replay.raw, answer.raw);
+}

@@ -115,7 +115,7 @@ pub enum Fault {
     ServerError = 1,
     /// Forward confirmations and lose their answer (the connection breaks after sending).
     LoseConfirmAnswers = 2,
-    /// Forward confirmations and never answer.
+    /// Forward confirmations and hold their answers until [`Proxy::release`].
     HoldConfirmAnswers = 3,
 }
 
@@ -123,26 +123,46 @@ pub enum Fault {
 pub struct Proxy {
     pub base: String,
     fault: Arc<AtomicU8>,
+    held: Arc<tokio::sync::Notify>,
 }
+
+/// What the proxy's handler shares.
+type ProxyState = (
+    String,
+    Arc<AtomicU8>,
+    reqwest::Client,
+    Arc<tokio::sync::Notify>,
+);
 
 impl Proxy {
     pub async fn start(upstream: &str) -> Self {
         let fault = Arc::new(AtomicU8::new(Fault::Pass as u8));
-        let state = (upstream.to_string(), fault.clone(), reqwest::Client::new());
+        let held = Arc::new(tokio::sync::Notify::new());
+        let state: ProxyState = (
+            upstream.to_string(),
+            fault.clone(),
+            reqwest::Client::new(),
+            held.clone(),
+        );
         let app = axum::Router::new().fallback(forward).with_state(state);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, app).await });
-        Self { base, fault }
+        Self { base, fault, held }
     }
 
     pub fn set(&self, fault: Fault) {
         self.fault.store(fault as u8, Ordering::SeqCst);
     }
+
+    /// Lets the answers held so far ([`Fault::HoldConfirmAnswers`]) go back.
+    pub fn release(&self) {
+        self.held.notify_waiters();
+    }
 }
 
 async fn forward(
-    State((upstream, fault, client)): State<(String, Arc<AtomicU8>, reqwest::Client)>,
+    State((upstream, fault, client, held)): State<ProxyState>,
     request: Request,
 ) -> Response {
     let fault = fault.load(Ordering::SeqCst);
@@ -177,7 +197,7 @@ async fn forward(
     let status = answer.status().as_u16();
     let bytes = answer.bytes().await.unwrap_or_default();
     if hold {
-        std::future::pending::<()>().await;
+        held.notified().await;
     }
     if lose {
         // The request was carried out; its answer breaks off after the status line.
