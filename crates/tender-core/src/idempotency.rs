@@ -7,9 +7,10 @@
 //! - **The fingerprint** is an HMAC-SHA256 under a key derived from the vault key, over the
 //!   method, the path and the canonical body (object keys sorted, so key order does not count).
 //!   Before hashing, a card's `cvc` is dropped (the CVC is never stored in any form, and a replay
-//!   with another CVC is a replay, so it is no oracle), and card numbers and IBANs are replaced by
-//!   their keyed digests. Without the vault key nothing in a stored fingerprint can be guessed
-//!   and checked offline, whatever else of the body the database holds.
+//!   with another CVC is a replay, so it is no oracle), and card numbers, IBANs and a connector's
+//!   `api_key` and `webhook_secret` are replaced by their keyed digests. Without the vault key
+//!   nothing in a stored fingerprint can be guessed and checked offline, whatever else of the
+//!   body the database holds.
 //! - **Before the work** the key is looked up ([`Services::begin_idempotent`], a read): a new
 //!   key runs, a finished one replays its stored answer byte for byte, one with another
 //!   fingerprint is `400`, one still running is `409`.
@@ -412,7 +413,7 @@ impl Services {
             body.extend_from_slice(KEPT_AS_CURRENT);
             body.extend_from_slice(base.as_bytes());
             body.push(b'\n');
-            body.extend_from_slice(crate::render::collection_name(collection).as_bytes());
+            body.extend_from_slice(collection.name().as_bytes());
             body.push(b':');
             body.extend_from_slice(id.as_bytes());
             let mut write = self.idempotency_write(hold, StoredResponse { status: 200, body });
@@ -497,7 +498,7 @@ impl Services {
             let pointer = String::from_utf8(pointer).map_err(|e| corrupt(e.to_string()))?;
             let (collection, id) = pointer
                 .split_once(':')
-                .and_then(|(c, id)| Some((crate::render::collection_named(c)?, id)))
+                .and_then(|(c, id)| Some((crate::store::Collection::named(c)?, id)))
                 .ok_or_else(|| corrupt(format!("a bad pointer {pointer}")))?;
             let record = self
                 .store
@@ -660,6 +661,8 @@ impl Fingerprinter {
                     let secret = match (parent, k.as_str()) {
                         (Some("card"), "cvc") => continue,
                         (Some("card"), "number") | (Some("bank_transfer"), "iban") => true,
+                        // A connector's secrets (`POST /connectors`, `POST /connectors/{id}`).
+                        (None, "api_key" | "webhook_secret") => true,
                         _ => false,
                     };
                     if !first {
@@ -765,6 +768,23 @@ mod tests {
 
     fn fp(body: Value) -> String {
         Fingerprinter::new(&[7; 32]).fingerprint("POST", "/v2/payments", &body)
+    }
+
+    #[test]
+    fn connector_secrets_count_but_only_as_keyed_digests() {
+        let f =
+            |key: &str| fp(json!({"type": "stripe", "api_key": key, "webhook_secret": "whsec_1"}));
+        assert_ne!(f("sk_test_a"), f("sk_test_b"));
+        let mut text = String::new();
+        Fingerprinter::new(&[7; 32]).canonical(
+            &json!({"api_key": "sk_test_a", "webhook_secret": "whsec_1"}),
+            None,
+            &mut text,
+        );
+        assert!(
+            !text.contains("sk_test_a") && !text.contains("whsec_1"),
+            "{text}"
+        );
     }
 
     fn pay(number: &str, cvc: &str) -> Value {

@@ -149,26 +149,6 @@ impl Renderer {
     }
 }
 
-/// The name of a collection in kept pointers (its table's name).
-pub fn collection_name(c: Collection) -> &'static str {
-    match c {
-        Collection::Payments => "payments",
-        Collection::Customers => "customers",
-        Collection::Refunds => "refunds",
-        Collection::Events => "events",
-        Collection::PaymentMethods => "payment_methods",
-        Collection::WebhookEndpoints => "webhook_endpoints",
-        Collection::Connectors => "connectors",
-    }
-}
-
-/// The collection of a [`collection_name`].
-pub fn collection_named(name: &str) -> Option<Collection> {
-    Collection::ALL
-        .into_iter()
-        .find(|c| collection_name(*c) == name)
-}
-
 /// JSON text of a rendered value.
 fn to_text<T: Serialize>(value: &T) -> CoreResult<String> {
     serde_json::to_string(value).map_err(|e| CoreError::internal("render a document", e))

@@ -54,6 +54,24 @@ impl Collection {
         Collection::Connectors,
     ];
 
+    /// Its name: the name of its table, and of the collection in kept idempotency pointers.
+    pub fn name(self) -> &'static str {
+        match self {
+            Collection::Payments => "payments",
+            Collection::Customers => "customers",
+            Collection::Refunds => "refunds",
+            Collection::Events => "events",
+            Collection::PaymentMethods => "payment_methods",
+            Collection::WebhookEndpoints => "webhook_endpoints",
+            Collection::Connectors => "connectors",
+        }
+    }
+
+    /// The collection named `name` ([`Collection::name`]).
+    pub fn named(name: &str) -> Option<Collection> {
+        Collection::ALL.into_iter().find(|c| c.name() == name)
+    }
+
     /// The filterable columns this collection's table has.
     pub fn filter_fields(self) -> &'static [Field] {
         match self {

@@ -6,15 +6,7 @@
 use tender_core::store::{Collection, Field, IndexValues};
 
 pub fn table(c: Collection) -> &'static str {
-    match c {
-        Collection::Payments => "payments",
-        Collection::Customers => "customers",
-        Collection::Refunds => "refunds",
-        Collection::Events => "events",
-        Collection::PaymentMethods => "payment_methods",
-        Collection::WebhookEndpoints => "webhook_endpoints",
-        Collection::Connectors => "connectors",
-    }
+    c.name()
 }
 
 pub fn column(f: Field) -> &'static str {
