@@ -336,8 +336,13 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
                 eprintln!("localstripe c{c}: {:.0} req/s", s.rps());
                 report.put("localstripe", "POST /v1/charges", c, s);
             }
-            // What a connector adds: Tender (SQLite) sending each payment to localstripe through
-            // a stripe connector (PaymentMethod, PaymentIntent, confirm: three calls).
+            report
+                .rss
+                .push(("localstripe".into(), ls.server.peak_rss().unwrap_or(0)));
+            ls.server.stop();
+            // What a connector adds: Tender (SQLite) sending each payment to a fresh localstripe
+            // through a stripe connector (PaymentMethod, PaymentIntent, confirm: three calls).
+            let ls = peer::LocalStripe::start(client.clone(), logs.path()).await?;
             let t = Tender::start(&bin, &Backend::Sqlite, client.clone()).await?;
             let connected = async {
                 t.target
@@ -370,11 +375,8 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
             }
             .await;
             t.cleanup().await;
-            connected?;
-            report
-                .rss
-                .push(("localstripe".into(), ls.server.peak_rss().unwrap_or(0)));
             ls.server.stop();
+            connected?;
         }
         print_report(&report);
     }

@@ -47,10 +47,17 @@ pub struct LocalStripe {
 
 impl LocalStripe {
     pub async fn start(client: HttpClient, log_dir: &Path) -> anyhow::Result<Self> {
-        let cmd_name = ensure_installed()?;
+        ensure_installed()?;
         let port = free_port()?;
-        let mut cmd = Command::new(cmd_name);
-        cmd.args(["--port", &port.to_string()]);
+        // On 127.0.0.1 with its state in memory (`scripts/localstripe-server.py`): the stock
+        // command pickles its whole store to a file after every write, which makes each call
+        // slower the more objects a run has made.
+        let mut cmd = Command::new("python3");
+        cmd.arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../scripts/localstripe-server.py"
+        ))
+        .arg(port.to_string());
         let server = Server::start_on_port(
             cmd,
             &log_dir.join("localstripe.log"),
