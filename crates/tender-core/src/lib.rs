@@ -10,6 +10,7 @@
 //! - [`acquirer`]: the built-in simulator's test-card table (CONTRACT §4.2).
 //! - [`connector`]: the port to payment processors, the `conn_` object, the simulator behind it.
 //! - [`clock`]: time as a dependency.
+//! - [`ledger`]: the double-entry ledger's accounts and balanced postings (CONTRACT §9).
 //! - [`store`]: the storage port, implemented by `tender-store`.
 //! - [`service`]: the use cases, one transaction each.
 //! - [`error`]: `CoreError` and `StoreError`.
@@ -27,6 +28,7 @@ pub mod error;
 pub mod event;
 pub mod idempotency;
 pub mod ids;
+pub mod ledger;
 pub mod metadata;
 pub mod money;
 pub mod payment;

@@ -19,6 +19,7 @@
 //! - [`IdempotencyStore`]: finding, claiming, releasing and purging idempotency records.
 //! - [`QueueStore`]: leasing and recording webhook deliveries and scheduled tasks.
 //! - [`AccountStore`]: accounts, API keys, dashboard sessions and store-wide settings.
+//! - [`LedgerStore`]: ledger balances and postings (written by [`WriteOp::Post`]).
 //!
 //! Callers hold `Arc<dyn Store>`, which reaches every concern's methods without importing its
 //! trait; only code holding a concrete backend (`SqliteStore`, `PgStore`) imports the concern's
@@ -266,6 +267,11 @@ pub enum WriteOp {
     },
     /// Removes a task, in the batch that carries out its work.
     DeleteTask { id: String },
+    /// A balanced ledger posting, written with the change that causes it. One posting per cause
+    /// and scope: a posting whose cause is already posted writes nothing (and fails nothing), so
+    /// a retry or a replayed webhook never posts twice. The store keeps each ledger account's
+    /// balance in the same transaction.
+    Post(crate::ledger::Posting),
     /// An event. In the same transaction the store writes one pending delivery (the outbox) for
     /// every enabled endpoint of the scope whose `enabled_events` match, due at `created`.
     Event {
@@ -401,7 +407,7 @@ pub struct DeliveryClaim {
 /// The storage port: every concern below, plus the store's lifecycle.
 #[async_trait]
 pub trait Store:
-    DocumentStore + IdempotencyStore + QueueStore + AccountStore + Send + Sync + 'static
+    DocumentStore + IdempotencyStore + QueueStore + AccountStore + LedgerStore + Send + Sync + 'static
 {
     /// Called once when a server starts: forget what only a process of this store that died
     /// could have held. SQLite is served by one process, so its in-progress idempotency claims
@@ -459,6 +465,27 @@ pub trait DocumentStore: Send + Sync {
     /// A payment by id alone, with its scope: only the receipt host, which has no caller to
     /// scope by, uses this (payment ids are unguessable).
     async fn find_payment_for_receipt(&self, id: &str) -> StoreResult<Option<(Scope, Record)>>;
+}
+
+// ---- The ledger ------------------------------------------------------------------------------
+
+/// What the ledger holds: balances kept with every posting ([`WriteOp::Post`]), and the
+/// postings themselves.
+#[async_trait]
+pub trait LedgerStore: Send + Sync {
+    /// Every ledger account balance of the scope, per currency (accounts never posted to are
+    /// absent).
+    async fn ledger_balances(
+        &self,
+        scope: &Scope,
+    ) -> StoreResult<Vec<crate::ledger::LedgerBalance>>;
+
+    /// The entries of the posting for `cause`, if it was posted.
+    async fn posting_entries(
+        &self,
+        scope: &Scope,
+        cause: &str,
+    ) -> StoreResult<Option<Vec<crate::ledger::Entry>>>;
 }
 
 // ---- Idempotency -----------------------------------------------------------------------------

@@ -1081,3 +1081,194 @@ async fn a_checkpointed_claim_stays_in_progress_then_completes_and_a_released_on
         })
     );
 }
+
+contract!(a_posting_moves_balances_once_per_cause_and_only_with_its_batch);
+async fn a_posting_moves_balances_once_per_cause_and_only_with_its_batch(store: Arc<dyn Store>) {
+    use tender_core::ledger::{Entry, LedgerAccount::*, Posting};
+    use tender_core::money::Currency;
+    let s = scope("acct_a", Mode::Test);
+    let usd = Currency::parse("usd").unwrap();
+    let eur = Currency::parse("eur").unwrap();
+    let capture = |cause: &str, amount: i64, fee: i64| {
+        Posting::new(
+            cause,
+            1000,
+            vec![
+                Entry {
+                    account: External,
+                    currency: usd,
+                    amount: -amount,
+                },
+                Entry {
+                    account: Pending,
+                    currency: usd,
+                    amount: amount - fee,
+                },
+                Entry {
+                    account: Fees,
+                    currency: usd,
+                    amount: fee,
+                },
+            ],
+        )
+        .unwrap()
+    };
+    let post = |ops: Vec<WriteOp>| WriteBatch {
+        scope: s.clone(),
+        ops,
+        idempotency: None,
+    };
+    let balances = || {
+        let (store, s) = (store.clone(), s.clone());
+        async move {
+            let mut b: Vec<(String, &str, i64)> = store
+                .ledger_balances(&s)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|b| (b.account.as_str().to_string(), b.currency.code(), b.amount))
+                .collect();
+            b.sort();
+            b
+        }
+    };
+    store
+        .commit(post(vec![WriteOp::Post(capture(
+            "capture:pay_1",
+            1000,
+            59,
+        ))]))
+        .await
+        .unwrap();
+    // The same cause again (a retry, a replayed webhook): nothing moves, nothing fails.
+    store
+        .commit(post(vec![WriteOp::Post(capture(
+            "capture:pay_1",
+            1000,
+            59,
+        ))]))
+        .await
+        .unwrap();
+    store
+        .commit(post(vec![
+            WriteOp::Post(capture("capture:pay_2", 500, 45)),
+            WriteOp::Post(
+                Posting::transfer("available:pay_1", 1001, usd, 941, Pending, Available).unwrap(),
+            ),
+            WriteOp::Post(
+                Posting::transfer("capture:pay_3", 1001, eur, 700, External, Pending).unwrap(),
+            ),
+        ]))
+        .await
+        .unwrap();
+    // A batch that fails posts nothing.
+    let failed = store
+        .commit(post(vec![
+            WriteOp::Post(capture("capture:pay_4", 9000, 100)),
+            WriteOp::DeleteTask {
+                id: "task_missing".into(),
+            },
+        ]))
+        .await;
+    assert!(failed.is_err());
+    assert_eq!(
+        balances().await,
+        vec![
+            ("available".to_string(), "usd", 941),
+            ("external".to_string(), "eur", -700),
+            ("external".to_string(), "usd", -1500),
+            ("fees".to_string(), "usd", 104),
+            ("pending".to_string(), "eur", 700),
+            ("pending".to_string(), "usd", 455),
+        ]
+    );
+    // Every currency sums to zero.
+    for code in ["usd", "eur"] {
+        let sum: i64 = balances()
+            .await
+            .iter()
+            .filter(|b| b.1 == code)
+            .map(|b| b.2)
+            .sum();
+        assert_eq!(sum, 0, "{code}");
+    }
+    let mut entries: Vec<(String, i64)> = store
+        .posting_entries(&s, "capture:pay_1")
+        .await
+        .unwrap()
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.account.as_str().to_string(), e.amount))
+        .collect();
+    entries.sort();
+    assert_eq!(
+        entries,
+        vec![
+            ("external".to_string(), -1000),
+            ("fees".to_string(), 59),
+            ("pending".to_string(), 941)
+        ]
+    );
+    assert_eq!(
+        store.posting_entries(&s, "capture:pay_4").await.unwrap(),
+        None
+    );
+    // Another scope's ledger is another ledger; its causes are its own.
+    let other = scope("acct_b", Mode::Test);
+    assert!(store.ledger_balances(&other).await.unwrap().is_empty());
+    store
+        .commit(WriteBatch {
+            scope: other.clone(),
+            ops: vec![WriteOp::Post(capture("capture:pay_1", 1000, 59))],
+            idempotency: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(store.ledger_balances(&other).await.unwrap().len(), 3);
+    assert!(store
+        .ledger_balances(&scope("acct_a", Mode::Live))
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+contract!(concurrent_postings_to_one_balance_all_count_and_one_cause_counts_once);
+async fn concurrent_postings_to_one_balance_all_count_and_one_cause_counts_once(
+    store: Arc<dyn Store>,
+) {
+    use tender_core::ledger::{LedgerAccount::*, Posting};
+    use tender_core::money::Currency;
+    let s = scope("acct_a", Mode::Test);
+    let usd = Currency::parse("usd").unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..20 {
+        let (store, s) = (store.clone(), s.clone());
+        tasks.push(tokio::spawn(async move {
+            // Ten distinct causes, each sent twice at once.
+            let p = Posting::transfer(
+                format!("refund:re_{}", i % 10),
+                0,
+                usd,
+                100,
+                Available,
+                External,
+            )
+            .unwrap();
+            store
+                .commit(WriteBatch {
+                    scope: s,
+                    ops: vec![WriteOp::Post(p)],
+                    idempotency: None,
+                })
+                .await
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+    let balances = store.ledger_balances(&s).await.unwrap();
+    let available = balances.iter().find(|b| b.account == Available).unwrap();
+    assert_eq!(available.amount, -1000);
+    let external = balances.iter().find(|b| b.account == External).unwrap();
+    assert_eq!(external.amount, 1000);
+}

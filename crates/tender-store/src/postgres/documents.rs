@@ -209,6 +209,7 @@ fn plan(batch: &WriteBatch, node: i64) -> Vec<Stmt> {
                     Box::new(*due_at),
                 ],
             )),
+            WriteOp::Post(posting) => out.push(super::ledger::post_statement(scope, posting)),
             WriteOp::DeleteTask { id } => out.push(
                 Stmt::new(
                     "delete task",

@@ -18,6 +18,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         3,
         include_str!("../../migrations/postgres/0003_create_connectors.sql"),
     ),
+    (
+        4,
+        include_str!("../../migrations/postgres/0004_create_ledger.sql"),
+    ),
 ];
 
 /// An arbitrary constant naming Tender's migration lock.

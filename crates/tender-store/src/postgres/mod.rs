@@ -24,6 +24,7 @@
 mod accounts;
 mod documents;
 mod idempotency;
+mod ledger;
 mod migrate;
 mod node;
 mod pipeline;

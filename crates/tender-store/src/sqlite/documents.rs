@@ -264,6 +264,7 @@ fn apply_batch(conn: &Connection, batch: &WriteBatch) -> StoreResult<()> {
                 .and_then(|mut s| s.execute(params![id, kind, scope.account, live, object_id, due_at]))
                 .map_err(|e| classify("schedule task", e))?;
             }
+            WriteOp::Post(posting) => super::ledger::post(conn, scope, posting)?,
             WriteOp::DeleteTask { id } => {
                 let n = conn
                     .prepare_cached("DELETE FROM scheduled_tasks WHERE id = ?1 AND account_id = ?2 AND livemode = ?3")

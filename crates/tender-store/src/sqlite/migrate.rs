@@ -19,6 +19,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         3,
         include_str!("../../migrations/sqlite/0003_create_connectors.sql"),
     ),
+    (
+        4,
+        include_str!("../../migrations/sqlite/0004_create_ledger.sql"),
+    ),
 ];
 
 /// Applies the migrations not yet applied, each in its own transaction.

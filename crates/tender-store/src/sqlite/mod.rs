@@ -18,6 +18,7 @@
 mod accounts;
 mod documents;
 mod idempotency;
+mod ledger;
 mod migrate;
 mod queue;
 mod writer;

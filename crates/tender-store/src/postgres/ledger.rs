@@ -1,0 +1,120 @@
+//! The ledger on PostgreSQL: [`post_statement`], the one statement a batch sends for each
+//! posting inside its transaction, and the reads of [`LedgerStore`].
+//!
+//! - The posting's row is inserted unless its cause is already posted in the scope; its entries
+//!   and the balance moves read the inserted row (data-modifying CTEs), so a cause posts once,
+//!   and the statement fits the batch's single pipelined flight.
+//! - Two batches posting to one balance serialise on its row; two posting one cause, on the
+//!   unique index (the second then writes nothing).
+//!
+//! Depends on the parent module's connection helpers and [`super::pipeline`].
+
+use async_trait::async_trait;
+use tender_core::auth::Scope;
+use tender_core::error::StoreError;
+use tender_core::ledger::{Entry, LedgerAccount, LedgerBalance, Posting};
+use tender_core::money::Currency;
+use tender_core::store::{LedgerStore, StoreResult};
+
+use super::pipeline::{Stmt, Value};
+use super::{classify, query, PgStore};
+
+/// The statement that writes `posting` for `scope`, once per cause.
+pub(super) fn post_statement(scope: &Scope, posting: &Posting) -> Stmt {
+    let accounts: Vec<String> = posting
+        .entries()
+        .iter()
+        .map(|e| e.account.as_str().to_string())
+        .collect();
+    let currencies: Vec<String> = posting
+        .entries()
+        .iter()
+        .map(|e| e.currency.code().to_string())
+        .collect();
+    let amounts: Vec<i64> = posting.entries().iter().map(|e| e.amount).collect();
+    let params: Vec<Value> = vec![
+        Box::new(scope.account.clone()),
+        Box::new(scope.livemode()),
+        Box::new(posting.cause().to_string()),
+        Box::new(posting.created()),
+        Box::new(accounts),
+        Box::new(currencies),
+        Box::new(amounts),
+    ];
+    Stmt::new(
+        "post",
+        "WITH p AS (
+             INSERT INTO ledger_postings (account_id, livemode, cause, created) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (account_id, livemode, cause) DO NOTHING RETURNING seq
+         ), e AS (
+             INSERT INTO ledger_entries (posting_seq, ledger_account, currency, amount)
+             SELECT p.seq, x.a, x.c, x.m FROM p, unnest($5::text[], $6::text[], $7::bigint[]) AS x(a, c, m)
+             RETURNING ledger_account, currency, amount
+         )
+         INSERT INTO ledger_balances (account_id, livemode, ledger_account, currency, amount)
+         SELECT $1, $2, ledger_account, currency, sum(amount)::bigint FROM e GROUP BY ledger_account, currency
+         ON CONFLICT (account_id, livemode, ledger_account, currency)
+         DO UPDATE SET amount = ledger_balances.amount + excluded.amount",
+        params,
+    )
+}
+
+/// A stored (account, currency, amount) as the domain's values.
+fn entry_from(account: &str, currency: &str, amount: i64) -> StoreResult<Entry> {
+    Ok(Entry {
+        account: LedgerAccount::parse(account)
+            .ok_or_else(|| StoreError::Corrupt(format!("ledger account {account}")))?,
+        currency: Currency::parse(currency)
+            .ok_or_else(|| StoreError::Corrupt(format!("ledger currency {currency}")))?,
+        amount,
+    })
+}
+
+#[async_trait]
+impl LedgerStore for PgStore {
+    async fn ledger_balances(&self, scope: &Scope) -> StoreResult<Vec<LedgerBalance>> {
+        let client = self.client().await?;
+        let rows = query(
+            &client,
+            "SELECT ledger_account, currency, amount FROM ledger_balances
+             WHERE account_id = $1 AND livemode = $2 ORDER BY currency, ledger_account",
+            &[&scope.account, &scope.livemode()],
+        )
+        .await
+        .map_err(|e| classify("ledger balances", e))?;
+        rows.iter()
+            .map(|r| {
+                entry_from(r.get(0), r.get(1), r.get(2)).map(|e| LedgerBalance {
+                    account: e.account,
+                    currency: e.currency,
+                    amount: e.amount,
+                })
+            })
+            .collect()
+    }
+
+    async fn posting_entries(&self, scope: &Scope, cause: &str) -> StoreResult<Option<Vec<Entry>>> {
+        let client = self.client().await?;
+        let posted = query(
+            &client,
+            "SELECT seq FROM ledger_postings WHERE account_id = $1 AND livemode = $2 AND cause = $3",
+            &[&scope.account, &scope.livemode(), &cause],
+        )
+        .await
+        .map_err(|e| classify("find posting", e))?;
+        let Some(seq) = posted.first().map(|r| r.get::<_, i64>(0)) else {
+            return Ok(None);
+        };
+        let rows = query(
+            &client,
+            "SELECT ledger_account, currency, amount FROM ledger_entries WHERE posting_seq = $1 ORDER BY ctid",
+            &[&seq],
+        )
+        .await
+        .map_err(|e| classify("posting entries", e))?;
+        rows.iter()
+            .map(|r| entry_from(r.get(0), r.get(1), r.get(2)))
+            .collect::<StoreResult<Vec<_>>>()
+            .map(Some)
+    }
+}

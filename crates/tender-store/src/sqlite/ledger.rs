@@ -1,0 +1,132 @@
+//! The ledger on SQLite: [`post`], which a batch calls for each posting inside its transaction,
+//! and the reads of [`LedgerStore`].
+//!
+//! - A posting's row is inserted unless its cause is already posted in the scope; only then are
+//!   its entries written and the balances moved, so a cause posts once.
+//!
+//! Depends on the parent module's connection helpers.
+
+use async_trait::async_trait;
+use rusqlite::{params, Connection, OptionalExtension};
+use tender_core::auth::Scope;
+use tender_core::error::StoreError;
+use tender_core::ledger::{Entry, LedgerAccount, LedgerBalance, Posting};
+use tender_core::money::Currency;
+use tender_core::store::{LedgerStore, StoreResult};
+
+use super::{classify, SqliteStore};
+
+/// Writes `posting` for `scope` inside a batch, once per cause.
+pub(super) fn post(conn: &Connection, scope: &Scope, posting: &Posting) -> StoreResult<()> {
+    let live = scope.livemode();
+    let n = conn
+        .prepare_cached(
+            "INSERT INTO ledger_postings (account_id, livemode, cause, created) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (account_id, livemode, cause) DO NOTHING",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                scope.account,
+                live,
+                posting.cause(),
+                posting.created()
+            ])
+        })
+        .map_err(|e| classify("post", e))?;
+    if n == 0 {
+        // Posted already: by a retry's first run, or an earlier delivery of the same webhook.
+        return Ok(());
+    }
+    let seq = conn.last_insert_rowid();
+    for e in posting.entries() {
+        conn.prepare_cached(
+            "INSERT INTO ledger_entries (posting_seq, ledger_account, currency, amount) VALUES (?1, ?2, ?3, ?4)",
+        )
+        .and_then(|mut s| s.execute(params![seq, e.account.as_str(), e.currency.code(), e.amount]))
+        .map_err(|e| classify("post entry", e))?;
+        conn.prepare_cached(
+            "INSERT INTO ledger_balances (account_id, livemode, ledger_account, currency, amount)
+             VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (account_id, livemode, ledger_account, currency)
+             DO UPDATE SET amount = amount + excluded.amount",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                scope.account,
+                live,
+                e.account.as_str(),
+                e.currency.code(),
+                e.amount
+            ])
+        })
+        .map_err(|e| classify("move balance", e))?;
+    }
+    Ok(())
+}
+
+/// A stored (account, currency, amount) as the domain's values.
+fn entry_from(account: &str, currency: &str, amount: i64) -> StoreResult<Entry> {
+    Ok(Entry {
+        account: LedgerAccount::parse(account)
+            .ok_or_else(|| StoreError::Corrupt(format!("ledger account {account}")))?,
+        currency: Currency::parse(currency)
+            .ok_or_else(|| StoreError::Corrupt(format!("ledger currency {currency}")))?,
+        amount,
+    })
+}
+
+#[async_trait]
+impl LedgerStore for SqliteStore {
+    async fn ledger_balances(&self, scope: &Scope) -> StoreResult<Vec<LedgerBalance>> {
+        let rows: Vec<(String, String, i64)> = self.read_now(|conn| {
+            conn.prepare_cached(
+                "SELECT ledger_account, currency, amount FROM ledger_balances
+                 WHERE account_id = ?1 AND livemode = ?2 ORDER BY currency, ledger_account",
+            )
+            .and_then(|mut s| {
+                s.query_map(params![scope.account, scope.livemode()], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })?
+                .collect()
+            })
+            .map_err(|e| classify("ledger balances", e))
+        })?;
+        rows.iter()
+            .map(|(a, c, m)| {
+                entry_from(a, c, *m).map(|e| LedgerBalance {
+                    account: e.account,
+                    currency: e.currency,
+                    amount: e.amount,
+                })
+            })
+            .collect()
+    }
+
+    async fn posting_entries(&self, scope: &Scope, cause: &str) -> StoreResult<Option<Vec<Entry>>> {
+        let rows: Option<Vec<(String, String, i64)>> = self.read_now(|conn| {
+            let seq: Option<i64> = conn
+                .prepare_cached(
+                    "SELECT seq FROM ledger_postings WHERE account_id = ?1 AND livemode = ?2 AND cause = ?3",
+                )
+                .and_then(|mut s| {
+                    s.query_row(params![scope.account, scope.livemode(), cause], |r| r.get(0))
+                        .optional()
+                })
+                .map_err(|e| classify("find posting", e))?;
+            let Some(seq) = seq else {
+                return Ok(None);
+            };
+            conn.prepare_cached(
+                "SELECT ledger_account, currency, amount FROM ledger_entries WHERE posting_seq = ?1 ORDER BY rowid",
+            )
+            .and_then(|mut s| {
+                s.query_map(params![seq], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                    .collect()
+            })
+            .map(Some)
+            .map_err(|e| classify("posting entries", e))
+        })?;
+        rows.map(|rows| rows.iter().map(|(a, c, m)| entry_from(a, c, *m)).collect())
+            .transpose()
+    }
+}
