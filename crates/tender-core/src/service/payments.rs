@@ -306,11 +306,16 @@ impl Services {
                     .await;
             }
             PaymentMethodInput::ConnectorToken(token) => {
+                // A processor's token goes to processors only (the simulator issues none).
+                let route: Vec<_> = route
+                    .into_iter()
+                    .filter(|r| r.object.kind != crate::connector::ConnectorType::Simulator)
+                    .collect();
                 if route.is_empty() {
                     return Err(CoreError::invalid(
                         "payment_method[connector_token]",
                         "parameter_invalid",
-                        "connector_token pays with a processor's own payment method: this account has no enabled connector.",
+                        "connector_token pays with a processor's own payment method: this account has no enabled connector to a processor.",
                     ));
                 }
                 if cmd.save_payment_method {

@@ -664,6 +664,17 @@ async fn a_simulator_connector_keeps_the_test_card_table() {
     let declined = app.pay(app.sk(), "4000000000009995", 1000).await;
     assert_eq!(declined.status, 402);
     assert_eq!(declined.body["error"]["decline_code"], "insufficient_funds");
+    // A processor's token has nowhere to go with only the simulator.
+    let token = app
+        .post(
+            "/v2/payments",
+            app.sk(),
+            json!({"amount": 1000, "currency": "usd",
+                   "payment_method": {"type": "connector_token", "connector_token": "pm_card_visa"}}),
+        )
+        .await;
+    assert_eq!(token.status, 400, "{}", token.body);
+    assert_eq!(token.error_param(), "payment_method[connector_token]");
     // 3-D Secure on Tender's own page, as without connectors.
     let action = app.pay(app.sk(), "4000002500003155", 1000).await;
     assert_eq!(action.body["status"], "requires_action");
