@@ -10,7 +10,8 @@
 //! - [`acquirer`]: the built-in simulator's test-card table (CONTRACT §4.2).
 //! - [`connector`]: the port to payment processors, the `conn_` object, the simulator behind it.
 //! - [`clock`]: time as a dependency.
-//! - [`ledger`]: the double-entry ledger's accounts and balanced postings (CONTRACT §9).
+//! - [`ledger`]: the double-entry ledger's accounts and balanced postings (CONTRACT §9);
+//!   [`fees`]: an account's pricing and the fee of each movement.
 //! - [`store`]: the storage port, implemented by `tender-store`.
 //! - [`service`]: the use cases, one transaction each.
 //! - [`error`]: `CoreError` and `StoreError`.
@@ -26,6 +27,7 @@ pub mod connector;
 pub mod customer;
 pub mod error;
 pub mod event;
+pub mod fees;
 pub mod idempotency;
 pub mod ids;
 pub mod ledger;

@@ -1,0 +1,174 @@
+//! What Tender charges a merchant (CONTRACT §9): an account's [`Pricing`] and the fee of a
+//! captured card payment, a settled bank transfer and a dispute. Fees are computed once, when
+//! the money moves, and kept with that movement: a later change of pricing changes no existing
+//! transaction.
+//!
+//! Percentages are kept in basis points (2.9% = 290), and a percentage fee is rounded half up to
+//! the currency's minor unit. Pure.
+
+use std::fmt;
+
+/// An account's prices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pricing {
+    /// Cards: this share of the captured amount (basis points)…
+    pub card_bps: i64,
+    /// …plus this, in minor units.
+    pub card_fixed: i64,
+    /// Bank transfers: this share of the amount (basis points)…
+    pub bank_transfer_bps: i64,
+    /// …at most this, in minor units.
+    pub bank_transfer_cap: i64,
+    /// A dispute, in minor units.
+    pub dispute: i64,
+}
+
+impl Default for Pricing {
+    /// CONTRACT §9: cards 2.9% + 30, bank transfers 0.8% capped at 500, disputes 1,500.
+    fn default() -> Self {
+        Self {
+            card_bps: 290,
+            card_fixed: 30,
+            bank_transfer_bps: 80,
+            bank_transfer_cap: 500,
+            dispute: 1500,
+        }
+    }
+}
+
+/// `bps` of `amount`, rounded half up (amounts are at most 99,999,999, so nothing overflows).
+fn share(amount: i64, bps: i64) -> i64 {
+    (amount * bps + 5_000).div_euclid(10_000)
+}
+
+impl Pricing {
+    /// The fee of a card payment that captured `amount`.
+    pub fn card_fee(&self, amount: i64) -> i64 {
+        share(amount, self.card_bps) + self.card_fixed
+    }
+
+    /// The fee of a bank transfer of `amount`.
+    pub fn bank_transfer_fee(&self, amount: i64) -> i64 {
+        share(amount, self.bank_transfer_bps).min(self.bank_transfer_cap)
+    }
+
+    /// Reads the card price as `tender accounts pricing --card` takes it: `2.9%+30`.
+    pub fn parse_card(s: &str) -> Result<(i64, i64), PricingError> {
+        let (pct, fixed) = s
+            .split_once('+')
+            .ok_or(PricingError("expected PERCENT%+FIXED, e.g. 2.9%+30"))?;
+        Ok((parse_bps(pct)?, parse_minor(fixed)?))
+    }
+
+    /// Reads the bank transfer price: `0.8%/500` (a percentage capped at an amount).
+    pub fn parse_bank_transfer(s: &str) -> Result<(i64, i64), PricingError> {
+        let (pct, cap) = s
+            .split_once('/')
+            .ok_or(PricingError("expected PERCENT%/CAP, e.g. 0.8%/500"))?;
+        Ok((parse_bps(pct)?, parse_minor(cap)?))
+    }
+}
+
+/// A price that could not be read, and what was expected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PricingError(pub &'static str);
+
+impl fmt::Display for PricingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::error::Error for PricingError {}
+
+/// `2.9%` → 290 basis points: at most two decimals, 0% to 100%.
+fn parse_bps(s: &str) -> Result<i64, PricingError> {
+    const WHAT: PricingError =
+        PricingError("a percentage such as 2.9% (two decimals at most, 0% to 100%)");
+    let digits = s.trim().strip_suffix('%').ok_or(WHAT)?;
+    let (whole, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    if whole.is_empty()
+        || whole.len() > 3
+        || frac.len() > 2
+        || !whole
+            .bytes()
+            .chain(frac.bytes())
+            .all(|b| b.is_ascii_digit())
+    {
+        return Err(WHAT);
+    }
+    let whole: i64 = whole.parse().map_err(|_| WHAT)?;
+    let frac: i64 = format!("{frac:0<2}").parse().map_err(|_| WHAT)?;
+    let bps = whole * 100 + frac;
+    if bps > 10_000 {
+        return Err(WHAT);
+    }
+    Ok(bps)
+}
+
+/// A whole number of minor units, 0 to 99,999,999.
+fn parse_minor(s: &str) -> Result<i64, PricingError> {
+    const WHAT: PricingError = PricingError("a whole number of minor units, 0 to 99999999");
+    let s = s.trim();
+    if s.is_empty() || s.len() > 8 || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(WHAT);
+    }
+    s.parse().map_err(|_| WHAT)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_fees_round_half_up() {
+        let p = Pricing::default();
+        // (amount, card fee, bank transfer fee)
+        for (amount, card, bank) in [
+            (1000, 59, 8),            // 29 + 30; 8
+            (2000, 88, 16),           // 58 + 30
+            (50, 31, 0),              // 1.45 → 1, + 30; 0.4 → 0
+            (1017, 59, 8),            // 29.493 → 29; 8.136 → 8
+            (1724, 80, 14),           // 49.996 → 50; 13.792 → 14
+            (250, 37, 2),             // 7.25 → 7; 2.0
+            (1_000_000, 29_030, 500), // the bank cap
+            (99_999_999, 2_900_030, 500),
+        ] {
+            assert_eq!(p.card_fee(amount), card, "card {amount}");
+            assert_eq!(p.bank_transfer_fee(amount), bank, "bank {amount}");
+        }
+        // Exactly half rounds up: 50% of 3 is 1.5 → 2, of 1 is 0.5 → 1.
+        let half = Pricing {
+            card_bps: 5_000,
+            card_fixed: 0,
+            ..Pricing::default()
+        };
+        assert_eq!(half.card_fee(3), 2);
+        assert_eq!(half.card_fee(1), 1);
+        assert_eq!(Pricing::default().dispute, 1500);
+    }
+
+    #[test]
+    fn prices_are_read_as_the_cli_takes_them() {
+        assert_eq!(Pricing::parse_card("2.9%+30"), Ok((290, 30)));
+        assert_eq!(Pricing::parse_card("1.25%+0"), Ok((125, 0)));
+        assert_eq!(Pricing::parse_card("3%+25"), Ok((300, 25)));
+        assert_eq!(Pricing::parse_bank_transfer("0.8%/500"), Ok((80, 500)));
+        for bad in [
+            "2.9+30",
+            "2.9%",
+            "2.999%+30",
+            "-1%+30",
+            "101%+0",
+            "2.9%+-3",
+            "%+30",
+            "2.9%+1e3",
+        ] {
+            assert!(Pricing::parse_card(bad).is_err(), "{bad}");
+        }
+        for bad in ["0.8%", "0.8%/x", "0.8/500"] {
+            assert!(Pricing::parse_bank_transfer(bad).is_err(), "{bad}");
+        }
+    }
+}
