@@ -167,7 +167,23 @@ impl Posting {
     pub fn entries(&self) -> &[Entry] {
         &self.entries
     }
+
+    /// Which of the [`BALANCE_SHARDS`] rows of each balance this posting moves: a stable hash
+    /// of its cause, so concurrent postings of one merchant spread over the rows (a store may
+    /// lock a balance row until its transaction ends) and a balance is the sum of its shards.
+    pub fn shard(&self) -> i16 {
+        // FNV-1a: stable across builds and platforms, unlike the standard library's hasher.
+        let mut h: u32 = 0x811c_9dc5;
+        for b in self.cause.bytes() {
+            h ^= u32::from(b);
+            h = h.wrapping_mul(0x0100_0193);
+        }
+        (h % BALANCE_SHARDS as u32) as i16
+    }
 }
+
+/// How many rows each balance is kept in ([`Posting::shard`]).
+pub const BALANCE_SHARDS: i16 = 16;
 
 /// The balance of one ledger account of a scope in one currency, as a store keeps it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -259,6 +275,27 @@ mod tests {
             Posting::transfer("x", 0, usd(), i64::MIN, Pending, Available),
             Err(PostingError::Overflow)
         );
+    }
+
+    #[test]
+    fn postings_spread_over_the_shards_by_cause_and_stably() {
+        let p = |cause: &str| {
+            Posting::transfer(
+                cause,
+                0,
+                usd(),
+                1,
+                LedgerAccount::External,
+                LedgerAccount::Pending,
+            )
+            .unwrap()
+        };
+        assert_eq!(p("capture:pay_1").shard(), p("capture:pay_1").shard());
+        let shards: std::collections::HashSet<i16> = (0..200)
+            .map(|i| p(&format!("capture:pay_{i}")).shard())
+            .collect();
+        assert_eq!(shards.len(), BALANCE_SHARDS as usize);
+        assert!(shards.iter().all(|s| (0..BALANCE_SHARDS).contains(s)));
     }
 
     #[test]

@@ -270,7 +270,7 @@ pub enum WriteOp {
     /// A balanced ledger posting, written with the change that causes it. One posting per cause
     /// and scope: a posting whose cause is already posted writes nothing (and fails nothing), so
     /// a retry or a replayed webhook never posts twice. The store keeps each ledger account's
-    /// balance in the same transaction.
+    /// balance in the same transaction, in the posting's shard ([`crate::ledger::Posting::shard`]).
     Post(crate::ledger::Posting),
     /// An event. In the same transaction the store writes one pending delivery (the outbox) for
     /// every enabled endpoint of the scope whose `enabled_events` match, due at `created`.

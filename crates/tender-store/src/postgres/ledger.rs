@@ -4,8 +4,10 @@
 //! - The posting's row is inserted unless its cause is already posted in the scope; its entries
 //!   and the balance moves read the inserted row (data-modifying CTEs), so a cause posts once,
 //!   and the statement fits the batch's single pipelined flight.
-//! - Two batches posting to one balance serialise on its row; two posting one cause, on the
-//!   unique index (the second then writes nothing).
+//! - Balances are kept in 16 shards (by the posting's cause, [`Posting::shard`]): two batches
+//!   serialise on a balance row only when they hit the same shard, so one merchant's concurrent
+//!   postings do not all queue on one row. Two batches posting one cause serialise on the unique
+//!   index (the second then writes nothing).
 //!
 //! Depends on the parent module's connection helpers and [`super::pipeline`].
 
@@ -40,6 +42,7 @@ pub(super) fn post_statement(scope: &Scope, posting: &Posting) -> Stmt {
         Box::new(accounts),
         Box::new(currencies),
         Box::new(amounts),
+        Box::new(posting.shard()),
     ];
     Stmt::new(
         "post",
@@ -51,9 +54,9 @@ pub(super) fn post_statement(scope: &Scope, posting: &Posting) -> Stmt {
              SELECT p.seq, x.a, x.c, x.m FROM p, unnest($5::text[], $6::text[], $7::bigint[]) AS x(a, c, m)
              RETURNING ledger_account, currency, amount
          )
-         INSERT INTO ledger_balances (account_id, livemode, ledger_account, currency, amount)
-         SELECT $1, $2, ledger_account, currency, sum(amount)::bigint FROM e GROUP BY ledger_account, currency
-         ON CONFLICT (account_id, livemode, ledger_account, currency)
+         INSERT INTO ledger_balances (account_id, livemode, ledger_account, currency, shard, amount)
+         SELECT $1, $2, ledger_account, currency, $8, sum(amount)::bigint FROM e GROUP BY ledger_account, currency
+         ON CONFLICT (account_id, livemode, ledger_account, currency, shard)
          DO UPDATE SET amount = ledger_balances.amount + excluded.amount",
         params,
     )
@@ -76,8 +79,9 @@ impl LedgerStore for PgStore {
         let client = self.client().await?;
         let rows = query(
             &client,
-            "SELECT ledger_account, currency, amount FROM ledger_balances
-             WHERE account_id = $1 AND livemode = $2 ORDER BY currency, ledger_account",
+            "SELECT ledger_account, currency, SUM(amount)::bigint FROM ledger_balances
+             WHERE account_id = $1 AND livemode = $2
+             GROUP BY ledger_account, currency ORDER BY currency, ledger_account",
             &[&scope.account, &scope.livemode()],
         )
         .await

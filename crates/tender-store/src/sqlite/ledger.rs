@@ -2,7 +2,7 @@
 //! and the reads of [`LedgerStore`].
 //!
 //! - A posting's row is inserted unless its cause is already posted in the scope; only then are
-//!   its entries written and the balances moved, so a cause posts once.
+//!   its entries written and the balances moved (in the posting's shard), so a cause posts once.
 //!
 //! Depends on the parent module's connection helpers.
 
@@ -45,9 +45,9 @@ pub(super) fn post(conn: &Connection, scope: &Scope, posting: &Posting) -> Store
         .and_then(|mut s| s.execute(params![seq, e.account.as_str(), e.currency.code(), e.amount]))
         .map_err(|e| classify("post entry", e))?;
         conn.prepare_cached(
-            "INSERT INTO ledger_balances (account_id, livemode, ledger_account, currency, amount)
-             VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT (account_id, livemode, ledger_account, currency)
+            "INSERT INTO ledger_balances (account_id, livemode, ledger_account, currency, shard, amount)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (account_id, livemode, ledger_account, currency, shard)
              DO UPDATE SET amount = amount + excluded.amount",
         )
         .and_then(|mut s| {
@@ -56,6 +56,7 @@ pub(super) fn post(conn: &Connection, scope: &Scope, posting: &Posting) -> Store
                 live,
                 e.account.as_str(),
                 e.currency.code(),
+                posting.shard(),
                 e.amount
             ])
         })
@@ -80,8 +81,9 @@ impl LedgerStore for SqliteStore {
     async fn ledger_balances(&self, scope: &Scope) -> StoreResult<Vec<LedgerBalance>> {
         let rows: Vec<(String, String, i64)> = self.read_now(|conn| {
             conn.prepare_cached(
-                "SELECT ledger_account, currency, amount FROM ledger_balances
-                 WHERE account_id = ?1 AND livemode = ?2 ORDER BY currency, ledger_account",
+                "SELECT ledger_account, currency, SUM(amount) FROM ledger_balances
+                 WHERE account_id = ?1 AND livemode = ?2
+                 GROUP BY ledger_account, currency ORDER BY currency, ledger_account",
             )
             .and_then(|mut s| {
                 s.query_map(params![scope.account, scope.livemode()], |r| {
