@@ -177,7 +177,13 @@ pub async fn api_gate(State(state): State<AppState>, req: Request, next: Next) -
 
 async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Response> {
     let (mut parts, body) = req.into_parts();
-    if let Some(v) = parts.headers.get("tender-version") {
+    // A method the path does not serve gets its 405 (from the router, with `Allow`) whatever
+    // version it names, and without touching idempotency keys.
+    let refused = parts
+        .extensions
+        .get::<axum::extract::MatchedPath>()
+        .is_some_and(|p| super::routes::refuses(&parts.method, p.as_str()));
+    if let Some(v) = parts.headers.get("tender-version").filter(|_| !refused) {
         if v.as_bytes() != API_VERSION.as_bytes() {
             return Err(ApiError(CoreError::invalid(
                 "Tender-Version",
@@ -250,11 +256,6 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
         request_id,
         idempotency: None,
     };
-    // A method the path does not serve gets its 405 without touching idempotency keys.
-    let refused = parts
-        .extensions
-        .get::<axum::extract::MatchedPath>()
-        .is_some_and(|p| super::routes::refuses(&parts.method, p.as_str()));
     let key = match parts.headers.get("idempotency-key") {
         Some(k) if !refused && matches!(parts.method, Method::POST | Method::PATCH) => Some(
             tender_core::idempotency::check_key(k.to_str().ok())
