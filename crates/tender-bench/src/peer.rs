@@ -26,10 +26,10 @@ fn ensure_installed() -> anyhow::Result<String> {
     if found("localstripe") {
         return Ok("localstripe".into());
     }
-    eprintln!("installing localstripe with pip…");
+    eprintln!("installing localstripe 1.15.10 with pip…");
     let pip = if found("pip") { "pip" } else { "pip3" };
     let status = Command::new(pip)
-        .args(["install", "--quiet", "localstripe"])
+        .args(["install", "--quiet", "localstripe==1.15.10"])
         .status()
         .with_context(|| format!("running {pip} install localstripe"))?;
     if !status.success() || !found("localstripe") {
