@@ -108,6 +108,7 @@ impl Services {
         let scope = ctx.scope();
         let is_card = matches!(up.source, UpstreamSource::Card(_));
         if is_card && !route[0].object.raw_card_data {
+            self.give_back(scope, &up.declined_ops).await;
             return Err(CoreError::invalid(
                 "payment_method",
                 "connector_requires_token",
@@ -176,11 +177,7 @@ impl Services {
                 }
                 Err(e) => e,
             };
-            if !up.declined_ops.is_empty() {
-                if let Err(e) = self.commit_background(scope, up.declined_ops.clone()).await {
-                    tracing::warn!(error = %crate::error::error_chain(&e), "could not give back a claimed payment method");
-                }
-            }
+            self.give_back(scope, &up.declined_ops).await;
             return Err(failed);
         }
         let mut version = 1;
@@ -228,8 +225,10 @@ impl Services {
                         })
                         .await;
                     if let Err(e) = recorded {
-                        // Never confirmed: release it upstream; the sync settles the payment.
+                        // Never confirmed: release it upstream (the sync settles the payment,
+                        // failed) and give back a one-time card this request holds.
                         let _ = routed.connector.void(&payment.id, &reference).await;
+                        self.give_back(scope, &up.declined_ops).await;
                         return Err(e.into());
                     }
                     version += 1;
@@ -289,9 +288,9 @@ impl Services {
         }
         ops.append(&mut applied.ops);
         if applied.decline.is_none() && before.status != PaymentStatus::Failed {
-            ops.extend(up.approved_ops);
+            ops.extend(up.approved_ops.iter().cloned());
         } else {
-            ops.extend(up.declined_ops);
+            ops.extend(up.declined_ops.iter().cloned());
         }
         let mut event = None;
         if let Some(kind) = applied.event {
@@ -318,19 +317,40 @@ impl Services {
             // still waiting for the processor: both asked the same processor, so the payment as
             // recorded is the answer.
             Err(CoreError::Store(StoreError::Conflict(_))) => {
-                self.answer_as_recorded(ctx, &payment.id).await
+                self.answer_as_recorded(ctx, &payment.id, up.approved_ops, up.declined_ops)
+                    .await
             }
             Err(e) => Err(e),
         }
     }
 
+    /// Gives back what a declined or abandoned payment took (a claimed one-time card), as far
+    /// as the store lets it; a failure is logged, the payment's own answer stands.
+    async fn give_back(&self, scope: &Scope, declined_ops: &[WriteOp]) {
+        if declined_ops.is_empty() {
+            return;
+        }
+        if let Err(e) = self.commit_background(scope, declined_ops.to_vec()).await {
+            tracing::warn!(error = %crate::error::error_chain(&e), "could not give back a claimed payment method");
+        }
+    }
+
     /// Answers with payment `id` as it is recorded now (a decline as its 402), keeping that
-    /// answer under the request's idempotency key.
-    async fn answer_as_recorded(&self, ctx: &RequestContext, id: &str) -> CoreResult<Payment> {
+    /// answer under the request's idempotency key, and applies what depends on the outcome
+    /// (saving the card when it was not declined; giving back a claimed one-time card when it
+    /// was) while this request still holds the card.
+    async fn answer_as_recorded(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        approved_ops: Vec<WriteOp>,
+        declined_ops: Vec<WriteOp>,
+    ) -> CoreResult<Payment> {
         let (current, _): (Payment, i64) = self
             .load(ctx.scope(), Collection::Payments, "payment", id)
             .await?;
         if current.status == PaymentStatus::Failed {
+            self.give_back(ctx.scope(), &declined_ops).await;
             let d = Decline {
                 code: current.failure_code.clone().unwrap_or_default().into(),
                 decline_code: current.decline_code.clone().unwrap_or_default().into(),
@@ -339,6 +359,11 @@ impl Services {
             let err = decline_error(&d, &current.id);
             self.commit(ctx, Vec::new(), Err(&err)).await?;
             return Err(err);
+        }
+        if !approved_ops.is_empty() {
+            if let Err(e) = self.commit_background(ctx.scope(), approved_ops).await {
+                tracing::warn!(payment = %current.id, error = %crate::error::error_chain(&e), "could not save the payment's card");
+            }
         }
         self.commit_payment(ctx, Vec::new(), &to_body(&current)?, None)
             .await?;
@@ -389,6 +414,11 @@ impl Services {
                             "redirect_to_url": {"url": url, "return_url": payment.return_url},
                         }));
                         applied.keep_syncing = true;
+                        applied.ops.push(self.schedule_op(
+                            TaskKind::AbandonAuthentication,
+                            &payment.id,
+                            now + AUTHENTICATION_TIMEOUT_SECS,
+                        ));
                     }
                     // The simulator authenticates on Tender's own page, as without connectors.
                     (None, ConnectorType::Simulator) => {
@@ -420,6 +450,11 @@ impl Services {
                             },
                         }));
                         applied.keep_syncing = true;
+                        applied.ops.push(self.schedule_op(
+                            TaskKind::AbandonAuthentication,
+                            &payment.id,
+                            now + AUTHENTICATION_TIMEOUT_SECS,
+                        ));
                     }
                 }
             }
@@ -481,7 +516,13 @@ impl Services {
                     state: Upstream::Created,
                     ..
                 } => match connector.void(&payment.id, &reference).await {
-                    Answer::Known { .. } => Upstream::Declined(Decline::PROCESSOR_UNAVAILABLE),
+                    // Released before anyone confirmed it: nothing was charged.
+                    Answer::Known {
+                        state: Upstream::Canceled | Upstream::Declined(_),
+                        ..
+                    } => Upstream::Declined(Decline::PROCESSOR_UNAVAILABLE),
+                    // The confirmation got there first: what the processor says now stands.
+                    Answer::Known { state, .. } if state != Upstream::Created => state,
                     _ => return self.reschedule(task, Some(payment.created)).await,
                 },
                 Answer::Known { state, .. } => state,

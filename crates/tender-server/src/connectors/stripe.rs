@@ -143,6 +143,11 @@ impl Stripe {
                 ))
             }
             429 => Reply::Unavailable("the processor answered 429".into()),
+            // A request with this idempotency key is still running there (a retry met the
+            // first): its outcome is not known yet.
+            409 => Reply::Unknown(
+                "the processor answered 409: the same request is still in flight".into(),
+            ),
             500..=599 if effect == Effect::Harmless => {
                 Reply::Unavailable(format!("the processor answered {status}"))
             }

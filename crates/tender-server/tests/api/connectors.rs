@@ -875,3 +875,40 @@ async fn a_sync_that_settles_a_payment_while_its_request_still_waits_is_the_requ
         .await;
     assert_eq!(replay.raw, answer.raw);
 }
+
+#[tokio::test]
+async fn a_sync_that_finds_the_payment_unconfirmed_but_cannot_cancel_it_never_fails_it() {
+    let Some((app, stripe)) = setup().await else {
+        return;
+    };
+    let proxy = Proxy::start(&stripe.base).await;
+    stripe_connector(&app, &proxy.base, 0, true).await;
+    proxy.set(Fault::LoseConfirmAnswers);
+    let unknown = app.pay(app.sk(), "4242424242424242", 2600).await;
+    assert_eq!(unknown.body["status"], "processing", "{}", unknown.body);
+    // The sync reads the PaymentIntent as unconfirmed (its confirmation raced the read) and
+    // tries to cancel it; the processor refuses, since it was confirmed: the payment must not
+    // be called failed.
+    proxy.set(Fault::StaleReads);
+    sync_now(&app).await;
+    let payment = app
+        .get(&format!("/v2/payments/{}", unknown.id()), app.sk())
+        .await;
+    assert_eq!(payment.body["status"], "processing", "{}", payment.body);
+    assert!(app
+        .get("/v2/events?type=payment.failed", app.sk())
+        .await
+        .body["data"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    // Read as it is, the next sync settles it as the processor says.
+    proxy.set(Fault::Pass);
+    app.clock.advance(3600);
+    app.services.run_due_tasks(100).await.unwrap();
+    let payment = app
+        .get(&format!("/v2/payments/{}", unknown.id()), app.sk())
+        .await;
+    assert_eq!(payment.body["status"], "succeeded", "{}", payment.body);
+    assert_eq!(stripe.payment_intents().await[0]["status"], "succeeded");
+}

@@ -117,6 +117,9 @@ pub enum Fault {
     LoseConfirmAnswers = 2,
     /// Forward confirmations and hold their answers until [`Proxy::release`].
     HoldConfirmAnswers = 3,
+    /// Forward, but show every PaymentIntent read as still unconfirmed
+    /// (`requires_confirmation`), as a read that raced its confirmation would.
+    StaleReads = 4,
 }
 
 /// A fault-injecting HTTP proxy in front of a localstripe, on 127.0.0.1.
@@ -173,6 +176,8 @@ async fn forward(
             .unwrap();
     }
     let confirm = request.uri().path().ends_with("/confirm");
+    let stale_read = request.method() == axum::http::Method::GET
+        && request.uri().path().starts_with("/v1/payment_intents/");
     let lose = fault == Fault::LoseConfirmAnswers as u8 && confirm;
     let hold = fault == Fault::HoldConfirmAnswers as u8 && confirm;
     let url = format!(
@@ -195,7 +200,13 @@ async fn forward(
         .unwrap_or_default();
     let answer = outgoing.body(body.to_vec()).send().await.unwrap();
     let status = answer.status().as_u16();
-    let bytes = answer.bytes().await.unwrap_or_default();
+    let mut bytes = answer.bytes().await.unwrap_or_default();
+    if fault == Fault::StaleReads as u8 && stale_read {
+        if let Ok(mut pi) = serde_json::from_slice::<Value>(&bytes) {
+            pi["status"] = Value::from("requires_confirmation");
+            bytes = serde_json::to_vec(&pi).unwrap().into();
+        }
+    }
     if hold {
         held.notified().await;
     }
