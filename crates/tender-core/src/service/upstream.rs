@@ -505,8 +505,12 @@ impl Services {
         let Some(connector_id) = payment.connector.clone().filter(|_| waiting) else {
             return self.reschedule(task, None).await;
         };
-        let connector = self.connector(scope, &connector_id).await?;
-        let kind = self.connector_settings(scope, &connector_id).await?.kind;
+        // The sealed settings are read and opened once for both the client and its kind.
+        let settings = self.connector_settings(scope, &connector_id).await?;
+        let kind = settings.kind;
+        let connector = self
+            .connectors
+            .build(&connector_id, &settings, scope.livemode());
         let state = match payment.connector_reference.clone() {
             // No reference was recorded, so nothing was ever confirmed (see the module doc).
             None => Upstream::Declined(Decline::PROCESSOR_UNAVAILABLE),
