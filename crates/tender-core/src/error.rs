@@ -29,6 +29,9 @@ pub enum StoreError {
         #[source]
         source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
+    /// A batch's [`crate::store::WriteOp::RequireBalance`] did not hold: nothing was applied.
+    #[error("the balance of {0} is insufficient")]
+    BalanceInsufficient(String),
     /// A stored document could not be decoded (a bug or a corrupted row).
     #[error("corrupt record {0}")]
     Corrupt(String),

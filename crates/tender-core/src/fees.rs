@@ -8,8 +8,10 @@
 
 use std::fmt;
 
-/// An account's prices.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// An account's prices. Stored on the account as JSON ([`Pricing::encode`]); a field missing
+/// from what is stored takes its default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Pricing {
     /// Cards: this share of the captured amount (basis points)…
     pub card_bps: i64,
@@ -42,6 +44,41 @@ fn share(amount: i64, bps: i64) -> i64 {
 }
 
 impl Pricing {
+    /// The form kept on the account.
+    pub fn encode(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// Reads what [`Pricing::encode`] wrote; `None` when it cannot be read.
+    pub fn decode(stored: &str) -> Option<Self> {
+        serde_json::from_str(stored).ok()
+    }
+
+    /// What `tender accounts pricing` prints: `card 2.9%+30, bank transfer 0.8%/500, dispute 1500`.
+    pub fn describe(&self) -> String {
+        let pct = |bps: i64| {
+            let (whole, frac) = (bps / 100, bps % 100);
+            match frac {
+                0 => format!("{whole}%"),
+                f if f % 10 == 0 => format!("{whole}.{}%", f / 10),
+                f => format!("{whole}.{f:02}%"),
+            }
+        };
+        format!(
+            "card {}+{}, bank transfer {}/{}, dispute {}",
+            pct(self.card_bps),
+            self.card_fixed,
+            pct(self.bank_transfer_bps),
+            self.bank_transfer_cap,
+            self.dispute
+        )
+    }
+
+    /// Reads the dispute fee as `tender accounts pricing --dispute` takes it: `1500`.
+    pub fn parse_dispute(s: &str) -> Result<i64, PricingError> {
+        parse_minor(s)
+    }
+
     /// The fee of a card payment that captured `amount`.
     pub fn card_fee(&self, amount: i64) -> i64 {
         share(amount, self.card_bps) + self.card_fixed
@@ -147,6 +184,28 @@ mod tests {
         assert_eq!(half.card_fee(3), 2);
         assert_eq!(half.card_fee(1), 1);
         assert_eq!(Pricing::default().dispute, 1500);
+    }
+
+    #[test]
+    fn prices_are_kept_and_described() {
+        let p = Pricing {
+            card_bps: 125,
+            card_fixed: 0,
+            bank_transfer_bps: 80,
+            bank_transfer_cap: 500,
+            dispute: 2000,
+        };
+        assert_eq!(Pricing::decode(&p.encode()), Some(p));
+        assert_eq!(Pricing::decode("{}"), Some(Pricing::default()));
+        assert_eq!(Pricing::decode("not json"), None);
+        assert_eq!(
+            Pricing::default().describe(),
+            "card 2.9%+30, bank transfer 0.8%/500, dispute 1500"
+        );
+        assert_eq!(
+            p.describe(),
+            "card 1.25%+0, bank transfer 0.8%/500, dispute 2000"
+        );
     }
 
     #[test]

@@ -32,6 +32,9 @@ pub enum IdKind {
     ApiKey,
     AuthToken,
     Connector,
+    BalanceTransaction,
+    Payout,
+    Dispute,
 }
 
 impl IdKind {
@@ -50,6 +53,9 @@ impl IdKind {
             IdKind::ApiKey => "key_",
             IdKind::AuthToken => "tok_",
             IdKind::Connector => "conn_",
+            IdKind::BalanceTransaction => "txn_",
+            IdKind::Payout => "po_",
+            IdKind::Dispute => "dp_",
         }
     }
 }

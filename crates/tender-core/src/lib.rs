@@ -11,7 +11,9 @@
 //! - [`connector`]: the port to payment processors, the `conn_` object, the simulator behind it.
 //! - [`clock`]: time as a dependency.
 //! - [`ledger`]: the double-entry ledger's accounts and balanced postings (CONTRACT §9);
-//!   [`fees`]: an account's pricing and the fee of each movement.
+//!   [`fees`]: an account's pricing and the fee of each movement; [`balance`]: what the
+//!   merchant sees of it (balance transactions, payouts, disputes) and the booking of each
+//!   movement.
 //! - [`store`]: the storage port, implemented by `tender-store`.
 //! - [`service`]: the use cases, one transaction each.
 //! - [`error`]: `CoreError` and `StoreError`.
@@ -21,6 +23,7 @@
 
 pub mod acquirer;
 pub mod auth;
+pub mod balance;
 pub mod card;
 pub mod clock;
 pub mod connector;

@@ -219,6 +219,12 @@ pub struct Payment {
     /// The processor's id of the payment (a Stripe `pi_…`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connector_reference: Option<String>,
+    /// The `charge` balance transaction (`txn_…`) of what it captured (CONTRACT §9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub balance_transaction: Option<String>,
+    /// Whether a dispute was opened against it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub disputed: bool,
 }
 
 fn is_zero(n: &i64) -> bool {

@@ -52,4 +52,10 @@ pub struct Refund {
     /// The processor's id of the refund (a Stripe `re_…`).
     #[serde(default)]
     pub connector_reference: Option<String>,
+    /// The `refund` balance transaction (`txn_…`): the amount leaving the balance.
+    #[serde(default)]
+    pub balance_transaction: Option<String>,
+    /// The `refund_failure` transaction that gave it back, if the refund failed.
+    #[serde(default)]
+    pub failure_balance_transaction: Option<String>,
 }

@@ -57,6 +57,8 @@ pub struct PaymentView<'a> {
     pub cancellation_reason: Option<CancellationReason>,
     pub connector: &'a Option<String>,
     pub connector_reference: &'a Option<String>,
+    pub balance_transaction: &'a Option<String>,
+    pub disputed: bool,
     pub livemode: bool,
     pub created: i64,
 }
@@ -98,6 +100,8 @@ impl Renderer {
             cancellation_reason: p.cancellation_reason,
             connector: &p.connector,
             connector_reference: &p.connector_reference,
+            balance_transaction: &p.balance_transaction,
+            disputed: p.disputed,
             livemode: p.livemode,
             created: p.created,
         }
@@ -188,6 +192,8 @@ mod tests {
             cancellation_reason: None,
             connector: None,
             connector_reference: None,
+            balance_transaction: None,
+            disputed: false,
             livemode: false,
             created: 1_795_448_336,
         }
@@ -215,8 +221,11 @@ mod tests {
         assert_eq!(shown["customer"], serde_json::Value::Null);
         assert_eq!(shown["amount_refunded"], 0);
         assert_eq!(shown["refunded"], false);
-        // Every field of the API, nulls included (`connector` and `connector_reference` too).
-        assert_eq!(shown.as_object().unwrap().len(), 25);
+        // Every field of the API, nulls included (`connector`, `connector_reference` and
+        // `balance_transaction` too).
+        assert_eq!(shown.as_object().unwrap().len(), 27);
+        assert_eq!(shown["balance_transaction"], serde_json::Value::Null);
+        assert_eq!(shown["disputed"], false);
         assert_eq!(shown["connector"], serde_json::Value::Null);
     }
 

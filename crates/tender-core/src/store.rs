@@ -42,10 +42,13 @@ pub enum Collection {
     PaymentMethods,
     WebhookEndpoints,
     Connectors,
+    BalanceTransactions,
+    Payouts,
+    Disputes,
 }
 
 impl Collection {
-    pub const ALL: [Collection; 7] = [
+    pub const ALL: [Collection; 10] = [
         Collection::Payments,
         Collection::Customers,
         Collection::Refunds,
@@ -53,6 +56,9 @@ impl Collection {
         Collection::PaymentMethods,
         Collection::WebhookEndpoints,
         Collection::Connectors,
+        Collection::BalanceTransactions,
+        Collection::Payouts,
+        Collection::Disputes,
     ];
 
     /// Its name: the name of its table, and of the collection in kept idempotency pointers.
@@ -65,6 +71,9 @@ impl Collection {
             Collection::PaymentMethods => "payment_methods",
             Collection::WebhookEndpoints => "webhook_endpoints",
             Collection::Connectors => "connectors",
+            Collection::BalanceTransactions => "balance_transactions",
+            Collection::Payouts => "payouts",
+            Collection::Disputes => "disputes",
         }
     }
 
@@ -83,6 +92,15 @@ impl Collection {
             Collection::PaymentMethods => &[Field::Customer],
             Collection::WebhookEndpoints => &[Field::Status],
             Collection::Connectors => &[Field::Status],
+            Collection::BalanceTransactions => &[
+                Field::Type,
+                Field::Source,
+                Field::Payout,
+                Field::Currency,
+                Field::Status,
+            ],
+            Collection::Payouts => &[Field::Status],
+            Collection::Disputes => &[Field::Payment, Field::Status],
         }
     }
 }
@@ -95,6 +113,9 @@ pub enum Field {
     Email,
     Payment,
     Type,
+    Source,
+    Payout,
+    Currency,
 }
 
 /// Values of the indexed columns for one document (unset = NULL).
@@ -108,6 +129,11 @@ pub struct IndexValues {
     /// Webhook endpoints only: `*` or the enabled types as `,a,b,` (so a match is a substring
     /// test in SQL, the same on every backend).
     pub enabled_events: Option<String>,
+    pub source: Option<String>,
+    pub payout: Option<String>,
+    pub currency: Option<String>,
+    /// Balance transactions only: when the money becomes available (Unix seconds).
+    pub available_on: Option<i64>,
 }
 
 impl IndexValues {
@@ -118,6 +144,9 @@ impl IndexValues {
             Field::Email => self.email.as_deref(),
             Field::Payment => self.payment.as_deref(),
             Field::Type => self.event_type.as_deref(),
+            Field::Source => self.source.as_deref(),
+            Field::Payout => self.payout.as_deref(),
+            Field::Currency => self.currency.as_deref(),
         }
     }
 }
@@ -154,6 +183,8 @@ pub enum Cursor {
 pub struct ListQuery {
     pub filters: Vec<(Field, String)>,
     pub created: CreatedRange,
+    /// Bounds on `available_on` (balance transactions only; unbounded elsewhere).
+    pub available_on: CreatedRange,
     pub cursor: Cursor,
     /// 1..=100, checked by the caller.
     pub limit: u32,
@@ -272,6 +303,16 @@ pub enum WriteOp {
     /// a retry or a replayed webhook never posts twice. The store keeps each ledger account's
     /// balance in the same transaction, in the posting's shard ([`crate::ledger::Posting::shard`]).
     Post(crate::ledger::Posting),
+    /// Fails the batch with [`StoreError::BalanceInsufficient`] unless the scope's balance of
+    /// `account` in `currency`, with this batch's postings (those before it in the batch), is at
+    /// least `at_least`. Batches carrying this op for the same (scope, account, currency) are
+    /// serialised with each other (on PostgreSQL by a transaction-scoped advisory lock taken
+    /// before the balance is read), so two racing withdrawals cannot both see the money.
+    RequireBalance {
+        account: crate::ledger::LedgerAccount,
+        currency: crate::money::Currency,
+        at_least: i64,
+    },
     /// An event. In the same transaction the store writes one pending delivery (the outbox) for
     /// every enabled endpoint of the scope whose `enabled_events` match, due at `created`.
     Event {
@@ -371,6 +412,9 @@ pub struct AccountRecord {
     /// Argon2id PHC string of the dashboard password.
     pub password_hash: String,
     pub created: i64,
+    /// The account's prices as [`crate::fees::Pricing::encode`] writes them; `None`: the
+    /// defaults.
+    pub pricing: Option<String>,
 }
 
 /// An API key as stored: the secret key's SHA-256 only, the publishable key in full.
@@ -486,6 +530,17 @@ pub trait LedgerStore: Send + Sync {
         scope: &Scope,
         cause: &str,
     ) -> StoreResult<Option<Vec<crate::ledger::Entry>>>;
+
+    /// Every ledger account balance of the scope recomputed from the postings' entries (for
+    /// `tender ledger verify`, which compares them with [`LedgerStore::ledger_balances`]).
+    async fn recompute_balances(
+        &self,
+        scope: &Scope,
+    ) -> StoreResult<Vec<crate::ledger::LedgerBalance>>;
+
+    /// The causes of the scope's postings whose entries do not sum to zero in some currency
+    /// (none, unless a row was changed behind the store's back).
+    async fn unbalanced_postings(&self, scope: &Scope) -> StoreResult<Vec<String>>;
 }
 
 // ---- Idempotency -----------------------------------------------------------------------------
@@ -592,6 +647,10 @@ pub trait AccountStore: Send + Sync {
     ) -> StoreResult<()>;
 
     /// The account whose dashboard login is `email` (case-insensitive).
+    /// Sets the account's prices (`None`: back to the defaults).
+    async fn update_account_pricing(&self, account: &str, pricing: Option<&str>)
+        -> StoreResult<()>;
+
     async fn find_account_by_email(&self, email: &str) -> StoreResult<Option<AccountRecord>>;
 
     /// Every account, oldest first (for operators).

@@ -23,6 +23,9 @@ pub struct ServerConfig {
     /// Seconds before the first sync of a connector's payment or refund left unknown (then
     /// with backoff). Keep it above 45 s (three calls of 15 s).
     pub connector_sync_delay: u64,
+    /// Seconds before a charge's money is available, in both modes; `None`: two days in live
+    /// mode, 60 s in test mode (CONTRACT §9).
+    pub balance_available_delay: Option<u64>,
     /// 64 hex characters; `None` = read or create `vault.key` in the data dir (SQLite only).
     pub vault_key: Option<String>,
     /// Whether the dashboard is reached over TLS, so its cookies get `Secure`. Set it when
@@ -54,6 +57,7 @@ impl ServerConfig {
             webhook_retry_scale: 1.0,
             bank_settlement_delay: 10,
             connector_sync_delay: tender_core::service::upstream::FIRST_SYNC_SECS as u64,
+            balance_available_delay: None,
             vault_key: None,
             secure_cookies: false,
             tls_cert: None,

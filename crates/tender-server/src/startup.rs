@@ -61,7 +61,9 @@ pub async fn open_services(
             bank_settlement_delay: config.bank_settlement_delay as i64,
             connector_sync_delay: config.connector_sync_delay.max(1) as i64,
             allow_private_webhook_targets: config.allow_private_webhook_targets,
+            balance_available_delay: config.balance_available_delay.map(|d| d as i64),
         }),
+        pricing_cache: Default::default(),
     })
 }
 

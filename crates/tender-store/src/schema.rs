@@ -3,7 +3,7 @@
 //! Names here are static strings chosen by the code, never by input, so building SQL text from
 //! them is safe; every value is bound as a parameter.
 
-use tender_core::store::{Collection, Field, IndexValues};
+use tender_core::store::{Collection, CreatedRange, Field, IndexValues, ListQuery};
 
 pub fn table(c: Collection) -> &'static str {
     c.name()
@@ -16,18 +16,57 @@ pub fn column(f: Field) -> &'static str {
         Field::Email => "email",
         Field::Payment => "payment",
         Field::Type => "type",
+        Field::Source => "source",
+        Field::Payout => "payout",
+        Field::Currency => "currency",
     }
 }
 
+/// A value of an indexed column.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ColumnValue {
+    Text(Option<String>),
+    Int(Option<i64>),
+}
+
 /// The indexed columns of `c` with their values from `index`, in a fixed order.
-pub fn index_columns(c: Collection, index: &IndexValues) -> Vec<(&'static str, Option<String>)> {
-    let mut cols: Vec<(&'static str, Option<String>)> = c
+pub fn index_columns(c: Collection, index: &IndexValues) -> Vec<(&'static str, ColumnValue)> {
+    let mut cols: Vec<(&'static str, ColumnValue)> = c
         .filter_fields()
         .iter()
-        .map(|f| (column(*f), index.get(*f).map(str::to_string)))
+        .map(|f| {
+            (
+                column(*f),
+                ColumnValue::Text(index.get(*f).map(str::to_string)),
+            )
+        })
         .collect();
-    if c == Collection::WebhookEndpoints {
-        cols.push(("enabled_events", index.enabled_events.clone()));
+    match c {
+        Collection::WebhookEndpoints => cols.push((
+            "enabled_events",
+            ColumnValue::Text(index.enabled_events.clone()),
+        )),
+        Collection::BalanceTransactions => {
+            cols.push(("available_on", ColumnValue::Int(index.available_on)))
+        }
+        _ => {}
     }
     cols
+}
+
+/// The range filters of a list on `c`: each column with its bounds.
+pub fn ranges(c: Collection, q: &ListQuery) -> Vec<(&'static str, &'static str, i64)> {
+    let mut out = Vec::new();
+    let mut push = |col: &'static str, r: &CreatedRange| {
+        for (op, bound) in [(">", r.gt), (">=", r.gte), ("<", r.lt), ("<=", r.lte)] {
+            if let Some(b) = bound {
+                out.push((col, op, b));
+            }
+        }
+    };
+    push("created", &q.created);
+    if c == Collection::BalanceTransactions {
+        push("available_on", &q.available_on);
+    }
+    out
 }

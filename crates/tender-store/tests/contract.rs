@@ -889,6 +889,7 @@ async fn only_a_unique_key_is_a_duplicate_and_key_lists_break_ties_alike(store: 
         public_email: None,
         password_hash: "h".into(),
         created: 1,
+        pricing: None,
     };
     store
         .insert_account(account, vec![key("key_b", "acct_t", "hb")])
@@ -927,6 +928,7 @@ async fn accounts_keys_and_sessions(store: Arc<dyn Store>) {
         public_email: None,
         password_hash: "h".into(),
         created: 1,
+        pricing: None,
     };
     let key = ApiKeyRecord {
         id: "key_1".into(),

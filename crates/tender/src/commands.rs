@@ -36,6 +36,7 @@ fn serve_config(args: &ServeArgs) -> anyhow::Result<ServerConfig> {
     c.webhook_retry_scale = args.webhook_retry_scale;
     c.bank_settlement_delay = args.bank_settlement_delay;
     c.connector_sync_delay = args.connector_sync_delay;
+    c.balance_available_delay = args.balance_available_delay;
     c.tls_cert = args.tls_cert.clone();
     c.tls_key = args.tls_key.clone();
     c.behind_tls_proxy = args.behind_tls_proxy;

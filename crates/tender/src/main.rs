@@ -322,6 +322,10 @@ struct ServeArgs {
     /// synced (then with backoff, up to hourly). Keep it above 45 s (three calls of 15 s).
     #[arg(long, env = "TENDER_CONNECTOR_SYNC_DELAY", default_value_t = 60)]
     connector_sync_delay: u64,
+    /// Seconds before a charge's money is available, in both modes (default: two days in
+    /// live mode, 60 in test mode).
+    #[arg(long, env = "TENDER_BALANCE_AVAILABLE_DELAY")]
+    balance_available_delay: Option<u64>,
     /// PEM certificate chain: serve HTTPS (TLS 1.2+) on both listeners; reloaded on SIGHUP.
     #[arg(long, env = "TENDER_TLS_CERT", requires = "tls_key")]
     tls_cert: Option<PathBuf>,

@@ -110,6 +110,7 @@ impl Services {
             public_email: None,
             password_hash: hash_password_bounded(&password).await?,
             created: now,
+            pricing: None,
         };
         let mut records = Vec::new();
         let mut pair = |mode| {

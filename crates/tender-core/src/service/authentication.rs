@@ -107,6 +107,7 @@ impl Services {
                         Some("The customer did not complete 3-D Secure authentication.".into());
                 }
             }
+            ops.extend(self.book_charge(&scope, &mut after).await?);
             ops.push(WriteOp::Update {
                 collection: Collection::Payments,
                 id: after.id.clone(),

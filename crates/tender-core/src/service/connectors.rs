@@ -93,6 +93,7 @@ impl Services {
                 &ListQuery {
                     filters: Vec::new(),
                     created: Default::default(),
+                    available_on: Default::default(),
                     cursor: Cursor::Newest,
                     limit: 100,
                 },

@@ -9,6 +9,8 @@
 //! - [`accounts`]: accounts and their API keys; key authentication.
 //! - [`connectors`]: the `conn_` objects and the route a payment takes.
 //! - [`upstream`]: payments, captures, cancels, refunds and syncs through a connector.
+//! - [`balance`]: prices, the booking of every movement of money, the balance and its
+//!   transactions.
 //! - [`payment_methods`], [`authentication`] (3-D Secure), [`webhooks`], [`tasks`].
 //! - this module: [`Services`], the [`RequestContext`] a handler passes in, and the shared
 //!   commit/read helpers.
@@ -17,6 +19,7 @@
 
 pub mod accounts;
 pub mod authentication;
+pub mod balance;
 pub mod connectors;
 pub mod customers;
 pub mod payment_methods;
@@ -65,6 +68,9 @@ pub struct ServiceConfig {
     pub connector_sync_delay: i64,
     /// Test-mode webhooks may reach private ranges (`--allow-private-webhook-targets`).
     pub allow_private_webhook_targets: bool,
+    /// Seconds before a charge's money is available (`--balance-available-delay`); `None`:
+    /// two days in live mode, a minute in test mode.
+    pub balance_available_delay: Option<i64>,
 }
 
 /// The use cases and what they run on. Cheap to clone.
@@ -78,6 +84,8 @@ pub struct Services {
     pub encoder: Arc<dyn ResponseEncoder>,
     pub resolver: Arc<dyn webhooks::HostResolver>,
     pub config: Arc<ServiceConfig>,
+    /// Prices read recently ([`balance::PricingCache`]).
+    pub pricing_cache: Arc<balance::PricingCache>,
 }
 
 pub use crate::idempotency::IdempotencyHold;
@@ -110,6 +118,8 @@ pub struct ListParams {
     pub starting_after: Option<String>,
     pub ending_before: Option<String>,
     pub created: CreatedRange,
+    /// Bounds on `available_on` (balance transactions only).
+    pub available_on: CreatedRange,
 }
 
 /// How many times a use case is re-run when its batch loses an optimistic-concurrency race.
@@ -227,6 +237,7 @@ impl Services {
         let query = ListQuery {
             filters,
             created: params.created,
+            available_on: params.available_on,
             cursor,
             limit: params.limit,
         };

@@ -274,6 +274,8 @@ impl Services {
             created: now,
             connector: None,
             connector_reference: None,
+            balance_transaction: None,
+            disputed: false,
         };
         let mut ops = Vec::new();
         // Changes to a `pm_…` used here: applied only if the bank does not refuse the charge.
@@ -655,10 +657,12 @@ impl Services {
     async fn finish_create(
         &self,
         ctx: &RequestContext,
-        payment: Payment,
+        mut payment: Payment,
         mut ops: Vec<WriteOp>,
         decline: Option<CoreError>,
     ) -> CoreResult<Payment> {
+        // What it captured is booked on the balance in the same batch (CONTRACT §9).
+        ops.extend(self.book_charge(ctx.scope(), &mut payment).await?);
         // Serialised once: the row, and the answer kept under the idempotency key (rendered on
         // a replay); the event carries the same stored form.
         let stored = to_body(&payment)?;
@@ -879,10 +883,12 @@ impl Services {
         &self,
         ctx: &RequestContext,
         before: &Payment,
-        after: Payment,
+        mut after: Payment,
         version: i64,
         event_type: &str,
     ) -> CoreResult<Payment> {
+        // A capture is booked on the balance in the same batch (CONTRACT §9).
+        let booking = self.book_charge(ctx.scope(), &mut after).await?;
         let previous = if event_type.ends_with(".updated") {
             let renderer = self.renderer();
             previous_attributes(
@@ -904,7 +910,7 @@ impl Services {
             WriteOp::Event { id, .. } => Some(id.clone()),
             _ => None,
         };
-        let ops = vec![
+        let mut ops = vec![
             WriteOp::Update {
                 collection: Collection::Payments,
                 id: after.id.clone(),
@@ -914,6 +920,7 @@ impl Services {
             },
             event,
         ];
+        ops.extend(booking);
         self.commit_payment(ctx, ops, &stored, event_id.as_deref())
             .await?;
         Ok(after)

@@ -77,6 +77,13 @@ impl Services {
                         ),
                     });
                 }
+                if before.disputed {
+                    return Err(CoreError::invalid(
+                        "payment",
+                        "charge_disputed",
+                        "This payment is disputed: the disputed amount can no longer be refunded.",
+                    ));
+                }
                 let bank = before.payment_method.kind == "bank_transfer";
                 let left = before.refundable();
                 let amount = cmd.amount.unwrap_or(left);
@@ -94,7 +101,7 @@ impl Services {
                     // Sent to the processor after this request's own commit: claim the key first.
                     self.claim_key(ctx).await?;
                 }
-                let refund = Refund {
+                let mut refund = Refund {
                     id: ids::generate(IdKind::Refund),
                     object: "refund".into(),
                     amount,
@@ -113,7 +120,11 @@ impl Services {
                     created: self.now(),
                     connector: before.connector.clone(),
                     connector_reference: None,
+                    balance_transaction: None,
+                    failure_balance_transaction: None,
                 };
+                // The amount leaves the balance now, pending or not (CONTRACT §9).
+                let booking = self.book_refund(scope, &mut refund)?;
                 let mut after = before.clone();
                 after.amount_refunded += amount;
                 after.refunded = after.amount_refunded == after.amount_captured;
@@ -135,6 +146,7 @@ impl Services {
                     },
                     self.event_op(Some(ctx), scope, "refund.created", object.clone(), None)?,
                 ];
+                ops.extend(booking);
                 if bank {
                     ops.push(self.schedule_op(
                         crate::service::tasks::TaskKind::SettleRefund,

@@ -7,6 +7,7 @@
 //! - cancel a 3-D Secure authentication nobody completed → `canceled` (`abandoned`)
 //! - settle a pending bank-transfer refund → `succeeded`
 //! - sync a connector's payment or refund the processor left unknown ([`super::upstream`])
+//! - make a charge's money available after the availability delay ([`super::balance`])
 
 use super::{from_body, to_body, to_value, Services};
 use crate::auth::Scope;
@@ -35,6 +36,8 @@ pub enum TaskKind {
     SyncPayment,
     /// Send (again) a connector's pending refund until the processor settles it.
     SyncRefund,
+    /// A pending charge's money becomes available (CONTRACT §9).
+    MakeAvailable,
 }
 
 impl TaskKind {
@@ -47,6 +50,7 @@ impl TaskKind {
             TaskKind::SettleRefund => "settle_refund",
             TaskKind::SyncPayment => "sync_payment",
             TaskKind::SyncRefund => "sync_refund",
+            TaskKind::MakeAvailable => "make_available",
         }
     }
 
@@ -59,6 +63,7 @@ impl TaskKind {
             TaskKind::SettleRefund,
             TaskKind::SyncPayment,
             TaskKind::SyncRefund,
+            TaskKind::MakeAvailable,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)
@@ -135,6 +140,7 @@ impl Services {
                     Some(TaskKind::SettleRefund) => self.settle_refund(task).await,
                     Some(TaskKind::SyncPayment) => self.sync_payment(task).await,
                     Some(TaskKind::SyncRefund) => self.sync_refund(task).await,
+                    Some(TaskKind::MakeAvailable) => self.make_available(task).await,
                     None => self.drop_task(task, "unknown task kind").await,
                 }
             })
@@ -146,7 +152,7 @@ impl Services {
         }
     }
 
-    async fn drop_task(&self, task: &ClaimedTask, why: &str) -> CoreResult<()> {
+    pub(crate) async fn drop_task(&self, task: &ClaimedTask, why: &str) -> CoreResult<()> {
         tracing::debug!(task = %task.id, why, "task no longer applies");
         self.commit_background(
             &task.scope,
@@ -218,7 +224,9 @@ impl Services {
             PaymentStatus::Succeeded => "payment.succeeded",
             _ => "payment.failed",
         };
-        let ops = vec![
+        // A settled bank transfer is booked on the balance in the same batch (CONTRACT §9).
+        let booking = self.book_charge(&task.scope, &mut after).await?;
+        let mut ops = vec![
             WriteOp::Update {
                 collection: Collection::Payments,
                 id: after.id.clone(),
@@ -234,6 +242,7 @@ impl Services {
                 id: task.id.clone(),
             },
         ];
+        ops.extend(booking);
         self.commit_background(&task.scope, ops).await
     }
 

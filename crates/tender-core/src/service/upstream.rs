@@ -275,7 +275,9 @@ impl Services {
             Answer::Unavailable(_) => Upstream::Processing,
         };
         let before = payment.clone();
-        let mut applied = self.apply_upstream(&mut payment, state, kind)?;
+        let mut applied = self
+            .apply_upstream(scope, &mut payment, state, kind)
+            .await?;
         let mut ops = vec![WriteOp::Update {
             collection: Collection::Payments,
             id: payment.id.clone(),
@@ -372,8 +374,9 @@ impl Services {
 
     /// Moves `payment` to what the processor says (`state`), with the event, the follow-up
     /// tasks and, for a decline, the error the client gets.
-    fn apply_upstream(
+    async fn apply_upstream(
         &self,
+        scope: &Scope,
         payment: &mut Payment,
         state: Upstream,
         kind: ConnectorType,
@@ -395,6 +398,7 @@ impl Services {
                 payment.amount_captured = captured;
                 payment.next_action = None;
                 applied.event = Some("payment.succeeded");
+                applied.ops.extend(self.book_charge(scope, payment).await?);
             }
             Upstream::RequiresCapture => {
                 payment.status = PaymentStatus::RequiresCapture;
@@ -537,7 +541,9 @@ impl Services {
             },
         };
         let before = payment.clone();
-        let applied = self.apply_upstream(&mut payment, state, kind)?;
+        let applied = self
+            .apply_upstream(scope, &mut payment, state, kind)
+            .await?;
         if payment == before {
             return self.reschedule(task, Some(payment.created)).await;
         }
@@ -747,6 +753,8 @@ impl Services {
                     index: payment_index(&payment),
                     body: to_body(&payment)?,
                 });
+                // …and to the balance (CONTRACT §9).
+                ops.extend(self.book_refund_failure(scope, refund)?);
             }
         }
         let after = to_value(&*refund)?;
@@ -867,8 +875,9 @@ impl Services {
                 return Ok(());
             }
             let before = payment.clone();
-            let applied =
-                self.apply_upstream(&mut payment, inbound.state.clone(), settings.kind)?;
+            let applied = self
+                .apply_upstream(&scope, &mut payment, inbound.state.clone(), settings.kind)
+                .await?;
             if payment == before {
                 return Ok(());
             }

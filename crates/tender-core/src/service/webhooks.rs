@@ -256,6 +256,7 @@ impl Services {
                 &ListQuery {
                     filters: Vec::new(),
                     created: Default::default(),
+                    available_on: Default::default(),
                     cursor: Cursor::Newest,
                     limit: MAX_ENDPOINTS as u32,
                 },

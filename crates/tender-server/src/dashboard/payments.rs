@@ -184,6 +184,7 @@ pub async fn list_payments(
         starting_after: starting_after.clone(),
         ending_before: ending_before.clone(),
         created,
+        ..ListParams::default()
     };
     let page_data = match state
         .services()

@@ -22,7 +22,8 @@ use tender_core::store::Field;
 
 use super::pipeline::parse_json_body;
 use super::{
-    connectors, customers, events, path_id, payment_methods, payments, refunds, webhook_endpoints,
+    balance, connectors, customers, events, path_id, payment_methods, payments, refunds,
+    webhook_endpoints,
 };
 
 /// A list request: page and filters.
@@ -66,6 +67,9 @@ pub enum Command {
     UpdateConnector(String, ConnectorFields),
     DeleteConnector(String),
     ListConnectors(ListParams),
+    RetrieveBalance,
+    ListBalanceTransactions(ListRequest),
+    RetrieveBalanceTransaction(String),
 }
 
 /// Decodes one request as the router, the pipeline and the handler would. `method` is upper
@@ -202,6 +206,16 @@ pub fn decode(
                 _ => return Err(no_route(path)),
             }
         }
+        ["balance"] if m == "GET" => {
+            super::params::Query::parse(query, &[])?;
+            C::RetrieveBalance
+        }
+        ["balance_transactions"] if m == "GET" => {
+            C::ListBalanceTransactions(balance::parse_list(query)?)
+        }
+        ["balance_transactions", raw] if m == "GET" => {
+            C::RetrieveBalanceTransaction(id(K::BalanceTransaction, "balance_transaction", raw)?)
+        }
         _ => return Err(no_route(path)),
     };
     Ok(cmd)
@@ -227,6 +241,9 @@ mod tests {
             "refunds" => IdKind::Refund,
             "events" => IdKind::Event,
             "connectors" => IdKind::Connector,
+            "balance_transactions" => IdKind::BalanceTransaction,
+            "payouts" => IdKind::Payout,
+            "disputes" => IdKind::Dispute,
             _ => IdKind::WebhookEndpoint,
         };
         template.replace("{id}", &tender_core::ids::generate(kind))

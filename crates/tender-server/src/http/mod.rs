@@ -14,6 +14,7 @@
 //!
 //! Handlers parse input into domain commands and call a service; they never see SQL.
 
+pub mod balance;
 pub mod connector_webhooks;
 pub mod connectors;
 pub mod customers;

@@ -266,18 +266,24 @@ impl Query {
                 ))
             }
         };
-        let exact = self.int("created")?;
-        let created = CreatedRange {
-            gt: self.int("created[gt]")?,
-            gte: self.int("created[gte]")?.or(exact),
-            lt: self.int("created[lt]")?,
-            lte: self.int("created[lte]")?.or(exact),
-        };
         Ok(tender_core::service::ListParams {
             limit,
             starting_after: self.get("starting_after").map(str::to_string),
             ending_before: self.get("ending_before").map(str::to_string),
-            created,
+            created: self.range("created")?,
+            available_on: CreatedRange::default(),
+        })
+    }
+
+    /// The bounds `name`, `name[gt]`, `name[gte]`, `name[lt]`, `name[lte]` give (Unix seconds;
+    /// `name` alone is an exact time).
+    pub fn range(&self, name: &str) -> Result<CreatedRange, CoreError> {
+        let exact = self.int(name)?;
+        Ok(CreatedRange {
+            gt: self.int(&format!("{name}[gt]"))?,
+            gte: self.int(&format!("{name}[gte]"))?.or(exact),
+            lt: self.int(&format!("{name}[lt]"))?,
+            lte: self.int(&format!("{name}[lte]"))?.or(exact),
         })
     }
 }

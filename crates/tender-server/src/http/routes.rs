@@ -10,7 +10,9 @@
 use axum::http::Method;
 use axum::routing::{on, MethodFilter, MethodRouter};
 
-use super::{connectors, customers, events, payment_methods, payments, refunds, webhook_endpoints};
+use super::{
+    balance, connectors, customers, events, payment_methods, payments, refunds, webhook_endpoints,
+};
 use crate::state::AppState;
 
 /// One operation of the API.
@@ -166,6 +168,13 @@ pub const ROUTES: &[Route] = &[
     }),
     secret(DELETE, "/connectors/{id}", || {
         delete(connectors::delete_connector)
+    }),
+    secret(GET, "/balance", || get(balance::retrieve_balance)),
+    secret(GET, "/balance_transactions", || {
+        get(balance::list_balance_transactions)
+    }),
+    secret(GET, "/balance_transactions/{id}", || {
+        get(balance::retrieve_balance_transaction)
     }),
 ];
 

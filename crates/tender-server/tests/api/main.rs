@@ -4,6 +4,7 @@
 
 mod abuse;
 mod auth;
+mod balance;
 mod connectors;
 mod customers;
 mod errors;

@@ -7,6 +7,8 @@
 mod abuse;
 #[path = "../api/auth.rs"]
 mod auth;
+#[path = "../api/balance.rs"]
+mod balance;
 #[path = "../api/connectors.rs"]
 mod connectors;
 #[path = "../api/customers.rs"]

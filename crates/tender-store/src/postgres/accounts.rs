@@ -17,6 +17,8 @@ use tokio_postgres::Row;
 use super::{classify, mode_from, PgStore};
 
 const ACCOUNT_COLUMNS: &str = "id, email, name, password_hash, created, public_email";
+/// What an account's reads select: the inserted columns and the prices, set later.
+const ACCOUNT_READ: &str = "id, email, name, password_hash, created, public_email, pricing";
 
 fn account_row(r: &Row) -> AccountRecord {
     AccountRecord {
@@ -26,6 +28,7 @@ fn account_row(r: &Row) -> AccountRecord {
         password_hash: r.get(3),
         created: r.get(4),
         public_email: r.get(5),
+        pricing: r.get(6),
     }
 }
 
@@ -122,7 +125,7 @@ impl AccountStore for PgStore {
         let client = self.client().await?;
         let row = client
             .query_opt(
-                &format!("SELECT {ACCOUNT_COLUMNS} FROM accounts WHERE id = $1"),
+                &format!("SELECT {ACCOUNT_READ} FROM accounts WHERE id = $1"),
                 &[&id],
             )
             .await
@@ -134,7 +137,7 @@ impl AccountStore for PgStore {
         let client = self.client().await?;
         let row = client
             .query_opt(
-                &format!("SELECT {ACCOUNT_COLUMNS} FROM accounts WHERE lower(email) = lower($1)"),
+                &format!("SELECT {ACCOUNT_READ} FROM accounts WHERE lower(email) = lower($1)"),
                 &[&email],
             )
             .await
@@ -146,7 +149,7 @@ impl AccountStore for PgStore {
         let client = self.client().await?;
         let rows = client
             .query(
-                &format!("SELECT {ACCOUNT_COLUMNS} FROM accounts ORDER BY created, id"),
+                &format!("SELECT {ACCOUNT_READ} FROM accounts ORDER BY created, id"),
                 &[],
             )
             .await
@@ -169,6 +172,22 @@ impl AccountStore for PgStore {
             .await
             .map(|_| ())
             .map_err(|e| classify("update profile", e))
+    }
+
+    async fn update_account_pricing(
+        &self,
+        account: &str,
+        pricing: Option<&str>,
+    ) -> StoreResult<()> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "UPDATE accounts SET pricing = $1 WHERE id = $2",
+                &[&pricing, &account],
+            )
+            .await
+            .map(|_| ())
+            .map_err(|e| classify("update pricing", e))
     }
 
     async fn update_account_password(

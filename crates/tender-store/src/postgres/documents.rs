@@ -27,7 +27,14 @@ use tokio_postgres::Row;
 use super::idempotency::idempotency_statement;
 use super::pipeline::{self, Stmt, Value};
 use super::{classify, scope_from, Param, PgStore};
-use crate::schema::{column, index_columns, table};
+use crate::schema::{column, index_columns, ranges, table, ColumnValue};
+
+fn column_value((_, v): (&'static str, ColumnValue)) -> Value {
+    match v {
+        ColumnValue::Text(t) => Box::new(t),
+        ColumnValue::Int(i) => Box::new(i),
+    }
+}
 
 fn record(r: &Row) -> Record {
     Record {
@@ -88,7 +95,7 @@ fn plan(batch: &WriteBatch, node: i64) -> Vec<Stmt> {
                     Box::new(*created),
                     Box::new(body.clone()),
                 ];
-                params.extend(cols.into_iter().map(|(_, v)| Box::new(v) as Value));
+                params.extend(cols.into_iter().map(column_value));
                 out.push(Stmt::new("insert", sql, params));
             }
             WriteOp::Update {
@@ -115,7 +122,7 @@ fn plan(batch: &WriteBatch, node: i64) -> Vec<Stmt> {
                     Box::new(live),
                     Box::new(*expected_version),
                 ];
-                params.extend(cols.into_iter().map(|(_, v)| Box::new(v) as Value));
+                params.extend(cols.into_iter().map(column_value));
                 out.push(
                     Stmt::new("update", sql, params)
                         .exactly_one(StoreError::Conflict(id.clone())),
@@ -210,6 +217,13 @@ fn plan(batch: &WriteBatch, node: i64) -> Vec<Stmt> {
                 ],
             )),
             WriteOp::Post(posting) => out.push(super::ledger::post_statement(scope, posting)),
+            WriteOp::RequireBalance {
+                account,
+                currency,
+                at_least,
+            } => out.extend(super::ledger::require_balance_statements(
+                scope, *account, *currency, *at_least,
+            )),
             WriteOp::DeleteTask { id } => out.push(
                 Stmt::new(
                     "delete task",
@@ -306,17 +320,10 @@ impl DocumentStore for PgStore {
             order.push(V::S(strings.len() - 1));
             sql.push_str(&format!(" AND {} = ${}", column(*field), order.len() + 2));
         }
-        for (op, bound) in [
-            (">", q.created.gt),
-            (">=", q.created.gte),
-            ("<", q.created.lt),
-            ("<=", q.created.lte),
-        ] {
-            if let Some(b) = bound {
-                ints.push(b);
-                order.push(V::I(ints.len() - 1));
-                sql.push_str(&format!(" AND created {op} ${}", order.len() + 2));
-            }
+        for (col, op, bound) in ranges(collection, q) {
+            ints.push(bound);
+            order.push(V::I(ints.len() - 1));
+            sql.push_str(&format!(" AND {col} {op} ${}", order.len() + 2));
         }
         let cursor_seq = |id: String| {
             let client = &client;

@@ -8,6 +8,8 @@
 //!   serialise on a balance row only when they hit the same shard, so one merchant's concurrent
 //!   postings do not all queue on one row. Two batches posting one cause serialise on the unique
 //!   index (the second then writes nothing).
+//! - [`require_balance_statements`]: a balance check inside a batch, serialised per balance by an
+//!   advisory lock, so two racing withdrawals cannot both spend the same money.
 //!
 //! Depends on the parent module's connection helpers and [`super::pipeline`].
 
@@ -62,6 +64,53 @@ pub(super) fn post_statement(scope: &Scope, posting: &Posting) -> Stmt {
     )
 }
 
+/// The statements that fail the batch unless `scope`'s balance of `account` in `currency` (with
+/// what the batch posted so far) is at least `at_least`: a transaction-scoped advisory lock on
+/// (scope, account, currency), then the balance read in a statement of its own, whose snapshot
+/// (READ COMMITTED) is taken once the lock is held. Every batch with such a check on that
+/// balance takes the same lock, so the second of two racing withdrawals reads the balance the
+/// first committed.
+pub(super) fn require_balance_statements(
+    scope: &Scope,
+    account: LedgerAccount,
+    currency: Currency,
+    at_least: i64,
+) -> [Stmt; 2] {
+    let lock_name = format!(
+        "tender-balance:{}:{}:{}:{}",
+        scope.account,
+        scope.livemode(),
+        account.as_str(),
+        currency.code()
+    );
+    [
+        Stmt::new(
+            "lock balance",
+            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+            vec![Box::new(lock_name)],
+        )
+        .returning_rows(),
+        Stmt::new(
+            "read balance",
+            "SELECT 1 WHERE (SELECT COALESCE(SUM(amount), 0) FROM ledger_balances
+             WHERE account_id = $1 AND livemode = $2 AND ledger_account = $3 AND currency = $4) >= $5",
+            vec![
+                Box::new(scope.account.clone()),
+                Box::new(scope.livemode()),
+                Box::new(account.as_str().to_string()),
+                Box::new(currency.code().to_string()),
+                Box::new(at_least),
+            ],
+        )
+        .returning_rows()
+        .exactly_one(StoreError::BalanceInsufficient(format!(
+            "{} {}",
+            account.as_str(),
+            currency.code()
+        ))),
+    ]
+}
+
 /// A stored (account, currency, amount) as the domain's values.
 fn entry_from(account: &str, currency: &str, amount: i64) -> StoreResult<Entry> {
     Ok(Entry {
@@ -95,6 +144,45 @@ impl LedgerStore for PgStore {
                 })
             })
             .collect()
+    }
+
+    async fn recompute_balances(&self, scope: &Scope) -> StoreResult<Vec<LedgerBalance>> {
+        let client = self.client().await?;
+        let rows = query(
+            &client,
+            "SELECT e.ledger_account, e.currency, SUM(e.amount)::bigint FROM ledger_entries e
+             JOIN ledger_postings p ON p.seq = e.posting_seq
+             WHERE p.account_id = $1 AND p.livemode = $2
+             GROUP BY e.ledger_account, e.currency ORDER BY e.currency, e.ledger_account",
+            &[&scope.account, &scope.livemode()],
+        )
+        .await
+        .map_err(|e| classify("recompute balances", e))?;
+        rows.iter()
+            .map(|r| {
+                entry_from(r.get(0), r.get(1), r.get(2)).map(|e| LedgerBalance {
+                    account: e.account,
+                    currency: e.currency,
+                    amount: e.amount,
+                })
+            })
+            .collect()
+    }
+
+    async fn unbalanced_postings(&self, scope: &Scope) -> StoreResult<Vec<String>> {
+        let client = self.client().await?;
+        let rows = query(
+            &client,
+            "SELECT DISTINCT cause FROM (
+                 SELECT p.cause FROM ledger_postings p JOIN ledger_entries e ON e.posting_seq = p.seq
+                 WHERE p.account_id = $1 AND p.livemode = $2
+                 GROUP BY p.seq, p.cause, e.currency HAVING SUM(e.amount) <> 0
+             ) u ORDER BY cause",
+            &[&scope.account, &scope.livemode()],
+        )
+        .await
+        .map_err(|e| classify("unbalanced postings", e))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
     async fn posting_entries(&self, scope: &Scope, cause: &str) -> StoreResult<Option<Vec<Entry>>> {

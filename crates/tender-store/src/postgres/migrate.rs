@@ -22,6 +22,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         4,
         include_str!("../../migrations/postgres/0004_create_ledger.sql"),
     ),
+    (
+        5,
+        include_str!("../../migrations/postgres/0005_create_balance.sql"),
+    ),
 ];
 
 /// An arbitrary constant naming Tender's migration lock.

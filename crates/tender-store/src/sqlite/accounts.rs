@@ -16,7 +16,8 @@ use tender_core::store::{AccountRecord, AccountStore, ApiKeyRecord, SessionRecor
 
 use super::{classify, mode_str, parse_kind, parse_mode, SqliteStore};
 
-const ACCOUNT_COLUMNS: &str = "id, email, name, password_hash, created, public_email";
+/// What an account's reads select.
+const ACCOUNT_READ: &str = "id, email, name, password_hash, created, public_email, pricing";
 
 fn account_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AccountRecord> {
     Ok(AccountRecord {
@@ -26,6 +27,7 @@ fn account_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AccountRecord> {
         password_hash: r.get(3)?,
         created: r.get(4)?,
         public_email: r.get(5)?,
+        pricing: r.get(6)?,
     })
 }
 
@@ -86,7 +88,7 @@ impl AccountStore for SqliteStore {
         let email = email.to_string();
         self.read(move |conn| {
             conn.prepare_cached(&format!(
-                "SELECT {ACCOUNT_COLUMNS} FROM accounts WHERE email = ?1"
+                "SELECT {ACCOUNT_READ} FROM accounts WHERE email = ?1"
             ))
             .and_then(|mut s| s.query_row([email], account_row).optional())
             .map_err(|e| classify("find account", e))
@@ -97,7 +99,7 @@ impl AccountStore for SqliteStore {
     async fn list_accounts(&self) -> StoreResult<Vec<AccountRecord>> {
         self.read(|conn| {
             conn.prepare_cached(&format!(
-                "SELECT {ACCOUNT_COLUMNS} FROM accounts ORDER BY created, id"
+                "SELECT {ACCOUNT_READ} FROM accounts ORDER BY created, id"
             ))
             .and_then(|mut s| s.query_map([], account_row)?.collect::<Result<Vec<_>, _>>())
             .map_err(|e| classify("list accounts", e))
@@ -124,6 +126,24 @@ impl AccountStore for SqliteStore {
                 )
                 .map(|_| ())
                 .map_err(|e| classify("update profile", e))
+            })
+            .await
+    }
+
+    async fn update_account_pricing(
+        &self,
+        account: &str,
+        pricing: Option<&str>,
+    ) -> StoreResult<()> {
+        let (account, pricing) = (account.to_string(), pricing.map(str::to_string));
+        self.writer
+            .write(move |conn| {
+                conn.execute(
+                    "UPDATE accounts SET pricing = ?1 WHERE id = ?2",
+                    params![pricing, account],
+                )
+                .map(|_| ())
+                .map_err(|e| classify("update pricing", e))
             })
             .await
     }
@@ -282,7 +302,7 @@ impl AccountStore for SqliteStore {
         let id = id.to_string();
         self.read(move |conn| {
             conn.prepare_cached(&format!(
-                "SELECT {ACCOUNT_COLUMNS} FROM accounts WHERE id = ?1"
+                "SELECT {ACCOUNT_READ} FROM accounts WHERE id = ?1"
             ))
             .and_then(|mut s| s.query_row([id], account_row).optional())
             .map_err(|e| classify("find account", e))

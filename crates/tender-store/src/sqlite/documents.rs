@@ -25,7 +25,7 @@ use tender_core::store::{
 
 use super::idempotency::write_idempotency;
 use super::{classify, SqliteStore};
-use crate::schema::{column, index_columns, table};
+use crate::schema::{column, index_columns, ranges, table, ColumnValue};
 
 fn find_record(
     conn: &Connection,
@@ -66,16 +66,9 @@ fn list_records(
         sql.push_str(&format!(" AND {} = ?", column(*field)));
         values.push(value.clone().into());
     }
-    for (op, bound) in [
-        (">", q.created.gt),
-        (">=", q.created.gte),
-        ("<", q.created.lt),
-        ("<=", q.created.lte),
-    ] {
-        if let Some(b) = bound {
-            sql.push_str(&format!(" AND created {op} ?"));
-            values.push(b.into());
-        }
+    for (col, op, bound) in ranges(c, q) {
+        sql.push_str(&format!(" AND {col} {op} ?"));
+        values.push(bound.into());
     }
     let cursor_seq = |id: &str| -> StoreResult<i64> {
         let sql =
@@ -153,10 +146,10 @@ fn apply_batch(conn: &Connection, batch: &WriteBatch) -> StoreResult<()> {
                     (*created).into(),
                     body.clone().into(),
                 ];
-                values.extend(
-                    cols.into_iter()
-                        .map(|(_, v)| rusqlite::types::Value::from(v)),
-                );
+                values.extend(cols.into_iter().map(|(_, v)| match v {
+                    ColumnValue::Text(t) => rusqlite::types::Value::from(t),
+                    ColumnValue::Int(i) => rusqlite::types::Value::from(i),
+                }));
                 conn.prepare_cached(&sql)
                     .and_then(|mut s| s.execute(rusqlite::params_from_iter(values)))
                     .map_err(|e| classify("insert", e))?;
@@ -175,10 +168,10 @@ fn apply_batch(conn: &Connection, batch: &WriteBatch) -> StoreResult<()> {
                     table(*collection)
                 );
                 let mut values: Vec<rusqlite::types::Value> = vec![body.clone().into()];
-                values.extend(
-                    cols.into_iter()
-                        .map(|(_, v)| rusqlite::types::Value::from(v)),
-                );
+                values.extend(cols.into_iter().map(|(_, v)| match v {
+                    ColumnValue::Text(t) => rusqlite::types::Value::from(t),
+                    ColumnValue::Int(i) => rusqlite::types::Value::from(i),
+                }));
                 values.extend([
                     id.clone().into(),
                     scope.account.clone().into(),
@@ -265,6 +258,11 @@ fn apply_batch(conn: &Connection, batch: &WriteBatch) -> StoreResult<()> {
                 .map_err(|e| classify("schedule task", e))?;
             }
             WriteOp::Post(posting) => super::ledger::post(conn, scope, posting)?,
+            WriteOp::RequireBalance {
+                account,
+                currency,
+                at_least,
+            } => super::ledger::require_balance(conn, scope, *account, *currency, *at_least)?,
             WriteOp::DeleteTask { id } => {
                 let n = conn
                     .prepare_cached("DELETE FROM scheduled_tasks WHERE id = ?1 AND account_id = ?2 AND livemode = ?3")

@@ -3,6 +3,8 @@
 //!
 //! - A posting's row is inserted unless its cause is already posted in the scope; only then are
 //!   its entries written and the balances moved (in the posting's shard), so a cause posts once.
+//! - [`require_balance`] reads a balance inside the batch: the single writer makes the read and
+//!   the commit one step, so two withdrawals can never both spend the same money.
 //!
 //! Depends on the parent module's connection helpers.
 
@@ -65,6 +67,43 @@ pub(super) fn post(conn: &Connection, scope: &Scope, posting: &Posting) -> Store
     Ok(())
 }
 
+/// Fails the batch unless `scope`'s balance of `account` in `currency` (with what the batch
+/// posted so far) is at least `at_least`. The writer applies one batch at a time, so nothing
+/// can change the balance between this read and the commit.
+pub(super) fn require_balance(
+    conn: &Connection,
+    scope: &Scope,
+    account: LedgerAccount,
+    currency: Currency,
+    at_least: i64,
+) -> StoreResult<()> {
+    let balance: i64 = conn
+        .prepare_cached(
+            "SELECT COALESCE(SUM(amount), 0) FROM ledger_balances
+             WHERE account_id = ?1 AND livemode = ?2 AND ledger_account = ?3 AND currency = ?4",
+        )
+        .and_then(|mut s| {
+            s.query_row(
+                params![
+                    scope.account,
+                    scope.livemode(),
+                    account.as_str(),
+                    currency.code()
+                ],
+                |r| r.get(0),
+            )
+        })
+        .map_err(|e| classify("read balance", e))?;
+    if balance < at_least {
+        return Err(StoreError::BalanceInsufficient(format!(
+            "{} {}",
+            account.as_str(),
+            currency.code()
+        )));
+    }
+    Ok(())
+}
+
 /// A stored (account, currency, amount) as the domain's values.
 fn entry_from(account: &str, currency: &str, amount: i64) -> StoreResult<Entry> {
     Ok(Entry {
@@ -102,6 +141,48 @@ impl LedgerStore for SqliteStore {
                 })
             })
             .collect()
+    }
+
+    async fn recompute_balances(&self, scope: &Scope) -> StoreResult<Vec<LedgerBalance>> {
+        let rows: Vec<(String, String, i64)> = self.read_now(|conn| {
+            conn.prepare_cached(
+                "SELECT e.ledger_account, e.currency, SUM(e.amount) FROM ledger_entries e
+                 JOIN ledger_postings p ON p.seq = e.posting_seq
+                 WHERE p.account_id = ?1 AND p.livemode = ?2
+                 GROUP BY e.ledger_account, e.currency ORDER BY e.currency, e.ledger_account",
+            )
+            .and_then(|mut s| {
+                s.query_map(params![scope.account, scope.livemode()], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })?
+                .collect()
+            })
+            .map_err(|e| classify("recompute balances", e))
+        })?;
+        rows.iter()
+            .map(|(a, c, m)| {
+                entry_from(a, c, *m).map(|e| LedgerBalance {
+                    account: e.account,
+                    currency: e.currency,
+                    amount: e.amount,
+                })
+            })
+            .collect()
+    }
+
+    async fn unbalanced_postings(&self, scope: &Scope) -> StoreResult<Vec<String>> {
+        self.read_now(|conn| {
+            conn.prepare_cached(
+                "SELECT DISTINCT p.cause FROM ledger_postings p JOIN ledger_entries e ON e.posting_seq = p.seq
+                 WHERE p.account_id = ?1 AND p.livemode = ?2
+                 GROUP BY p.seq, e.currency HAVING SUM(e.amount) <> 0 ORDER BY p.cause",
+            )
+            .and_then(|mut s| {
+                s.query_map(params![scope.account, scope.livemode()], |r| r.get(0))?
+                    .collect()
+            })
+            .map_err(|e| classify("unbalanced postings", e))
+        })
     }
 
     async fn posting_entries(&self, scope: &Scope, cause: &str) -> StoreResult<Option<Vec<Entry>>> {

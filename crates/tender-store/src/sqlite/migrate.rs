@@ -23,6 +23,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         4,
         include_str!("../../migrations/sqlite/0004_create_ledger.sql"),
     ),
+    (
+        5,
+        include_str!("../../migrations/sqlite/0005_create_balance.sql"),
+    ),
 ];
 
 /// Applies the migrations not yet applied, each in its own transaction.
