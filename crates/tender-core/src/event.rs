@@ -16,6 +16,11 @@ pub const EVENT_TYPES: &[&str] = &[
     "customer.created",
     "customer.updated",
     "customer.deleted",
+    "payout.created",
+    "payout.updated",
+    "payout.paid",
+    "payout.failed",
+    "payout.canceled",
 ];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

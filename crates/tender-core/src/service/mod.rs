@@ -10,7 +10,7 @@
 //! - [`connectors`]: the `conn_` objects and the route a payment takes.
 //! - [`upstream`]: payments, captures, cancels, refunds and syncs through a connector.
 //! - [`balance`]: prices, the booking of every movement of money, the balance and its
-//!   transactions.
+//!   transactions; [`payouts`]: money sent to the merchant's bank.
 //! - [`payment_methods`], [`authentication`] (3-D Secure), [`webhooks`], [`tasks`].
 //! - this module: [`Services`], the [`RequestContext`] a handler passes in, and the shared
 //!   commit/read helpers.
@@ -24,6 +24,7 @@ pub mod connectors;
 pub mod customers;
 pub mod payment_methods;
 pub mod payments;
+pub mod payouts;
 pub mod refunds;
 pub mod tasks;
 pub mod upstream;

@@ -8,6 +8,7 @@
 //! - settle a pending bank-transfer refund → `succeeded`
 //! - sync a connector's payment or refund the processor left unknown ([`super::upstream`])
 //! - make a charge's money available after the availability delay ([`super::balance`])
+//! - move a payout on at the bank: in transit, then paid or failed ([`super::payouts`])
 
 use super::{from_body, to_body, to_value, Services};
 use crate::auth::Scope;
@@ -38,6 +39,8 @@ pub enum TaskKind {
     SyncRefund,
     /// A pending charge's money becomes available (CONTRACT §9).
     MakeAvailable,
+    /// A payout moves on at the bank: in transit, then paid or failed.
+    AdvancePayout,
 }
 
 impl TaskKind {
@@ -51,6 +54,7 @@ impl TaskKind {
             TaskKind::SyncPayment => "sync_payment",
             TaskKind::SyncRefund => "sync_refund",
             TaskKind::MakeAvailable => "make_available",
+            TaskKind::AdvancePayout => "advance_payout",
         }
     }
 
@@ -64,6 +68,7 @@ impl TaskKind {
             TaskKind::SyncPayment,
             TaskKind::SyncRefund,
             TaskKind::MakeAvailable,
+            TaskKind::AdvancePayout,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)
@@ -141,6 +146,7 @@ impl Services {
                     Some(TaskKind::SyncPayment) => self.sync_payment(task).await,
                     Some(TaskKind::SyncRefund) => self.sync_refund(task).await,
                     Some(TaskKind::MakeAvailable) => self.make_available(task).await,
+                    Some(TaskKind::AdvancePayout) => self.advance_payout(task).await,
                     None => self.drop_task(task, "unknown task kind").await,
                 }
             })

@@ -22,7 +22,7 @@ use tender_core::store::Field;
 
 use super::pipeline::parse_json_body;
 use super::{
-    balance, connectors, customers, events, path_id, payment_methods, payments, refunds,
+    balance, connectors, customers, events, path_id, payment_methods, payments, payouts, refunds,
     webhook_endpoints,
 };
 
@@ -70,6 +70,10 @@ pub enum Command {
     RetrieveBalance,
     ListBalanceTransactions(ListRequest),
     RetrieveBalanceTransaction(String),
+    CreatePayout(tender_core::service::payouts::CreatePayout),
+    RetrievePayout(String),
+    CancelPayout(String),
+    ListPayouts(ListRequest),
 }
 
 /// Decodes one request as the router, the pipeline and the handler would. `method` is upper
@@ -215,6 +219,14 @@ pub fn decode(
         }
         ["balance_transactions", raw] if m == "GET" => {
             C::RetrieveBalanceTransaction(id(K::BalanceTransaction, "balance_transaction", raw)?)
+        }
+        ["payouts"] if m == "POST" => C::CreatePayout(payouts::parse_create(&value)?),
+        ["payouts"] if m == "GET" => C::ListPayouts(payouts::parse_list(query)?),
+        ["payouts", raw] if m == "GET" => C::RetrievePayout(id(K::Payout, "payout", raw)?),
+        ["payouts", raw, "cancel"] if m == "POST" => {
+            let pid = id(K::Payout, "payout", raw)?;
+            super::params::Params::body(value, &[])?;
+            C::CancelPayout(pid)
         }
         _ => return Err(no_route(path)),
     };

@@ -25,6 +25,7 @@ pub mod openapi;
 pub mod params;
 pub mod payment_methods;
 pub mod payments;
+pub mod payouts;
 pub mod pipeline;
 pub mod refunds;
 pub mod routes;

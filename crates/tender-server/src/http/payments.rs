@@ -20,7 +20,7 @@ use super::pipeline::{Ctx, JsonBody};
 use super::{list_response, ok, path_id, raw_response, ApiResult};
 use crate::state::AppState;
 
-fn parse_currency(p: &mut Params) -> Result<Currency, CoreError> {
+pub(crate) fn parse_currency(p: &mut Params) -> Result<Currency, CoreError> {
     let raw = p.string("currency")?;
     let raw = p.required("currency", raw)?;
     Currency::parse(&raw).ok_or_else(|| {

@@ -11,7 +11,8 @@ use axum::http::Method;
 use axum::routing::{on, MethodFilter, MethodRouter};
 
 use super::{
-    balance, connectors, customers, events, payment_methods, payments, refunds, webhook_endpoints,
+    balance, connectors, customers, events, payment_methods, payments, payouts, refunds,
+    webhook_endpoints,
 };
 use crate::state::AppState;
 
@@ -175,6 +176,12 @@ pub const ROUTES: &[Route] = &[
     }),
     secret(GET, "/balance_transactions/{id}", || {
         get(balance::retrieve_balance_transaction)
+    }),
+    secret(POST, "/payouts", || post(payouts::create_payout)),
+    secret(GET, "/payouts", || get(payouts::list_payouts)),
+    secret(GET, "/payouts/{id}", || get(payouts::retrieve_payout)),
+    secret(POST, "/payouts/{id}/cancel", || {
+        post(payouts::cancel_payout)
     }),
 ];
 

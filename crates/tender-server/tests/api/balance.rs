@@ -337,3 +337,269 @@ async fn a_manual_capture_books_what_was_captured_once() {
     assert_eq!(charges.body["data"].as_array().unwrap().len(), 1);
     assert_ledger_holds(&app).await;
 }
+
+/// `amount` paid by card and made available; returns the available balance.
+async fn fund(app: &TestApp, payments: usize, amount: i64) -> i64 {
+    for _ in 0..payments {
+        let p = app.pay(app.sk(), "4242424242424242", amount).await;
+        assert_eq!(p.status, 200, "{}", p.body);
+    }
+    app.clock.advance(61);
+    settle_tasks(app).await;
+    balance(app).await.0
+}
+
+fn payout_body(amount: i64, iban: &str) -> Value {
+    json!({"amount": amount, "currency": "usd",
+           "destination": {"iban": iban, "account_holder_name": "Jenny Rosen"},
+           "metadata": {"ref": "weekly"}})
+}
+
+const IBAN: &str = "DE89 3704 0044 0532 0130 00";
+
+/// Steps the payout tasks until `id` reaches `status`.
+async fn payout_reaches(app: &TestApp, id: &str, status: &str) -> Value {
+    for _ in 0..200 {
+        app.clock.advance(11);
+        app.services.run_due_tasks(100).await.unwrap();
+        let p = app.get(&format!("/v2/payouts/{id}"), app.sk()).await.body;
+        if p["status"] == status {
+            return p;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("payout {id} never reached {status}");
+}
+
+#[tokio::test]
+async fn a_payout_leaves_the_available_balance_at_once_and_is_paid_over_the_bank_delay() {
+    let Some(app) = spawn_app().await else { return };
+    let available = fund(&app, 1, 10_000).await;
+    assert_eq!(available, 10_000 - 320);
+    let p = app
+        .post("/v2/payouts", app.sk(), payout_body(5000, IBAN))
+        .await;
+    assert_eq!(p.status, 200, "{}", p.body);
+    assert_eq!(p.body["object"], "payout");
+    assert_eq!(p.body["status"], "pending");
+    assert_eq!(
+        p.body["destination"],
+        json!({"last4": "3000", "country": "DE", "account_holder_name": "Jenny Rosen"})
+    );
+    assert!(!String::from_utf8_lossy(&p.raw).contains("370400440532013000"));
+    assert!(!contains(&app.stored_bytes().await, "370400440532013000"));
+    let t = txn_of(&app, &p.body).await;
+    assert_eq!(
+        (
+            t["type"].as_str(),
+            t["amount"].as_i64(),
+            t["status"].as_str()
+        ),
+        (Some("payout"), Some(-5000), Some("available"))
+    );
+    assert_eq!(balance(&app).await, (available - 5000, 0));
+    let by_payout = app
+        .get(
+            &format!("/v2/balance_transactions?payout={}", p.id()),
+            app.sk(),
+        )
+        .await;
+    assert_eq!(by_payout.body["data"].as_array().unwrap().len(), 1);
+    assert_ledger_holds(&app).await;
+
+    payout_reaches(&app, &p.id(), "in_transit").await;
+    let paid = payout_reaches(&app, &p.id(), "paid").await;
+    assert_eq!(paid["failure_code"], Value::Null);
+    // Paid out is paid out: the balance does not move again.
+    assert_eq!(balance(&app).await, (available - 5000, 0));
+    for kind in ["payout.created", "payout.updated", "payout.paid"] {
+        let ev = app.get(&format!("/v2/events?type={kind}"), app.sk()).await;
+        assert_eq!(
+            ev.body["data"][0]["data"]["object"]["id"],
+            p.id().as_str(),
+            "{kind}"
+        );
+    }
+    let listed = app.get("/v2/payouts?status=paid", app.sk()).await;
+    assert_eq!(listed.body["data"][0]["id"], p.id().as_str());
+    assert_ledger_holds(&app).await;
+}
+
+#[tokio::test]
+async fn a_failing_iban_and_a_cancel_give_the_money_back() {
+    let Some(app) = spawn_app().await else { return };
+    let available = fund(&app, 1, 10_000).await;
+    let failing = tender_core::validate::iban::check_digits("DE", "370400440532013001")
+        .map(|c| format!("DE{c}370400440532013001"))
+        .unwrap();
+    let f = app
+        .post("/v2/payouts", app.sk(), payout_body(1000, &failing))
+        .await;
+    assert_eq!(f.status, 200, "{}", f.body);
+    let failed = payout_reaches(&app, &f.id(), "failed").await;
+    assert_eq!(failed["failure_code"], "account_closed");
+    let back = txn_of(
+        &app,
+        &json!({"balance_transaction": failed["failure_balance_transaction"]}),
+    )
+    .await;
+    assert_eq!(
+        (back["type"].as_str(), back["amount"].as_i64()),
+        (Some("payout_failure"), Some(1000))
+    );
+    assert_eq!(balance(&app).await.0, available);
+    let ev = app.get("/v2/events?type=payout.failed", app.sk()).await;
+    assert_eq!(ev.body["data"][0]["data"]["object"]["id"], f.id().as_str());
+
+    let c = app
+        .post("/v2/payouts", app.sk(), payout_body(2000, IBAN))
+        .await;
+    assert_eq!(balance(&app).await.0, available - 2000);
+    let canceled = app
+        .post(
+            &format!("/v2/payouts/{}/cancel", c.id()),
+            app.sk(),
+            json!({}),
+        )
+        .await;
+    assert_eq!(canceled.status, 200, "{}", canceled.body);
+    assert_eq!(canceled.body["status"], "canceled");
+    assert_eq!(balance(&app).await.0, available);
+    let again = app
+        .post(
+            &format!("/v2/payouts/{}/cancel", c.id()),
+            app.sk(),
+            json!({}),
+        )
+        .await;
+    assert_eq!(again.status, 400);
+    assert_eq!(again.error_code(), "payout_unexpected_state");
+    let ev = app.get("/v2/events?type=payout.canceled", app.sk()).await;
+    assert_eq!(ev.body["data"][0]["data"]["object"]["id"], c.id().as_str());
+    assert_ledger_holds(&app).await;
+}
+
+#[tokio::test]
+async fn bad_payouts_get_clear_400s() {
+    let Some(app) = spawn_app().await else { return };
+    let available = fund(&app, 1, 2000).await;
+    let cases = [
+        (
+            payout_body(available + 1, IBAN),
+            "amount",
+            "balance_insufficient",
+        ),
+        (
+            json!({"amount": 100, "currency": "eur", "destination": {"iban": IBAN, "account_holder_name": "J"}}),
+            "amount",
+            "balance_insufficient",
+        ),
+        (payout_body(0, IBAN), "amount", "amount_too_small"),
+        (payout_body(-5, IBAN), "amount", "amount_too_small"),
+        (
+            payout_body(100, "DE89 3704 0044 0532 0130 01"),
+            "destination[iban]",
+            "parameter_invalid",
+        ),
+        (
+            json!({"amount": 100, "currency": "usd"}),
+            "destination",
+            "parameter_missing",
+        ),
+        (
+            json!({"amount": 100, "currency": "usd", "destination": {"iban": IBAN}}),
+            "destination[account_holder_name]",
+            "parameter_missing",
+        ),
+        (
+            json!({"amount": 100, "currency": "usd", "destination": {"iban": IBAN, "account_holder_name": "  "}}),
+            "destination[account_holder_name]",
+            "parameter_invalid",
+        ),
+        (
+            json!({"amount": 100, "currency": "zzz", "destination": {"iban": IBAN, "account_holder_name": "J"}}),
+            "currency",
+            "parameter_invalid",
+        ),
+        (
+            json!({"amount": "100", "currency": "usd", "destination": {"iban": IBAN, "account_holder_name": "J"}}),
+            "amount",
+            "parameter_invalid_integer",
+        ),
+        (
+            json!({"amount": 100, "currency": "usd", "destination": {"iban": IBAN, "account_holder_name": "J"}, "method": "instant"}),
+            "method",
+            "parameter_unknown",
+        ),
+    ];
+    for (body, param, code) in cases {
+        let r = app.post("/v2/payouts", app.sk(), body.clone()).await;
+        assert_eq!(r.status, 400, "{body}: {}", r.body);
+        assert_eq!((r.error_param(), r.error_code()), (param, code), "{body}");
+    }
+    assert_eq!(balance(&app).await.0, available);
+    let exact = app
+        .post("/v2/payouts", app.sk(), payout_body(available, IBAN))
+        .await;
+    assert_eq!(
+        exact.status, 200,
+        "the whole balance can be paid out: {}",
+        exact.body
+    );
+    assert_eq!(balance(&app).await.0, 0);
+    assert_eq!(
+        app.get("/v2/payouts/po_nothere", app.sk()).await.status,
+        404
+    );
+    assert_ledger_holds(&app).await;
+}
+
+#[tokio::test]
+async fn twenty_refunds_and_racing_payouts_never_spend_the_same_money() {
+    let Some(app) = spawn_app().await else { return };
+    let available = fund(&app, 20, 1000).await;
+    assert_eq!(available, 20 * 941);
+    let payments = app.get("/v2/payments?limit=20", app.sk()).await;
+    let ids: Vec<String> = payments.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_string())
+        .collect();
+    let refunds = ids.iter().map(|id| {
+        let app = &app;
+        async move {
+            app.post(
+                "/v2/refunds",
+                app.sk(),
+                json!({"payment": id, "amount": 100}),
+            )
+            .await
+            .status
+        }
+    });
+    let payouts = (0..3).map(|_| {
+        let app = &app;
+        async move {
+            app.post("/v2/payouts", app.sk(), payout_body(10_000, IBAN))
+                .await
+        }
+    });
+    let (refunded, paid) = tokio::join!(
+        futures::future::join_all(refunds),
+        futures::future::join_all(payouts)
+    );
+    assert!(refunded.iter().all(|s| *s == 200), "{refunded:?}");
+    let accepted = paid.iter().filter(|p| p.status == 200).count();
+    assert_eq!(
+        accepted,
+        1,
+        "exactly one payout fits: {:?}",
+        paid.iter().map(|p| &p.body).collect::<Vec<_>>()
+    );
+    for refused in paid.iter().filter(|p| p.status != 200) {
+        assert_eq!(refused.error_code(), "balance_insufficient");
+    }
+    assert_eq!(balance(&app).await.0, available - 2000 - 10_000);
+    assert_ledger_holds(&app).await;
+}

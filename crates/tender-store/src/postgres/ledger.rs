@@ -92,8 +92,8 @@ pub(super) fn require_balance_statements(
         .returning_rows(),
         Stmt::new(
             "read balance",
-            "SELECT 1 WHERE (SELECT COALESCE(SUM(amount), 0) FROM ledger_balances
-             WHERE account_id = $1 AND livemode = $2 AND ledger_account = $3 AND currency = $4) >= $5",
+            "SELECT 1 WHERE (SELECT COALESCE(SUM(amount), 0)::bigint FROM ledger_balances
+             WHERE account_id = $1 AND livemode = $2 AND ledger_account = $3 AND currency = $4) >= $5::bigint",
             vec![
                 Box::new(scope.account.clone()),
                 Box::new(scope.livemode()),

@@ -1,0 +1,114 @@
+//! `/v2/payouts` (CONTRACT §9): create, retrieve, list, cancel.
+
+use axum::extract::{Path, RawQuery, State};
+use serde_json::Value;
+use tender_core::balance::PayoutStatus;
+use tender_core::error::CoreError;
+use tender_core::ids::IdKind;
+use tender_core::secret::Secret;
+use tender_core::service::payments::check_amount;
+use tender_core::service::payouts::CreatePayout;
+use tender_core::service::ListParams;
+use tender_core::store::{Collection, Field};
+
+use super::params::{Params, Query};
+use super::payments::parse_currency;
+use super::pipeline::{Ctx, JsonBody};
+use super::{list_response, ok, path_id, raw_response, ApiResult};
+use crate::state::AppState;
+
+/// `POST /payouts`: the body → the command.
+pub fn parse_create(body: &Value) -> Result<CreatePayout, CoreError> {
+    let mut p = Params::body(
+        body.clone(),
+        &[
+            "amount",
+            "currency",
+            "destination",
+            "description",
+            "metadata",
+        ],
+    )?;
+    let amount = p.integer("amount")?;
+    let amount = p.required("amount", amount)?;
+    let currency = parse_currency(&mut p)?;
+    let amount = check_amount("amount", amount, currency)?;
+    let destination = p.object("destination", &["iban", "account_holder_name"])?;
+    let mut destination = p.required("destination", destination)?;
+    let iban = destination.string("iban")?;
+    let iban = destination.required("iban", iban)?;
+    let holder = destination.string("account_holder_name")?;
+    let holder = destination.required("account_holder_name", holder)?;
+    Ok(CreatePayout {
+        amount,
+        currency,
+        iban: Secret::new(iban),
+        account_holder_name: holder,
+        description: p.string("description")?,
+        metadata: p.metadata()?.unwrap_or_default(),
+    })
+}
+
+pub(crate) async fn create_payout(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let cmd = parse_create(&body)?;
+    ok(&state.services.create_payout(&ctx, cmd).await?)
+}
+
+pub(crate) async fn retrieve_payout(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let id = path_id(IdKind::Payout, "payout", id)?;
+    let body = state
+        .services
+        .retrieve_raw(ctx.scope(), Collection::Payouts, "payout", &id)
+        .await?;
+    Ok(raw_response(body))
+}
+
+pub(crate) async fn cancel_payout(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let id = path_id(IdKind::Payout, "payout", id)?;
+    Params::body((*body).clone(), &[])?;
+    ok(&state.services.cancel_payout(&ctx, &id).await?)
+}
+
+/// `GET /payouts`: the query string → page and filters.
+pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String)>), CoreError> {
+    let q = Query::parse(query, &["status"])?;
+    let params = q.list_params()?;
+    let mut filters = Vec::new();
+    if let Some(s) = q.get("status") {
+        let s = PayoutStatus::parse(s).ok_or_else(|| {
+            CoreError::invalid(
+                "status",
+                "parameter_invalid",
+                "status must be pending, in_transit, paid, failed or canceled.",
+            )
+        })?;
+        filters.push((Field::Status, s.as_str().to_string()));
+    }
+    Ok((params, filters))
+}
+
+pub(crate) async fn list_payouts(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    RawQuery(q): RawQuery,
+) -> ApiResult {
+    let (params, filters) = parse_list(q.as_deref())?;
+    let page = state
+        .services
+        .list_raw(ctx.scope(), Collection::Payouts, &params, filters)
+        .await?;
+    Ok(list_response("/v2/payouts", page))
+}
