@@ -305,16 +305,13 @@ impl Services {
         let mut by_currency: BTreeMap<&'static str, (crate::money::Currency, i64, i64)> =
             BTreeMap::new();
         for b in self.store.ledger_balances(scope).await? {
-            let slot = match b.account {
-                LedgerAccount::Pending | LedgerAccount::Available => by_currency
-                    .entry(b.currency.code())
-                    .or_insert((b.currency, 0, 0)),
-                _ => continue,
-            };
-            if b.account == LedgerAccount::Available {
-                slot.1 += b.amount;
-            } else {
-                slot.2 += b.amount;
+            let slot = by_currency
+                .entry(b.currency.code())
+                .or_insert((b.currency, 0, 0));
+            match b.account {
+                LedgerAccount::Available => slot.1 += b.amount,
+                LedgerAccount::Pending => slot.2 += b.amount,
+                _ => {}
             }
         }
         let (mut available, mut pending) = (Vec::new(), Vec::new());
@@ -351,8 +348,8 @@ impl Services {
 /// What `tender ledger verify` found for one scope.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LedgerReport {
-    /// Postings, balance transactions and payments looked at.
-    pub postings_checked: usize,
+    /// Ledger account balances (per currency), balance transactions and payments looked at.
+    pub balances_checked: usize,
     pub transactions_checked: usize,
     pub payments_checked: usize,
     /// Every difference, one line each; empty when the ledger holds.
@@ -433,7 +430,7 @@ impl Services {
                 ));
             }
         }
-        report.postings_checked = recomputed.len();
+        report.balances_checked = recomputed.len();
 
         // The balance the API serves, and the transactions.
         let shown = self.balance(scope).await?;

@@ -19,8 +19,14 @@ pub(crate) async fn retrieve_balance(
     Ctx(ctx): Ctx,
     RawQuery(q): RawQuery,
 ) -> ApiResult {
-    Query::parse(q.as_deref(), &[])?;
+    parse_retrieve(q.as_deref())?;
     ok(&state.services.balance(ctx.scope()).await?)
+}
+
+/// `GET /balance`: takes no parameters.
+pub fn parse_retrieve(query: Option<&str>) -> Result<(), CoreError> {
+    Query::parse(query, &[])?;
+    Ok(())
 }
 
 /// `GET /balance_transactions`: the query string → page and filters.

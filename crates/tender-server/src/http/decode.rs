@@ -211,7 +211,7 @@ pub fn decode(
             }
         }
         ["balance"] if m == "GET" => {
-            super::params::Query::parse(query, &[])?;
+            balance::parse_retrieve(query)?;
             C::RetrieveBalance
         }
         ["balance_transactions"] if m == "GET" => {
@@ -225,7 +225,7 @@ pub fn decode(
         ["payouts", raw] if m == "GET" => C::RetrievePayout(id(K::Payout, "payout", raw)?),
         ["payouts", raw, "cancel"] if m == "POST" => {
             let pid = id(K::Payout, "payout", raw)?;
-            super::params::Params::body(value, &[])?;
+            payouts::parse_cancel(&value)?;
             C::CancelPayout(pid)
         }
         _ => return Err(no_route(path)),

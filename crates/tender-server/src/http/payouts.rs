@@ -78,8 +78,14 @@ pub(crate) async fn cancel_payout(
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let id = path_id(IdKind::Payout, "payout", id)?;
-    Params::body((*body).clone(), &[])?;
+    parse_cancel(&body)?;
     ok(&state.services.cancel_payout(&ctx, &id).await?)
+}
+
+/// `POST /payouts/{id}/cancel`: takes no parameters.
+pub fn parse_cancel(body: &Value) -> Result<(), CoreError> {
+    Params::body(body.clone(), &[])?;
+    Ok(())
 }
 
 /// `GET /payouts`: the query string → page and filters.
