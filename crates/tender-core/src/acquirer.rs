@@ -113,6 +113,8 @@ static TEST_CARDS: &[(&str, Authorization)] = &[
     ("36227206271667", Authorization::Approved),
     ("3566002020360505", Authorization::Approved),
     ("6200000000000005", Authorization::Approved),
+    // Succeeds, and its payment is then disputed (CONTRACT §9; `service::disputes`).
+    (crate::balance::DISPUTED_CARD, Authorization::Approved),
     (
         "4000000000000002",
         decline("card_declined", "generic_decline", DECLINED),
@@ -269,7 +271,7 @@ mod tests {
         }
     }
 
-    const SUCCESS: [&str; 11] = [
+    const SUCCESS: [&str; 12] = [
         "4242424242424242",
         "4000056655665556",
         "5555555555554444",
@@ -281,6 +283,7 @@ mod tests {
         "36227206271667",
         "3566002020360505",
         "6200000000000005",
+        "4000000000000259",
     ];
 
     const DECLINES: [(&str, &str, &str); 9] = [
@@ -356,7 +359,7 @@ mod tests {
     #[test]
     fn table_is_consistent() {
         // Every table number is a valid card, and the table covers every contract row.
-        assert_eq!(TEST_CARDS.len(), 21);
+        assert_eq!(TEST_CARDS.len(), 22);
         for (n, _) in TEST_CARDS {
             let _ = card(n);
         }

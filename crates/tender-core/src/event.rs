@@ -21,6 +21,9 @@ pub const EVENT_TYPES: &[&str] = &[
     "payout.paid",
     "payout.failed",
     "payout.canceled",
+    "dispute.created",
+    "dispute.updated",
+    "dispute.closed",
 ];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

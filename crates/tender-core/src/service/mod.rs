@@ -10,7 +10,8 @@
 //! - [`connectors`]: the `conn_` objects and the route a payment takes.
 //! - [`upstream`]: payments, captures, cancels, refunds and syncs through a connector.
 //! - [`balance`]: prices, the booking of every movement of money, the balance and its
-//!   transactions; [`payouts`]: money sent to the merchant's bank.
+//!   transactions; [`payouts`]: money sent to the merchant's bank; [`disputes`]: a payment's
+//!   money taken back by the cardholder's bank, and the merchant's evidence.
 //! - [`payment_methods`], [`authentication`] (3-D Secure), [`webhooks`], [`tasks`].
 //! - this module: [`Services`], the [`RequestContext`] a handler passes in, and the shared
 //!   commit/read helpers.
@@ -22,6 +23,7 @@ pub mod authentication;
 pub mod balance;
 pub mod connectors;
 pub mod customers;
+pub mod disputes;
 pub mod payment_methods;
 pub mod payments;
 pub mod payouts;

@@ -451,6 +451,17 @@ impl Services {
             self.claim_key(ctx).await?;
         }
         let authorization = self.acquirer.authorize(&card, scope.livemode()).await;
+        if authorization == Authorization::Approved
+            && !scope.livemode()
+            && card.pan.expose() == crate::balance::DISPUTED_CARD
+        {
+            // The disputed test card: its bank disputes the payment a moment later.
+            ops.push(self.schedule_op(
+                TaskKind::OpenDispute,
+                &payment.id,
+                now + super::disputes::DISPUTE_DELAY_SECS,
+            ));
+        }
         let mut decline = None;
         match authorization {
             Authorization::Approved if cmd.capture => {

@@ -9,6 +9,8 @@
 //! - sync a connector's payment or refund the processor left unknown ([`super::upstream`])
 //! - make a charge's money available after the availability delay ([`super::balance`])
 //! - move a payout on at the bank: in transit, then paid or failed ([`super::payouts`])
+//! - open a dispute on a test payment of the disputed card, and decide a dispute
+//!   ([`super::disputes`])
 
 use super::{from_body, to_body, to_value, Services};
 use crate::auth::Scope;
@@ -41,6 +43,10 @@ pub enum TaskKind {
     MakeAvailable,
     /// A payout moves on at the bank: in transit, then paid or failed.
     AdvancePayout,
+    /// The cardholder's bank disputes a payment (the disputed test card).
+    OpenDispute,
+    /// A submitted dispute is decided, or an unanswered one lost at its due date.
+    ResolveDispute,
 }
 
 impl TaskKind {
@@ -55,6 +61,8 @@ impl TaskKind {
             TaskKind::SyncRefund => "sync_refund",
             TaskKind::MakeAvailable => "make_available",
             TaskKind::AdvancePayout => "advance_payout",
+            TaskKind::OpenDispute => "open_dispute",
+            TaskKind::ResolveDispute => "resolve_dispute",
         }
     }
 
@@ -69,6 +77,8 @@ impl TaskKind {
             TaskKind::SyncRefund,
             TaskKind::MakeAvailable,
             TaskKind::AdvancePayout,
+            TaskKind::OpenDispute,
+            TaskKind::ResolveDispute,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)
@@ -147,6 +157,8 @@ impl Services {
                     Some(TaskKind::SyncRefund) => self.sync_refund(task).await,
                     Some(TaskKind::MakeAvailable) => self.make_available(task).await,
                     Some(TaskKind::AdvancePayout) => self.advance_payout(task).await,
+                    Some(TaskKind::OpenDispute) => self.open_dispute(task).await,
+                    Some(TaskKind::ResolveDispute) => self.resolve_dispute(task).await,
                     None => self.drop_task(task, "unknown task kind").await,
                 }
             })

@@ -22,8 +22,8 @@ use tender_core::store::Field;
 
 use super::pipeline::parse_json_body;
 use super::{
-    balance, connectors, customers, events, path_id, payment_methods, payments, payouts, refunds,
-    webhook_endpoints,
+    balance, connectors, customers, disputes, events, path_id, payment_methods, payments, payouts,
+    refunds, webhook_endpoints,
 };
 
 /// A list request: page and filters.
@@ -74,6 +74,10 @@ pub enum Command {
     RetrievePayout(String),
     CancelPayout(String),
     ListPayouts(ListRequest),
+    RetrieveDispute(String),
+    UpdateDispute(String, tender_core::service::disputes::UpdateDispute),
+    CloseDispute(String),
+    ListDisputes(ListRequest),
 }
 
 /// Decodes one request as the router, the pipeline and the handler would. `method` is upper
@@ -227,6 +231,17 @@ pub fn decode(
             let pid = id(K::Payout, "payout", raw)?;
             payouts::parse_cancel(&value)?;
             C::CancelPayout(pid)
+        }
+        ["disputes"] if m == "GET" => C::ListDisputes(disputes::parse_list(query)?),
+        ["disputes", raw] if m == "GET" => C::RetrieveDispute(id(K::Dispute, "dispute", raw)?),
+        ["disputes", raw] if m == "POST" => {
+            let did = id(K::Dispute, "dispute", raw)?;
+            C::UpdateDispute(did, disputes::parse_update(&value)?)
+        }
+        ["disputes", raw, "close"] if m == "POST" => {
+            let did = id(K::Dispute, "dispute", raw)?;
+            disputes::parse_close(&value)?;
+            C::CloseDispute(did)
         }
         _ => return Err(no_route(path)),
     };

@@ -19,6 +19,7 @@ pub mod connector_webhooks;
 pub mod connectors;
 pub mod customers;
 pub mod decode;
+pub mod disputes;
 pub mod error;
 pub mod events;
 pub mod openapi;

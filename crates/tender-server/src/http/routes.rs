@@ -11,7 +11,7 @@ use axum::http::Method;
 use axum::routing::{on, MethodFilter, MethodRouter};
 
 use super::{
-    balance, connectors, customers, events, payment_methods, payments, payouts, refunds,
+    balance, connectors, customers, disputes, events, payment_methods, payments, payouts, refunds,
     webhook_endpoints,
 };
 use crate::state::AppState;
@@ -182,6 +182,12 @@ pub const ROUTES: &[Route] = &[
     secret(GET, "/payouts/{id}", || get(payouts::retrieve_payout)),
     secret(POST, "/payouts/{id}/cancel", || {
         post(payouts::cancel_payout)
+    }),
+    secret(GET, "/disputes", || get(disputes::list_disputes)),
+    secret(GET, "/disputes/{id}", || get(disputes::retrieve_dispute)),
+    secret(POST, "/disputes/{id}", || post(disputes::update_dispute)),
+    secret(POST, "/disputes/{id}/close", || {
+        post(disputes::close_dispute)
     }),
 ];
 

@@ -19,7 +19,7 @@ pub async fn assert_ledger_holds(app: &TestApp) {
     assert!(report.differences.is_empty(), "{:#?}", report.differences);
 }
 
-async fn balance(app: &TestApp) -> (i64, i64) {
+pub async fn balance(app: &TestApp) -> (i64, i64) {
     let b = app.get("/v2/balance", app.sk()).await;
     assert_eq!(b.status, 200, "{}", b.body);
     let usd = |list: &Value| {
@@ -45,7 +45,7 @@ async fn txn_of(app: &TestApp, object: &Value) -> Value {
 }
 
 /// Runs due tasks until none is left (the server's own worker may hold some for a moment).
-async fn settle_tasks(app: &TestApp) {
+pub async fn settle_tasks(app: &TestApp) {
     for _ in 0..200 {
         app.services.run_due_tasks(100).await.unwrap();
         let pending = app

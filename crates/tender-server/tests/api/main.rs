@@ -7,6 +7,7 @@ mod auth;
 mod balance;
 mod connectors;
 mod customers;
+mod disputes;
 mod errors;
 mod helpers;
 mod idempotency;

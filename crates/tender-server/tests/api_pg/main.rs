@@ -13,6 +13,8 @@ mod balance;
 mod connectors;
 #[path = "../api/customers.rs"]
 mod customers;
+#[path = "../api/disputes.rs"]
+mod disputes;
 #[path = "../api/errors.rs"]
 mod errors;
 #[path = "../api/helpers.rs"]
