@@ -13,7 +13,7 @@
 //! - [`ledger`]: the double-entry ledger's accounts and balanced postings (CONTRACT §9);
 //!   [`fees`]: an account's pricing and the fee of each movement; [`balance`]: what the
 //!   merchant sees of it (balance transactions, payouts, disputes) and the booking of each
-//!   movement.
+//!   movement; [`report`]: the balance transactions of a period as a bookkeeper's CSV.
 //! - [`store`]: the storage port, implemented by `tender-store`.
 //! - [`service`]: the use cases, one transaction each.
 //! - [`error`]: `CoreError` and `StoreError`.
@@ -40,6 +40,7 @@ pub mod payment;
 pub mod payment_method;
 pub mod refund;
 pub mod render;
+pub mod report;
 pub mod secret;
 pub mod service;
 pub mod store;

@@ -4,15 +4,17 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
+use tender_core::auth::Scope;
 use tender_core::auth::{KeyKind, Mode};
 use tender_core::clock::SystemClock;
+use tender_core::fees::Pricing;
 use tender_core::service::Services;
 use tender_server::{Application, ServerConfig};
 use tender_store::DatabaseUrl;
 
 use crate::{
     AccountsCommand, ConnectorScope, ConnectorSettingsArgs, ConnectorsCommand, KeysCommand,
-    KindArg, ModeArg, ServeArgs, StoreArgs,
+    KindArg, ModeArg, ReportsCommand, ServeArgs, StoreArgs,
 };
 
 fn store_config(store: &StoreArgs) -> anyhow::Result<ServerConfig> {
@@ -184,6 +186,35 @@ pub async fn accounts(command: AccountsCommand) -> anyhow::Result<()> {
                 "{}",
                 serde_json::json!({"account": a.id, "email": a.email, "name": a.name, "public_email": a.public_email})
             );
+        }
+        AccountsCommand::Pricing {
+            account,
+            card,
+            bank_transfer,
+            dispute,
+            store,
+        } => {
+            let services = services(&store).await?;
+            let id = resolve_account(&services, &account).await?;
+            let mut pricing = services.pricing(&id).await?;
+            let bad = |flag: &str, e: tender_core::fees::PricingError| {
+                anyhow::anyhow!("--{flag}: {}", e.0)
+            };
+            if let Some(s) = &card {
+                (pricing.card_bps, pricing.card_fixed) =
+                    Pricing::parse_card(s).map_err(|e| bad("card", e))?;
+            }
+            if let Some(s) = &bank_transfer {
+                (pricing.bank_transfer_bps, pricing.bank_transfer_cap) =
+                    Pricing::parse_bank_transfer(s).map_err(|e| bad("bank-transfer", e))?;
+            }
+            if let Some(s) = &dispute {
+                pricing.dispute = Pricing::parse_dispute(s).map_err(|e| bad("dispute", e))?;
+            }
+            if card.is_some() || bank_transfer.is_some() || dispute.is_some() {
+                services.set_pricing(&id, pricing).await?;
+            }
+            println!("{id}: {}", pricing.describe());
         }
         AccountsCommand::List(store) => {
             for a in services(&store).await?.store.list_accounts().await? {
@@ -484,6 +515,94 @@ pub async fn connectors(command: ConnectorsCommand) -> anyhow::Result<()> {
                 .await
                 .map_err(refused)?;
             println!("{}", serde_json::to_string(&deleted)?);
+        }
+    }
+    Ok(())
+}
+
+/// `tender ledger verify`: every account (or one) in both modes; an error (non-zero exit) when
+/// anything differs.
+pub async fn ledger_verify(account: Option<String>, store: StoreArgs) -> anyhow::Result<()> {
+    let services = services(&store).await?;
+    let accounts = match account {
+        Some(a) => vec![resolve_account(&services, &a).await?],
+        None => services
+            .store
+            .list_accounts()
+            .await?
+            .into_iter()
+            .map(|a| a.id)
+            .collect(),
+    };
+    let mut differences = 0;
+    for account in &accounts {
+        for m in [Mode::Test, Mode::Live] {
+            let scope = Scope {
+                account: account.clone(),
+                mode: m,
+            };
+            let report = services
+                .verify_ledger(&scope)
+                .await
+                .with_context(|| format!("reading the ledger of {account} ({})", m.as_str()))?;
+            println!(
+                "{account} {}: {} balances, {} transactions, {} payments: {}",
+                m.as_str(),
+                report.balances_checked,
+                report.transactions_checked,
+                report.payments_checked,
+                if report.differences.is_empty() {
+                    "ok".to_string()
+                } else {
+                    format!("{} differences", report.differences.len())
+                }
+            );
+            for d in &report.differences {
+                println!("  {d}");
+            }
+            differences += report.differences.len();
+        }
+    }
+    if differences > 0 {
+        bail!("the ledger does not hold: {differences} differences (listed above)");
+    }
+    println!("the ledger holds: {} accounts, both modes", accounts.len());
+    Ok(())
+}
+
+pub async fn reports(command: ReportsCommand) -> anyhow::Result<()> {
+    match command {
+        ReportsCommand::Balance {
+            account,
+            from,
+            to,
+            mode: m,
+            output,
+            store,
+        } => {
+            let day = |flag: &str, s: &str| {
+                tender_core::report::parse_day(s).ok_or_else(|| {
+                    anyhow::anyhow!("--{flag} {s:?}: expected YYYY-MM-DD or Unix seconds")
+                })
+            };
+            let (from, to) = (day("from", &from)?, day("to", &to)?);
+            if to <= from {
+                bail!("--to must be after --from");
+            }
+            let services = services(&store).await?;
+            let scope = Scope {
+                account: resolve_account(&services, &account).await?,
+                mode: mode(m),
+            };
+            let csv = services.balance_report(&scope, from, to).await?;
+            match output {
+                Some(path) => std::fs::write(&path, &csv)
+                    .with_context(|| format!("writing {}", path.display()))?,
+                None => {
+                    use std::io::Write;
+                    std::io::stdout().write_all(&csv)?;
+                }
+            }
         }
     }
     Ok(())

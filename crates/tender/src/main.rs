@@ -52,6 +52,17 @@ enum Command {
         #[command(subcommand)]
         command: ConnectorsCommand,
     },
+    /// Check the ledger: recompute every balance from the postings and compare it with what
+    /// the API serves.
+    Ledger {
+        #[command(subcommand)]
+        command: LedgerCommand,
+    },
+    /// Export reports: the balance transactions of a period as CSV.
+    Reports {
+        #[command(subcommand)]
+        command: ReportsCommand,
+    },
     /// Apply pending database migrations and exit.
     Migrate(StoreArgs),
     /// Copy the SQLite database to FILE while the server runs (online backup).
@@ -65,6 +76,44 @@ enum Command {
     Config {
         #[command(subcommand)]
         command: ConfigCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum LedgerCommand {
+    /// Check every invariant of the ledger of every account in both modes (or of one account);
+    /// prints one line per account and mode and every difference, and exits non-zero if any.
+    Verify {
+        /// Only this account (`acct_…` or its login e-mail).
+        #[arg(long)]
+        account: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+#[derive(Subcommand)]
+enum ReportsCommand {
+    /// The balance transactions created in [--from, --to) as CSV, oldest first: the
+    /// reconciliation file (amounts in minor units, times UTC).
+    Balance {
+        /// The account's id (`acct_…`) or its login e-mail.
+        #[arg(long)]
+        account: String,
+        /// First day included: YYYY-MM-DD (UTC) or Unix seconds.
+        #[arg(long)]
+        from: String,
+        /// First day NOT included: YYYY-MM-DD (UTC) or Unix seconds (so --from 2026-11-01
+        /// --to 2026-12-01 is November).
+        #[arg(long)]
+        to: String,
+        #[arg(long, value_enum, default_value_t = ModeArg::Live)]
+        mode: ModeArg,
+        /// Write the file here instead of to standard output.
+        #[arg(long)]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        store: StoreArgs,
     },
 }
 
@@ -93,6 +142,23 @@ enum AccountsCommand {
     },
     /// List accounts (id, e-mail, name), one JSON object per line.
     List(StoreArgs),
+    /// Show or set an account's prices; transactions already booked keep their fees.
+    Pricing {
+        /// The account's id (`acct_…`) or its login e-mail.
+        #[arg(long)]
+        account: String,
+        /// Card payments: PERCENT%+FIXED of the captured amount, e.g. 2.9%+30.
+        #[arg(long)]
+        card: Option<String>,
+        /// Bank transfers: PERCENT%/CAP, e.g. 0.8%/500.
+        #[arg(long)]
+        bank_transfer: Option<String>,
+        /// Each dispute: an amount in minor units, e.g. 1500.
+        #[arg(long)]
+        dispute: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
     /// Set (or reset) an account's dashboard password; ends all its dashboard sessions.
     /// Prints the new password when it was generated.
     SetPassword {
@@ -370,6 +436,10 @@ async fn main() -> anyhow::Result<()> {
         Command::Accounts { command } => commands::accounts(command).await,
         Command::Keys { command } => commands::keys(command).await,
         Command::Connectors { command } => commands::connectors(command).await,
+        Command::Ledger {
+            command: LedgerCommand::Verify { account, store },
+        } => commands::ledger_verify(account, store).await,
+        Command::Reports { command } => commands::reports(command).await,
         Command::Migrate(store) => commands::migrate(store).await,
         Command::Backup { file, store } => commands::backup(&file, store).await,
         Command::Config {

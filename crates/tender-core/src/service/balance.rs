@@ -363,6 +363,17 @@ impl Services {
         scope: &Scope,
         collection: Collection,
     ) -> CoreResult<Vec<crate::store::Record>> {
+        self.records_created(scope, collection, Default::default())
+            .await
+    }
+
+    /// The documents of a collection created in `created`, oldest first.
+    async fn records_created(
+        &self,
+        scope: &Scope,
+        collection: Collection,
+        created: crate::store::CreatedRange,
+    ) -> CoreResult<Vec<crate::store::Record>> {
         let mut out = Vec::new();
         let mut cursor = crate::store::Cursor::Newest;
         loop {
@@ -373,7 +384,7 @@ impl Services {
                     collection,
                     &crate::store::ListQuery {
                         filters: Vec::new(),
-                        created: Default::default(),
+                        created,
                         available_on: Default::default(),
                         cursor: cursor.clone(),
                         limit: 100,
@@ -389,6 +400,24 @@ impl Services {
         }
         out.reverse();
         Ok(out)
+    }
+
+    /// The CSV of the balance transactions created in `[from, to)` (Unix seconds), oldest
+    /// first: `tender reports balance` and the dashboard's download ([`crate::report`]).
+    pub async fn balance_report(&self, scope: &Scope, from: i64, to: i64) -> CoreResult<Vec<u8>> {
+        let range = crate::store::CreatedRange {
+            gte: Some(from),
+            lt: Some(to),
+            ..Default::default()
+        };
+        let mut txns = Vec::new();
+        for record in self
+            .records_created(scope, Collection::BalanceTransactions, range)
+            .await?
+        {
+            txns.push(from_body::<BalanceTransaction>(&record.id, &record.body)?);
+        }
+        Ok(crate::report::balance_csv(&txns))
     }
 
     /// Recomputes the scope's ledger from its postings and checks every invariant of CONTRACT

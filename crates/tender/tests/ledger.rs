@@ -1,0 +1,267 @@
+//! The ledger from the command line: `tender accounts pricing`, `tender ledger verify` (exit
+//! status and report, on a sound ledger and on one damaged behind the server's back) and
+//! `tender reports balance` (the CSV a bookkeeper reconciles with).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::{json, Value};
+
+mod support;
+use support::{card_payment, secret_from, serve, tender};
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    tender()
+        .args(args)
+        .arg("--data-dir")
+        .arg(dir)
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn account_from(lines: &[String]) -> String {
+    lines
+        .iter()
+        .find_map(|l| l.strip_prefix("created account "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("bootstrap prints the account")
+        .to_string()
+}
+
+/// Today and tomorrow (UTC) as `YYYY-MM-DD`.
+fn today_and_tomorrow() -> (String, String) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let day = |t: i64| tender_core::clock::format_local(t, 0)[..10].to_string();
+    (day(now), day(now + 86_400))
+}
+
+#[tokio::test]
+async fn pricing_is_set_from_the_command_line_and_the_ledger_is_verified_and_exported() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = serve(dir.path(), &[], &[]);
+    let key = secret_from(&server.lines).unwrap();
+    let account = account_from(&server.lines);
+
+    // Prices: shown, then set; a bad one is refused with the flag named.
+    let shown = run(dir.path(), &["accounts", "pricing", "--account", &account]);
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    assert_eq!(
+        stdout(&shown).trim(),
+        format!("{account}: card 2.9%+30, bank transfer 0.8%/500, dispute 1500")
+    );
+    let set = run(
+        dir.path(),
+        &[
+            "accounts",
+            "pricing",
+            "--account",
+            &account,
+            "--card",
+            "3%+25",
+            "--bank-transfer",
+            "1%/400",
+            "--dispute",
+            "2000",
+        ],
+    );
+    assert!(set.status.success(), "{}", stderr(&set));
+    assert_eq!(
+        stdout(&set).trim(),
+        format!("{account}: card 3%+25, bank transfer 1%/400, dispute 2000")
+    );
+    for (flag, value) in [
+        ("--card", "3%"),
+        ("--bank-transfer", "1%+400"),
+        ("--dispute", "15.00"),
+    ] {
+        let bad = run(
+            dir.path(),
+            &["accounts", "pricing", "--account", &account, flag, value],
+        );
+        assert!(!bad.status.success(), "{flag} {value}");
+        assert!(stderr(&bad).contains(flag), "{flag}: {}", stderr(&bad));
+    }
+    let nobody = run(
+        dir.path(),
+        &["accounts", "pricing", "--account", "acct_nobody"],
+    );
+    assert!(!nobody.status.success());
+    assert!(
+        stderr(&nobody).contains("no account"),
+        "{}",
+        stderr(&nobody)
+    );
+
+    // A payment (fee 3% + 25) and a refund through the running server.
+    let c = reqwest::Client::new();
+    let p: Value = c
+        .post(format!("{}/v2/payments", server.base))
+        .bearer_auth(&key)
+        .json(&card_payment(1000))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(p["status"], "succeeded", "{p}");
+    let r = c
+        .post(format!("{}/v2/refunds", server.base))
+        .bearer_auth(&key)
+        .json(&json!({"payment": p["id"], "amount": 300, "metadata": {"why": "a, \"quoted\" reason"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+
+    let ok = run(dir.path(), &["ledger", "verify"]);
+    assert!(ok.status.success(), "{}{}", stdout(&ok), stderr(&ok));
+    let report = stdout(&ok);
+    assert!(
+        report.contains(&format!(
+            "{account} test: 4 balances, 2 transactions, 1 payments: ok"
+        )),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!("{account} live: 0 balances")),
+        "{report}"
+    );
+    assert!(report.contains("the ledger holds"), "{report}");
+
+    // The day's transactions as CSV, to a file and to stdout alike.
+    let (today, tomorrow) = today_and_tomorrow();
+    let file = dir.path().join("balance.csv");
+    let file_arg = file.display().to_string();
+    let out = run(
+        dir.path(),
+        &[
+            "reports",
+            "balance",
+            "--account",
+            &account,
+            "--mode",
+            "test",
+            "--from",
+            &today,
+            "--to",
+            &tomorrow,
+            "--output",
+            &file_arg,
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "id,created_utc,available_on_utc,type,reporting_category,status,currency,amount,fee,net,source,description"
+    );
+    assert_eq!(lines.len(), 3, "{csv}");
+    let charge: Vec<&str> = lines[1].split(',').collect();
+    assert_eq!(
+        charge[3..11],
+        [
+            "charge",
+            "charge",
+            "pending",
+            "usd",
+            "1000",
+            "55",
+            "945",
+            p["id"].as_str().unwrap()
+        ]
+    );
+    let refund: Vec<&str> = lines[2].split(',').collect();
+    assert_eq!(
+        refund[3..10],
+        ["refund", "refund", "available", "usd", "-300", "0", "-300"]
+    );
+    let to_stdout = run(
+        dir.path(),
+        &[
+            "reports",
+            "balance",
+            "--account",
+            &account,
+            "--mode",
+            "test",
+            "--from",
+            &today,
+            "--to",
+            &tomorrow,
+        ],
+    );
+    assert_eq!(stdout(&to_stdout), csv);
+    // Live mode has nothing; a day before has nothing.
+    let live = run(
+        dir.path(),
+        &[
+            "reports",
+            "balance",
+            "--account",
+            &account,
+            "--from",
+            &today,
+            "--to",
+            &tomorrow,
+        ],
+    );
+    assert_eq!(stdout(&live).lines().count(), 1, "{}", stdout(&live));
+    for (from, to) in [
+        ("2026-13-01", "2027-01-01"),
+        (&tomorrow[..], &today[..]),
+        ("soon", "later"),
+    ] {
+        let bad = run(
+            dir.path(),
+            &[
+                "reports",
+                "balance",
+                "--account",
+                &account,
+                "--from",
+                from,
+                "--to",
+                to,
+            ],
+        );
+        assert!(!bad.status.success(), "{from} {to}");
+        assert!(stderr(&bad).contains("--"), "{}", stderr(&bad));
+    }
+
+    // Damage one ledger entry behind the server's back: verify names it and exits non-zero.
+    drop(server);
+    let db = rusqlite::Connection::open(dir.path().join("tender.sqlite3")).unwrap();
+    let changed = db
+        .execute(
+            "UPDATE ledger_entries SET amount = amount + 7 WHERE rowid = (SELECT min(rowid) FROM ledger_entries)",
+            [],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(db);
+    let bad = run(dir.path(), &["ledger", "verify", "--account", &account]);
+    assert!(!bad.status.success());
+    let report = stdout(&bad);
+    assert!(report.contains("does not sum to zero"), "{report}");
+    assert!(report.contains("postings sum to"), "{report}");
+    assert!(
+        stderr(&bad).contains("the ledger does not hold"),
+        "{}",
+        stderr(&bad)
+    );
+}
