@@ -520,12 +520,13 @@ pub async fn connectors(command: ConnectorsCommand) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `tender ledger verify`: every account (or one) in both modes; an error (non-zero exit) when
-/// anything differs.
-pub async fn ledger_verify(account: Option<String>, store: StoreArgs) -> anyhow::Result<()> {
-    let services = services(&store).await?;
-    let accounts = match account {
-        Some(a) => vec![resolve_account(&services, &a).await?],
+/// The accounts a ledger command covers: one, or all.
+async fn accounts_to_check(
+    services: &Services,
+    account: Option<String>,
+) -> anyhow::Result<Vec<String>> {
+    Ok(match account {
+        Some(a) => vec![resolve_account(services, &a).await?],
         None => services
             .store
             .list_accounts()
@@ -533,7 +534,36 @@ pub async fn ledger_verify(account: Option<String>, store: StoreArgs) -> anyhow:
             .into_iter()
             .map(|a| a.id)
             .collect(),
-    };
+    })
+}
+
+/// `tender ledger backfill`.
+pub async fn ledger_backfill(account: Option<String>, store: StoreArgs) -> anyhow::Result<()> {
+    let services = services(&store).await?;
+    for account in accounts_to_check(&services, account).await? {
+        for m in [Mode::Test, Mode::Live] {
+            let scope = Scope {
+                account: account.clone(),
+                mode: m,
+            };
+            let booked = services
+                .backfill_ledger(&scope)
+                .await
+                .with_context(|| format!("booking the ledger of {account} ({})", m.as_str()))?;
+            println!(
+                "{account} {}: booked {booked} payments and refunds",
+                m.as_str()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `tender ledger verify`: every account (or one) in both modes; an error (non-zero exit) when
+/// anything differs.
+pub async fn ledger_verify(account: Option<String>, store: StoreArgs) -> anyhow::Result<()> {
+    let services = services(&store).await?;
+    let accounts = accounts_to_check(&services, account).await?;
     let mut differences = 0;
     for account in &accounts {
         for m in [Mode::Test, Mode::Live] {

@@ -81,6 +81,15 @@ enum Command {
 
 #[derive(Subcommand)]
 enum LedgerCommand {
+    /// Book on the ledger what was captured and refunded before it existed (data written by a
+    /// version before migration 0005); running it again books nothing twice.
+    Backfill {
+        /// Only this account (`acct_…` or its login e-mail).
+        #[arg(long)]
+        account: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
     /// Check every invariant of the ledger of every account in both modes (or of one account);
     /// prints one line per account and mode and every difference, and exits non-zero if any.
     Verify {
@@ -439,6 +448,9 @@ async fn main() -> anyhow::Result<()> {
         Command::Ledger {
             command: LedgerCommand::Verify { account, store },
         } => commands::ledger_verify(account, store).await,
+        Command::Ledger {
+            command: LedgerCommand::Backfill { account, store },
+        } => commands::ledger_backfill(account, store).await,
         Command::Reports { command } => commands::reports(command).await,
         Command::Migrate(store) => commands::migrate(store).await,
         Command::Backup { file, store } => commands::backup(&file, store).await,

@@ -265,3 +265,108 @@ async fn pricing_is_set_from_the_command_line_and_the_ledger_is_verified_and_exp
         stderr(&bad)
     );
 }
+
+#[tokio::test]
+async fn payments_from_before_the_ledger_are_booked_once_by_backfill() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = serve(dir.path(), &[], &[]);
+    let key = secret_from(&server.lines).unwrap();
+    let account = account_from(&server.lines);
+    let c = reqwest::Client::new();
+    let mut payments = Vec::new();
+    for amount in [1000, 2500] {
+        let p: Value = c
+            .post(format!("{}/v2/payments", server.base))
+            .bearer_auth(&key)
+            .json(&card_payment(amount))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        payments.push(p);
+    }
+    let r = c
+        .post(format!("{}/v2/refunds", server.base))
+        .bearer_auth(&key)
+        .json(&json!({"payment": payments[1]["id"], "amount": 500}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    drop(server);
+
+    // What a database written before migration 0005 holds: payments and refunds with no
+    // balance transaction, and nothing on the ledger.
+    let db = rusqlite::Connection::open(dir.path().join("tender.sqlite3")).unwrap();
+    db.execute_batch(
+        "DELETE FROM ledger_entries; DELETE FROM ledger_postings; DELETE FROM ledger_balances;
+         DELETE FROM balance_transactions; DELETE FROM scheduled_tasks WHERE kind = 'make_available';
+         UPDATE payments SET body = json_remove(body, '$.balance_transaction');
+         UPDATE refunds SET body = json_remove(body, '$.balance_transaction');",
+    )
+    .unwrap();
+    drop(db);
+    let before = run(dir.path(), &["ledger", "verify"]);
+    assert!(!before.status.success());
+    assert!(
+        stdout(&before).contains("tender ledger backfill"),
+        "{}",
+        stdout(&before)
+    );
+
+    let filled = run(dir.path(), &["ledger", "backfill"]);
+    assert!(filled.status.success(), "{}", stderr(&filled));
+    assert!(
+        stdout(&filled).contains(&format!("{account} test: booked 3 payments and refunds")),
+        "{}",
+        stdout(&filled)
+    );
+    let after = run(dir.path(), &["ledger", "verify"]);
+    assert!(after.status.success(), "{}", stdout(&after));
+    let again = run(dir.path(), &["ledger", "backfill", "--account", &account]);
+    assert!(
+        stdout(&again).contains(&format!("{account} test: booked 0 payments and refunds")),
+        "{}",
+        stdout(&again)
+    );
+
+    // The server sees the booked transactions: 3,500 less fees pending, 500 refunded.
+    let server = serve(dir.path(), &[], &[]);
+    let b: Value = c
+        .get(format!("{}/v2/balance", server.base))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        b["pending"][0]["amount"],
+        3500 - (29 + 30) - (73 + 30),
+        "{b}"
+    );
+    assert_eq!(b["available"][0]["amount"], -500, "{b}");
+    let p: Value = c
+        .get(format!(
+            "{}/v2/payments/{}",
+            server.base,
+            payments[0]["id"].as_str().unwrap()
+        ))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        p["balance_transaction"]
+            .as_str()
+            .unwrap()
+            .starts_with("txn_"),
+        "{p}"
+    );
+}

@@ -402,6 +402,79 @@ impl Services {
         Ok(out)
     }
 
+    /// Books what was captured and refunded before the ledger existed (rows written by a
+    /// version before migration 0005): `tender ledger backfill`. Each payment and refund is
+    /// booked in its own batch, as at the time it happens now (a charge pending for the
+    /// availability delay), and only if it is not booked yet, so a second run, or two nodes at
+    /// once, book nothing twice. Returns how many objects it booked.
+    pub async fn backfill_ledger(&self, scope: &Scope) -> CoreResult<usize> {
+        let mut booked = 0;
+        for record in self.all_records(scope, Collection::Payments).await? {
+            let p: Payment = from_body(&record.id, &record.body)?;
+            if p.amount_captured <= 0 || p.balance_transaction.is_some() {
+                continue;
+            }
+            let done = self
+                .retry_on_conflict(|| async {
+                    let (mut p, version): (Payment, i64) = self
+                        .load(scope, Collection::Payments, "payment", &record.id)
+                        .await?;
+                    let mut ops = self.book_charge(scope, &mut p).await?;
+                    if ops.is_empty() {
+                        return Ok(false);
+                    }
+                    ops.insert(
+                        0,
+                        WriteOp::Update {
+                            collection: Collection::Payments,
+                            id: p.id.clone(),
+                            expected_version: version,
+                            index: super::payments::payment_index(&p),
+                            body: to_body(&p)?,
+                        },
+                    );
+                    self.commit_background(scope, ops).await?;
+                    Ok(true)
+                })
+                .await?;
+            booked += usize::from(done);
+        }
+        for record in self.all_records(scope, Collection::Refunds).await? {
+            let r: Refund = from_body(&record.id, &record.body)?;
+            if r.balance_transaction.is_some() {
+                continue;
+            }
+            let done = self
+                .retry_on_conflict(|| async {
+                    let (mut r, version): (Refund, i64) = self
+                        .load(scope, Collection::Refunds, "refund", &record.id)
+                        .await?;
+                    let mut ops = self.book_refund(scope, &mut r)?;
+                    if ops.is_empty() {
+                        return Ok(false);
+                    }
+                    if r.status == crate::refund::RefundStatus::Failed {
+                        ops.extend(self.book_refund_failure(scope, &mut r)?);
+                    }
+                    ops.insert(
+                        0,
+                        WriteOp::Update {
+                            collection: Collection::Refunds,
+                            id: r.id.clone(),
+                            expected_version: version,
+                            index: super::refunds::refund_index(&r),
+                            body: to_body(&r)?,
+                        },
+                    );
+                    self.commit_background(scope, ops).await?;
+                    Ok(true)
+                })
+                .await?;
+            booked += usize::from(done);
+        }
+        Ok(booked)
+    }
+
     /// The CSV of the balance transactions created in `[from, to)` (Unix seconds), oldest
     /// first: `tender reports balance` and the dashboard's download ([`crate::report`]).
     pub async fn balance_report(&self, scope: &Scope, from: i64, to: i64) -> CoreResult<Vec<u8>> {
@@ -542,7 +615,10 @@ impl Services {
                 ));
             }
             if p.amount_captured > 0 && p.balance_transaction.is_none() {
-                diff.push(format!("{}: captured but has no balance transaction", p.id));
+                diff.push(format!(
+                    "{}: captured but has no balance transaction (written before the ledger existed? `tender ledger backfill` books it)",
+                    p.id
+                ));
             }
         }
         Ok(report)

@@ -19,7 +19,7 @@ pub struct CreateRefund {
     pub metadata: Vec<(String, String)>,
 }
 
-fn refund_index(r: &Refund) -> IndexValues {
+pub(crate) fn refund_index(r: &Refund) -> IndexValues {
     IndexValues {
         payment: Some(r.payment.clone()),
         ..IndexValues::default()
