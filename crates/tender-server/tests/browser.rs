@@ -516,3 +516,163 @@ async fn a_customer_completes_three_d_secure_in_the_browser() {
     assert!(b.page_text().await.contains("already confirmed"));
     b.shot("22-3ds-link-used").await;
 }
+
+/// The money pages by clicking: the balance with its chart, a payout created from the form, a
+/// dispute answered with evidence and one accepted, and the CSV download's link.
+#[tokio::test]
+async fn an_account_holder_follows_the_balance_pays_out_and_answers_disputes() {
+    let Some(b) = Chrome::start().await else {
+        return;
+    };
+    let app = common::spawn_app().await;
+    let base = &app.base;
+    let key = app.account.keys.test.secret.clone();
+    let run_tasks = |seconds: i64| {
+        let (clock, services) = (app.clock.clone(), app.services.clone());
+        async move {
+            clock.advance(seconds);
+            for _ in 0..50 {
+                if services.run_due_tasks(100).await.unwrap() == 0 {
+                    break;
+                }
+            }
+        }
+    };
+    // 100.00 and 50.00 paid, both available a minute later; two payments of the disputed card.
+    app.pay(&key, 10_000, json!({})).await;
+    app.pay(&key, 5_000, json!({})).await;
+    let mut disputed = Vec::new();
+    for amount in [2_000, 3_000] {
+        let p = app
+            .pay(
+                &key,
+                amount,
+                json!({"payment_method": {"type": "card", "card": {
+                    "number": "4000000000000259", "exp_month": 12, "exp_year": 2034, "cvc": "123"}}}),
+            )
+            .await;
+        disputed.push(p["id"].as_str().unwrap().to_string());
+    }
+    // The server's own runner may take a task first: wait for what it leads to.
+    for _ in 0..100 {
+        run_tasks(61).await;
+        let list = app.api(reqwest::Method::GET, "/disputes", &key, None).await;
+        let balance = app.api(reqwest::Method::GET, "/balance", &key, None).await;
+        if list["data"].as_array().unwrap().len() == 2 && balance["pending"][0]["amount"] == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    b.client.goto(&format!("{base}/dashboard")).await.unwrap();
+    b.type_into("#email", &app.account.email).await;
+    b.type_into("#password", &app.account.password).await;
+    b.click("form button[type=submit]").await;
+    b.click("nav a[href='/dashboard/balance']").await;
+    b.css("#balance-chart").await;
+    // 200.00 captured less fees (2.9% + 0.30 each: 3.20, 1.75, 0.88, 1.17) = 193.00; two
+    // disputes took 50.00 and 2 × 15.00 of dispute fees.
+    assert_eq!(b.text("#balance .available").await, "113.00 USD");
+    assert_eq!(b.text("#balance .pending").await, "0.00 USD");
+    let chart = b.css("#balance-chart").await.html(false).await.unwrap();
+    assert!(
+        chart.contains("0 days ago, gross volume: 200.00 USD"),
+        "{chart}"
+    );
+    assert!(chart.contains("0 days ago, net: 113.00 USD"), "{chart}");
+    let txns = b.text("#transactions").await;
+    assert!(
+        txns.contains("adjustment") && txns.contains("charge"),
+        "{txns}"
+    );
+    let href = b
+        .css("#export")
+        .await
+        .attr("action")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(href, "/dashboard/balance.csv");
+    b.shot("20-balance").await;
+
+    // A payout over the balance is refused on the page; one within it is created.
+    b.type_into("#amount", "500.00").await;
+    b.type_into("#iban", "DE89 3704 0044 0532 0130 00").await;
+    b.type_into("#account_holder_name", "Corner Café GmbH")
+        .await;
+    b.click("#create-payout button").await;
+    let refused = b.text(".notice.error").await;
+    assert!(refused.contains("available balance"), "{refused}");
+    b.type_into("#amount", "100.00").await;
+    b.type_into("#iban", "DE89 3704 0044 0532 0130 00").await;
+    b.type_into("#account_holder_name", "Corner Café GmbH")
+        .await;
+    b.click("#create-payout button").await;
+    assert!(b.text(".notice.success").await.contains("Payout created"));
+    assert_eq!(b.text("#balance .available").await, "13.00 USD");
+    let payouts = b.text("#payouts").await;
+    assert!(
+        payouts.contains("100.00 USD") && payouts.contains("pending") && payouts.contains("…3000"),
+        "{payouts}"
+    );
+    assert!(
+        !payouts.contains("3704 0044"),
+        "the IBAN is never shown whole"
+    );
+    b.shot("21-payout").await;
+
+    // The first dispute answered with winning evidence; the second accepted.
+    b.click("nav a[href='/dashboard/disputes']").await;
+    let table = b.text("#disputes").await;
+    assert!(table.contains("needs response"), "{table}");
+    b.shot("22-disputes").await;
+    for (i, id) in disputed.iter().enumerate() {
+        let dp = app
+            .api(
+                reqwest::Method::GET,
+                &format!("/disputes?payment={id}"),
+                &key,
+                None,
+            )
+            .await["data"][0]["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        b.client
+            .goto(&format!("{base}/dashboard/disputes/{dp}"))
+            .await
+            .unwrap();
+        if i == 0 {
+            b.type_into("#customer_name", "Ada Lovelace").await;
+            b.type_into("#uncategorized_text", "winning_evidence").await;
+            b.click("#evidence input[name=submit]").await;
+            b.click("#evidence button").await;
+            assert!(b.text(".notice.success").await.contains("under review"));
+            b.shot("23-dispute-submitted").await;
+            let mut status = String::new();
+            for _ in 0..100 {
+                run_tasks(3).await;
+                status = app
+                    .api(reqwest::Method::GET, &format!("/disputes/{dp}"), &key, None)
+                    .await["status"]
+                    .as_str()
+                    .unwrap()
+                    .to_string();
+                if status == "won" {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            assert_eq!(status, "won");
+        } else {
+            b.click("form[action$='/close'] button").await;
+            assert!(b.text(".notice.success").await.contains("closed as lost"));
+            assert!(b.page_text().await.contains("no longer takes evidence"));
+        }
+    }
+    // Won: 20.00 back (the fee kept).
+    b.click("nav a[href='/dashboard/balance']").await;
+    assert_eq!(b.text("#balance .available").await, "33.00 USD");
+    b.shot("24-balance-after-disputes").await;
+    b.client.close().await.unwrap();
+}

@@ -199,6 +199,14 @@ impl Services {
         self.commit_background(scope, ops).await
     }
 
+    /// One dispute of the scope.
+    pub async fn retrieve_dispute(&self, scope: &Scope, id: &str) -> CoreResult<Dispute> {
+        let (d, _) = self
+            .load(scope, Collection::Disputes, "dispute", id)
+            .await?;
+        Ok(d)
+    }
+
     /// `POST /disputes/{id}`: evidence, metadata, and submitting the evidence.
     pub async fn update_dispute(
         &self,

@@ -17,6 +17,8 @@ use super::Session;
 pub enum Section {
     Overview,
     Payments,
+    Balance,
+    Disputes,
     Customers,
     Webhooks,
     Connectors,
@@ -25,9 +27,11 @@ pub enum Section {
 }
 
 impl Section {
-    const NAV: [Section; 7] = [
+    const NAV: [Section; 9] = [
         Section::Overview,
         Section::Payments,
+        Section::Balance,
+        Section::Disputes,
         Section::Customers,
         Section::Webhooks,
         Section::Connectors,
@@ -39,6 +43,8 @@ impl Section {
         match self {
             Section::Overview => "/dashboard/overview",
             Section::Payments => "/dashboard/payments",
+            Section::Balance => "/dashboard/balance",
+            Section::Disputes => "/dashboard/disputes",
             Section::Customers => "/dashboard/customers",
             Section::Webhooks => "/dashboard/webhooks",
             Section::Connectors => "/dashboard/connectors",
@@ -51,6 +57,8 @@ impl Section {
         match self {
             Section::Overview => "Overview",
             Section::Payments => "Payments",
+            Section::Balance => "Balance",
+            Section::Disputes => "Disputes",
             Section::Customers => "Customers",
             Section::Webhooks => "Webhooks",
             Section::Connectors => "Connectors",

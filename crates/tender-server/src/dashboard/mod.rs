@@ -9,7 +9,8 @@
 //! - [`throttle`]: login throttling per e-mail, client address and both, in memory.
 //! - [`overview`]: the landing page: 30-day figures, a daily chart, search.
 //! - [`auth`]: log in, log out, change password, the test/live switch.
-//! - [`keys`], [`payments`], [`customers`], [`webhooks`], [`connectors`]: one module per area.
+//! - [`keys`], [`payments`], [`customers`], [`webhooks`], [`connectors`]: one module per area;
+//!   [`balance`]: the balance, its transactions and chart, payouts and disputes.
 //!
 //! Every read and write goes through the same use cases as the API, with a [`RequestContext`]
 //! built from the session's account and mode: a session cannot name another account's data.
@@ -26,6 +27,7 @@
 //! Depends on `tender-core` use cases, `maud` for auto-escaping templates and `axum`.
 
 pub mod auth;
+pub mod balance;
 pub mod connectors;
 pub mod customers;
 pub mod keys;
@@ -113,6 +115,14 @@ pub fn router(app: AppState, secure_cookies: bool) -> Router {
         .route("/payments", get(payments::list_payments))
         .route("/payments.csv", get(payments::export_payments))
         .route("/payments/{id}", get(payments::retrieve_payment))
+        .route("/balance", get(balance::balance_page))
+        .route("/balance.csv", get(balance::export_balance))
+        .route("/payouts", post(balance::create_payout))
+        .route("/payouts/{id}/cancel", post(balance::cancel_payout))
+        .route("/disputes", get(balance::list_disputes))
+        .route("/disputes/{id}", get(balance::retrieve_dispute))
+        .route("/disputes/{id}/evidence", post(balance::update_evidence))
+        .route("/disputes/{id}/close", post(balance::close_dispute))
         .route("/payments/{id}/refund", post(payments::refund_payment))
         .route("/payments/{id}/capture", post(payments::capture_payment))
         .route("/payments/{id}/cancel", post(payments::cancel_payment))

@@ -1,0 +1,640 @@
+//! The money (CONTRACT §9): `/dashboard/balance` (pending and available per currency, a chart of
+//! the last 30 days' gross volume and net drawn as SVG on the server, the latest balance
+//! transactions, the CSV download of a period, payouts with a form to create one and a cancel
+//! button while pending) and `/dashboard/disputes` (each dispute with its evidence form, submit
+//! and accept).
+//!
+//! Every read and write goes through the same use cases as the API. Depends on the services and
+//! the dashboard's layout only.
+
+use std::collections::BTreeMap;
+
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::IntoResponse;
+use maud::{html, Markup, PreEscaped};
+use serde::Deserialize;
+use tender_core::balance::{BalanceTransaction, Dispute, DisputeStatus, Evidence, Payout, TxnType};
+use tender_core::error::CoreError;
+use tender_core::money::{Amount, Currency};
+use tender_core::secret::Secret;
+use tender_core::service::disputes::UpdateDispute;
+use tender_core::service::payouts::CreatePayout;
+use tender_core::service::ListParams;
+use tender_core::store::{Collection, CreatedRange};
+
+use super::auth::Done;
+use super::layout::{
+    badge, csrf_field, html_response, money, page, post_button, when, Notice, Section,
+};
+use super::payments::{parse_major, parse_page};
+use super::{see_other, user_message, DashError, DashboardState, PageResult, Posted, Session};
+
+/// Days the chart covers.
+const DAYS: i64 = 30;
+/// Balance transactions read at most for the chart.
+const CHART_SCAN: usize = 5_000;
+
+/// The newest `limit` documents of a collection.
+async fn newest<T: serde::de::DeserializeOwned>(
+    state: &DashboardState,
+    session: &Session,
+    collection: Collection,
+    limit: u32,
+) -> Result<Vec<T>, DashError> {
+    let raw = state
+        .services()
+        .list_raw(
+            &session.scope(),
+            collection,
+            &ListParams {
+                limit,
+                ..ListParams::default()
+            },
+            Vec::new(),
+        )
+        .await?;
+    parse_page(&raw)
+}
+
+/// The balance transactions created since `since`, newest first, at most [`CHART_SCAN`].
+async fn transactions_since(
+    state: &DashboardState,
+    session: &Session,
+    since: i64,
+) -> Result<Vec<BalanceTransaction>, DashError> {
+    let mut out = Vec::new();
+    let mut after = None;
+    loop {
+        let params = ListParams {
+            limit: 100,
+            starting_after: after.clone(),
+            created: CreatedRange {
+                gte: Some(since),
+                ..CreatedRange::default()
+            },
+            ..ListParams::default()
+        };
+        let raw = state
+            .services()
+            .list_raw(
+                &session.scope(),
+                Collection::BalanceTransactions,
+                &params,
+                Vec::new(),
+            )
+            .await?;
+        let page: Vec<BalanceTransaction> = parse_page(&raw)?;
+        after = page.last().map(|t| t.id.clone());
+        out.extend(page);
+        if !raw.has_more || after.is_none() || out.len() >= CHART_SCAN {
+            return Ok(out);
+        }
+    }
+}
+
+/// Per day (index 0 = 29 days ago): gross volume (what charges captured) and net (every
+/// transaction's `net`), in one currency.
+fn daily(txns: &[BalanceTransaction], currency: Currency, since: i64) -> Vec<(i64, i64)> {
+    let mut days = vec![(0i64, 0i64); DAYS as usize];
+    for t in txns.iter().filter(|t| t.currency == currency) {
+        let day = ((t.created - since) / 86_400).clamp(0, DAYS - 1) as usize;
+        if t.kind == TxnType::Charge {
+            days[day].0 += t.amount;
+        }
+        days[day].1 += t.net;
+    }
+    days
+}
+
+/// Two bars a day, gross and net, on one scale; net below the zero line when negative. Each
+/// bar has a title with its value.
+fn chart(days: &[(i64, i64)], currency: Currency) -> Markup {
+    let (w, h, gap) = (9i64, 120i64, 6i64);
+    let top = days.iter().map(|d| d.0.max(d.1)).max().unwrap_or(0).max(0);
+    let bottom = days.iter().map(|d| d.1.min(0)).min().unwrap_or(0);
+    let span = (top - bottom).max(1);
+    let zero = top * h / span;
+    let mut bars = String::new();
+    for (i, (gross, net)) in days.iter().enumerate() {
+        let ago = DAYS - 1 - i as i64;
+        let x = i as i64 * (2 * w + gap);
+        for (j, (v, class, what)) in [(*gross, "gross", "gross volume"), (*net, "net", "net")]
+            .into_iter()
+            .enumerate()
+        {
+            let height = (v.abs() * h / span).max(i64::from(v != 0) * 2);
+            let y = if v >= 0 { zero - height } else { zero };
+            let label =
+                html! { (format!("{ago} days ago, {what}: {}", money(v, currency))) }.into_string();
+            bars.push_str(&format!(
+                r#"<rect class="{class}" x="{}" y="{y}" width="{w}" height="{height}"><title>{label}</title></rect>"#,
+                x + j as i64 * w
+            ));
+        }
+    }
+    let width = DAYS * (2 * w + gap);
+    html! {
+        svg.chart #balance-chart viewBox=(format!("0 0 {width} {h}")) role="img" aria-label="Gross volume and net per day, last 30 days" preserveAspectRatio="none" {
+            line x1="0" x2=(width) y1=(zero) y2=(zero) class="zero" {}
+            (PreEscaped(bars))
+        }
+        p.legend.small { span.key.gross {} "Gross volume " span.key.net {} "Net (after fees, refunds, disputes)" }
+    }
+}
+
+fn txn_table(txns: &[BalanceTransaction]) -> Markup {
+    html! {
+        table #transactions {
+            thead { tr { th { "Type" } th.num { "Amount" } th.num { "Fee" } th.num { "Net" } th { "Status" } th { "Available on" } th { "Source" } th { "Created" } } }
+            tbody {
+                @for t in txns {
+                    tr {
+                        td { (t.kind.as_str()) br; span.mono.muted.small { (t.id) } }
+                        td.num { (money(t.amount, t.currency)) }
+                        td.num { (money(t.fee, t.currency)) }
+                        td.num { (money(t.net, t.currency)) }
+                        td { (badge(t.status.as_str())) }
+                        td { (when(t.available_on)) }
+                        td.mono.small {
+                            @if t.source.starts_with("pay_") {
+                                a href=(format!("/dashboard/payments/{}", t.source)) { (t.source) }
+                            } @else if t.source.starts_with("dp_") {
+                                a href=(format!("/dashboard/disputes/{}", t.source)) { (t.source) }
+                            } @else { (t.source) }
+                        }
+                        td { (when(t.created)) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn payouts_table(session: &Session, payouts: &[Payout]) -> Markup {
+    html! {
+        table #payouts {
+            thead { tr { th.num { "Amount" } th { "Status" } th { "To" } th { "Arrives" } th { "Created" } th {} } }
+            tbody {
+                @for p in payouts {
+                    tr {
+                        td.num { (money(p.amount, p.currency)) br; span.mono.muted.small { (p.id) } }
+                        td { (badge(p.status.as_str())) @if let Some(code) = &p.failure_code { br; span.small { (code) } } }
+                        td { (p.destination.account_holder_name) br; span.mono.small { (p.destination.country) " …" (p.destination.last4) } }
+                        td { (when(p.arrival_date)) }
+                        td { (when(p.created)) }
+                        td.actions {
+                            @if p.status == tender_core::balance::PayoutStatus::Pending {
+                                (post_button(session, &format!("/dashboard/payouts/{}/cancel", p.id), "Cancel", "small danger"))
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn payout_form(session: &Session, currencies: &[Currency]) -> Markup {
+    html! {
+        form #create-payout method="post" action="/dashboard/payouts" {
+            (csrf_field(session))
+            div.field {
+                label for="amount" { "Amount" }
+                input #amount type="text" name="amount" inputmode="decimal" placeholder="100.00" required;
+            }
+            div.field {
+                label for="currency" { "Currency" }
+                select #currency name="currency" {
+                    @for c in currencies { option value=(c.code()) { (c.code().to_uppercase()) } }
+                    @if currencies.is_empty() { option value="usd" { "USD" } }
+                }
+            }
+            div.field {
+                label for="iban" { "IBAN" }
+                input #iban type="text" name="iban" autocomplete="off" placeholder="DE89 3704 0044 0532 0130 00" required;
+            }
+            div.field {
+                label for="account_holder_name" { "Account holder" }
+                input #account_holder_name type="text" name="account_holder_name" maxlength="200" required;
+            }
+            button.primary type="submit" { "Pay out" }
+        }
+    }
+}
+
+async fn render_balance(
+    state: &DashboardState,
+    session: &Session,
+    status: StatusCode,
+    notice: Notice,
+) -> PageResult {
+    let services = state.services();
+    let balance = services.balance(&session.scope()).await?;
+    let now = services.now();
+    let since = now - DAYS * 86_400;
+    let recent = transactions_since(state, session, since).await?;
+    let latest: Vec<BalanceTransaction> =
+        newest(state, session, Collection::BalanceTransactions, 20).await?;
+    let payouts: Vec<Payout> = newest(state, session, Collection::Payouts, 20).await?;
+    let currencies: Vec<Currency> = balance.available.iter().map(|a| a.currency).collect();
+    // The chart shows the currency with the most gross volume in the period.
+    let mut gross: BTreeMap<&'static str, (Currency, i64)> = BTreeMap::new();
+    for t in recent.iter().filter(|t| t.kind == TxnType::Charge) {
+        gross.entry(t.currency.code()).or_insert((t.currency, 0)).1 += t.amount;
+    }
+    let main = gross.values().max_by_key(|(_, g)| *g).map(|(c, _)| *c);
+    let today = tender_core::clock::format_local(now, 0)[..10].to_string();
+    let month_ago = tender_core::clock::format_local(since, 0)[..10].to_string();
+    let tomorrow = tender_core::clock::format_local(now + 86_400, 0)[..10].to_string();
+    let body = html! {
+        div.stats #balance {
+            @if balance.available.is_empty() {
+                section.card.stat { p.muted { "Balance" } p.figure { "—" } p.muted { "Nothing booked yet." } }
+            }
+            @for (a, p) in balance.available.iter().zip(&balance.pending) {
+                section.card.stat {
+                    p.muted { "Available, " (a.currency.code().to_uppercase()) }
+                    p.figure.available { (money(a.amount, a.currency)) }
+                    p.muted { "Pending " span.pending { (money(p.amount, p.currency)) } }
+                }
+            }
+        }
+        @if let Some(currency) = main {
+            section.card {
+                h2 { "Gross volume and net per day, " (currency.code().to_uppercase()) ", last 30 days" }
+                (chart(&daily(&recent, currency, since), currency))
+            }
+        }
+        section.card.table-card {
+            h2.pad { "Latest balance transactions" }
+            @if latest.is_empty() {
+                (super::empty_state("No balance transactions yet: they appear when a payment captures."))
+            } @else {
+                (txn_table(&latest))
+            }
+            form.inline.pad #export method="get" action="/dashboard/balance.csv" {
+                label for="from" { "CSV from " }
+                input #from type="date" name="from" value=(month_ago);
+                label for="to" { " to (excluded) " }
+                input #to type="date" name="to" value=(tomorrow);
+                button type="submit" { "Download" }
+                span.muted.small { " Dates in UTC; today is " (today) "." }
+            }
+        }
+        section.card.table-card {
+            h2.pad { "Payouts" }
+            @if payouts.is_empty() {
+                (super::empty_state("No payouts yet."))
+            } @else {
+                (payouts_table(session, &payouts))
+            }
+        }
+        section.card {
+            h2 { "Pay out the available balance" }
+            (payout_form(session, &currencies))
+        }
+    };
+    Ok(html_response(
+        status,
+        page(session, Section::Balance, "Balance", &notice, body),
+    ))
+}
+
+/// `GET /dashboard/balance`.
+pub async fn balance_page(
+    State(state): State<DashboardState>,
+    session: Session,
+    Query(q): Query<Done>,
+) -> PageResult {
+    let notice = match q.done.as_deref() {
+        Some("paid_out") => Notice::Success("Payout created.".into()),
+        Some("canceled") => {
+            Notice::Success("The payout was canceled; its money is back in the balance.".into())
+        }
+        _ => Notice::None,
+    };
+    render_balance(&state, &session, StatusCode::OK, notice).await
+}
+
+#[derive(Deserialize)]
+pub struct Period {
+    from: Option<String>,
+    to: Option<String>,
+}
+
+/// `GET /dashboard/balance.csv?from=YYYY-MM-DD&to=YYYY-MM-DD`: what `tender reports balance`
+/// writes, for `[from, to)` (UTC days).
+pub async fn export_balance(
+    State(state): State<DashboardState>,
+    session: Session,
+    Query(q): Query<Period>,
+) -> PageResult {
+    let day = |s: &Option<String>| s.as_deref().and_then(tender_core::report::parse_day);
+    let (Some(from), Some(to)) = (day(&q.from), day(&q.to)) else {
+        return render_balance(
+            &state,
+            &session,
+            StatusCode::BAD_REQUEST,
+            Notice::Error("Choose both dates (YYYY-MM-DD).".into()),
+        )
+        .await;
+    };
+    if to <= from {
+        return render_balance(
+            &state,
+            &session,
+            StatusCode::BAD_REQUEST,
+            Notice::Error("The end date must be after the start date.".into()),
+        )
+        .await;
+    }
+    let csv = state
+        .services()
+        .balance_report(&session.scope(), from, to)
+        .await?;
+    let name = format!(
+        "attachment; filename=\"balance-{}-{}.csv\"",
+        q.from.as_deref().unwrap_or_default(),
+        q.to.as_deref().unwrap_or_default()
+    );
+    let mut resp = (StatusCode::OK, csv).into_response();
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/csv; charset=utf-8"),
+    );
+    if let Ok(v) = HeaderValue::from_str(&name) {
+        h.insert(header::CONTENT_DISPOSITION, v);
+    }
+    Ok(resp)
+}
+
+/// A non-empty form field.
+fn given<'a>(posted: &'a Posted, name: &str) -> Option<&'a str> {
+    posted
+        .fields
+        .get(name)
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+}
+
+fn payout_command(posted: &Posted) -> Result<CreatePayout, CoreError> {
+    let currency = given(posted, "currency")
+        .and_then(Currency::parse)
+        .ok_or_else(|| CoreError::invalid("currency", "parameter_invalid", "Choose a currency."))?;
+    let amount = given(posted, "amount")
+        .and_then(|a| parse_major(a, currency.exponent()))
+        .ok_or_else(|| {
+            CoreError::invalid(
+                "amount",
+                "parameter_invalid",
+                "Write the amount like 100.00.",
+            )
+        })?;
+    let amount = Amount::parse(amount, currency).map_err(|_| {
+        CoreError::invalid(
+            "amount",
+            "parameter_invalid",
+            "The amount must be more than zero.",
+        )
+    })?;
+    Ok(CreatePayout {
+        amount,
+        currency,
+        iban: Secret::from(given(posted, "iban").unwrap_or_default()),
+        account_holder_name: given(posted, "account_holder_name")
+            .unwrap_or_default()
+            .to_string(),
+        description: None,
+        metadata: Vec::new(),
+    })
+}
+
+async fn after_payout(
+    state: &DashboardState,
+    session: &Session,
+    result: Result<Payout, CoreError>,
+    done: &str,
+) -> PageResult {
+    match result {
+        Ok(_) => Ok(see_other(&format!("/dashboard/balance?done={done}"))),
+        Err(e @ CoreError::NotFound { .. }) => Err(e.into()),
+        Err(e) => match user_message(&e) {
+            Some(m) => {
+                render_balance(state, session, StatusCode::BAD_REQUEST, Notice::Error(m)).await
+            }
+            None => Err(e.into()),
+        },
+    }
+}
+
+/// `POST /dashboard/payouts`.
+pub async fn create_payout(State(state): State<DashboardState>, posted: Posted) -> PageResult {
+    let result = match payout_command(&posted) {
+        Ok(cmd) => {
+            state
+                .services()
+                .create_payout(&posted.session.ctx(), cmd)
+                .await
+        }
+        Err(e) => Err(e),
+    };
+    after_payout(&state, &posted.session, result, "paid_out").await
+}
+
+/// `POST /dashboard/payouts/{id}/cancel`.
+pub async fn cancel_payout(
+    State(state): State<DashboardState>,
+    Path(id): Path<String>,
+    posted: Posted,
+) -> PageResult {
+    let result = state
+        .services()
+        .cancel_payout(&posted.session.ctx(), &id)
+        .await;
+    after_payout(&state, &posted.session, result, "canceled").await
+}
+
+// ---- Disputes ------------------------------------------------------------------------------
+
+/// `GET /dashboard/disputes`.
+pub async fn list_disputes(State(state): State<DashboardState>, session: Session) -> PageResult {
+    let disputes: Vec<Dispute> = newest(&state, &session, Collection::Disputes, 100).await?;
+    let body = html! {
+        section.card.table-card {
+            @if disputes.is_empty() {
+                (super::empty_state("No disputes. In test mode, a payment with the card 4000 0000 0000 0259 is disputed a moment after it captures."))
+            } @else {
+                table #disputes {
+                    thead { tr { th.num { "Amount" } th { "Status" } th { "Payment" } th { "Respond by" } th { "Opened" } } }
+                    tbody {
+                        @for d in &disputes {
+                            tr {
+                                td.num { a href=(format!("/dashboard/disputes/{}", d.id)) { (money(d.amount, d.currency)) } br; span.mono.muted.small { (d.id) } }
+                                td { (badge(d.status.as_str())) }
+                                td.mono.small { a href=(format!("/dashboard/payments/{}", d.payment)) { (d.payment) } }
+                                td { (when(d.evidence_details.due_by)) }
+                                td { (when(d.created)) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    Ok(html_response(
+        StatusCode::OK,
+        page(&session, Section::Disputes, "Disputes", &Notice::None, body),
+    ))
+}
+
+async fn render_dispute(
+    state: &DashboardState,
+    session: &Session,
+    id: &str,
+    status: StatusCode,
+    notice: Notice,
+) -> PageResult {
+    let d = state
+        .services()
+        .retrieve_dispute(&session.scope(), id)
+        .await?;
+    let open = d.status == DisputeStatus::NeedsResponse;
+    let e = &d.evidence;
+    let field = |name: &str, label: &str, value: &Option<String>, long: bool| {
+        html! {
+            div.field {
+                label for=(name) { (label) }
+                @if long {
+                    textarea id=(name) name=(name) rows="4" disabled[!open] { (value.as_deref().unwrap_or("")) }
+                } @else {
+                    input id=(name) type="text" name=(name) value=(value.as_deref().unwrap_or("")) disabled[!open];
+                }
+            }
+        }
+    };
+    let body = html! {
+        section.card #dispute {
+            p { (badge(d.status.as_str())) " " strong { (money(d.amount, d.currency)) } " disputed as " (d.reason) " on payment "
+                a.mono href=(format!("/dashboard/payments/{}", d.payment)) { (d.payment) } }
+            p.muted { "Respond by " (when(d.evidence_details.due_by)) " · evidence submitted " (d.evidence_details.submission_count) " times" }
+            (txn_table(&d.balance_transactions))
+        }
+        section.card {
+            h2 { "Evidence" }
+            form #evidence method="post" action=(format!("/dashboard/disputes/{}/evidence", d.id)) {
+                (csrf_field(session))
+                (field("customer_name", "Customer name", &e.customer_name, false))
+                (field("customer_email_address", "Customer e-mail", &e.customer_email_address, false))
+                (field("product_description", "Product description", &e.product_description, true))
+                (field("uncategorized_text", "Other evidence", &e.uncategorized_text, true))
+                @if open {
+                    div.field.checks { label { input type="checkbox" name="submit" value="true"; "Submit the evidence now (it can no longer change)" } }
+                    button.primary type="submit" { "Save evidence" }
+                } @else {
+                    p.muted { "This dispute no longer takes evidence." }
+                }
+            }
+            @if open {
+                h2 { "Accept the dispute" }
+                p.muted.small { "The amount and the dispute fee stay withdrawn; the dispute is closed as lost." }
+                (post_button(session, &format!("/dashboard/disputes/{}/close", d.id), "Accept the loss", "danger"))
+            }
+        }
+    };
+    Ok(html_response(
+        status,
+        page(
+            session,
+            Section::Disputes,
+            &format!("Dispute {}", d.id),
+            &notice,
+            body,
+        ),
+    ))
+}
+
+/// `GET /dashboard/disputes/{id}`.
+pub async fn retrieve_dispute(
+    State(state): State<DashboardState>,
+    session: Session,
+    Path(id): Path<String>,
+    Query(q): Query<Done>,
+) -> PageResult {
+    let notice = match q.done.as_deref() {
+        Some("saved") => Notice::Success("Evidence saved.".into()),
+        Some("submitted") => {
+            Notice::Success("Evidence submitted: the dispute is under review.".into())
+        }
+        Some("closed") => Notice::Success("The dispute is closed as lost.".into()),
+        _ => Notice::None,
+    };
+    render_dispute(&state, &session, &id, StatusCode::OK, notice).await
+}
+
+async fn after_dispute(
+    state: &DashboardState,
+    session: &Session,
+    id: &str,
+    result: Result<Dispute, CoreError>,
+    done: &str,
+) -> PageResult {
+    match result {
+        Ok(_) => Ok(see_other(&format!("/dashboard/disputes/{id}?done={done}"))),
+        Err(e @ CoreError::NotFound { .. }) => Err(e.into()),
+        Err(e) => match user_message(&e) {
+            Some(m) => {
+                render_dispute(
+                    state,
+                    session,
+                    id,
+                    StatusCode::BAD_REQUEST,
+                    Notice::Error(m),
+                )
+                .await
+            }
+            None => Err(e.into()),
+        },
+    }
+}
+
+/// `POST /dashboard/disputes/{id}/evidence`: every field as posted (an empty one clears it),
+/// and `submit` when ticked.
+pub async fn update_evidence(
+    State(state): State<DashboardState>,
+    Path(id): Path<String>,
+    posted: Posted,
+) -> PageResult {
+    let text = |name: &str| posted.fields.get(name).map(|v| v.trim().to_string());
+    let submit = posted.fields.get("submit") == Some("true");
+    let cmd = UpdateDispute {
+        evidence: Some(Evidence {
+            customer_name: text("customer_name"),
+            customer_email_address: text("customer_email_address"),
+            product_description: text("product_description"),
+            uncategorized_text: text("uncategorized_text"),
+        }),
+        metadata: None,
+        submit,
+    };
+    let result = state
+        .services()
+        .update_dispute(&posted.session.ctx(), &id, cmd)
+        .await;
+    let done = if submit { "submitted" } else { "saved" };
+    after_dispute(&state, &posted.session, &id, result, done).await
+}
+
+/// `POST /dashboard/disputes/{id}/close`.
+pub async fn close_dispute(
+    State(state): State<DashboardState>,
+    Path(id): Path<String>,
+    posted: Posted,
+) -> PageResult {
+    let result = state
+        .services()
+        .close_dispute(&posted.session.ctx(), &id)
+        .await;
+    after_dispute(&state, &posted.session, &id, result, "closed").await
+}
