@@ -455,13 +455,29 @@ async fn main() -> anyhow::Result<()> {
     }
 
     let report = verify(&client, &server.base, &ledger, &delivered).await?;
+    server.child.kill()?;
+    server.child.wait()?;
+    // The ledger's invariants (CONTRACT §9) recomputed from the postings, after every kill.
+    let mut check = Command::new(&tender);
+    check.args(["ledger", "verify"]).arg("--data-dir").arg(&dir);
+    for (k, v) in &env {
+        check.env(k, v);
+    }
+    let out = check.output().context("running tender ledger verify")?;
+    let ledger_report = String::from_utf8_lossy(&out.stdout).into_owned();
+    let ledger_ok = out.status.success();
+    let ledger_line = ledger_report
+        .lines()
+        .find(|l| l.contains(" test: "))
+        .map(|l| l.split_once(' ').map_or(l, |(_, rest)| rest).to_string())
+        .unwrap_or_else(|| "no report".into());
+    if !ledger_ok {
+        eprintln!("{ledger_report}");
+    }
     let integrity = if args.backend == Backend::Sqlite {
-        server.child.kill()?;
-        server.child.wait()?;
         let conn = rusqlite::Connection::open(dir.join("tender.sqlite3"))?;
         conn.query_row("PRAGMA integrity_check", [], |r| r.get::<_, String>(0))?
     } else {
-        let _ = server.child.kill();
         "n/a (PostgreSQL)".to_string()
     };
     restart_times.sort();
@@ -494,6 +510,7 @@ async fn main() -> anyhow::Result<()> {
         report.undelivered, report.events
     );
     println!("| SQLite integrity_check | {integrity} |");
+    println!("| tender ledger verify | {ledger_line} |");
     println!(
         "| restart to first success, median | {:.0} ms |",
         pct(0.5).as_secs_f64() * 1000.0
@@ -506,6 +523,7 @@ async fn main() -> anyhow::Result<()> {
         && report.duplicated == 0
         && report.over_refunded == 0
         && report.undelivered == 0
+        && ledger_ok
         && (integrity == "ok" || args.backend == Backend::Postgres);
     let _ = std::fs::remove_dir_all(&dir);
     if !ok {
