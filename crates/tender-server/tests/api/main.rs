@@ -11,6 +11,7 @@ mod disputes;
 mod errors;
 mod helpers;
 mod idempotency;
+mod ledger_property;
 mod lifecycle;
 mod lists;
 #[path = "../support/localstripe.rs"]

@@ -21,6 +21,8 @@ mod errors;
 mod helpers;
 #[path = "../api/idempotency.rs"]
 mod idempotency;
+#[path = "../api/ledger_property.rs"]
+mod ledger_property;
 #[path = "../api/lifecycle.rs"]
 mod lifecycle;
 #[path = "../api/lists.rs"]
