@@ -260,7 +260,7 @@ async fn every_invariant_holds_after_every_step_of_random_sequences() {
     );
     // The sequences reached payouts and disputes, not only payments.
     assert!(
-        kinds.get("payout").is_some() && kinds.get("dispute").is_some(),
+        kinds.contains_key("payout") && kinds.contains_key("dispute"),
         "{kinds:?}"
     );
 }
