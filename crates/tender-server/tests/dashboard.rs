@@ -1300,3 +1300,86 @@ async fn a_payments_page_names_the_connector_and_the_processors_reference() {
         .body
         .contains(paid["connector_reference"].as_str().unwrap()));
 }
+
+/// The money forms: a payout below the currency's minimum is refused as the API refuses it, and
+/// an evidence field emptied on the form is cleared (not kept).
+#[tokio::test]
+async fn payout_and_evidence_forms_check_and_clear_as_the_api_does() {
+    let app = spawn_app().await;
+    let key = app.account.keys.test.secret.clone();
+    let p = app
+        .pay(
+            &key,
+            5_000,
+            json!({"payment_method": {"type": "card", "card": {
+                "number": "4000000000000259", "exp_month": 12, "exp_year": 2034, "cvc": "123"}}}),
+        )
+        .await;
+    let mut dispute = serde_json::Value::Null;
+    for _ in 0..100 {
+        app.clock.advance(3);
+        app.services.run_due_tasks(100).await.unwrap();
+        let list = app
+            .api(
+                Method::GET,
+                &format!("/disputes?payment={}", p["id"].as_str().unwrap()),
+                &key,
+                None,
+            )
+            .await;
+        if let Some(d) = list["data"].as_array().unwrap().first() {
+            dispute = d.clone();
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let id = dispute["id"]
+        .as_str()
+        .expect("the payment was disputed")
+        .to_string();
+    let mut b = logged_in(&app).await;
+
+    let small = b
+        .submit(
+            "/dashboard/balance",
+            "/dashboard/payouts",
+            &[
+                ("amount", "0.10"),
+                ("currency", "usd"),
+                ("iban", "DE89370400440532013000"),
+                ("account_holder_name", "Shop"),
+            ],
+        )
+        .await;
+    assert_eq!(small.status, StatusCode::BAD_REQUEST, "{}", small.body);
+    assert!(small.body.contains("at least"), "{}", small.body);
+
+    let page = format!("/dashboard/disputes/{id}");
+    let action = format!("/dashboard/disputes/{id}/evidence");
+    let fields = |name: &'static str| {
+        [
+            ("customer_name", name),
+            ("customer_email_address", ""),
+            ("product_description", "A lamp"),
+            ("uncategorized_text", ""),
+        ]
+    };
+    let saved = b.submit(&page, &action, &fields("Ada Lovelace")).await;
+    assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.body);
+    let d = app
+        .api(Method::GET, &format!("/disputes/{id}"), &key, None)
+        .await;
+    assert_eq!(d["evidence"]["customer_name"], "Ada Lovelace");
+    let cleared = b.submit(&page, &action, &fields("")).await;
+    assert_eq!(cleared.status, StatusCode::SEE_OTHER, "{}", cleared.body);
+    let d = app
+        .api(Method::GET, &format!("/disputes/{id}"), &key, None)
+        .await;
+    assert_eq!(
+        d["evidence"]["customer_name"],
+        serde_json::Value::Null,
+        "{d}"
+    );
+    assert_eq!(d["evidence"]["product_description"], "A lamp");
+    assert_eq!(d["status"], "needs_response");
+}

@@ -35,8 +35,9 @@ use crate::store::{ClaimedTask, Collection, IndexValues, WriteOp};
 pub const DISPUTE_DELAY_SECS: i64 = 2;
 /// How long a merchant has to answer a dispute.
 pub const EVIDENCE_WINDOW_SECS: i64 = 7 * 24 * 3600;
-/// Each evidence field is at most this many characters.
-const EVIDENCE_MAX_CHARS: usize = 20_000;
+/// Each evidence field is at most this many characters (the API's limit for any string, so the
+/// dashboard's form, which does not pass through the API's parser, takes what the API takes).
+const EVIDENCE_MAX_CHARS: usize = 5_000;
 
 /// `POST /disputes/{id}`, parsed. Each evidence field given replaces the one kept (an empty
 /// string clears it).

@@ -16,7 +16,7 @@ use maud::{html, Markup, PreEscaped};
 use serde::Deserialize;
 use tender_core::balance::{BalanceTransaction, Dispute, DisputeStatus, Evidence, Payout, TxnType};
 use tender_core::error::CoreError;
-use tender_core::money::{Amount, Currency};
+use tender_core::money::Currency;
 use tender_core::secret::Secret;
 use tender_core::service::disputes::UpdateDispute;
 use tender_core::service::payouts::CreatePayout;
@@ -28,7 +28,7 @@ use super::layout::{
     badge, csrf_field, html_response, money, page, post_button, when, Notice, Section,
 };
 use super::payments::{parse_major, parse_page};
-use super::{see_other, user_message, DashError, DashboardState, PageResult, Posted, Session};
+use super::{DashError, DashboardState, PageResult, Posted, Session};
 
 /// Days the chart covers.
 const DAYS: i64 = 30;
@@ -370,20 +370,15 @@ pub async fn export_balance(
     Ok(resp)
 }
 
-/// A non-empty form field.
-fn given<'a>(posted: &'a Posted, name: &str) -> Option<&'a str> {
-    posted
-        .fields
-        .get(name)
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-}
-
 fn payout_command(posted: &Posted) -> Result<CreatePayout, CoreError> {
-    let currency = given(posted, "currency")
+    let currency = posted
+        .fields
+        .get("currency")
         .and_then(Currency::parse)
         .ok_or_else(|| CoreError::invalid("currency", "parameter_invalid", "Choose a currency."))?;
-    let amount = given(posted, "amount")
+    let amount = posted
+        .fields
+        .get("amount")
         .and_then(|a| parse_major(a, currency.exponent()))
         .ok_or_else(|| {
             CoreError::invalid(
@@ -392,18 +387,14 @@ fn payout_command(posted: &Posted) -> Result<CreatePayout, CoreError> {
                 "Write the amount like 100.00.",
             )
         })?;
-    let amount = Amount::parse(amount, currency).map_err(|_| {
-        CoreError::invalid(
-            "amount",
-            "parameter_invalid",
-            "The amount must be more than zero.",
-        )
-    })?;
+    let amount = tender_core::service::payments::check_amount("amount", amount, currency)?;
     Ok(CreatePayout {
         amount,
         currency,
-        iban: Secret::from(given(posted, "iban").unwrap_or_default()),
-        account_holder_name: given(posted, "account_holder_name")
+        iban: Secret::from(posted.fields.get("iban").unwrap_or_default()),
+        account_holder_name: posted
+            .fields
+            .get("account_holder_name")
             .unwrap_or_default()
             .to_string(),
         description: None,
@@ -417,16 +408,12 @@ async fn after_payout(
     result: Result<Payout, CoreError>,
     done: &str,
 ) -> PageResult {
-    match result {
-        Ok(_) => Ok(see_other(&format!("/dashboard/balance?done={done}"))),
-        Err(e @ CoreError::NotFound { .. }) => Err(e.into()),
-        Err(e) => match user_message(&e) {
-            Some(m) => {
-                render_balance(state, session, StatusCode::BAD_REQUEST, Notice::Error(m)).await
-            }
-            None => Err(e.into()),
-        },
-    }
+    super::answer_action(
+        result,
+        &format!("/dashboard/balance?done={done}"),
+        |notice| render_balance(state, session, StatusCode::BAD_REQUEST, notice),
+    )
+    .await
 }
 
 /// `POST /dashboard/payouts`.
@@ -580,23 +567,12 @@ async fn after_dispute(
     result: Result<Dispute, CoreError>,
     done: &str,
 ) -> PageResult {
-    match result {
-        Ok(_) => Ok(see_other(&format!("/dashboard/disputes/{id}?done={done}"))),
-        Err(e @ CoreError::NotFound { .. }) => Err(e.into()),
-        Err(e) => match user_message(&e) {
-            Some(m) => {
-                render_dispute(
-                    state,
-                    session,
-                    id,
-                    StatusCode::BAD_REQUEST,
-                    Notice::Error(m),
-                )
-                .await
-            }
-            None => Err(e.into()),
-        },
-    }
+    super::answer_action(
+        result,
+        &format!("/dashboard/disputes/{id}?done={done}"),
+        |notice| render_dispute(state, session, id, StatusCode::BAD_REQUEST, notice),
+    )
+    .await
 }
 
 /// `POST /dashboard/disputes/{id}/evidence`: every field as posted (an empty one clears it),
@@ -606,7 +582,8 @@ pub async fn update_evidence(
     Path(id): Path<String>,
     posted: Posted,
 ) -> PageResult {
-    let text = |name: &str| posted.fields.get(name).map(|v| v.trim().to_string());
+    // A field emptied on the form clears it (`raw`: blank is a value here, not absent).
+    let text = |name: &str| posted.fields.raw(name).map(|v| v.trim().to_string());
     let submit = posted.fields.get("submit") == Some("true");
     let cmd = UpdateDispute {
         evidence: Some(Evidence {

@@ -15,7 +15,7 @@ use tender_core::store::Collection;
 use super::auth::Done;
 use super::layout::{badge, csrf_field, html_response, page, post_button, Notice, Section};
 use super::payments::parse_page;
-use super::{see_other, user_message, DashError, DashboardState, PageResult, Posted, Session};
+use super::{see_other, DashError, DashboardState, PageResult, Posted, Session};
 
 /// This mode's connectors in routing order (priority, then oldest).
 async fn connectors(
@@ -163,18 +163,11 @@ pub async fn list_connectors(
     render_connectors(&state, &session, StatusCode::OK, notice).await
 }
 
-/// A non-empty form field.
-fn given<'a>(posted: &'a Posted, name: &str) -> Option<&'a str> {
-    posted
-        .fields
-        .get(name)
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-}
-
 /// The priority field: a whole number, or a refusal naming it.
 fn priority(posted: &Posted) -> Result<Option<i64>, CoreError> {
-    given(posted, "priority")
+    posted
+        .fields
+        .get("priority")
         .map(|p| {
             p.parse::<i64>().map_err(|_| {
                 CoreError::invalid(
@@ -193,16 +186,12 @@ async fn answer(
     result: Result<ConnectorObject, CoreError>,
     done: &str,
 ) -> PageResult {
-    match result {
-        Ok(_) => Ok(see_other(&format!("/dashboard/connectors?done={done}"))),
-        Err(e @ CoreError::NotFound { .. }) => Err(e.into()),
-        Err(e) => match user_message(&e) {
-            Some(m) => {
-                render_connectors(state, session, StatusCode::BAD_REQUEST, Notice::Error(m)).await
-            }
-            None => Err(e.into()),
-        },
-    }
+    super::answer_action(
+        result,
+        &format!("/dashboard/connectors?done={done}"),
+        |notice| render_connectors(state, session, StatusCode::BAD_REQUEST, notice),
+    )
+    .await
 }
 
 /// `POST /dashboard/connectors`.
@@ -210,14 +199,17 @@ pub async fn create_connector(State(state): State<DashboardState>, posted: Poste
     let result = match priority(&posted) {
         Ok(priority) => {
             let fields = ConnectorFields {
-                kind: given(&posted, "type").map(String::from),
-                name: Some(given(&posted, "name").map(String::from)),
-                api_key: given(&posted, "api_key").map(Secret::from),
-                api_base: given(&posted, "api_base").map(String::from),
-                webhook_secret: given(&posted, "webhook_secret").map(|s| Some(Secret::from(s))),
+                kind: posted.fields.get("type").map(String::from),
+                name: Some(posted.fields.get("name").map(String::from)),
+                api_key: posted.fields.get("api_key").map(Secret::from),
+                api_base: posted.fields.get("api_base").map(String::from),
+                webhook_secret: posted
+                    .fields
+                    .get("webhook_secret")
+                    .map(|s| Some(Secret::from(s))),
                 priority,
                 raw_card_data: Some(posted.fields.get("raw_card_data") == Some("true"))
-                    .filter(|raw| *raw || given(&posted, "type") != Some("simulator")),
+                    .filter(|raw| *raw || posted.fields.get("type") != Some("simulator")),
                 disabled: None,
                 metadata: None,
             };
@@ -240,9 +232,12 @@ pub async fn edit_connector(
     let result = match priority(&posted) {
         Ok(priority) => {
             let fields = ConnectorFields {
-                name: Some(given(&posted, "name").map(String::from)),
-                api_key: given(&posted, "api_key").map(Secret::from),
-                webhook_secret: given(&posted, "webhook_secret").map(|s| Some(Secret::from(s))),
+                name: Some(posted.fields.get("name").map(String::from)),
+                api_key: posted.fields.get("api_key").map(Secret::from),
+                webhook_secret: posted
+                    .fields
+                    .get("webhook_secret")
+                    .map(|s| Some(Secret::from(s))),
                 priority,
                 ..ConnectorFields::default()
             };

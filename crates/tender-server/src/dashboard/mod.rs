@@ -390,6 +390,26 @@ pub fn see_other(path: &str) -> Response {
     Redirect::to(path).into_response()
 }
 
+/// What a form's action answers: on success a 303 to `done`; a refusal the user can fix, the
+/// page again with the reason (400, rendered by `again`); anything else, an error page.
+pub async fn answer_action<T, Fut>(
+    result: Result<T, CoreError>,
+    done: &str,
+    again: impl FnOnce(layout::Notice) -> Fut,
+) -> PageResult
+where
+    Fut: std::future::Future<Output = PageResult>,
+{
+    match result {
+        Ok(_) => Ok(see_other(done)),
+        Err(e @ CoreError::NotFound { .. }) => Err(e.into()),
+        Err(e) => match user_message(&e) {
+            Some(m) => again(layout::Notice::Error(m)).await,
+            None => Err(e.into()),
+        },
+    }
+}
+
 /// A page body for when the session is fine but the item was not found.
 pub fn empty_state(text: &str) -> maud::Markup {
     html! { p.empty { (text) } }

@@ -18,7 +18,7 @@ use super::auth::Done;
 use super::layout::{
     self, badge, csrf_field, html_response, money, page, pager, post_button, Notice, Section,
 };
-use super::{see_other, user_message, DashError, DashboardState, PageResult, Posted, Session};
+use super::{user_message, DashError, DashboardState, PageResult, Posted, Session};
 use axum::response::{IntoResponse, Response};
 use tender_core::money::format_amount;
 
@@ -569,23 +569,12 @@ async fn after_action<T>(
     result: Result<T, CoreError>,
     done: &str,
 ) -> PageResult {
-    match result {
-        Ok(_) => Ok(see_other(&format!("/dashboard/payments/{id}?done={done}"))),
-        Err(e @ CoreError::NotFound { .. }) => Err(e.into()),
-        Err(e) => match user_message(&e) {
-            Some(m) => {
-                render_payment(
-                    state,
-                    session,
-                    id,
-                    StatusCode::BAD_REQUEST,
-                    Notice::Error(m),
-                )
-                .await
-            }
-            None => Err(e.into()),
-        },
-    }
+    super::answer_action(
+        result,
+        &format!("/dashboard/payments/{id}?done={done}"),
+        |notice| render_payment(state, session, id, StatusCode::BAD_REQUEST, notice),
+    )
+    .await
 }
 
 /// An optional amount field in the payment's currency.
