@@ -7,7 +7,10 @@
 //! - Balances are kept in 16 shards (by the posting's cause, [`Posting::shard`]): two batches
 //!   serialise on a balance row only when they hit the same shard, so one merchant's concurrent
 //!   postings do not all queue on one row. Two batches posting one cause serialise on the unique
-//!   index (the second then writes nothing).
+//!   index (the second then writes nothing). A posting moves its balance rows in one order
+//!   (ledger account, then currency), so two batches on one shard wait for each other instead
+//!   of deadlocking (each holding one row the other needs: PostgreSQL then aborts one after
+//!   `deadlock_timeout`, a second each, which had brought 64 concurrent creates to 50 a second).
 //! - [`require_balance_statements`]: a balance check inside a batch, serialised per balance by an
 //!   advisory lock, so two racing withdrawals cannot both spend the same money.
 //!
@@ -58,6 +61,7 @@ pub(super) fn post_statement(scope: &Scope, posting: &Posting) -> Stmt {
          )
          INSERT INTO ledger_balances (account_id, livemode, ledger_account, currency, shard, amount)
          SELECT $1, $2, ledger_account, currency, $8, sum(amount)::bigint FROM e GROUP BY ledger_account, currency
+         ORDER BY ledger_account, currency
          ON CONFLICT (account_id, livemode, ledger_account, currency, shard)
          DO UPDATE SET amount = ledger_balances.amount + excluded.amount",
         params,
