@@ -164,6 +164,11 @@ static TEST_CARDS: &[(&str, Authorization)] = &[
         "4000000000000341",
         decline("card_declined", "generic_decline", DECLINED),
     ),
+    // The same, declining as a lost card: a hard decline subscriptions never retry.
+    (
+        "4000000000004905",
+        decline("card_declined", "lost_card", DECLINED),
+    ),
     ("4000002500003155", Authorization::RequiresAction),
 ];
 
@@ -223,12 +228,17 @@ impl Acquirer for SimulatedAcquirer {
         false
     }
 
-    /// Saving succeeds for 4000000000000341 (whose charges all decline) and for the 3-D Secure
+    /// Saving succeeds for 4000000000000341 and 4000000000004905 (whose charges all decline)
+    /// and for the 3-D Secure
     /// card (authentication happens on each charge); otherwise as a charge would go.
     async fn verify(&self, card: &ValidatedCard, livemode: bool) -> Authorization {
         match Self::decide(card.pan.expose(), livemode) {
             Authorization::RequiresAction => Authorization::Approved,
-            _ if !livemode && card.pan.expose() == "4000000000000341" => Authorization::Approved,
+            _ if !livemode
+                && matches!(card.pan.expose(), "4000000000000341" | "4000000000004905") =>
+            {
+                Authorization::Approved
+            }
             other => other,
         }
     }
@@ -286,7 +296,7 @@ mod tests {
         "4000000000000259",
     ];
 
-    const DECLINES: [(&str, &str, &str); 9] = [
+    const DECLINES: [(&str, &str, &str); 10] = [
         ("4000000000000002", "card_declined", "generic_decline"),
         ("4000000000009995", "card_declined", "insufficient_funds"),
         ("4000000000009987", "card_declined", "lost_card"),
@@ -296,6 +306,7 @@ mod tests {
         ("4000000000000127", "incorrect_cvc", "incorrect_cvc"),
         ("4000000000000119", "processing_error", "processing_error"),
         ("4000000000000341", "card_declined", "generic_decline"),
+        ("4000000000004905", "card_declined", "lost_card"),
     ];
 
     #[tokio::test]

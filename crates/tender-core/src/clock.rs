@@ -15,6 +15,38 @@ pub trait Clock: Send + Sync + 'static {
     fn now_millis(&self) -> i64 {
         self.now() * 1000
     }
+
+    /// The test clock (`clock_…`) whose time this is, if it is one's (CONTRACT §10).
+    fn test_clock(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// A test clock's time, frozen at one instant: what the use cases see while they work for the
+/// clock's customers (an API call, or one step of an advance).
+#[derive(Debug, Clone)]
+pub struct ClockTime {
+    id: String,
+    time: i64,
+}
+
+impl ClockTime {
+    pub fn new(id: &str, time: i64) -> Self {
+        Self {
+            id: id.to_string(),
+            time,
+        }
+    }
+}
+
+impl Clock for ClockTime {
+    fn now(&self) -> i64 {
+        self.time
+    }
+
+    fn test_clock(&self) -> Option<&str> {
+        Some(&self.id)
+    }
 }
 
 /// The operating system's wall clock.

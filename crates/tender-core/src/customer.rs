@@ -25,6 +25,10 @@ pub struct Customer {
     pub address: Option<Address>,
     pub description: Option<String>,
     pub metadata: Metadata,
+    /// The test clock (`clock_…`) whose time applies to this customer's subscriptions and
+    /// invoices (CONTRACT §10); set on create only.
+    #[serde(default)]
+    pub test_clock: Option<String>,
     pub livemode: bool,
     pub created: i64,
 }

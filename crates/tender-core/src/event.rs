@@ -24,6 +24,22 @@ pub const EVENT_TYPES: &[&str] = &[
     "dispute.created",
     "dispute.updated",
     "dispute.closed",
+    "product.created",
+    "product.updated",
+    "product.deleted",
+    "price.created",
+    "price.updated",
+    "customer.subscription.created",
+    "customer.subscription.updated",
+    "customer.subscription.deleted",
+    "customer.subscription.trial_will_end",
+    "invoice.created",
+    "invoice.finalized",
+    "invoice.paid",
+    "invoice.payment_failed",
+    "invoice.voided",
+    "invoice.marked_uncollectible",
+    "test_helpers.test_clock.ready",
 ];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -202,7 +202,7 @@ impl Claim {
                 &self.scope,
                 &self.hold.stored,
                 &self.hold.fingerprint,
-                self.services.now(),
+                self.services.wall_now(),
             )
             .await;
         match found {
@@ -280,7 +280,7 @@ impl Services {
     ) -> CoreResult<Begun> {
         let fingerprint =
             Fingerprinter::new(&self.config.vault_key).fingerprint(method, path, body);
-        let now = self.now();
+        let now = self.wall_now();
         let hold = Arc::new(IdempotencyHold::new(
             key,
             principal.key_kind,
@@ -320,7 +320,12 @@ impl Services {
         }
         let state = self
             .store
-            .claim_idempotency(ctx.scope(), &hold.stored, &hold.fingerprint, self.now())
+            .claim_idempotency(
+                ctx.scope(),
+                &hold.stored,
+                &hold.fingerprint,
+                self.wall_now(),
+            )
             .await?;
         match state {
             KeyState::Free => {

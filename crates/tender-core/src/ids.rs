@@ -35,6 +35,12 @@ pub enum IdKind {
     BalanceTransaction,
     Payout,
     Dispute,
+    Product,
+    Price,
+    Subscription,
+    SubscriptionItem,
+    Invoice,
+    TestClock,
 }
 
 impl IdKind {
@@ -56,6 +62,12 @@ impl IdKind {
             IdKind::BalanceTransaction => "txn_",
             IdKind::Payout => "po_",
             IdKind::Dispute => "dp_",
+            IdKind::Product => "prod_",
+            IdKind::Price => "price_",
+            IdKind::Subscription => "sub_",
+            IdKind::SubscriptionItem => "si_",
+            IdKind::Invoice => "in_",
+            IdKind::TestClock => "clock_",
         }
     }
 }

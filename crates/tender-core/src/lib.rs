@@ -24,6 +24,7 @@
 pub mod acquirer;
 pub mod auth;
 pub mod balance;
+pub mod billing;
 pub mod card;
 pub mod clock;
 pub mod connector;

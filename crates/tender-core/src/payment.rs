@@ -225,6 +225,9 @@ pub struct Payment {
     /// Whether a dispute was opened against it.
     #[serde(default, skip_serializing_if = "is_false")]
     pub disputed: bool,
+    /// The invoice (`in_…`) it tried to pay, for a subscription's payment (CONTRACT §10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invoice: Option<String>,
 }
 
 fn is_zero(n: &i64) -> bool {

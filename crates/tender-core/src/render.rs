@@ -59,6 +59,7 @@ pub struct PaymentView<'a> {
     pub connector_reference: &'a Option<String>,
     pub balance_transaction: &'a Option<String>,
     pub disputed: bool,
+    pub invoice: &'a Option<String>,
     pub livemode: bool,
     pub created: i64,
 }
@@ -102,6 +103,7 @@ impl Renderer {
             connector_reference: &p.connector_reference,
             balance_transaction: &p.balance_transaction,
             disputed: p.disputed,
+            invoice: &p.invoice,
             livemode: p.livemode,
             created: p.created,
         }
@@ -194,6 +196,7 @@ mod tests {
             connector_reference: None,
             balance_transaction: None,
             disputed: false,
+            invoice: None,
             livemode: false,
             created: 1_795_448_336,
         }

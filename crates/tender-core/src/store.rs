@@ -45,10 +45,15 @@ pub enum Collection {
     BalanceTransactions,
     Payouts,
     Disputes,
+    Products,
+    Prices,
+    Subscriptions,
+    Invoices,
+    TestClocks,
 }
 
 impl Collection {
-    pub const ALL: [Collection; 10] = [
+    pub const ALL: [Collection; 15] = [
         Collection::Payments,
         Collection::Customers,
         Collection::Refunds,
@@ -59,6 +64,11 @@ impl Collection {
         Collection::BalanceTransactions,
         Collection::Payouts,
         Collection::Disputes,
+        Collection::Products,
+        Collection::Prices,
+        Collection::Subscriptions,
+        Collection::Invoices,
+        Collection::TestClocks,
     ];
 
     /// Its name: the name of its table, and of the collection in kept idempotency pointers.
@@ -74,6 +84,11 @@ impl Collection {
             Collection::BalanceTransactions => "balance_transactions",
             Collection::Payouts => "payouts",
             Collection::Disputes => "disputes",
+            Collection::Products => "products",
+            Collection::Prices => "prices",
+            Collection::Subscriptions => "subscriptions",
+            Collection::Invoices => "invoices",
+            Collection::TestClocks => "test_clocks",
         }
     }
 
@@ -86,7 +101,7 @@ impl Collection {
     pub fn filter_fields(self) -> &'static [Field] {
         match self {
             Collection::Payments => &[Field::Customer, Field::Status],
-            Collection::Customers => &[Field::Email],
+            Collection::Customers => &[Field::Email, Field::TestClock],
             Collection::Refunds => &[Field::Payment],
             Collection::Events => &[Field::Type],
             Collection::PaymentMethods => &[Field::Customer],
@@ -101,6 +116,11 @@ impl Collection {
             ],
             Collection::Payouts => &[Field::Status],
             Collection::Disputes => &[Field::Payment, Field::Status],
+            Collection::Products => &[Field::Active],
+            Collection::Prices => &[Field::Product, Field::Active, Field::Type, Field::Currency],
+            Collection::Subscriptions => &[Field::Customer, Field::Status, Field::Prices],
+            Collection::Invoices => &[Field::Customer, Field::Subscription, Field::Status],
+            Collection::TestClocks => &[],
         }
     }
 }
@@ -116,6 +136,39 @@ pub enum Field {
     Source,
     Payout,
     Currency,
+    /// `"true"` or `"false"`.
+    Active,
+    Product,
+    Subscription,
+    /// Subscriptions only: every price of its items, as `,a,b,`; a filter on it matches a
+    /// subscription with that price among its items (`LIKE '%,price_…,%'`, see
+    /// [`Field::matches_within`]).
+    Prices,
+    TestClock,
+}
+
+impl Field {
+    /// Whether a filter on this field matches a value within the column (`LIKE`, the filter
+    /// value made by [`prices_filter`]) rather than the whole column.
+    pub fn matches_within(self) -> bool {
+        self == Field::Prices
+    }
+}
+
+/// The [`Field::Prices`] column of a subscription whose items have these prices.
+pub fn prices_column<'a>(prices: impl Iterator<Item = &'a str>) -> String {
+    let mut out = String::from(",");
+    for p in prices {
+        out.push_str(p);
+        out.push(',');
+    }
+    out
+}
+
+/// The [`Field::Prices`] filter value that matches subscriptions with `price` (an id checked
+/// to be `[0-9A-Za-z_]`).
+pub fn prices_filter(price: &str) -> String {
+    format!("%,{price},%")
 }
 
 /// Values of the indexed columns for one document (unset = NULL).
@@ -134,6 +187,12 @@ pub struct IndexValues {
     pub currency: Option<String>,
     /// Balance transactions only: when the money becomes available (Unix seconds).
     pub available_on: Option<i64>,
+    pub active: Option<bool>,
+    pub product: Option<String>,
+    pub subscription: Option<String>,
+    /// See [`Field::Prices`].
+    pub prices: Option<String>,
+    pub test_clock: Option<String>,
 }
 
 impl IndexValues {
@@ -147,6 +206,11 @@ impl IndexValues {
             Field::Source => self.source.as_deref(),
             Field::Payout => self.payout.as_deref(),
             Field::Currency => self.currency.as_deref(),
+            Field::Active => self.active.map(|a| if a { "true" } else { "false" }),
+            Field::Product => self.product.as_deref(),
+            Field::Subscription => self.subscription.as_deref(),
+            Field::Prices => self.prices.as_deref(),
+            Field::TestClock => self.test_clock.as_deref(),
         }
     }
 }
@@ -289,13 +353,18 @@ pub enum WriteOp {
     Seal { owner: String, sealed: String },
     /// Forgets `owner`'s sealed value (a consumed or detached card).
     Unseal { owner: String },
-    /// Schedules background work on `object_id` at `due_at` (Unix seconds).
+    /// Schedules background work on `object_id` at `due_at` (Unix seconds). A task of a test
+    /// `clock` is due in that clock's time and runs only when the clock is advanced
+    /// ([`QueueStore::claim_clock_tasks`]); the others run when the wall clock reaches `due_at`.
     ScheduleTask {
         id: String,
         kind: String,
         object_id: String,
         due_at: i64,
+        clock: Option<String>,
     },
+    /// Removes every task of a test clock (the clock is deleted).
+    DeleteClockTasks { clock: String },
     /// Removes a task, in the batch that carries out its work.
     DeleteTask { id: String },
     /// A balanced ledger posting, written with the change that causes it. One posting per cause
@@ -397,6 +466,10 @@ pub struct ClaimedTask {
     pub scope: Scope,
     pub kind: String,
     pub object_id: String,
+    /// When it was due (in its test clock's time, for a clock's task).
+    pub due_at: i64,
+    /// The test clock whose time it runs in, if any.
+    pub clock: Option<String>,
 }
 
 /// A merchant account.
@@ -586,13 +659,30 @@ pub trait IdempotencyStore: Send + Sync {
 /// time.
 #[async_trait]
 pub trait QueueStore: Send + Sync {
-    /// Leases up to `limit` due tasks (`due_at <= now`, no live lease) until `lease_until`.
+    /// Leases up to `limit` due tasks of no test clock (`due_at <= now`, no live lease) until
+    /// `lease_until`.
     async fn claim_tasks(
         &self,
         now: i64,
         lease_until: i64,
         limit: usize,
     ) -> StoreResult<Vec<ClaimedTask>>;
+
+    /// The earliest tasks of test clock `clock` due at or before `up_to`: every unleased one
+    /// (up to `limit`) due at the earliest such time, leased until `lease_until` (wall-clock
+    /// Unix seconds, as `now`). Tasks due at one instant are independent of each other; those of
+    /// later instants wait until these are done, so an advance runs in time order.
+    async fn claim_clock_tasks(
+        &self,
+        clock: &str,
+        up_to: i64,
+        now: i64,
+        lease_until: i64,
+        limit: usize,
+    ) -> StoreResult<Vec<ClaimedTask>>;
+
+    /// How many tasks of test clock `clock` are due at or before `up_to`, leased or not.
+    async fn clock_tasks_due(&self, clock: &str, up_to: i64) -> StoreResult<u64>;
 
     /// Leases up to `claim.limit` due pending deliveries (`next_attempt_at <= now_ms`, no live
     /// lease) until `lease_until_ms`, so no other worker (on any node) takes them meanwhile.

@@ -26,6 +26,8 @@ pub struct ServerConfig {
     /// Seconds before a charge's money is available, in both modes; `None`: two days in live
     /// mode, 60 s in test mode (CONTRACT §9).
     pub balance_available_delay: Option<u64>,
+    /// When a failed subscription invoice is tried again (`--dunning-days`, CONTRACT §10).
+    pub dunning: tender_core::billing::Dunning,
     /// 64 hex characters; `None` = read or create `vault.key` in the data dir (SQLite only).
     pub vault_key: Option<String>,
     /// Whether the dashboard is reached over TLS, so its cookies get `Secure`. Set it when
@@ -58,6 +60,7 @@ impl ServerConfig {
             bank_settlement_delay: 10,
             connector_sync_delay: tender_core::service::upstream::FIRST_SYNC_SECS as u64,
             balance_available_delay: None,
+            dunning: Default::default(),
             vault_key: None,
             secure_cookies: false,
             tls_cert: None,

@@ -47,6 +47,7 @@ pub async fn open_services(
     check_vault_key(store.as_ref(), &vault_key).await?;
     Ok(Services {
         store,
+        wall: Arc::clone(&clock),
         clock,
         acquirer: Arc::new(SimulatedAcquirer),
         connectors: Arc::new(crate::connectors::ServerConnectors::new(
@@ -62,6 +63,7 @@ pub async fn open_services(
             connector_sync_delay: config.connector_sync_delay.max(1) as i64,
             allow_private_webhook_targets: config.allow_private_webhook_targets,
             balance_available_delay: config.balance_available_delay.map(|d| d as i64),
+            dunning: config.dunning.clone(),
         }),
         pricing_cache: Default::default(),
     })

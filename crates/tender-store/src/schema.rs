@@ -19,6 +19,20 @@ pub fn column(f: Field) -> &'static str {
         Field::Source => "source",
         Field::Payout => "payout",
         Field::Currency => "currency",
+        Field::Active => "active",
+        Field::Product => "product",
+        Field::Subscription => "subscription",
+        Field::Prices => "prices",
+        Field::TestClock => "test_clock",
+    }
+}
+
+/// The SQL comparison of a list filter on `f` with its bound value (`?` or `$n` follows).
+pub fn comparison(f: Field) -> &'static str {
+    if f.matches_within() {
+        "LIKE"
+    } else {
+        "="
     }
 }
 

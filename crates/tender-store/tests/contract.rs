@@ -755,6 +755,7 @@ async fn tasks_are_claimed_once_and_completed_once(store: Arc<dyn Store>) {
         kind: "k".into(),
         object_id: "pay_1".into(),
         due_at: due,
+        clock: None,
     };
     commit(
         &store,
@@ -793,6 +794,88 @@ async fn tasks_are_claimed_once_and_completed_once(store: Arc<dyn Store>) {
         "a task completes once"
     );
     assert_eq!(store.claim_tasks(300, 400, 10).await.unwrap().len(), 1);
+}
+
+contract!(a_test_clocks_tasks_wait_for_its_advance_and_come_earliest_instant_first);
+async fn a_test_clocks_tasks_wait_for_its_advance_and_come_earliest_instant_first(
+    store: Arc<dyn Store>,
+) {
+    let s = scope("acct_a", Mode::Test);
+    let schedule = |id: &str, due: i64, clock: Option<&str>| WriteOp::ScheduleTask {
+        id: id.into(),
+        kind: "k".into(),
+        object_id: "sub_1".into(),
+        due_at: due,
+        clock: clock.map(str::to_string),
+    };
+    commit(
+        &store,
+        &s,
+        vec![
+            schedule("task_b", 100, Some("clock_1")),
+            schedule("task_a", 100, Some("clock_1")),
+            schedule("task_c", 200, Some("clock_1")),
+            schedule("task_d", 100, Some("clock_2")),
+            schedule("task_w", 100, None),
+        ],
+    )
+    .await
+    .unwrap();
+    // The wall-clock runner never takes a clock's task, however late it is.
+    let wall = store.claim_tasks(1_000, 1_060, 10).await.unwrap();
+    assert_eq!(
+        wall.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
+        ["task_w"]
+    );
+    assert_eq!(wall[0].clock, None);
+    // Up to 150 in clock_1's time: both tasks of its earliest instant, in id order.
+    let first = store
+        .claim_clock_tasks("clock_1", 150, 1_000, 1_060, 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        first.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
+        ["task_a", "task_b"]
+    );
+    assert!(first
+        .iter()
+        .all(|t| t.due_at == 100 && t.clock.as_deref() == Some("clock_1")));
+    assert_eq!(store.clock_tasks_due("clock_1", 150).await.unwrap(), 2);
+    assert_eq!(store.clock_tasks_due("clock_1", 250).await.unwrap(), 3);
+    // While those are leased and not done, the later instant waits (time order).
+    assert!(store
+        .claim_clock_tasks("clock_1", 250, 1_000, 1_060, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let done = ["task_a", "task_b"].map(|id| WriteOp::DeleteTask { id: id.into() });
+    commit(&store, &s, done.to_vec()).await.unwrap();
+    let next = store
+        .claim_clock_tasks("clock_1", 250, 1_000, 1_060, 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        next.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
+        ["task_c"]
+    );
+    // A lease that ran out is taken again.
+    let again = store
+        .claim_clock_tasks("clock_1", 250, 1_061, 1_120, 10)
+        .await
+        .unwrap();
+    assert_eq!(again.len(), 1);
+    // Deleting a clock's tasks leaves the others.
+    commit(
+        &store,
+        &s,
+        vec![WriteOp::DeleteClockTasks {
+            clock: "clock_1".into(),
+        }],
+    )
+    .await
+    .unwrap();
+    assert_eq!(store.clock_tasks_due("clock_1", 10_000).await.unwrap(), 0);
+    assert_eq!(store.clock_tasks_due("clock_2", 10_000).await.unwrap(), 1);
 }
 
 contract!(sealed_values_follow_their_owner);

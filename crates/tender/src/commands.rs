@@ -39,6 +39,7 @@ fn serve_config(args: &ServeArgs) -> anyhow::Result<ServerConfig> {
     c.bank_settlement_delay = args.bank_settlement_delay;
     c.connector_sync_delay = args.connector_sync_delay;
     c.balance_available_delay = args.balance_available_delay;
+    c.dunning = args.dunning_days.clone();
     c.tls_cert = args.tls_cert.clone();
     c.tls_key = args.tls_key.clone();
     c.behind_tls_proxy = args.behind_tls_proxy;

@@ -401,6 +401,10 @@ struct ServeArgs {
     /// live mode, 60 in test mode).
     #[arg(long, env = "TENDER_BALANCE_AVAILABLE_DELAY")]
     balance_available_delay: Option<u64>,
+    /// Days after a subscription invoice's first failed payment on which it is tried again;
+    /// after the last, the invoice is uncollectible and the subscription unpaid.
+    #[arg(long, env = "TENDER_DUNNING_DAYS", default_value = "1,3,5,7", value_parser = parse_dunning)]
+    dunning_days: tender_core::billing::Dunning,
     /// PEM certificate chain: serve HTTPS (TLS 1.2+) on both listeners; reloaded on SIGHUP.
     #[arg(long, env = "TENDER_TLS_CERT", requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -458,4 +462,9 @@ async fn main() -> anyhow::Result<()> {
             command: ConfigCommand::Check(args),
         } => commands::config_check(args).await,
     }
+}
+
+/// `--dunning-days 1,3,5,7`.
+fn parse_dunning(s: &str) -> Result<tender_core::billing::Dunning, String> {
+    tender_core::billing::Dunning::parse(s)
 }

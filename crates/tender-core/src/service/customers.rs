@@ -20,6 +20,8 @@ pub struct CustomerFields {
     pub address: Option<Option<Address>>,
     pub description: Option<Option<String>>,
     pub metadata: Option<Vec<(String, String)>>,
+    /// On create only: the test clock (`clock_…`) the customer belongs to.
+    pub test_clock: Option<String>,
 }
 
 /// An address update: given sub-fields replace, others stay; `None` clears the address.
@@ -46,6 +48,7 @@ fn merge_address(current: Option<&Address>, update: Option<&Address>) -> Option<
 fn index(c: &Customer) -> IndexValues {
     IndexValues {
         email: c.email.as_deref().map(str::to_lowercase),
+        test_clock: c.test_clock.clone(),
         ..IndexValues::default()
     }
 }
@@ -139,6 +142,24 @@ impl Services {
     ) -> CoreResult<Customer> {
         check(&mut fields)?;
         let scope = ctx.scope();
+        // A test clock's customer: the clock must be this scope's (test mode only).
+        if let Some(clock) = &fields.test_clock {
+            let found = match ids::looks_like(IdKind::TestClock, clock) {
+                true => {
+                    self.store
+                        .find_record(scope, Collection::TestClocks, clock)
+                        .await?
+                }
+                false => None,
+            };
+            if found.is_none() {
+                return Err(CoreError::missing_reference(
+                    "test_clock",
+                    "test clock",
+                    clock,
+                ));
+            }
+        }
         let customer = Customer {
             id: ids::generate(IdKind::Customer),
             object: "customer".into(),
@@ -148,6 +169,7 @@ impl Services {
             address: fields.address.flatten(),
             description: fields.description.flatten(),
             metadata: metadata::on_create(fields.metadata.unwrap_or_default())?,
+            test_clock: fields.test_clock.clone(),
             livemode: scope.livemode(),
             created: self.now(),
         };

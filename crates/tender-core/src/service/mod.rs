@@ -12,6 +12,7 @@
 //! - [`balance`]: prices, the booking of every movement of money, the balance and its
 //!   transactions; [`payouts`]: money sent to the merchant's bank; [`disputes`]: a payment's
 //!   money taken back by the cardholder's bank, and the merchant's evidence.
+//! - [`billing`]: products, prices, subscriptions, invoices and test clocks (CONTRACT §10).
 //! - [`payment_methods`], [`authentication`] (3-D Secure), [`webhooks`], [`tasks`].
 //! - this module: [`Services`], the [`RequestContext`] a handler passes in, and the shared
 //!   commit/read helpers.
@@ -21,6 +22,7 @@
 pub mod accounts;
 pub mod authentication;
 pub mod balance;
+pub mod billing;
 pub mod connectors;
 pub mod customers;
 pub mod disputes;
@@ -74,13 +76,19 @@ pub struct ServiceConfig {
     /// Seconds before a charge's money is available (`--balance-available-delay`); `None`:
     /// two days in live mode, a minute in test mode.
     pub balance_available_delay: Option<i64>,
+    /// When a failed subscription invoice is tried again (CONTRACT §10).
+    pub dunning: crate::billing::Dunning,
 }
 
 /// The use cases and what they run on. Cheap to clone.
 #[derive(Clone)]
 pub struct Services {
     pub store: Arc<dyn Store>,
+    /// The time the use cases see: the wall clock, or a test clock's time while working for
+    /// that clock's customers ([`Services::at_clock`]).
     pub clock: Arc<dyn Clock>,
+    /// The wall clock, whatever `clock` is: idempotency records and leases live in real time.
+    pub wall: Arc<dyn Clock>,
     pub acquirer: Arc<dyn Acquirer>,
     /// Builds the connectors accounts configure (CONTRACT §8).
     pub connectors: Arc<dyn crate::connector::ConnectorFactory>,
@@ -145,6 +153,20 @@ impl Services {
         self.clock.now()
     }
 
+    /// The wall clock's time (idempotency records and leases), even in a test clock's time.
+    pub fn wall_now(&self) -> i64 {
+        self.wall.now()
+    }
+
+    /// These services in test clock `clock`'s time, frozen at `time`: what they record is
+    /// dated then, and what they schedule is due in that clock's time (CONTRACT §10).
+    pub(crate) fn at_clock(&self, clock: &str, time: i64) -> Services {
+        Services {
+            clock: Arc::new(crate::clock::ClockTime::new(clock, time)),
+            ..self.clone()
+        }
+    }
+
     /// What the API shows of stored documents ([`crate::render`]).
     pub fn renderer(&self) -> crate::render::Renderer {
         crate::render::Renderer::new(self.config.receipt_base.clone())
@@ -162,7 +184,9 @@ impl Services {
     ) -> CoreResult<WriteOp> {
         let event = StoredEvent {
             kind: event_type.into(),
-            created: self.now(),
+            // Wall-clock time even for a test clock's objects: an event is when it happened
+            // here, and its webhooks are due then.
+            created: self.wall_now(),
             livemode: scope.livemode(),
             data: EventData {
                 object,

@@ -64,6 +64,8 @@ pub struct CreatePayment {
     pub save_payment_method: bool,
     /// Where the 3-D Secure page sends the customer afterwards.
     pub return_url: Option<String>,
+    /// The invoice this payment pays (set by billing, never by the API's caller).
+    pub invoice: Option<String>,
 }
 
 impl TryFrom<CreatePaymentFields> for CreatePayment {
@@ -86,6 +88,7 @@ impl TryFrom<CreatePaymentFields> for CreatePayment {
             capture: f.capture,
             save_payment_method: f.save_payment_method,
             return_url: f.return_url,
+            invoice: None,
         })
     }
 }
@@ -276,6 +279,7 @@ impl Services {
             connector_reference: None,
             balance_transaction: None,
             disputed: false,
+            invoice: cmd.invoice,
         };
         let mut ops = Vec::new();
         // Changes to a `pm_…` used here: applied only if the bank does not refuse the charge.

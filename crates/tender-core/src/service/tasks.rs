@@ -11,6 +11,8 @@
 //! - move a payout on at the bank: in transit, then paid or failed ([`super::payouts`])
 //! - open a dispute on a test payment of the disputed card, and decide a dispute
 //!   ([`super::disputes`])
+//! - renew a subscription, try an open invoice, warn of a trial's end, expire an unpaid start,
+//!   advance a test clock ([`super::billing`])
 
 use super::{from_body, to_body, to_value, Services};
 use crate::auth::Scope;
@@ -26,7 +28,7 @@ pub const AUTHORIZATION_TTL_SECS: i64 = 7 * 24 * 3600;
 /// A 3-D Secure authentication not completed within an hour is abandoned.
 pub const AUTHENTICATION_TIMEOUT_SECS: i64 = 3600;
 /// How long a runner holds a task before another may take it over.
-const TASK_LEASE_SECS: i64 = 60;
+pub(crate) const TASK_LEASE_SECS: i64 = 60;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaskKind {
@@ -47,6 +49,16 @@ pub enum TaskKind {
     OpenDispute,
     /// A submitted dispute is decided, or an unanswered one lost at its due date.
     ResolveDispute,
+    /// A subscription's period (or trial) ends: the next period and its invoice.
+    RenewSubscription,
+    /// An automatic try of an open invoice.
+    PayInvoice,
+    /// `customer.subscription.trial_will_end`, three days before the trial ends.
+    TrialWillEnd,
+    /// A subscription whose first invoice is unpaid 23 hours on expires.
+    ExpireIncomplete,
+    /// A test clock runs its customers' tasks up to its target time.
+    AdvanceClock,
 }
 
 impl TaskKind {
@@ -63,6 +75,11 @@ impl TaskKind {
             TaskKind::AdvancePayout => "advance_payout",
             TaskKind::OpenDispute => "open_dispute",
             TaskKind::ResolveDispute => "resolve_dispute",
+            TaskKind::RenewSubscription => "renew_subscription",
+            TaskKind::PayInvoice => "pay_invoice",
+            TaskKind::TrialWillEnd => "trial_will_end",
+            TaskKind::ExpireIncomplete => "expire_incomplete",
+            TaskKind::AdvanceClock => "advance_clock",
         }
     }
 
@@ -79,6 +96,11 @@ impl TaskKind {
             TaskKind::AdvancePayout,
             TaskKind::OpenDispute,
             TaskKind::ResolveDispute,
+            TaskKind::RenewSubscription,
+            TaskKind::PayInvoice,
+            TaskKind::TrialWillEnd,
+            TaskKind::ExpireIncomplete,
+            TaskKind::AdvanceClock,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)
@@ -93,6 +115,7 @@ impl Services {
             kind: kind.as_str().into(),
             object_id: object_id.into(),
             due_at,
+            clock: self.clock.test_clock().map(str::to_string),
         }
     }
 
@@ -113,6 +136,15 @@ impl Services {
     }
 
     async fn run_task(&self, task: &ClaimedTask) -> CoreResult<()> {
+        match TaskKind::parse(&task.kind) {
+            // An advance runs other tasks ([`Services::run_step`]), never itself.
+            Some(TaskKind::AdvanceClock) => self.advance_clock(task).await,
+            _ => self.run_step(task).await,
+        }
+    }
+
+    /// Carries out one task (any kind but an advance of a test clock).
+    pub(crate) async fn run_step(&self, task: &ClaimedTask) -> CoreResult<()> {
         let result = self
             .retry_on_conflict(|| async {
                 match TaskKind::parse(&task.kind) {
@@ -159,7 +191,13 @@ impl Services {
                     Some(TaskKind::AdvancePayout) => self.advance_payout(task).await,
                     Some(TaskKind::OpenDispute) => self.open_dispute(task).await,
                     Some(TaskKind::ResolveDispute) => self.resolve_dispute(task).await,
-                    None => self.drop_task(task, "unknown task kind").await,
+                    Some(TaskKind::RenewSubscription) => self.renew_subscription(task).await,
+                    Some(TaskKind::PayInvoice) => self.pay_invoice_task(task).await,
+                    Some(TaskKind::TrialWillEnd) => self.trial_will_end(task).await,
+                    Some(TaskKind::ExpireIncomplete) => self.expire_incomplete(task).await,
+                    Some(TaskKind::AdvanceClock) | None => {
+                        self.drop_task(task, "unknown task kind").await
+                    }
                 }
             })
             .await;

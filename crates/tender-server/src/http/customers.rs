@@ -46,13 +46,30 @@ fn parse_address(p: &mut Params) -> Result<Option<Option<Address>>, CoreError> {
 /// `POST /customers` and `POST /customers/{id}`: the body → the fields (no store involved).
 pub fn parse_fields(body: &serde_json::Value) -> Result<CustomerFields, CoreError> {
     let mut p = Params::body(body.clone(), FIELDS)?;
+    fields_from(&mut p)
+}
+
+/// `POST /customers`: the updatable fields and the test clock.
+pub fn parse_create(body: &serde_json::Value) -> Result<CustomerFields, CoreError> {
+    let mut allowed = FIELDS.to_vec();
+    allowed.push("test_clock");
+    let mut p = Params::body(body.clone(), &allowed)?;
+    let test_clock = p.string("test_clock")?;
+    Ok(CustomerFields {
+        test_clock,
+        ..fields_from(&mut p)?
+    })
+}
+
+fn fields_from(p: &mut Params) -> Result<CustomerFields, CoreError> {
     Ok(CustomerFields {
         email: p.clearable_string("email")?,
         name: p.clearable_string("name")?,
         phone: p.clearable_string("phone")?,
-        address: parse_address(&mut p)?,
+        address: parse_address(p)?,
         description: p.clearable_string("description")?,
         metadata: p.metadata()?,
+        test_clock: None,
     })
 }
 
@@ -61,7 +78,7 @@ pub(crate) async fn create_customer(
     Ctx(ctx): Ctx,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let fields = parse_fields(&body)?;
+    let fields = parse_create(&body)?;
     ok(&state.services.create_customer(&ctx, fields).await?)
 }
 

@@ -15,6 +15,7 @@
 //! Handlers parse input into domain commands and call a service; they never see SQL.
 
 pub mod balance;
+pub mod billing;
 pub mod connector_webhooks;
 pub mod connectors;
 pub mod customers;

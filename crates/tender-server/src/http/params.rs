@@ -155,6 +155,37 @@ impl Params {
         }
     }
 
+    /// An array of at most `max` objects, each holding only `allowed` keys (named
+    /// `key[0]`, `key[1]`…).
+    pub fn objects(
+        &mut self,
+        key: &str,
+        allowed: &[&str],
+        max: usize,
+    ) -> Result<Option<Vec<Params>>, CoreError> {
+        let name = self.name(key);
+        match self.take(key) {
+            None => Ok(None),
+            Some(Value::Array(items)) if items.len() <= max => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| match item {
+                    Value::Object(map) => Self::checked(Some(format!("{name}[{i}]")), map, allowed),
+                    _ => Err(invalid(
+                        format!("{name}[{i}]"),
+                        format!("{name}[{i}] must be an object."),
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(Value::Array(_)) => Err(invalid(
+                name.clone(),
+                format!("{name} can have at most {max} entries."),
+            )),
+            Some(_) => Err(invalid(name.clone(), format!("{name} must be an array."))),
+        }
+    }
+
     /// `metadata`: an object of strings (null or `""` values remove keys on update).
     pub fn metadata(&mut self) -> Result<Option<Vec<(String, String)>>, CoreError> {
         let name = self.name("metadata");

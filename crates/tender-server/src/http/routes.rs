@@ -11,8 +11,8 @@ use axum::http::Method;
 use axum::routing::{on, MethodFilter, MethodRouter};
 
 use super::{
-    balance, connectors, customers, disputes, events, payment_methods, payments, payouts, refunds,
-    webhook_endpoints,
+    balance, billing, connectors, customers, disputes, events, payment_methods, payments, payouts,
+    refunds, webhook_endpoints,
 };
 use crate::state::AppState;
 
@@ -188,6 +188,52 @@ pub const ROUTES: &[Route] = &[
     secret(POST, "/disputes/{id}", || post(disputes::update_dispute)),
     secret(POST, "/disputes/{id}/close", || {
         post(disputes::close_dispute)
+    }),
+    secret(POST, "/products", || post(billing::create_product)),
+    secret(GET, "/products", || get(billing::list_products)),
+    secret(GET, "/products/{id}", || get(billing::retrieve_product)),
+    secret(POST, "/products/{id}", || post(billing::update_product)),
+    secret(PATCH, "/products/{id}", || patch(billing::update_product)),
+    secret(DELETE, "/products/{id}", || delete(billing::delete_product)),
+    secret(POST, "/prices", || post(billing::create_price)),
+    secret(GET, "/prices", || get(billing::list_prices)),
+    secret(GET, "/prices/{id}", || get(billing::retrieve_price)),
+    secret(POST, "/prices/{id}", || post(billing::update_price)),
+    secret(PATCH, "/prices/{id}", || patch(billing::update_price)),
+    secret(POST, "/subscriptions", || {
+        post(billing::create_subscription)
+    }),
+    secret(GET, "/subscriptions", || get(billing::list_subscriptions)),
+    secret(GET, "/subscriptions/{id}", || {
+        get(billing::retrieve_subscription)
+    }),
+    secret(POST, "/subscriptions/{id}", || {
+        post(billing::update_subscription)
+    }),
+    secret(PATCH, "/subscriptions/{id}", || {
+        patch(billing::update_subscription)
+    }),
+    secret(DELETE, "/subscriptions/{id}", || {
+        delete(billing::cancel_subscription)
+    }),
+    secret(GET, "/invoices", || get(billing::list_invoices)),
+    secret(GET, "/invoices/{id}", || get(billing::retrieve_invoice)),
+    secret(POST, "/invoices/{id}/pay", || post(billing::pay_invoice)),
+    secret(POST, "/invoices/{id}/void", || post(billing::void_invoice)),
+    secret(POST, "/test_helpers/test_clocks", || {
+        post(billing::create_test_clock)
+    }),
+    secret(GET, "/test_helpers/test_clocks", || {
+        get(billing::list_test_clocks)
+    }),
+    secret(GET, "/test_helpers/test_clocks/{id}", || {
+        get(billing::retrieve_test_clock)
+    }),
+    secret(DELETE, "/test_helpers/test_clocks/{id}", || {
+        delete(billing::delete_test_clock)
+    }),
+    secret(POST, "/test_helpers/test_clocks/{id}/advance", || {
+        post(billing::advance_test_clock)
     }),
 ];
 

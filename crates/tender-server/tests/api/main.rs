@@ -5,6 +5,7 @@
 mod abuse;
 mod auth;
 mod balance;
+mod billing;
 mod connectors;
 mod customers;
 mod disputes;

@@ -9,6 +9,8 @@ mod abuse;
 mod auth;
 #[path = "../api/balance.rs"]
 mod balance;
+#[path = "../api/billing.rs"]
+mod billing;
 #[path = "../api/connectors.rs"]
 mod connectors;
 #[path = "../api/customers.rs"]

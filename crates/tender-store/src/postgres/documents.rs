@@ -27,7 +27,7 @@ use tokio_postgres::Row;
 use super::idempotency::idempotency_statement;
 use super::pipeline::{self, Stmt, Value};
 use super::{classify, scope_from, Param, PgStore};
-use crate::schema::{column, index_columns, ranges, table, ColumnValue};
+use crate::schema::{column, comparison, index_columns, ranges, table, ColumnValue};
 
 fn column_value((_, v): (&'static str, ColumnValue)) -> Value {
     match v {
@@ -204,9 +204,10 @@ fn plan(batch: &WriteBatch, node: i64) -> Vec<Stmt> {
                 kind,
                 object_id,
                 due_at,
+                clock,
             } => out.push(Stmt::new(
                 "schedule task",
-                "INSERT INTO scheduled_tasks (id, kind, account_id, livemode, object_id, due_at) VALUES ($1, $2, $3, $4, $5, $6)",
+                "INSERT INTO scheduled_tasks (id, kind, account_id, livemode, object_id, due_at, clock) VALUES ($1, $2, $3, $4, $5, $6, $7)",
                 vec![
                     Box::new(id.clone()),
                     Box::new(kind.clone()),
@@ -214,7 +215,13 @@ fn plan(batch: &WriteBatch, node: i64) -> Vec<Stmt> {
                     Box::new(live),
                     Box::new(object_id.clone()),
                     Box::new(*due_at),
+                    Box::new(clock.clone()),
                 ],
+            )),
+            WriteOp::DeleteClockTasks { clock } => out.push(Stmt::new(
+                "delete clock tasks",
+                "DELETE FROM scheduled_tasks WHERE clock = $1 AND account_id = $2 AND livemode = $3",
+                vec![Box::new(clock.clone()), account(), Box::new(live)],
             )),
             WriteOp::Post(posting) => out.push(super::ledger::post_statement(scope, posting)),
             WriteOp::RequireBalance {
@@ -318,7 +325,12 @@ impl DocumentStore for PgStore {
         for (field, value) in &q.filters {
             strings.push(value.clone());
             order.push(V::S(strings.len() - 1));
-            sql.push_str(&format!(" AND {} = ${}", column(*field), order.len() + 2));
+            sql.push_str(&format!(
+                " AND {} {} ${}",
+                column(*field),
+                comparison(*field),
+                order.len() + 2
+            ));
         }
         for (col, op, bound) in ranges(collection, q) {
             ints.push(bound);

@@ -26,6 +26,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         5,
         include_str!("../../migrations/postgres/0005_create_balance.sql"),
     ),
+    (
+        6,
+        include_str!("../../migrations/postgres/0006_create_billing.sql"),
+    ),
 ];
 
 /// An arbitrary constant naming Tender's migration lock.

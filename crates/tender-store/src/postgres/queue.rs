@@ -39,6 +39,17 @@ fn delivery_row(r: &Row) -> DeliveryRecord {
     }
 }
 
+fn task_row(r: &tokio_postgres::Row) -> ClaimedTask {
+    ClaimedTask {
+        id: r.get(0),
+        scope: scope_from(r.get(1), r.get(2)),
+        kind: r.get(3),
+        object_id: r.get(4),
+        due_at: r.get(5),
+        clock: r.get(6),
+    }
+}
+
 #[async_trait]
 impl QueueStore for PgStore {
     async fn count_pending_deliveries(&self) -> StoreResult<u64> {
@@ -64,22 +75,53 @@ impl QueueStore for PgStore {
         let rows = client
             .query(
                 "UPDATE scheduled_tasks SET lease_until = $2 WHERE id IN (
-                    SELECT id FROM scheduled_tasks WHERE due_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
+                    SELECT id FROM scheduled_tasks WHERE clock IS NULL AND due_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
                     ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-                 RETURNING id, account_id, livemode, kind, object_id",
+                 RETURNING id, account_id, livemode, kind, object_id, due_at, clock",
                 &[&now, &lease_until, &limit],
             )
             .await
             .map_err(|e| classify("claim tasks", e))?;
-        Ok(rows
-            .iter()
-            .map(|r| ClaimedTask {
-                id: r.get(0),
-                scope: scope_from(r.get(1), r.get(2)),
-                kind: r.get(3),
-                object_id: r.get(4),
-            })
-            .collect())
+        Ok(rows.iter().map(task_row).collect())
+    }
+
+    async fn claim_clock_tasks(
+        &self,
+        clock: &str,
+        up_to: i64,
+        now: i64,
+        lease_until: i64,
+        limit: usize,
+    ) -> StoreResult<Vec<ClaimedTask>> {
+        let limit = limit as i64;
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "UPDATE scheduled_tasks SET lease_until = $4 WHERE id IN (
+                    SELECT id FROM scheduled_tasks
+                    WHERE clock = $1 AND due_at = (SELECT MIN(due_at) FROM scheduled_tasks WHERE clock = $1 AND due_at <= $2)
+                      AND (lease_until IS NULL OR lease_until < $3)
+                    ORDER BY id LIMIT $5 FOR UPDATE SKIP LOCKED)
+                 RETURNING id, account_id, livemode, kind, object_id, due_at, clock",
+                &[&clock, &up_to, &now, &lease_until, &limit],
+            )
+            .await
+            .map_err(|e| classify("claim clock tasks", e))?;
+        let mut tasks: Vec<ClaimedTask> = rows.iter().map(task_row).collect();
+        tasks.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(tasks)
+    }
+
+    async fn clock_tasks_due(&self, clock: &str, up_to: i64) -> StoreResult<u64> {
+        let client = self.client().await?;
+        let row = client
+            .query_one(
+                "SELECT COUNT(*) FROM scheduled_tasks WHERE clock = $1 AND due_at <= $2",
+                &[&clock, &up_to],
+            )
+            .await
+            .map_err(|e| classify("count clock tasks", e))?;
+        Ok(row.get::<_, i64>(0) as u64)
     }
 
     async fn claim_deliveries(&self, claim: DeliveryClaim) -> StoreResult<Vec<ClaimedDelivery>> {

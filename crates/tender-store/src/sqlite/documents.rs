@@ -25,7 +25,7 @@ use tender_core::store::{
 
 use super::idempotency::write_idempotency;
 use super::{classify, SqliteStore};
-use crate::schema::{column, index_columns, ranges, table, ColumnValue};
+use crate::schema::{column, comparison, index_columns, ranges, table, ColumnValue};
 
 fn find_record(
     conn: &Connection,
@@ -63,7 +63,7 @@ fn list_records(
         (scope.livemode() as i64).into(),
     ];
     for (field, value) in &q.filters {
-        sql.push_str(&format!(" AND {} = ?", column(*field)));
+        sql.push_str(&format!(" AND {} {} ?", column(*field), comparison(*field)));
         values.push(value.clone().into());
     }
     for (col, op, bound) in ranges(c, q) {
@@ -250,12 +250,20 @@ fn apply_batch(conn: &Connection, batch: &WriteBatch) -> StoreResult<()> {
                 kind,
                 object_id,
                 due_at,
+                clock,
             } => {
                 conn.prepare_cached(
-                    "INSERT INTO scheduled_tasks (id, kind, account_id, livemode, object_id, due_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    "INSERT INTO scheduled_tasks (id, kind, account_id, livemode, object_id, due_at, clock) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 )
-                .and_then(|mut s| s.execute(params![id, kind, scope.account, live, object_id, due_at]))
+                .and_then(|mut s| s.execute(params![id, kind, scope.account, live, object_id, due_at, clock]))
                 .map_err(|e| classify("schedule task", e))?;
+            }
+            WriteOp::DeleteClockTasks { clock } => {
+                conn.prepare_cached(
+                    "DELETE FROM scheduled_tasks WHERE clock = ?1 AND account_id = ?2 AND livemode = ?3",
+                )
+                .and_then(|mut s| s.execute(params![clock, scope.account, live]))
+                .map_err(|e| classify("delete clock tasks", e))?;
             }
             WriteOp::Post(posting) => super::ledger::post(conn, scope, posting)?,
             WriteOp::RequireBalance {

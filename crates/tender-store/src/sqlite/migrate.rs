@@ -27,6 +27,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         5,
         include_str!("../../migrations/sqlite/0005_create_balance.sql"),
     ),
+    (
+        6,
+        include_str!("../../migrations/sqlite/0006_create_billing.sql"),
+    ),
 ];
 
 /// Applies the migrations not yet applied, each in its own transaction.

@@ -174,6 +174,26 @@ fn delivery_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DeliveryRecord> {
     })
 }
 
+fn task_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ClaimedTask> {
+    Ok(ClaimedTask {
+        id: r.get(0)?,
+        scope: scope_from(r.get(1)?, r.get(2)?),
+        kind: r.get(3)?,
+        object_id: r.get(4)?,
+        due_at: r.get(5)?,
+        clock: r.get(6)?,
+    })
+}
+
+fn lease_tasks(conn: &Connection, tasks: &[ClaimedTask], lease_until: i64) -> StoreResult<()> {
+    for t in tasks {
+        conn.prepare_cached("UPDATE scheduled_tasks SET lease_until = ?1 WHERE id = ?2")
+            .and_then(|mut s| s.execute(params![lease_until, t.id]))
+            .map_err(|e| classify("lease task", e))?;
+    }
+    Ok(())
+}
+
 #[async_trait]
 impl QueueStore for SqliteStore {
     async fn claim_tasks(
@@ -186,29 +206,60 @@ impl QueueStore for SqliteStore {
             .write(move |conn| {
                 let tasks = conn
                     .prepare_cached(
-                        "SELECT id, account_id, livemode, kind, object_id FROM scheduled_tasks
-                         WHERE due_at <= ?1 AND (lease_until IS NULL OR lease_until < ?1) ORDER BY due_at LIMIT ?2",
+                        "SELECT id, account_id, livemode, kind, object_id, due_at, clock FROM scheduled_tasks
+                         WHERE clock IS NULL AND due_at <= ?1 AND (lease_until IS NULL OR lease_until < ?1) ORDER BY due_at LIMIT ?2",
                     )
                     .and_then(|mut s| {
-                        s.query_map(params![now, limit as i64], |r| {
-                            Ok(ClaimedTask {
-                                id: r.get(0)?,
-                                scope: scope_from(r.get(1)?, r.get(2)?),
-                                kind: r.get(3)?,
-                                object_id: r.get(4)?,
-                            })
-                        })?
-                        .collect::<Result<Vec<_>, _>>()
+                        s.query_map(params![now, limit as i64], task_row)?
+                            .collect::<Result<Vec<_>, _>>()
                     })
                     .map_err(|e| classify("claim tasks", e))?;
-                for t in &tasks {
-                    conn.prepare_cached("UPDATE scheduled_tasks SET lease_until = ?1 WHERE id = ?2")
-                        .and_then(|mut s| s.execute(params![lease_until, t.id]))
-                        .map_err(|e| classify("lease task", e))?;
-                }
+                lease_tasks(conn, &tasks, lease_until)?;
                 Ok(tasks)
             })
             .await
+    }
+
+    async fn claim_clock_tasks(
+        &self,
+        clock: &str,
+        up_to: i64,
+        now: i64,
+        lease_until: i64,
+        limit: usize,
+    ) -> StoreResult<Vec<ClaimedTask>> {
+        let clock = clock.to_string();
+        self.writer
+            .write(move |conn| {
+                let tasks = conn
+                    .prepare_cached(
+                        "SELECT id, account_id, livemode, kind, object_id, due_at, clock FROM scheduled_tasks
+                         WHERE clock = ?1 AND due_at = (SELECT MIN(due_at) FROM scheduled_tasks WHERE clock = ?1 AND due_at <= ?2)
+                           AND (lease_until IS NULL OR lease_until < ?3)
+                         ORDER BY id LIMIT ?4",
+                    )
+                    .and_then(|mut s| {
+                        s.query_map(params![clock, up_to, now, limit as i64], task_row)?
+                            .collect::<Result<Vec<_>, _>>()
+                    })
+                    .map_err(|e| classify("claim clock tasks", e))?;
+                lease_tasks(conn, &tasks, lease_until)?;
+                Ok(tasks)
+            })
+            .await
+    }
+
+    async fn clock_tasks_due(&self, clock: &str, up_to: i64) -> StoreResult<u64> {
+        let clock = clock.to_string();
+        self.read_now(move |conn| {
+            conn.query_row(
+                "SELECT COUNT(*) FROM scheduled_tasks WHERE clock = ?1 AND due_at <= ?2",
+                params![clock, up_to],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+            .map_err(|e| classify("count clock tasks", e))
+        })
     }
 
     async fn claim_deliveries(&self, claim: DeliveryClaim) -> StoreResult<Vec<ClaimedDelivery>> {

@@ -1,0 +1,694 @@
+//! Recurring billing (CONTRACT §10): products, prices, subscriptions, invoices and test clocks,
+//! in their stored form (which is also what the API shows), and the rules that do not need a
+//! store: how a billing period ends ([`period_end`]), when a failed invoice is tried again
+//! ([`Dunning`]), which declines are never retried ([`is_hard_decline`]), and the subscription's
+//! state machine ([`subscription_after`], the whole of it in one function, table-tested below).
+//!
+//! Periods are anchored: the n-th period of a subscription ends n intervals after its
+//! `billing_cycle_anchor` (its start, or the end of its trial), so a monthly subscription that
+//! started on 31 January renews on 28 (or 29) February, 31 March, 30 April… and never drifts.
+//!
+//! Pure; depends on [`crate::money`], [`crate::metadata`] and [`crate::clock`]'s calendar.
+
+use serde::{Deserialize, Serialize};
+
+use crate::clock::{civil_date, unix_from_civil};
+use crate::metadata::Metadata;
+use crate::money::Currency;
+
+/// `product.name` and `price.nickname` are at most this many characters.
+pub const NAME_MAX_CHARS: usize = 5000;
+/// A subscription has at most this many items.
+pub const MAX_ITEMS: usize = 20;
+/// An item's quantity is at most this.
+pub const MAX_QUANTITY: i64 = 10_000;
+/// A trial lasts at most this many days.
+pub const MAX_TRIAL_DAYS: i64 = 730;
+/// `customer.subscription.trial_will_end` comes this long before the trial ends.
+pub const TRIAL_WILL_END_SECS: i64 = 3 * 86_400;
+/// An `incomplete` subscription whose first invoice is still unpaid this long after it was
+/// created becomes `incomplete_expired`.
+pub const INCOMPLETE_EXPIRY_SECS: i64 = 23 * 3600;
+/// A test clock moves forward at most this many months at a time.
+pub const MAX_ADVANCE_MONTHS: u32 = 24;
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// How often a recurring price bills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Interval {
+    Day,
+    Week,
+    Month,
+    Year,
+}
+
+impl Interval {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "day" => Some(Interval::Day),
+            "week" => Some(Interval::Week),
+            "month" => Some(Interval::Month),
+            "year" => Some(Interval::Year),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Interval::Day => "day",
+            Interval::Week => "week",
+            Interval::Month => "month",
+            Interval::Year => "year",
+        }
+    }
+
+    /// The largest `interval_count`: a period lasts at most a year.
+    pub fn max_count(self) -> u32 {
+        match self {
+            Interval::Day => 365,
+            Interval::Week => 52,
+            Interval::Month => 12,
+            Interval::Year => 1,
+        }
+    }
+}
+
+/// A recurring price's schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Recurring {
+    pub interval: Interval,
+    pub interval_count: u32,
+}
+
+/// The first day of `month` months after `(year, month0)` (0-based month), as (year, month1).
+fn add_months(year: i32, month: u32, months: i64) -> (i32, u32) {
+    let total = i64::from(year) * 12 + i64::from(month - 1) + months;
+    (
+        total.div_euclid(12) as i32,
+        (total.rem_euclid(12) + 1) as u32,
+    )
+}
+
+/// `unix` moved `months` calendar months on, the day clamped to the target month's last day
+/// (31 January + 1 month = 28/29 February), the time of day kept.
+pub fn add_calendar_months(unix: i64, months: i64) -> i64 {
+    let (y, m, d) = civil_date(unix);
+    let (ty, tm) = add_months(y, m, months);
+    let mut day = d;
+    let midnight = loop {
+        if let Some(t) = unix_from_civil(ty, tm, day) {
+            break t;
+        }
+        day -= 1;
+    };
+    midnight + unix.rem_euclid(86_400)
+}
+
+/// The end of the `n`-th period (n ≥ 1) of a schedule anchored at `anchor`.
+pub fn period_end(anchor: i64, recurring: Recurring, n: u32) -> i64 {
+    let steps = i64::from(recurring.interval_count) * i64::from(n);
+    match recurring.interval {
+        Interval::Day => anchor + steps * 86_400,
+        Interval::Week => anchor + steps * 7 * 86_400,
+        Interval::Month => add_calendar_months(anchor, steps),
+        Interval::Year => add_calendar_months(anchor, steps * 12),
+    }
+}
+
+/// The first period end of the schedule strictly after `after` (≥ `anchor`).
+pub fn next_period_end(anchor: i64, recurring: Recurring, after: i64) -> i64 {
+    // An estimate from the shortest possible period, then forward to the first end past it.
+    let shortest = match recurring.interval {
+        Interval::Day => 86_400,
+        Interval::Week => 7 * 86_400,
+        Interval::Month => 31 * 86_400,
+        Interval::Year => 366 * 86_400,
+    } * i64::from(recurring.interval_count);
+    let mut n = (((after - anchor).max(0) / shortest) as u32).max(1);
+    while period_end(anchor, recurring, n) <= after {
+        n += 1;
+    }
+    n = n.max(1);
+    period_end(anchor, recurring, n)
+}
+
+// ---- Products and prices ---------------------------------------------------------------------
+
+/// What a merchant sells (`prod_`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Product {
+    pub id: String,
+    pub object: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub active: bool,
+    pub metadata: Metadata,
+    pub created: i64,
+    pub livemode: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PriceType {
+    OneTime,
+    Recurring,
+}
+
+impl PriceType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PriceType::OneTime => "one_time",
+            PriceType::Recurring => "recurring",
+        }
+    }
+}
+
+/// How much a product costs, and how often (`price_`). Its amount and schedule never change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Price {
+    pub id: String,
+    pub object: String,
+    pub product: String,
+    pub currency: Currency,
+    pub unit_amount: i64,
+    #[serde(rename = "type")]
+    pub kind: PriceType,
+    pub recurring: Option<Recurring>,
+    pub active: bool,
+    pub nickname: Option<String>,
+    pub metadata: Metadata,
+    pub created: i64,
+    pub livemode: bool,
+}
+
+// ---- Subscriptions ---------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SubscriptionStatus {
+    Incomplete,
+    IncompleteExpired,
+    Trialing,
+    Active,
+    PastDue,
+    Canceled,
+    Unpaid,
+}
+
+impl SubscriptionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SubscriptionStatus::Incomplete => "incomplete",
+            SubscriptionStatus::IncompleteExpired => "incomplete_expired",
+            SubscriptionStatus::Trialing => "trialing",
+            SubscriptionStatus::Active => "active",
+            SubscriptionStatus::PastDue => "past_due",
+            SubscriptionStatus::Canceled => "canceled",
+            SubscriptionStatus::Unpaid => "unpaid",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            SubscriptionStatus::Incomplete,
+            SubscriptionStatus::IncompleteExpired,
+            SubscriptionStatus::Trialing,
+            SubscriptionStatus::Active,
+            SubscriptionStatus::PastDue,
+            SubscriptionStatus::Canceled,
+            SubscriptionStatus::Unpaid,
+        ]
+        .into_iter()
+        .find(|x| x.as_str() == s)
+    }
+
+    /// No more invoices, renewals or changes: the subscription is over.
+    pub fn is_ended(self) -> bool {
+        matches!(
+            self,
+            SubscriptionStatus::Canceled | SubscriptionStatus::IncompleteExpired
+        )
+    }
+}
+
+/// What happens to a subscription.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubscriptionEvent {
+    /// An invoice of it was paid.
+    InvoicePaid,
+    /// A payment of its latest invoice failed, and the invoice will be tried again.
+    PaymentFailed,
+    /// The last try of its invoice failed (or a hard decline): the invoice is uncollectible.
+    GaveUp,
+    /// A new period began (renewal, or the end of the trial) and its invoice is open.
+    Renewed,
+    /// The first invoice stayed unpaid for 23 hours.
+    IncompleteExpired,
+    /// Canceled now, or at the end of the period it was set to end with.
+    Canceled,
+}
+
+/// A subscription change that is not allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BadTransition {
+    pub from: SubscriptionStatus,
+    pub event: SubscriptionEvent,
+}
+
+/// The subscription's state machine: its status after `event`.
+pub fn subscription_after(
+    from: SubscriptionStatus,
+    event: SubscriptionEvent,
+) -> Result<SubscriptionStatus, BadTransition> {
+    use SubscriptionEvent as E;
+    use SubscriptionStatus as S;
+    let to = match (from, event) {
+        (S::Canceled | S::IncompleteExpired, _) => None,
+        (_, E::Canceled) => Some(S::Canceled),
+        (S::Incomplete, E::InvoicePaid) => Some(S::Active),
+        (S::Incomplete, E::PaymentFailed | E::GaveUp) => Some(S::Incomplete),
+        (S::Incomplete, E::IncompleteExpired) => Some(S::IncompleteExpired),
+        (S::Incomplete, E::Renewed) => None,
+        (_, E::IncompleteExpired) => None,
+        // The first invoice after a trial, and every renewal, starts from active.
+        (S::Trialing | S::Active | S::PastDue | S::Unpaid, E::InvoicePaid) => Some(S::Active),
+        // The trial's end is the first renewal: the subscription is active from then on.
+        (S::Trialing | S::Active, E::Renewed) => Some(S::Active),
+        (S::PastDue, E::Renewed) => Some(S::PastDue),
+        // An unpaid subscription still renews (its invoices open), but stays unpaid until one
+        // is paid.
+        (S::Unpaid, E::Renewed) => Some(S::Unpaid),
+        (S::Trialing | S::Active | S::PastDue, E::PaymentFailed) => Some(S::PastDue),
+        (S::Unpaid, E::PaymentFailed) => Some(S::Unpaid),
+        (S::Trialing | S::Active | S::PastDue | S::Unpaid, E::GaveUp) => Some(S::Unpaid),
+    };
+    to.ok_or(BadTransition { from, event })
+}
+
+/// One line of a subscription (`si_`): a price (as it was when subscribed) and a quantity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubscriptionItem {
+    pub id: String,
+    pub object: String,
+    pub price: Price,
+    pub quantity: i64,
+}
+
+/// A list embedded in an object (`{object: "list", data: [...]}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbeddedList<T> {
+    pub object: String,
+    pub data: Vec<T>,
+}
+
+impl<T> EmbeddedList<T> {
+    pub fn new(data: Vec<T>) -> Self {
+        Self {
+            object: "list".into(),
+            data,
+        }
+    }
+}
+
+/// A customer's recurring purchase (`sub_`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Subscription {
+    pub id: String,
+    pub object: String,
+    pub customer: String,
+    pub status: SubscriptionStatus,
+    pub items: EmbeddedList<SubscriptionItem>,
+    pub currency: Currency,
+    /// Where the periods are counted from: the start, or the end of the trial.
+    pub billing_cycle_anchor: i64,
+    pub current_period_start: i64,
+    pub current_period_end: i64,
+    pub trial_start: Option<i64>,
+    pub trial_end: Option<i64>,
+    pub cancel_at_period_end: bool,
+    pub canceled_at: Option<i64>,
+    pub ended_at: Option<i64>,
+    pub latest_invoice: Option<String>,
+    pub default_payment_method: Option<String>,
+    pub test_clock: Option<String>,
+    pub metadata: Metadata,
+    pub created: i64,
+    pub livemode: bool,
+}
+
+impl Subscription {
+    /// The schedule every item shares.
+    pub fn recurring(&self) -> Option<Recurring> {
+        self.items.data.first().and_then(|i| i.price.recurring)
+    }
+
+    /// What one period costs.
+    pub fn period_amount(&self) -> i64 {
+        self.items
+            .data
+            .iter()
+            .map(|i| i.price.unit_amount * i.quantity)
+            .sum()
+    }
+
+    /// The invoice lines of the period `[start, end)`.
+    pub fn lines(&self, start: i64, end: i64) -> Vec<InvoiceLine> {
+        self.items
+            .data
+            .iter()
+            .map(|i| InvoiceLine {
+                price: i.price.id.clone(),
+                quantity: i.quantity,
+                amount: i.price.unit_amount * i.quantity,
+                period: Period { start, end },
+                description: format!(
+                    "{} × {}",
+                    i.quantity,
+                    i.price.nickname.as_deref().unwrap_or(&i.price.product)
+                ),
+            })
+            .collect()
+    }
+}
+
+// ---- Invoices --------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InvoiceStatus {
+    Draft,
+    Open,
+    Paid,
+    Uncollectible,
+    Void,
+}
+
+impl InvoiceStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InvoiceStatus::Draft => "draft",
+            InvoiceStatus::Open => "open",
+            InvoiceStatus::Paid => "paid",
+            InvoiceStatus::Uncollectible => "uncollectible",
+            InvoiceStatus::Void => "void",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            InvoiceStatus::Draft,
+            InvoiceStatus::Open,
+            InvoiceStatus::Paid,
+            InvoiceStatus::Uncollectible,
+            InvoiceStatus::Void,
+        ]
+        .into_iter()
+        .find(|x| x.as_str() == s)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Period {
+    pub start: i64,
+    pub end: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InvoiceLine {
+    pub price: String,
+    pub quantity: i64,
+    pub amount: i64,
+    pub period: Period,
+    pub description: String,
+}
+
+/// What a customer owes for one period of a subscription (`in_`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Invoice {
+    pub id: String,
+    pub object: String,
+    pub customer: String,
+    pub subscription: Option<String>,
+    pub status: InvoiceStatus,
+    pub currency: Currency,
+    pub amount_due: i64,
+    pub amount_paid: i64,
+    pub lines: EmbeddedList<InvoiceLine>,
+    pub period_start: i64,
+    pub period_end: i64,
+    /// Payments tried, successful or not.
+    pub attempt_count: u32,
+    /// When the next automatic try is due; `None` when none will be made.
+    pub next_payment_attempt: Option<i64>,
+    /// The latest payment tried (the successful one once paid).
+    pub payment: Option<String>,
+    /// Every payment tried, oldest first.
+    #[serde(default)]
+    pub payments: Vec<String>,
+    /// When its first automatic try failed (the dunning schedule counts from there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_failed_at: Option<i64>,
+    /// Automatic tries failed since then (the step of the dunning schedule reached).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dunning_step: u32,
+    pub hosted_invoice_url: String,
+    pub created: i64,
+    pub livemode: bool,
+}
+
+/// When a failed invoice is tried again: days after its first failure (`--dunning-days`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dunning {
+    pub days: Vec<i64>,
+}
+
+impl Default for Dunning {
+    fn default() -> Self {
+        Self {
+            days: vec![1, 3, 5, 7],
+        }
+    }
+}
+
+impl Dunning {
+    /// `1,3,5,7`: increasing whole days, 1 to 10 of them, each 1..=60.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let mut days = Vec::new();
+        for part in s.split(',') {
+            let d: i64 = part
+                .trim()
+                .parse()
+                .map_err(|_| format!("'{part}' is not a whole number of days"))?;
+            if !(1..=60).contains(&d) {
+                return Err(format!("{d}: retry days must be 1 to 60"));
+            }
+            if days.last().is_some_and(|&last| d <= last) {
+                return Err("retry days must increase".into());
+            }
+            days.push(d);
+        }
+        if days.is_empty() || days.len() > 10 {
+            return Err("give 1 to 10 retry days".into());
+        }
+        Ok(Self { days })
+    }
+
+    /// After `attempts` automatic tries, all failed, the first at `first_failed_at`: when the
+    /// next one is due, or `None` when that was the last.
+    pub fn next_attempt(&self, first_failed_at: i64, attempts: u32) -> Option<i64> {
+        let retry = attempts.checked_sub(1)? as usize;
+        self.days.get(retry).map(|d| first_failed_at + d * 86_400)
+    }
+}
+
+/// Declines no retry can cure: the card is gone or the bank suspects fraud.
+pub fn is_hard_decline(decline_code: Option<&str>) -> bool {
+    matches!(
+        decline_code,
+        Some("lost_card" | "stolen_card" | "fraudulent" | "expired_card")
+    )
+}
+
+// ---- Test clocks -----------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockStatus {
+    Ready,
+    Advancing,
+}
+
+impl ClockStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClockStatus::Ready => "ready",
+            ClockStatus::Advancing => "advancing",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Advancing {
+    pub target_frozen_time: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClockStatusDetails {
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub advancing: Option<Advancing>,
+}
+
+/// Time for the customers attached to it (`clock_`, test mode only).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestClock {
+    pub id: String,
+    pub object: String,
+    pub frozen_time: i64,
+    pub status: ClockStatus,
+    pub status_details: ClockStatusDetails,
+    pub name: Option<String>,
+    pub created: i64,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub livemode: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const JAN_31_2027: i64 = 1_801_353_600; // 2027-01-31T00:00:00Z
+    fn monthly() -> Recurring {
+        Recurring {
+            interval: Interval::Month,
+            interval_count: 1,
+        }
+    }
+
+    #[test]
+    fn monthly_periods_clamp_to_the_month_end_and_never_drift() {
+        assert_eq!(civil_date(JAN_31_2027), (2027, 1, 31));
+        let ends: Vec<_> = (1..=4)
+            .map(|n| civil_date(period_end(JAN_31_2027 + 3600, monthly(), n)))
+            .collect();
+        assert_eq!(
+            ends,
+            vec![(2027, 2, 28), (2027, 3, 31), (2027, 4, 30), (2027, 5, 31)]
+        );
+        // The time of day is kept.
+        assert_eq!(
+            period_end(JAN_31_2027 + 3600, monthly(), 2).rem_euclid(86_400),
+            3600
+        );
+        // Leap years.
+        let jan_31_2028 = unix_from_civil(2028, 1, 31).unwrap();
+        assert_eq!(
+            civil_date(period_end(jan_31_2028, monthly(), 1)),
+            (2028, 2, 29)
+        );
+        let feb_29 = unix_from_civil(2028, 2, 29).unwrap();
+        let yearly = Recurring {
+            interval: Interval::Year,
+            interval_count: 1,
+        };
+        assert_eq!(civil_date(period_end(feb_29, yearly, 1)), (2029, 2, 28));
+        assert_eq!(civil_date(period_end(feb_29, yearly, 4)), (2032, 2, 29));
+    }
+
+    #[test]
+    fn the_next_period_end_is_the_first_one_after_the_given_time() {
+        let weekly = Recurring {
+            interval: Interval::Week,
+            interval_count: 2,
+        };
+        assert_eq!(next_period_end(0, weekly, 0), 14 * 86_400);
+        assert_eq!(next_period_end(0, weekly, 14 * 86_400), 28 * 86_400);
+        assert_eq!(next_period_end(0, weekly, 14 * 86_400 - 1), 14 * 86_400);
+        let a = JAN_31_2027;
+        let feb = period_end(a, monthly(), 1);
+        assert_eq!(next_period_end(a, monthly(), a), feb);
+        assert_eq!(
+            next_period_end(a, monthly(), feb),
+            period_end(a, monthly(), 2)
+        );
+        assert_eq!(
+            next_period_end(a, monthly(), a + 400 * 86_400),
+            period_end(a, monthly(), 14)
+        );
+    }
+
+    #[test]
+    fn dunning_retries_on_the_configured_days_after_the_first_failure() {
+        let d = Dunning::default();
+        let t = 1_000_000;
+        assert_eq!(d.next_attempt(t, 0), None);
+        assert_eq!(d.next_attempt(t, 1), Some(t + 86_400));
+        assert_eq!(d.next_attempt(t, 2), Some(t + 3 * 86_400));
+        assert_eq!(d.next_attempt(t, 3), Some(t + 5 * 86_400));
+        assert_eq!(d.next_attempt(t, 4), Some(t + 7 * 86_400));
+        assert_eq!(d.next_attempt(t, 5), None);
+        assert_eq!(Dunning::parse("2, 4").unwrap().days, vec![2, 4]);
+        for bad in ["", "0", "3,1", "1,1", "x", "61", "1,2,3,4,5,6,7,8,9,10,11"] {
+            assert!(Dunning::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn only_declines_no_retry_can_cure_are_hard() {
+        for code in ["lost_card", "stolen_card", "fraudulent", "expired_card"] {
+            assert!(is_hard_decline(Some(code)));
+        }
+        for code in ["generic_decline", "insufficient_funds", "do_not_honor"] {
+            assert!(!is_hard_decline(Some(code)));
+        }
+        assert!(!is_hard_decline(None));
+    }
+
+    #[test]
+    fn the_subscription_state_machine() {
+        use SubscriptionEvent as E;
+        use SubscriptionStatus as S;
+        let table = [
+            (S::Incomplete, E::InvoicePaid, Some(S::Active)),
+            (S::Incomplete, E::PaymentFailed, Some(S::Incomplete)),
+            (
+                S::Incomplete,
+                E::IncompleteExpired,
+                Some(S::IncompleteExpired),
+            ),
+            (S::Incomplete, E::Renewed, None),
+            (S::Incomplete, E::Canceled, Some(S::Canceled)),
+            (S::Trialing, E::Renewed, Some(S::Active)),
+            (S::PastDue, E::Renewed, Some(S::PastDue)),
+            (S::Trialing, E::InvoicePaid, Some(S::Active)),
+            (S::Trialing, E::PaymentFailed, Some(S::PastDue)),
+            (S::Active, E::Renewed, Some(S::Active)),
+            (S::Active, E::PaymentFailed, Some(S::PastDue)),
+            (S::Active, E::GaveUp, Some(S::Unpaid)),
+            (S::Active, E::IncompleteExpired, None),
+            (S::PastDue, E::PaymentFailed, Some(S::PastDue)),
+            (S::PastDue, E::InvoicePaid, Some(S::Active)),
+            (S::PastDue, E::GaveUp, Some(S::Unpaid)),
+            (S::Unpaid, E::Renewed, Some(S::Unpaid)),
+            (S::Unpaid, E::InvoicePaid, Some(S::Active)),
+            (S::Unpaid, E::Canceled, Some(S::Canceled)),
+            (S::Canceled, E::InvoicePaid, None),
+            (S::Canceled, E::Canceled, None),
+            (S::IncompleteExpired, E::InvoicePaid, None),
+        ];
+        for (from, event, to) in table {
+            assert_eq!(
+                subscription_after(from, event).ok(),
+                to,
+                "{from:?} {event:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,351 @@
+//! Test clocks (`clock_`, test mode only): a month of billing tested in a second.
+//!
+//! `POST /test_helpers/test_clocks/{id}/advance` records the target (the clock is `advancing`)
+//! and schedules an `advance_clock` task, due at once. That task runs the clock's own tasks —
+//! every renewal, try, trial end, expiry and availability of its customers' objects due by the
+//! target — in time order, each in the clock's time at the instant it was due
+//! ([`Services::at_clock`]); the tasks due at one instant (independent of each other, being of
+//! different objects) run side by side. Then the clock is at the target and `ready` again
+//! (`test_helpers.test_clock.ready`).
+//!
+//! Each of those tasks is a batch of its own, deleted in the batch that does it, so an advance
+//! cut short by a crash goes on where it stopped when its task is leased again (a minute later)
+//! and never runs a step twice. A long advance hands over to a fresh `advance_clock` task every
+//! few seconds, well inside its lease, so no second runner takes it over meanwhile.
+
+use std::time::{Duration, Instant};
+
+use crate::billing::{
+    add_calendar_months, Advancing, ClockStatus, ClockStatusDetails, Subscription, TestClock,
+    MAX_ADVANCE_MONTHS,
+};
+use crate::customer::Customer;
+use crate::error::{CoreError, CoreResult};
+use crate::ids::{self, IdKind};
+use crate::service::payments::check_text;
+use crate::service::tasks::{TaskKind, TASK_LEASE_SECS};
+use crate::service::{from_body, to_body, to_value, RequestContext, Services};
+use crate::store::{ClaimedTask, Collection, Field, IndexValues, ListQuery, WriteOp};
+
+/// How many of a clock's tasks due at one instant run side by side.
+const CLOCK_TASKS_AT_ONCE: usize = 32;
+/// An advance hands over to a fresh task after this long (far inside the task lease).
+const ADVANCE_SLICE: Duration = Duration::from_secs(10);
+/// The earliest and latest `frozen_time` (1970 to the end of 9999).
+const LATEST_TIME: i64 = 253_402_300_799;
+
+fn clock_state_error(c: &TestClock, what: &str) -> CoreError {
+    CoreError::invalid(
+        "test_clock",
+        "test_clock_unexpected_state",
+        format!(
+            "This test clock is {}; {what} only while it is ready.",
+            c.status.as_str()
+        ),
+    )
+}
+
+fn check_time(param: &str, t: i64) -> CoreResult<()> {
+    if !(0..=LATEST_TIME).contains(&t) {
+        return Err(CoreError::invalid(
+            param,
+            "parameter_invalid",
+            format!("{param} must be a Unix time between 1970 and 9999."),
+        ));
+    }
+    Ok(())
+}
+
+impl Services {
+    pub async fn create_test_clock(
+        &self,
+        ctx: &RequestContext,
+        frozen_time: i64,
+        name: Option<String>,
+    ) -> CoreResult<TestClock> {
+        let scope = ctx.scope();
+        if scope.livemode() {
+            return Err(CoreError::invalid(
+                "frozen_time",
+                "livemode_unsupported",
+                "Test clocks exist in test mode only: use a test key.",
+            ));
+        }
+        check_time("frozen_time", frozen_time)?;
+        check_text("name", name.as_deref(), 300)?;
+        let clock = TestClock {
+            id: ids::generate(IdKind::TestClock),
+            object: "test_helpers.test_clock".into(),
+            frozen_time,
+            status: ClockStatus::Ready,
+            status_details: ClockStatusDetails { advancing: None },
+            name,
+            created: self.now(),
+            livemode: false,
+        };
+        let object = to_value(&clock)?;
+        let ops = vec![WriteOp::Insert {
+            collection: Collection::TestClocks,
+            id: clock.id.clone(),
+            created: clock.created,
+            index: IndexValues::default(),
+            body: to_body(&clock)?,
+        }];
+        self.commit(ctx, ops, Ok(&object)).await?;
+        Ok(clock)
+    }
+
+    /// `POST /test_helpers/test_clocks/{id}/advance`: forward only, at most two years.
+    pub async fn advance_test_clock(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        frozen_time: i64,
+    ) -> CoreResult<TestClock> {
+        check_time("frozen_time", frozen_time)?;
+        self.retry_on_conflict(|| async {
+            let scope = ctx.scope();
+            let (before, version): (TestClock, i64) = self
+                .load(scope, Collection::TestClocks, "test clock", id)
+                .await?;
+            if before.status != ClockStatus::Ready {
+                return Err(clock_state_error(&before, "it can be advanced"));
+            }
+            if frozen_time <= before.frozen_time {
+                return Err(CoreError::invalid(
+                    "frozen_time",
+                    "parameter_invalid",
+                    format!(
+                        "A test clock only moves forward: frozen_time must be after {}.",
+                        before.frozen_time
+                    ),
+                ));
+            }
+            let latest = add_calendar_months(before.frozen_time, i64::from(MAX_ADVANCE_MONTHS));
+            if frozen_time > latest {
+                return Err(CoreError::invalid(
+                    "frozen_time",
+                    "parameter_invalid",
+                    format!(
+                        "A test clock moves at most two years at a time: frozen_time must be at most {latest}."
+                    ),
+                ));
+            }
+            let mut after = before.clone();
+            after.status = ClockStatus::Advancing;
+            after.status_details.advancing = Some(Advancing {
+                target_frozen_time: frozen_time,
+            });
+            let object = to_value(&after)?;
+            let ops = vec![
+                WriteOp::Update {
+                    collection: Collection::TestClocks,
+                    id: after.id.clone(),
+                    expected_version: version,
+                    index: IndexValues::default(),
+                    body: to_body(&after)?,
+                },
+                // In wall time: the advance itself runs now.
+                self.schedule_op(TaskKind::AdvanceClock, &after.id, self.wall_now()),
+            ];
+            self.commit(ctx, ops, Ok(&object)).await?;
+            Ok(after)
+        })
+        .await
+    }
+
+    /// The `advance_clock` task (see the module's doc).
+    pub(crate) async fn advance_clock(&self, task: &ClaimedTask) -> CoreResult<()> {
+        let scope = &task.scope;
+        let Some(record) = self
+            .store
+            .find_record(scope, Collection::TestClocks, &task.object_id)
+            .await?
+        else {
+            return self.drop_task(task, "test clock deleted").await;
+        };
+        let clock: TestClock = from_body(&record.id, &record.body)?;
+        let Some(Advancing { target_frozen_time }) = clock.status_details.advancing else {
+            return self.drop_task(task, "test clock not advancing").await;
+        };
+        let started = Instant::now();
+        loop {
+            let now = self.wall_now();
+            let due = self
+                .store
+                .claim_clock_tasks(
+                    &clock.id,
+                    target_frozen_time,
+                    now,
+                    now + TASK_LEASE_SECS,
+                    CLOCK_TASKS_AT_ONCE,
+                )
+                .await?;
+            if due.is_empty() {
+                break;
+            }
+            let mut running = tokio::task::JoinSet::new();
+            for t in due {
+                let svc = self.at_clock(&clock.id, t.due_at);
+                running.spawn(async move {
+                    if let Err(e) = svc.run_step(&t).await {
+                        tracing::warn!(task = %t.id, kind = %t.kind, error = %crate::error::error_chain(&e), "test clock task failed; it will be retried");
+                    }
+                });
+            }
+            while running.join_next().await.is_some() {}
+            if started.elapsed() > ADVANCE_SLICE {
+                // Hand over to a fresh task (a fresh lease) and let other work run.
+                let ops = vec![
+                    WriteOp::DeleteTask {
+                        id: task.id.clone(),
+                    },
+                    self.schedule_op(TaskKind::AdvanceClock, &clock.id, self.wall_now()),
+                ];
+                return self.commit_background(scope, ops).await;
+            }
+        }
+        if self
+            .store
+            .clock_tasks_due(&clock.id, target_frozen_time)
+            .await?
+            > 0
+        {
+            // Some are leased by a runner that died (or failed): look again after their lease.
+            let ops = vec![
+                WriteOp::DeleteTask {
+                    id: task.id.clone(),
+                },
+                self.schedule_op(
+                    TaskKind::AdvanceClock,
+                    &clock.id,
+                    self.wall_now() + TASK_LEASE_SECS,
+                ),
+            ];
+            return self.commit_background(scope, ops).await;
+        }
+        let mut after = clock.clone();
+        after.frozen_time = target_frozen_time;
+        after.status = ClockStatus::Ready;
+        after.status_details.advancing = None;
+        let ops = vec![
+            WriteOp::Update {
+                collection: Collection::TestClocks,
+                id: after.id.clone(),
+                expected_version: record.version,
+                index: IndexValues::default(),
+                body: to_body(&after)?,
+            },
+            self.event_op(
+                None,
+                scope,
+                "test_helpers.test_clock.ready",
+                to_value(&after)?,
+                None,
+            )?,
+            WriteOp::DeleteTask {
+                id: task.id.clone(),
+            },
+        ];
+        self.commit_background(scope, ops).await
+    }
+
+    /// `DELETE /test_helpers/test_clocks/{id}`: the clock, its customers (deleted as
+    /// `DELETE /customers/{id}` does) and their subscriptions (canceled), and its tasks.
+    pub async fn delete_test_clock(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+    ) -> CoreResult<serde_json::Value> {
+        self.retry_on_conflict(|| async {
+            let scope = ctx.scope();
+            let (clock, version): (TestClock, i64) = self
+                .load(scope, Collection::TestClocks, "test clock", id)
+                .await?;
+            let svc = self.at_clock(&clock.id, clock.frozen_time);
+            let mut ops = vec![
+                WriteOp::Delete {
+                    collection: Collection::TestClocks,
+                    id: clock.id.clone(),
+                    expected_version: version,
+                },
+                WriteOp::DeleteClockTasks {
+                    clock: clock.id.clone(),
+                },
+            ];
+            for (customer, customer_version) in self.clock_customers(scope, &clock.id).await? {
+                for (sub, sub_version) in self.customer_subscriptions(scope, &customer.id).await? {
+                    if !sub.status.is_ended() {
+                        ops.extend(svc.cancel_ops(scope, &sub, sub_version, Some(ctx)).await?.1);
+                    }
+                }
+                ops.push(WriteOp::Delete {
+                    collection: Collection::Customers,
+                    id: customer.id.clone(),
+                    expected_version: customer_version,
+                });
+                ops.push(self.event_op(
+                    Some(ctx),
+                    scope,
+                    "customer.deleted",
+                    to_value(&customer)?,
+                    None,
+                )?);
+            }
+            let deleted = serde_json::json!({
+                "id": clock.id,
+                "object": "test_helpers.test_clock",
+                "deleted": true,
+            });
+            self.commit(ctx, ops, Ok(&deleted)).await?;
+            Ok(deleted)
+        })
+        .await
+    }
+
+    async fn clock_customers(
+        &self,
+        scope: &crate::auth::Scope,
+        clock: &str,
+    ) -> CoreResult<Vec<(Customer, i64)>> {
+        self.matching_records(scope, Collection::Customers, Field::TestClock, clock)
+            .await
+    }
+
+    pub(crate) async fn customer_subscriptions(
+        &self,
+        scope: &crate::auth::Scope,
+        customer: &str,
+    ) -> CoreResult<Vec<(Subscription, i64)>> {
+        self.matching_records(scope, Collection::Subscriptions, Field::Customer, customer)
+            .await
+    }
+
+    /// Every document of `collection` whose `field` is `value`, with versions.
+    async fn matching_records<T: serde::de::DeserializeOwned>(
+        &self,
+        scope: &crate::auth::Scope,
+        collection: Collection,
+        field: Field,
+        value: &str,
+    ) -> CoreResult<Vec<(T, i64)>> {
+        let mut out = Vec::new();
+        let mut query = ListQuery {
+            filters: vec![(field, value.to_string())],
+            limit: 100,
+            ..ListQuery::default()
+        };
+        loop {
+            let page = self.store.list_records(scope, collection, &query).await?;
+            for r in &page.records {
+                out.push((from_body(&r.id, &r.body)?, r.version));
+            }
+            match (page.has_more, page.records.last()) {
+                (true, Some(last)) => {
+                    query.cursor = crate::store::Cursor::StartingAfter(last.id.clone())
+                }
+                _ => return Ok(out),
+            }
+        }
+    }
+}

@@ -1,0 +1,555 @@
+//! Recurring billing's endpoints (CONTRACT §10): `/v2/products`, `/v2/prices`,
+//! `/v2/subscriptions`, `/v2/invoices` and `/v2/test_helpers/test_clocks`. Each section parses
+//! its bodies and queries into the commands of `tender_core::service::billing` (the `parse_*`
+//! functions are what the fuzz targets call) and hands them over; nothing else happens here.
+
+use axum::extract::{Path, RawQuery, State};
+use serde_json::Value;
+use tender_core::billing::{InvoiceStatus, SubscriptionStatus, MAX_ITEMS};
+use tender_core::error::CoreError;
+use tender_core::ids::{self, IdKind};
+use tender_core::service::billing::catalog::{
+    CreatePrice, CreateProduct, UpdatePrice, UpdateProduct,
+};
+use tender_core::service::billing::subscriptions::{CreateSubscription, UpdateSubscription};
+use tender_core::service::ListParams;
+use tender_core::store::{prices_filter, Collection, Field};
+
+use super::params::{Params, Query};
+use super::payments::parse_currency;
+use super::pipeline::{Ctx, JsonBody};
+use super::{list_response, ok, path_id, raw_response, ApiResult};
+use crate::state::AppState;
+
+type Listing = (ListParams, Vec<(Field, String)>);
+
+/// A filter on an id: it must look like one of `kind` (else nothing could match, and the
+/// value would reach a `LIKE` pattern).
+fn id_filter(q: &Query, name: &str, kind: IdKind) -> Result<Option<String>, CoreError> {
+    match q.get(name) {
+        None => Ok(None),
+        Some(v) if ids::looks_like(kind, v) => Ok(Some(v.to_string())),
+        Some(v) => Err(CoreError::invalid(
+            name,
+            "parameter_invalid",
+            format!(
+                "{name} must be an id starting with {}: {v:?}.",
+                kind.prefix()
+            ),
+        )),
+    }
+}
+
+fn bool_filter(q: &Query, name: &str) -> Result<Option<String>, CoreError> {
+    match q.get(name) {
+        None => Ok(None),
+        Some(v @ ("true" | "false")) => Ok(Some(v.to_string())),
+        Some(v) => Err(CoreError::invalid(
+            name,
+            "parameter_invalid",
+            format!("{name} must be true or false, not {v:?}."),
+        )),
+    }
+}
+
+/// `DELETE` and the actions without parameters: a body, if any, must be `{}`.
+pub fn parse_empty(body: &Value) -> Result<(), CoreError> {
+    Params::body(body.clone(), &[]).map(drop)
+}
+
+// ---- Products ---------------------------------------------------------------------------------
+
+pub fn parse_create_product(body: &Value) -> Result<CreateProduct, CoreError> {
+    let mut p = Params::body(body.clone(), &["name", "description", "active", "metadata"])?;
+    let name = p.string("name")?;
+    Ok(CreateProduct {
+        name: p.required("name", name)?,
+        description: p.string("description")?.filter(|d| !d.is_empty()),
+        active: p.boolean("active")?.unwrap_or(true),
+        metadata: p.metadata()?.unwrap_or_default(),
+    })
+}
+
+pub fn parse_update_product(body: &Value) -> Result<UpdateProduct, CoreError> {
+    let mut p = Params::body(body.clone(), &["name", "description", "active", "metadata"])?;
+    Ok(UpdateProduct {
+        name: p.string("name")?,
+        description: p.clearable_string("description")?,
+        active: p.boolean("active")?,
+        metadata: p.metadata()?,
+    })
+}
+
+pub fn parse_list_products(query: Option<&str>) -> Result<Listing, CoreError> {
+    let q = Query::parse(query, &["active"])?;
+    let params = q.list_params()?;
+    let filters = bool_filter(&q, "active")?
+        .map(|v| (Field::Active, v))
+        .into_iter()
+        .collect();
+    Ok((params, filters))
+}
+
+pub(crate) async fn create_product(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let cmd = parse_create_product(&body)?;
+    ok(&state.services.create_product(&ctx, cmd).await?)
+}
+
+pub(crate) async fn retrieve_product(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let id = path_id(IdKind::Product, "product", id)?;
+    let body = state
+        .services
+        .retrieve_raw(ctx.scope(), Collection::Products, "product", &id)
+        .await?;
+    Ok(raw_response(body))
+}
+
+pub(crate) async fn update_product(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let id = path_id(IdKind::Product, "product", id)?;
+    let cmd = parse_update_product(&body)?;
+    ok(&state.services.update_product(&ctx, &id, cmd).await?)
+}
+
+pub(crate) async fn delete_product(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let id = path_id(IdKind::Product, "product", id)?;
+    parse_empty(&body)?;
+    ok(&state.services.delete_product(&ctx, &id).await?)
+}
+
+pub(crate) async fn list_products(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    RawQuery(q): RawQuery,
+) -> ApiResult {
+    let (params, filters) = parse_list_products(q.as_deref())?;
+    let page = state
+        .services
+        .list_raw(ctx.scope(), Collection::Products, &params, filters)
+        .await?;
+    Ok(list_response("/v2/products", page))
+}
+
+// ---- Prices -----------------------------------------------------------------------------------
+
+pub fn parse_create_price(body: &Value) -> Result<CreatePrice, CoreError> {
+    let mut p = Params::body(
+        body.clone(),
+        &[
+            "product",
+            "currency",
+            "unit_amount",
+            "recurring",
+            "active",
+            "nickname",
+            "metadata",
+        ],
+    )?;
+    let product = p.string("product")?;
+    let product = p.required("product", product)?;
+    let currency = parse_currency(&mut p)?;
+    let unit_amount = p.integer("unit_amount")?;
+    let unit_amount = p.required("unit_amount", unit_amount)?;
+    let recurring = match p.object("recurring", &["interval", "interval_count"])? {
+        None => None,
+        Some(mut r) => {
+            let interval = r.string("interval")?;
+            Some((
+                r.required("interval", interval)?,
+                r.integer("interval_count")?,
+            ))
+        }
+    };
+    Ok(CreatePrice {
+        product,
+        currency,
+        unit_amount,
+        recurring,
+        active: p.boolean("active")?.unwrap_or(true),
+        nickname: p.string("nickname")?.filter(|n| !n.is_empty()),
+        metadata: p.metadata()?.unwrap_or_default(),
+    })
+}
+
+pub fn parse_update_price(body: &Value) -> Result<UpdatePrice, CoreError> {
+    let mut p = Params::body(body.clone(), &["active", "nickname", "metadata"])?;
+    Ok(UpdatePrice {
+        active: p.boolean("active")?,
+        nickname: p.clearable_string("nickname")?,
+        metadata: p.metadata()?,
+    })
+}
+
+pub fn parse_list_prices(query: Option<&str>) -> Result<Listing, CoreError> {
+    let q = Query::parse(query, &["product", "active", "type", "currency"])?;
+    let params = q.list_params()?;
+    let mut filters = Vec::new();
+    if let Some(p) = id_filter(&q, "product", IdKind::Product)? {
+        filters.push((Field::Product, p));
+    }
+    if let Some(a) = bool_filter(&q, "active")? {
+        filters.push((Field::Active, a));
+    }
+    match q.get("type") {
+        None => {}
+        Some(t @ ("one_time" | "recurring")) => filters.push((Field::Type, t.to_string())),
+        Some(t) => {
+            return Err(CoreError::invalid(
+                "type",
+                "parameter_invalid",
+                format!("type must be one_time or recurring, not {t:?}."),
+            ))
+        }
+    }
+    if let Some(c) = q.get("currency") {
+        let currency = tender_core::money::Currency::parse(c).ok_or_else(|| {
+            CoreError::invalid(
+                "currency",
+                "parameter_invalid",
+                format!("Invalid currency: {c}."),
+            )
+        })?;
+        filters.push((Field::Currency, currency.code().to_string()));
+    }
+    Ok((params, filters))
+}
+
+pub(crate) async fn create_price(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let cmd = parse_create_price(&body)?;
+    ok(&state.services.create_price(&ctx, cmd).await?)
+}
+
+pub(crate) async fn retrieve_price(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let id = path_id(IdKind::Price, "price", id)?;
+    let body = state
+        .services
+        .retrieve_raw(ctx.scope(), Collection::Prices, "price", &id)
+        .await?;
+    Ok(raw_response(body))
+}
+
+pub(crate) async fn update_price(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let id = path_id(IdKind::Price, "price", id)?;
+    let cmd = parse_update_price(&body)?;
+    ok(&state.services.update_price(&ctx, &id, cmd).await?)
+}
+
+pub(crate) async fn list_prices(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    RawQuery(q): RawQuery,
+) -> ApiResult {
+    let (params, filters) = parse_list_prices(q.as_deref())?;
+    let page = state
+        .services
+        .list_raw(ctx.scope(), Collection::Prices, &params, filters)
+        .await?;
+    Ok(list_response("/v2/prices", page))
+}
+
+// ---- Subscriptions ----------------------------------------------------------------------------
+
+pub fn parse_create_subscription(body: &Value) -> Result<CreateSubscription, CoreError> {
+    let mut p = Params::body(
+        body.clone(),
+        &[
+            "customer",
+            "items",
+            "default_payment_method",
+            "trial_period_days",
+            "cancel_at_period_end",
+            "metadata",
+        ],
+    )?;
+    let customer = p.string("customer")?;
+    let customer = p.required("customer", customer)?;
+    let given = p.objects("items", &["price", "quantity"], MAX_ITEMS)?;
+    let mut items = Vec::new();
+    for mut item in p.required("items", given)? {
+        let price = item.string("price")?;
+        items.push((item.required("price", price)?, item.integer("quantity")?));
+    }
+    Ok(CreateSubscription {
+        customer,
+        items,
+        default_payment_method: p.string("default_payment_method")?,
+        trial_period_days: p.integer("trial_period_days")?,
+        cancel_at_period_end: p.boolean("cancel_at_period_end")?.unwrap_or(false),
+        metadata: p.metadata()?.unwrap_or_default(),
+    })
+}
+
+pub fn parse_update_subscription(body: &Value) -> Result<UpdateSubscription, CoreError> {
+    let mut p = Params::body(
+        body.clone(),
+        &["cancel_at_period_end", "default_payment_method", "metadata"],
+    )?;
+    Ok(UpdateSubscription {
+        cancel_at_period_end: p.boolean("cancel_at_period_end")?,
+        default_payment_method: p.string("default_payment_method")?,
+        metadata: p.metadata()?,
+    })
+}
+
+pub fn parse_list_subscriptions(query: Option<&str>) -> Result<Listing, CoreError> {
+    let q = Query::parse(query, &["customer", "status", "price"])?;
+    let params = q.list_params()?;
+    let mut filters = Vec::new();
+    if let Some(c) = q.get("customer") {
+        filters.push((Field::Customer, c.to_string()));
+    }
+    if let Some(s) = q.get("status") {
+        let status = SubscriptionStatus::parse(s).ok_or_else(|| {
+            CoreError::invalid(
+                "status",
+                "parameter_invalid",
+                format!("Unknown subscription status: {s}."),
+            )
+        })?;
+        filters.push((Field::Status, status.as_str().to_string()));
+    }
+    if let Some(price) = id_filter(&q, "price", IdKind::Price)? {
+        filters.push((Field::Prices, prices_filter(&price)));
+    }
+    Ok((params, filters))
+}
+
+pub(crate) async fn create_subscription(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let cmd = parse_create_subscription(&body)?;
+    ok(&state.services.create_subscription(&ctx, cmd).await?)
+}
+
+pub(crate) async fn retrieve_subscription(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let id = path_id(IdKind::Subscription, "subscription", id)?;
+    let body = state
+        .services
+        .retrieve_raw(ctx.scope(), Collection::Subscriptions, "subscription", &id)
+        .await?;
+    Ok(raw_response(body))
+}
+
+pub(crate) async fn update_subscription(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let id = path_id(IdKind::Subscription, "subscription", id)?;
+    let cmd = parse_update_subscription(&body)?;
+    ok(&state.services.update_subscription(&ctx, &id, cmd).await?)
+}
+
+pub(crate) async fn cancel_subscription(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let id = path_id(IdKind::Subscription, "subscription", id)?;
+    parse_empty(&body)?;
+    ok(&state.services.cancel_subscription(&ctx, &id).await?)
+}
+
+pub(crate) async fn list_subscriptions(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    RawQuery(q): RawQuery,
+) -> ApiResult {
+    let (params, filters) = parse_list_subscriptions(q.as_deref())?;
+    let page = state
+        .services
+        .list_raw(ctx.scope(), Collection::Subscriptions, &params, filters)
+        .await?;
+    Ok(list_response("/v2/subscriptions", page))
+}
+
+// ---- Invoices ---------------------------------------------------------------------------------
+
+/// `POST /invoices/{id}/pay`: an optional card of the invoice's customer.
+pub fn parse_pay_invoice(body: &Value) -> Result<Option<String>, CoreError> {
+    let mut p = Params::body(body.clone(), &["payment_method"])?;
+    p.string("payment_method")
+}
+
+pub fn parse_list_invoices(query: Option<&str>) -> Result<Listing, CoreError> {
+    let q = Query::parse(query, &["customer", "subscription", "status"])?;
+    let params = q.list_params()?;
+    let mut filters = Vec::new();
+    if let Some(c) = q.get("customer") {
+        filters.push((Field::Customer, c.to_string()));
+    }
+    if let Some(s) = q.get("subscription") {
+        filters.push((Field::Subscription, s.to_string()));
+    }
+    if let Some(s) = q.get("status") {
+        let status = InvoiceStatus::parse(s).ok_or_else(|| {
+            CoreError::invalid(
+                "status",
+                "parameter_invalid",
+                format!("Unknown invoice status: {s}."),
+            )
+        })?;
+        filters.push((Field::Status, status.as_str().to_string()));
+    }
+    Ok((params, filters))
+}
+
+pub(crate) async fn retrieve_invoice(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let id = path_id(IdKind::Invoice, "invoice", id)?;
+    let body = state
+        .services
+        .retrieve_raw(ctx.scope(), Collection::Invoices, "invoice", &id)
+        .await?;
+    Ok(raw_response(body))
+}
+
+pub(crate) async fn pay_invoice(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let id = path_id(IdKind::Invoice, "invoice", id)?;
+    let pm = parse_pay_invoice(&body)?;
+    ok(&state.services.pay_invoice(&ctx, &id, pm).await?)
+}
+
+pub(crate) async fn void_invoice(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let id = path_id(IdKind::Invoice, "invoice", id)?;
+    parse_empty(&body)?;
+    ok(&state.services.void_invoice(&ctx, &id).await?)
+}
+
+pub(crate) async fn list_invoices(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    RawQuery(q): RawQuery,
+) -> ApiResult {
+    let (params, filters) = parse_list_invoices(q.as_deref())?;
+    let page = state
+        .services
+        .list_raw(ctx.scope(), Collection::Invoices, &params, filters)
+        .await?;
+    Ok(list_response("/v2/invoices", page))
+}
+
+// ---- Test clocks ------------------------------------------------------------------------------
+
+/// `POST /test_helpers/test_clocks`: `(frozen_time, name)`.
+pub fn parse_create_clock(body: &Value) -> Result<(i64, Option<String>), CoreError> {
+    let mut p = Params::body(body.clone(), &["frozen_time", "name"])?;
+    let frozen = p.integer("frozen_time")?;
+    Ok((p.required("frozen_time", frozen)?, p.string("name")?))
+}
+
+/// `POST /test_helpers/test_clocks/{id}/advance`: the new `frozen_time`.
+pub fn parse_advance_clock(body: &Value) -> Result<i64, CoreError> {
+    let mut p = Params::body(body.clone(), &["frozen_time"])?;
+    let frozen = p.integer("frozen_time")?;
+    p.required("frozen_time", frozen)
+}
+
+pub(crate) async fn create_test_clock(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let (frozen, name) = parse_create_clock(&body)?;
+    ok(&state.services.create_test_clock(&ctx, frozen, name).await?)
+}
+
+pub(crate) async fn retrieve_test_clock(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let id = path_id(IdKind::TestClock, "test clock", id)?;
+    let body = state
+        .services
+        .retrieve_raw(ctx.scope(), Collection::TestClocks, "test clock", &id)
+        .await?;
+    Ok(raw_response(body))
+}
+
+pub(crate) async fn advance_test_clock(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let id = path_id(IdKind::TestClock, "test clock", id)?;
+    let frozen = parse_advance_clock(&body)?;
+    ok(&state.services.advance_test_clock(&ctx, &id, frozen).await?)
+}
+
+pub(crate) async fn delete_test_clock(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let id = path_id(IdKind::TestClock, "test clock", id)?;
+    parse_empty(&body)?;
+    ok(&state.services.delete_test_clock(&ctx, &id).await?)
+}
+
+pub(crate) async fn list_test_clocks(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    RawQuery(q): RawQuery,
+) -> ApiResult {
+    let q = Query::parse(q.as_deref(), &[])?;
+    let params = q.list_params()?;
+    let page = state
+        .services
+        .list_raw(ctx.scope(), Collection::TestClocks, &params, Vec::new())
+        .await?;
+    Ok(list_response("/v2/test_helpers/test_clocks", page))
+}

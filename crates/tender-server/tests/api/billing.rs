@@ -1,0 +1,900 @@
+//! Recurring billing (CONTRACT §10) through the API, on a test clock: a year of renewals,
+//! dunning to `unpaid` and recovery with a new card, hard declines, the incomplete start and its
+//! expiry, paying and voiding by hand, products and prices, and bad input.
+
+use serde_json::{json, Value};
+
+use crate::balance::assert_ledger_holds;
+use crate::helpers::*;
+
+const DAY: i64 = 86_400;
+/// 2027-01-31T10:00:00Z: a month end, so monthly periods clamp (28 Feb, 31 Mar, 30 Apr…).
+const JAN_31_2027: i64 = 1_801_389_600;
+const GOOD: &str = "4242424242424242";
+const DECLINES: &str = "4000000000000341";
+const LOST: &str = "4000000000004905";
+
+async fn created(app: &TestApp, path: &str, body: Value) -> Value {
+    let r = app.post(path, app.sk(), body).await;
+    assert_eq!(r.status, 200, "{path}: {}", r.body);
+    r.body
+}
+
+async fn clock(app: &TestApp, at: i64) -> String {
+    let c = created(
+        app,
+        "/v2/test_helpers/test_clocks",
+        json!({"frozen_time": at, "name": "year"}),
+    )
+    .await;
+    assert_eq!(c["object"], "test_helpers.test_clock");
+    assert_eq!(c["status"], "ready");
+    assert_eq!(c["frozen_time"], at);
+    c["id"].as_str().unwrap().to_string()
+}
+
+/// A customer of `clock` with a saved card `number`.
+async fn customer_with_card(app: &TestApp, clock: Option<&str>, number: &str) -> (String, String) {
+    let mut body = json!({"email": "sub@example.com"});
+    if let Some(c) = clock {
+        body["test_clock"] = json!(c);
+    }
+    let cus = created(app, "/v2/customers", body).await;
+    assert_eq!(cus["test_clock"], json!(clock));
+    let cus = cus["id"].as_str().unwrap().to_string();
+    let pm = save_card(app, &cus, number).await;
+    (cus, pm)
+}
+
+async fn save_card(app: &TestApp, customer: &str, number: &str) -> String {
+    let pm = created(app, "/v2/payment_methods", card(number)).await;
+    let pm = pm["id"].as_str().unwrap().to_string();
+    created(
+        app,
+        &format!("/v2/payment_methods/{pm}/attach"),
+        json!({"customer": customer}),
+    )
+    .await;
+    pm
+}
+
+/// A recurring usd price of `amount` every `interval`.
+async fn price(app: &TestApp, amount: i64, interval: &str) -> String {
+    let prod = created(app, "/v2/products", json!({"name": "Plan"})).await;
+    let p = created(
+        app,
+        "/v2/prices",
+        json!({"product": prod["id"], "currency": "usd", "unit_amount": amount,
+               "recurring": {"interval": interval}}),
+    )
+    .await;
+    p["id"].as_str().unwrap().to_string()
+}
+
+/// Advances the clock to `to` and runs tasks (from two runners at once, as two nodes would)
+/// until it is ready again.
+async fn advance(app: &TestApp, clock: &str, to: i64) -> Value {
+    let r = app
+        .post(
+            &format!("/v2/test_helpers/test_clocks/{clock}/advance"),
+            app.sk(),
+            json!({"frozen_time": to}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["status"], "advancing");
+    assert_eq!(
+        r.body["status_details"]["advancing"]["target_frozen_time"],
+        to
+    );
+    for _ in 0..500 {
+        let (a, b) = tokio::join!(
+            app.services.run_due_tasks(100),
+            app.services.run_due_tasks(100)
+        );
+        a.unwrap();
+        b.unwrap();
+        let c = app
+            .get(&format!("/v2/test_helpers/test_clocks/{clock}"), app.sk())
+            .await;
+        if c.body["status"] == "ready" {
+            assert_eq!(c.body["frozen_time"], to);
+            return c.body;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("the clock never finished advancing");
+}
+
+async fn list(app: &TestApp, path: &str) -> Vec<Value> {
+    let r = app.get(path, app.sk()).await;
+    assert_eq!(r.status, 200, "{path}: {}", r.body);
+    let mut data = r.body["data"].as_array().unwrap().clone();
+    data.reverse();
+    data
+}
+
+async fn get(app: &TestApp, path: &str) -> Value {
+    let r = app.get(path, app.sk()).await;
+    assert_eq!(r.status, 200, "{path}: {}", r.body);
+    r.body
+}
+
+#[tokio::test]
+async fn a_year_on_a_test_clock_bills_a_monthly_subscription_twelve_times_and_a_yearly_one_once() {
+    let Some(app) = spawn_app().await else { return };
+    let clock = clock(&app, JAN_31_2027).await;
+    let (cus, pm) = customer_with_card(&app, Some(&clock), GOOD).await;
+    let monthly = price(&app, 1500, "month").await;
+    let yearly = price(&app, 12_000, "year").await;
+
+    let m = created(
+        &app,
+        "/v2/subscriptions",
+        json!({"customer": cus, "items": [{"price": monthly, "quantity": 2}]}),
+    )
+    .await;
+    assert_eq!(m["object"], "subscription");
+    assert_eq!(m["status"], "active", "{m}");
+    assert_eq!(m["current_period_start"], JAN_31_2027);
+    assert_eq!(m["created"], JAN_31_2027, "dated in the clock's time");
+    assert_eq!(m["test_clock"], clock.as_str());
+    assert_eq!(m["items"]["data"][0]["price"]["id"], monthly.as_str());
+    assert_eq!(m["items"]["data"][0]["quantity"], 2);
+    // 28 February 2027, same time of day.
+    assert_eq!(m["current_period_end"], JAN_31_2027 + 28 * DAY);
+    let first = get(
+        &app,
+        &format!("/v2/invoices/{}", m["latest_invoice"].as_str().unwrap()),
+    )
+    .await;
+    assert_eq!(first["status"], "paid");
+    assert_eq!(first["amount_due"], 3000);
+    assert_eq!(first["amount_paid"], 3000);
+    assert_eq!(first["attempt_count"], 1);
+    assert_eq!(first["lines"]["data"][0]["amount"], 3000);
+    assert!(first["hosted_invoice_url"]
+        .as_str()
+        .unwrap()
+        .ends_with(first["id"].as_str().unwrap()));
+    let paid = get(
+        &app,
+        &format!("/v2/payments/{}", first["payment"].as_str().unwrap()),
+    )
+    .await;
+    assert_eq!(paid["invoice"], first["id"]);
+    assert_eq!(paid["customer"], cus.as_str());
+    assert_eq!(paid["payment_method"]["id"], pm.as_str());
+    assert_eq!(paid["status"], "succeeded");
+
+    let y = created(
+        &app,
+        "/v2/subscriptions",
+        json!({"customer": cus, "items": [{"price": yearly}]}),
+    )
+    .await;
+    assert_eq!(y["status"], "active");
+
+    // A year less a second: the 13th monthly period and the second year have not begun.
+    let year = JAN_31_2027 + 365 * DAY - 1;
+    let ready = advance(&app, &clock, year).await;
+    assert_eq!(ready["status_details"], json!({}));
+    let ready_events = list(&app, "/v2/events?type=test_helpers.test_clock.ready").await;
+    assert_eq!(ready_events.len(), 1);
+
+    let m_id = m["id"].as_str().unwrap();
+    let invoices = list(&app, &format!("/v2/invoices?subscription={m_id}&limit=100")).await;
+    assert_eq!(invoices.len(), 12);
+    let mut start = JAN_31_2027;
+    for inv in &invoices {
+        assert_eq!(inv["status"], "paid", "{inv}");
+        assert_eq!(inv["amount_paid"], 3000);
+        assert_eq!(inv["period_start"], start, "periods follow each other");
+        start = inv["period_end"].as_i64().unwrap();
+    }
+    // Ends clamp to each month's last day, at 10:00: the last one is 31 January 2028.
+    assert_eq!(start, JAN_31_2027 + 365 * DAY);
+    assert_eq!(invoices[1]["period_end"], JAN_31_2027 + (28 + 31) * DAY);
+    let y_id = y["id"].as_str().unwrap();
+    assert_eq!(
+        list(&app, &format!("/v2/invoices?subscription={y_id}"))
+            .await
+            .len(),
+        1
+    );
+    let payments = list(&app, &format!("/v2/payments?customer={cus}&limit=100")).await;
+    assert_eq!(payments.len(), 13, "12 monthly and 1 yearly, none twice");
+    assert!(payments
+        .iter()
+        .all(|p| p["status"] == "succeeded" && p["invoice"].is_string()));
+    let sub = get(&app, &format!("/v2/subscriptions/{m_id}")).await;
+    assert_eq!(sub["status"], "active");
+    assert_eq!(sub["current_period_end"], JAN_31_2027 + 365 * DAY);
+    assert_eq!(sub["latest_invoice"], invoices[11]["id"]);
+    assert_eq!(
+        list(&app, "/v2/events?type=invoice.paid&limit=100")
+            .await
+            .len(),
+        13
+    );
+    assert_eq!(
+        list(&app, "/v2/events?type=invoice.created&limit=100")
+            .await
+            .len(),
+        13
+    );
+    // Filters of the lists.
+    assert_eq!(
+        list(&app, &format!("/v2/subscriptions?price={yearly}"))
+            .await
+            .len(),
+        1
+    );
+    assert_eq!(
+        list(
+            &app,
+            &format!("/v2/subscriptions?customer={cus}&status=active")
+        )
+        .await
+        .len(),
+        2
+    );
+    assert_eq!(list(&app, "/v2/invoices?status=open").await.len(), 0);
+
+    // One second more: the 13th period begins.
+    advance(&app, &clock, year + 1).await;
+    assert_eq!(
+        list(&app, &format!("/v2/invoices?subscription={m_id}&limit=100"))
+            .await
+            .len(),
+        13
+    );
+    // Every payment of the year is on the ledger.
+    assert_ledger_holds(&app).await;
+}
+
+#[tokio::test]
+async fn a_declining_card_goes_past_due_is_retried_on_days_1_3_5_7_and_ends_unpaid() {
+    let Some(app) = spawn_app().await else { return };
+    let clock = clock(&app, JAN_31_2027).await;
+    let (cus, _) = customer_with_card(&app, Some(&clock), DECLINES).await;
+    let monthly = price(&app, 2000, "month").await;
+    let s = created(
+        &app,
+        "/v2/subscriptions",
+        json!({"customer": cus, "items": [{"price": monthly}], "trial_period_days": 14}),
+    )
+    .await;
+    assert_eq!(s["status"], "trialing");
+    assert_eq!(s["latest_invoice"], Value::Null);
+    let trial_end = JAN_31_2027 + 14 * DAY;
+    assert_eq!(s["trial_end"], trial_end);
+    assert_eq!(s["current_period_end"], trial_end);
+
+    advance(&app, &clock, trial_end - 3 * DAY).await;
+    assert_eq!(
+        list(&app, "/v2/events?type=customer.subscription.trial_will_end")
+            .await
+            .len(),
+        1
+    );
+
+    advance(&app, &clock, trial_end).await;
+    let id = s["id"].as_str().unwrap();
+    let sub = get(&app, &format!("/v2/subscriptions/{id}")).await;
+    assert_eq!(sub["status"], "past_due");
+    let inv_id = sub["latest_invoice"].as_str().unwrap().to_string();
+    let inv = get(&app, &format!("/v2/invoices/{inv_id}")).await;
+    assert_eq!(inv["status"], "open");
+    assert_eq!(inv["attempt_count"], 1);
+    assert_eq!(inv["period_start"], trial_end);
+    assert_eq!(inv["next_payment_attempt"], trial_end + DAY);
+
+    advance(&app, &clock, trial_end + 8 * DAY).await;
+    let inv = get(&app, &format!("/v2/invoices/{inv_id}")).await;
+    assert_eq!(inv["status"], "uncollectible", "{inv}");
+    assert_eq!(inv["attempt_count"], 5);
+    assert_eq!(inv["next_payment_attempt"], Value::Null);
+    assert_eq!(inv["amount_paid"], 0);
+    let tries: Vec<i64> = list(&app, &format!("/v2/payments?customer={cus}&limit=100"))
+        .await
+        .iter()
+        .map(|p| {
+            assert_eq!(p["status"], "failed");
+            assert_eq!(p["decline_code"], "generic_decline");
+            assert_eq!(p["invoice"], inv_id.as_str());
+            p["created"].as_i64().unwrap() - trial_end
+        })
+        .collect();
+    assert_eq!(tries, vec![0, DAY, 3 * DAY, 5 * DAY, 7 * DAY]);
+    assert_eq!(
+        get(&app, &format!("/v2/subscriptions/{id}")).await["status"],
+        "unpaid"
+    );
+    assert_eq!(
+        list(&app, "/v2/events?type=invoice.payment_failed")
+            .await
+            .len(),
+        5
+    );
+    assert_eq!(
+        list(&app, "/v2/events?type=invoice.marked_uncollectible")
+            .await
+            .len(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn a_past_due_subscription_recovers_when_the_customer_saves_a_new_card() {
+    let Some(app) = spawn_app().await else { return };
+    let clock = clock(&app, JAN_31_2027).await;
+    let (cus, _) = customer_with_card(&app, Some(&clock), DECLINES).await;
+    let monthly = price(&app, 2000, "month").await;
+    let s = created(
+        &app,
+        "/v2/subscriptions",
+        json!({"customer": cus, "items": [{"price": monthly}], "trial_period_days": 3}),
+    )
+    .await;
+    let trial_end = JAN_31_2027 + 3 * DAY;
+    advance(&app, &clock, trial_end).await;
+    let id = s["id"].as_str().unwrap();
+    assert_eq!(
+        get(&app, &format!("/v2/subscriptions/{id}")).await["status"],
+        "past_due"
+    );
+
+    let good = save_card(&app, &cus, GOOD).await;
+    advance(&app, &clock, trial_end + DAY).await;
+    let sub = get(&app, &format!("/v2/subscriptions/{id}")).await;
+    assert_eq!(sub["status"], "active");
+    let inv = get(
+        &app,
+        &format!("/v2/invoices/{}", sub["latest_invoice"].as_str().unwrap()),
+    )
+    .await;
+    assert_eq!(inv["status"], "paid");
+    assert_eq!(inv["attempt_count"], 2);
+    let paid = get(
+        &app,
+        &format!("/v2/payments/{}", inv["payment"].as_str().unwrap()),
+    )
+    .await;
+    assert_eq!(paid["payment_method"]["id"], good.as_str());
+    assert_eq!(paid["status"], "succeeded");
+    assert_ledger_holds(&app).await;
+}
+
+#[tokio::test]
+async fn a_hard_decline_is_not_retried() {
+    let Some(app) = spawn_app().await else { return };
+    let clock = clock(&app, JAN_31_2027).await;
+    // Saving the lost card succeeds; every charge of it declines.
+    let (cus, _) = customer_with_card(&app, Some(&clock), LOST).await;
+    let monthly = price(&app, 2000, "month").await;
+    let s = created(
+        &app,
+        "/v2/subscriptions",
+        json!({"customer": cus, "items": [{"price": monthly}], "trial_period_days": 1}),
+    )
+    .await;
+    advance(&app, &clock, JAN_31_2027 + 10 * DAY).await;
+    let id = s["id"].as_str().unwrap();
+    let sub = get(&app, &format!("/v2/subscriptions/{id}")).await;
+    assert_eq!(sub["status"], "unpaid");
+    let inv = get(
+        &app,
+        &format!("/v2/invoices/{}", sub["latest_invoice"].as_str().unwrap()),
+    )
+    .await;
+    assert_eq!(inv["status"], "uncollectible");
+    assert_eq!(inv["attempt_count"], 1);
+    let p = get(
+        &app,
+        &format!("/v2/payments/{}", inv["payment"].as_str().unwrap()),
+    )
+    .await;
+    assert_eq!(p["decline_code"], "lost_card");
+}
+
+#[tokio::test]
+async fn a_declined_start_is_incomplete_then_paid_by_hand_or_expired() {
+    let Some(app) = spawn_app().await else { return };
+    let clock = clock(&app, JAN_31_2027).await;
+    let (cus, _) = customer_with_card(&app, Some(&clock), DECLINES).await;
+    let monthly = price(&app, 2000, "month").await;
+    let mut subs = Vec::new();
+    for _ in 0..2 {
+        let s = created(
+            &app,
+            "/v2/subscriptions",
+            json!({"customer": cus, "items": [{"price": monthly}]}),
+        )
+        .await;
+        assert_eq!(s["status"], "incomplete");
+        let inv = get(
+            &app,
+            &format!("/v2/invoices/{}", s["latest_invoice"].as_str().unwrap()),
+        )
+        .await;
+        assert_eq!(inv["status"], "open");
+        assert_eq!(inv["attempt_count"], 1);
+        assert_eq!(
+            inv["next_payment_attempt"],
+            Value::Null,
+            "a start is tried once"
+        );
+        subs.push((
+            s["id"].as_str().unwrap().to_string(),
+            inv["id"].as_str().unwrap().to_string(),
+        ));
+    }
+    // The first is paid by hand with a good card of the customer's.
+    let good = save_card(&app, &cus, GOOD).await;
+    let paid = app
+        .post(
+            &format!("/v2/invoices/{}/pay", subs[0].1),
+            app.sk(),
+            json!({"payment_method": good}),
+        )
+        .await;
+    assert_eq!(paid.status, 200, "{}", paid.body);
+    assert_eq!(paid.body["status"], "paid");
+    assert_eq!(paid.body["attempt_count"], 2);
+    assert_eq!(
+        get(&app, &format!("/v2/subscriptions/{}", subs[0].0)).await["status"],
+        "active"
+    );
+    // Paying by hand with the declining card answers the decline.
+    let bad = save_card(&app, &cus, DECLINES).await;
+    let declined = app
+        .post(
+            &format!("/v2/invoices/{}/pay", subs[1].1),
+            app.sk(),
+            json!({"payment_method": bad}),
+        )
+        .await;
+    assert_eq!(declined.status, 402, "{}", declined.body);
+    assert_eq!(declined.body["error"]["decline_code"], "generic_decline");
+    assert!(declined.body["error"]["payment"]
+        .as_str()
+        .unwrap()
+        .starts_with("pay_"));
+    // The second expires 23 hours on, its invoice void.
+    advance(&app, &clock, JAN_31_2027 + 23 * 3600).await;
+    let s = get(&app, &format!("/v2/subscriptions/{}", subs[1].0)).await;
+    assert_eq!(s["status"], "incomplete_expired");
+    assert_eq!(
+        get(&app, &format!("/v2/invoices/{}", subs[1].1)).await["status"],
+        "void"
+    );
+    assert_eq!(
+        get(&app, &format!("/v2/subscriptions/{}", subs[0].0)).await["status"],
+        "active"
+    );
+}
+
+#[tokio::test]
+async fn canceling_now_or_at_the_period_end() {
+    let Some(app) = spawn_app().await else { return };
+    let clock = clock(&app, JAN_31_2027).await;
+    let (cus, _) = customer_with_card(&app, Some(&clock), GOOD).await;
+    let weekly = price(&app, 700, "week").await;
+    let now = created(
+        &app,
+        "/v2/subscriptions",
+        json!({"customer": cus, "items": [{"price": weekly}]}),
+    )
+    .await;
+    let later = created(
+        &app,
+        "/v2/subscriptions",
+        json!({"customer": cus, "items": [{"price": weekly}]}),
+    )
+    .await;
+    let c = app
+        .delete(
+            &format!("/v2/subscriptions/{}", now["id"].as_str().unwrap()),
+            app.sk(),
+        )
+        .await;
+    assert_eq!(c.status, 200, "{}", c.body);
+    assert_eq!(c.body["status"], "canceled");
+    assert_eq!(c.body["canceled_at"], JAN_31_2027);
+    let again = app
+        .delete(
+            &format!("/v2/subscriptions/{}", now["id"].as_str().unwrap()),
+            app.sk(),
+        )
+        .await;
+    assert_eq!(again.status, 400);
+    assert_eq!(again.body["error"]["code"], "subscription_unexpected_state");
+    let u = app
+        .post(
+            &format!("/v2/subscriptions/{}", later["id"].as_str().unwrap()),
+            app.sk(),
+            json!({"cancel_at_period_end": true, "metadata": {"why": "moving"}}),
+        )
+        .await;
+    assert_eq!(u.status, 200, "{}", u.body);
+    assert_eq!(u.body["cancel_at_period_end"], true);
+    advance(&app, &clock, JAN_31_2027 + 20 * DAY).await;
+    let ended = get(
+        &app,
+        &format!("/v2/subscriptions/{}", later["id"].as_str().unwrap()),
+    )
+    .await;
+    assert_eq!(ended["status"], "canceled");
+    assert_eq!(ended["ended_at"], JAN_31_2027 + 7 * DAY);
+    // One invoice each: nothing was billed after the cancellations.
+    assert_eq!(
+        list(&app, &format!("/v2/invoices?customer={cus}"))
+            .await
+            .len(),
+        2
+    );
+    assert_eq!(
+        list(&app, "/v2/events?type=customer.subscription.deleted")
+            .await
+            .len(),
+        2
+    );
+}
+
+#[tokio::test]
+async fn products_and_prices() {
+    let Some(app) = spawn_app().await else { return };
+    let prod = created(
+        &app,
+        "/v2/products",
+        json!({"name": "Gold", "description": "The best", "metadata": {"tier": "1"}}),
+    )
+    .await;
+    assert_eq!(prod["object"], "product");
+    assert_eq!(prod["active"], true);
+    let id = prod["id"].as_str().unwrap();
+    assert!(id.starts_with("prod_"));
+    let u = created(
+        &app,
+        &format!("/v2/products/{id}"),
+        json!({"active": false, "description": ""}),
+    )
+    .await;
+    assert_eq!(u["active"], false);
+    assert_eq!(u["description"], Value::Null);
+    let up = list(&app, "/v2/events?type=product.updated").await;
+    assert_eq!(up[0]["data"]["previous_attributes"]["active"], true);
+    assert_eq!(list(&app, "/v2/products?active=false").await.len(), 1);
+    assert_eq!(list(&app, "/v2/products?active=true").await.len(), 0);
+
+    let once = created(
+        &app,
+        "/v2/prices",
+        json!({"product": id, "currency": "eur", "unit_amount": 0}),
+    )
+    .await;
+    assert_eq!(once["type"], "one_time");
+    assert_eq!(once["recurring"], Value::Null);
+    let monthly = created(
+        &app,
+        "/v2/prices",
+        json!({"product": id, "currency": "usd", "unit_amount": 999, "nickname": "Monthly",
+               "recurring": {"interval": "month", "interval_count": 3}}),
+    )
+    .await;
+    assert_eq!(monthly["type"], "recurring");
+    assert_eq!(
+        monthly["recurring"],
+        json!({"interval": "month", "interval_count": 3})
+    );
+    let p = created(
+        &app,
+        &format!("/v2/prices/{}", monthly["id"].as_str().unwrap()),
+        json!({"active": false}),
+    )
+    .await;
+    assert_eq!(p["active"], false);
+    assert_eq!(p["unit_amount"], 999);
+    assert_eq!(
+        list(&app, &format!("/v2/prices?product={id}")).await.len(),
+        2
+    );
+    assert_eq!(list(&app, "/v2/prices?type=recurring").await.len(), 1);
+    assert_eq!(list(&app, "/v2/prices?currency=eur").await.len(), 1);
+    assert_eq!(list(&app, "/v2/prices?active=true").await.len(), 1);
+    // A price's amount never changes.
+    let r = app
+        .post(
+            &format!("/v2/prices/{}", monthly["id"].as_str().unwrap()),
+            app.sk(),
+            json!({"unit_amount": 5}),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.body["error"]["code"], "parameter_unknown");
+    // A product with prices is not deleted; one without is.
+    let d = app.delete(&format!("/v2/products/{id}"), app.sk()).await;
+    assert_eq!(d.status, 400, "{}", d.body);
+    assert_eq!(d.body["error"]["code"], "product_has_prices");
+    let bare = created(&app, "/v2/products", json!({"name": "Bare"})).await;
+    let d = app
+        .delete(
+            &format!("/v2/products/{}", bare["id"].as_str().unwrap()),
+            app.sk(),
+        )
+        .await;
+    assert_eq!(d.status, 200, "{}", d.body);
+    assert_eq!(
+        d.body,
+        json!({"id": bare["id"], "object": "product", "deleted": true})
+    );
+    assert_eq!(list(&app, "/v2/events?type=product.deleted").await.len(), 1);
+    assert_eq!(list(&app, "/v2/events?type=price.created").await.len(), 2);
+}
+
+#[tokio::test]
+async fn bad_billing_input_gets_a_clear_4xx() {
+    let Some(app) = spawn_app().await else { return };
+    let clock = clock(&app, JAN_31_2027).await;
+    let (cus, pm) = customer_with_card(&app, Some(&clock), GOOD).await;
+    let (other, other_pm) = customer_with_card(&app, None, GOOD).await;
+    let monthly = price(&app, 1000, "month").await;
+    let yearly = price(&app, 1000, "year").await;
+    let prod = created(&app, "/v2/products", json!({"name": "Euro"})).await;
+    let eur = created(
+        &app,
+        "/v2/prices",
+        json!({"product": prod["id"], "currency": "eur", "unit_amount": 1000, "recurring": {"interval": "month"}}),
+    )
+    .await;
+    let once = created(
+        &app,
+        "/v2/prices",
+        json!({"product": prod["id"], "currency": "usd", "unit_amount": 1000}),
+    )
+    .await;
+    let advance_path = format!("/v2/test_helpers/test_clocks/{clock}/advance");
+    let cases: Vec<(&str, Value, &str, &str)> = vec![
+        (
+            "/v2/subscriptions",
+            json!({"customer": cus, "items": [{"price": monthly}, {"price": eur["id"]}]}),
+            "items[1][price]",
+            "parameter_invalid",
+        ),
+        (
+            "/v2/subscriptions",
+            json!({"customer": cus, "items": [{"price": monthly}, {"price": yearly}]}),
+            "items[1][price]",
+            "parameter_invalid",
+        ),
+        (
+            "/v2/subscriptions",
+            json!({"customer": cus, "items": [{"price": once["id"]}]}),
+            "items[0][price]",
+            "parameter_invalid",
+        ),
+        (
+            "/v2/subscriptions",
+            json!({"customer": cus, "items": [{"price": "price_nope"}]}),
+            "items[0][price]",
+            "resource_missing",
+        ),
+        (
+            "/v2/subscriptions",
+            json!({"customer": cus, "items": []}),
+            "items",
+            "parameter_invalid",
+        ),
+        (
+            "/v2/subscriptions",
+            json!({"customer": cus, "items": [{"price": monthly, "quantity": 0}]}),
+            "items[0][quantity]",
+            "parameter_invalid",
+        ),
+        (
+            "/v2/subscriptions",
+            json!({"customer": cus, "items": [{"price": monthly}], "default_payment_method": other_pm}),
+            "default_payment_method",
+            "payment_method_unexpected_state",
+        ),
+        (
+            "/v2/subscriptions",
+            json!({"customer": "cus_nope", "items": [{"price": monthly}]}),
+            "customer",
+            "resource_missing",
+        ),
+        (
+            "/v2/subscriptions",
+            json!({"customer": cus, "items": [{"price": monthly}], "trial_period_days": 0}),
+            "trial_period_days",
+            "parameter_invalid",
+        ),
+        (
+            "/v2/subscriptions",
+            json!({"customer": cus}),
+            "items",
+            "parameter_missing",
+        ),
+        (
+            "/v2/subscriptions",
+            json!({"customer": cus, "items": "x"}),
+            "items",
+            "parameter_invalid",
+        ),
+        (
+            "/v2/prices",
+            json!({"product": prod["id"], "currency": "usd", "unit_amount": 100, "recurring": {"interval": "fortnight"}}),
+            "recurring[interval]",
+            "parameter_invalid",
+        ),
+        (
+            "/v2/prices",
+            json!({"product": prod["id"], "currency": "usd", "unit_amount": 100, "recurring": {"interval": "month", "interval_count": 13}}),
+            "recurring[interval_count]",
+            "parameter_invalid",
+        ),
+        (
+            "/v2/prices",
+            json!({"product": prod["id"], "currency": "usd", "unit_amount": -1}),
+            "unit_amount",
+            "parameter_invalid",
+        ),
+        (
+            "/v2/prices",
+            json!({"product": prod["id"], "currency": "xyz", "unit_amount": 1}),
+            "currency",
+            "parameter_invalid",
+        ),
+        (
+            "/v2/prices",
+            json!({"product": "prod_nope", "currency": "usd", "unit_amount": 1}),
+            "product",
+            "resource_missing",
+        ),
+        (
+            "/v2/products",
+            json!({"name": ""}),
+            "name",
+            "parameter_invalid",
+        ),
+        ("/v2/products", json!({}), "name", "parameter_missing"),
+        (
+            "/v2/customers",
+            json!({"test_clock": "clock_nope"}),
+            "test_clock",
+            "resource_missing",
+        ),
+        (
+            &advance_path,
+            json!({"frozen_time": JAN_31_2027 - 1}),
+            "frozen_time",
+            "parameter_invalid",
+        ),
+        (
+            &advance_path,
+            json!({"frozen_time": JAN_31_2027 + 800 * DAY}),
+            "frozen_time",
+            "parameter_invalid",
+        ),
+        (
+            "/v2/test_helpers/test_clocks",
+            json!({"frozen_time": -5}),
+            "frozen_time",
+            "parameter_invalid",
+        ),
+        (
+            "/v2/test_helpers/test_clocks",
+            json!({}),
+            "frozen_time",
+            "parameter_missing",
+        ),
+    ];
+    for (path, body, param, code) in cases {
+        let r = app.post(path, app.sk(), body.clone()).await;
+        assert_eq!(r.status, 400, "{path} {body}: {}", r.body);
+        assert_eq!(r.body["error"]["code"], code, "{path} {body}: {}", r.body);
+        assert_eq!(r.body["error"]["param"], param, "{path} {body}: {}", r.body);
+    }
+    // A customer without a card cannot start paying at once.
+    let bare = created(&app, "/v2/customers", json!({})).await;
+    let r = app
+        .post(
+            "/v2/subscriptions",
+            app.sk(),
+            json!({"customer": bare["id"], "items": [{"price": monthly}]}),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.body["error"]["code"], "parameter_missing");
+    // Test clocks are test mode's only.
+    let r = app
+        .post(
+            "/v2/test_helpers/test_clocks",
+            app.sk_live(),
+            json!({"frozen_time": JAN_31_2027}),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    // An advancing clock is not advanced again; a paid invoice is not voided or paid.
+    let s = created(
+        &app,
+        "/v2/subscriptions",
+        json!({"customer": cus, "items": [{"price": monthly}], "default_payment_method": pm}),
+    )
+    .await;
+    let inv = s["latest_invoice"].as_str().unwrap();
+    for action in ["void", "pay"] {
+        let r = app
+            .post(&format!("/v2/invoices/{inv}/{action}"), app.sk(), json!({}))
+            .await;
+        assert_eq!(r.status, 400, "{action}: {}", r.body);
+        assert_eq!(r.body["error"]["code"], "invoice_unexpected_state");
+    }
+    let r = app
+        .post(
+            &format!("/v2/test_helpers/test_clocks/{clock}/advance"),
+            app.sk(),
+            json!({"frozen_time": JAN_31_2027 + DAY}),
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    let r = app
+        .post(
+            &format!("/v2/test_helpers/test_clocks/{clock}/advance"),
+            app.sk(),
+            json!({"frozen_time": JAN_31_2027 + 2 * DAY}),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.body["error"]["code"], "test_clock_unexpected_state");
+    for (path, param) in [
+        ("/v2/subscriptions?status=paused", "status"),
+        ("/v2/subscriptions?price=nope", "price"),
+        ("/v2/invoices?status=late", "status"),
+        ("/v2/prices?type=monthly", "type"),
+        ("/v2/products?active=yes", "active"),
+    ] {
+        let r = app.get(path, app.sk()).await;
+        assert_eq!(r.status, 400, "{path}: {}", r.body);
+        assert_eq!(r.body["error"]["param"], param, "{path}");
+    }
+    let _ = other;
+}
+
+#[tokio::test]
+async fn deleting_a_test_clock_deletes_its_customers_and_ends_their_subscriptions() {
+    let Some(app) = spawn_app().await else { return };
+    let clock = clock(&app, JAN_31_2027).await;
+    let (cus, _) = customer_with_card(&app, Some(&clock), GOOD).await;
+    let monthly = price(&app, 1000, "month").await;
+    let s = created(
+        &app,
+        "/v2/subscriptions",
+        json!({"customer": cus, "items": [{"price": monthly}]}),
+    )
+    .await;
+    let d = app
+        .delete(&format!("/v2/test_helpers/test_clocks/{clock}"), app.sk())
+        .await;
+    assert_eq!(d.status, 200, "{}", d.body);
+    assert_eq!(d.body["deleted"], true);
+    assert_eq!(
+        app.get(&format!("/v2/customers/{cus}"), app.sk())
+            .await
+            .status,
+        404
+    );
+    assert_eq!(
+        app.get(&format!("/v2/test_helpers/test_clocks/{clock}"), app.sk())
+            .await
+            .status,
+        404
+    );
+    let sub = get(
+        &app,
+        &format!("/v2/subscriptions/{}", s["id"].as_str().unwrap()),
+    )
+    .await;
+    assert_eq!(sub["status"], "canceled");
+}
