@@ -32,10 +32,6 @@ pub const INCOMPLETE_EXPIRY_SECS: i64 = 23 * 3600;
 /// A test clock moves forward at most this many months at a time.
 pub const MAX_ADVANCE_MONTHS: u32 = 24;
 
-fn is_false(b: &bool) -> bool {
-    !*b
-}
-
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
@@ -556,7 +552,8 @@ pub struct TestClock {
     pub status_details: ClockStatusDetails,
     pub name: Option<String>,
     pub created: i64,
-    #[serde(default, skip_serializing_if = "is_false")]
+    /// Always false: test clocks exist in test mode only.
+    #[serde(default)]
     pub livemode: bool,
 }
 
