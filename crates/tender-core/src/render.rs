@@ -224,9 +224,10 @@ mod tests {
         assert_eq!(shown["customer"], serde_json::Value::Null);
         assert_eq!(shown["amount_refunded"], 0);
         assert_eq!(shown["refunded"], false);
-        // Every field of the API, nulls included (`connector`, `connector_reference` and
-        // `balance_transaction` too).
-        assert_eq!(shown.as_object().unwrap().len(), 27);
+        // Every field of the API, nulls included (`connector`, `connector_reference`,
+        // `balance_transaction` and `invoice` too).
+        assert_eq!(shown.as_object().unwrap().len(), 28);
+        assert_eq!(shown["invoice"], serde_json::Value::Null);
         assert_eq!(shown["balance_transaction"], serde_json::Value::Null);
         assert_eq!(shown["disputed"], false);
         assert_eq!(shown["connector"], serde_json::Value::Null);

@@ -7,7 +7,7 @@ use crate::event::previous_attributes;
 use crate::ids::{self, IdKind};
 use crate::metadata;
 use crate::service::payments::check_text;
-use crate::store::{Collection, Cursor, Field, IndexValues, ListQuery, WriteOp};
+use crate::store::{Collection, Field, IndexValues, WriteOp};
 use crate::validate::{email_valid, normalize_country, phone_valid};
 
 /// The writable fields of a customer; on update `None` leaves a field as it is and
@@ -107,33 +107,6 @@ fn check(fields: &mut CustomerFields) -> CoreResult<()> {
 }
 
 impl Services {
-    /// Every payment method attached to `customer`, with versions.
-    async fn customer_payment_methods(
-        &self,
-        ctx: &RequestContext,
-        customer: &str,
-    ) -> CoreResult<Vec<(crate::payment_method::PaymentMethod, i64)>> {
-        let mut out = Vec::new();
-        let mut query = ListQuery {
-            filters: vec![(Field::Customer, customer.to_string())],
-            limit: 100,
-            ..ListQuery::default()
-        };
-        loop {
-            let page = self
-                .store
-                .list_records(ctx.scope(), Collection::PaymentMethods, &query)
-                .await?;
-            for r in &page.records {
-                out.push((super::from_body(&r.id, &r.body)?, r.version));
-            }
-            match (page.has_more, page.records.last()) {
-                (true, Some(last)) => query.cursor = Cursor::StartingAfter(last.id.clone()),
-                _ => return Ok(out),
-            }
-        }
-    }
-
     /// `POST /customers`.
     pub async fn create_customer(
         &self,
@@ -144,21 +117,13 @@ impl Services {
         let scope = ctx.scope();
         // A test clock's customer: the clock must be this scope's (test mode only).
         if let Some(clock) = &fields.test_clock {
-            let found = match ids::looks_like(IdKind::TestClock, clock) {
-                true => {
-                    self.store
-                        .find_record(scope, Collection::TestClocks, clock)
-                        .await?
-                }
-                false => None,
-            };
-            if found.is_none() {
-                return Err(CoreError::missing_reference(
-                    "test_clock",
-                    "test clock",
-                    clock,
-                ));
-            }
+            self.referenced(
+                scope,
+                (Collection::TestClocks, IdKind::TestClock, "test clock"),
+                clock,
+                "test_clock",
+            )
+            .await?;
         }
         let customer = Customer {
             id: ids::generate(IdKind::Customer),
@@ -274,7 +239,15 @@ impl Services {
                 )?,
             ];
             // Its saved cards are detached (and forgotten) in the same transaction.
-            for (pm, pm_version) in self.customer_payment_methods(ctx, &customer.id).await? {
+            for (pm, pm_version) in self
+                .matching::<crate::payment_method::PaymentMethod>(
+                    ctx.scope(),
+                    Collection::PaymentMethods,
+                    Field::Customer,
+                    &customer.id,
+                )
+                .await?
+            {
                 ops.extend(self.detach_ops(pm, pm_version)?.1);
             }
             self.commit(ctx, ops, Ok(&deleted)).await?;

@@ -241,6 +241,50 @@ impl Services {
         }
     }
 
+    /// Every document of `collection` whose `field` is `value`, with versions, newest first,
+    /// however many pages that takes.
+    pub(crate) async fn matching<T: serde::de::DeserializeOwned>(
+        &self,
+        scope: &Scope,
+        collection: Collection,
+        field: Field,
+        value: &str,
+    ) -> CoreResult<Vec<(T, i64)>> {
+        let mut out = Vec::new();
+        let mut query = ListQuery {
+            filters: vec![(field, value.to_string())],
+            limit: 100,
+            ..ListQuery::default()
+        };
+        loop {
+            let page = self.store.list_records(scope, collection, &query).await?;
+            for r in &page.records {
+                out.push((from_body(&r.id, &r.body)?, r.version));
+            }
+            match (page.has_more, page.records.last()) {
+                (true, Some(last)) => query.cursor = Cursor::StartingAfter(last.id.clone()),
+                _ => return Ok(out),
+            }
+        }
+    }
+
+    /// The object a request body names in `param`: a `kind` id of this scope, else 400
+    /// `resource_missing` naming `param` ("No such {name}"); an id of another kind is never
+    /// looked up.
+    pub(crate) async fn referenced(
+        &self,
+        scope: &Scope,
+        (collection, kind, name): (Collection, IdKind, &str),
+        id: &str,
+        param: &str,
+    ) -> CoreResult<crate::store::Record> {
+        let found = match ids::looks_like(kind, id) {
+            true => self.store.find_record(scope, collection, id).await?,
+            false => None,
+        };
+        found.ok_or_else(|| CoreError::missing_reference(param, name, id))
+    }
+
     /// A page of a collection as the API shows it, newest first.
     pub async fn list_raw(
         &self,

@@ -264,15 +264,14 @@ impl Services {
         let scope = ctx.scope();
         // The product must exist here (a price cannot be made for a deleted product); the
         // Check keeps it from being deleted before the price is recorded.
-        let product = match ids::looks_like(IdKind::Product, &cmd.product) {
-            true => {
-                self.store
-                    .find_record(scope, Collection::Products, &cmd.product)
-                    .await?
-            }
-            false => None,
-        }
-        .ok_or_else(|| CoreError::missing_reference("product", "product", &cmd.product))?;
+        let product = self
+            .referenced(
+                scope,
+                (Collection::Products, IdKind::Product, "product"),
+                &cmd.product,
+                "product",
+            )
+            .await?;
         let price = Price {
             id: ids::generate(IdKind::Price),
             object: "price".into(),

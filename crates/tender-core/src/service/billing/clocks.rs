@@ -25,13 +25,13 @@ use crate::ids::{self, IdKind};
 use crate::service::payments::check_text;
 use crate::service::tasks::{TaskKind, TASK_LEASE_SECS};
 use crate::service::{from_body, to_body, to_value, RequestContext, Services};
-use crate::store::{ClaimedTask, Collection, Field, IndexValues, ListQuery, WriteOp};
+use crate::store::{ClaimedTask, Collection, Field, IndexValues, WriteOp};
 
 /// How many of a clock's tasks due at one instant run side by side.
 const CLOCK_TASKS_AT_ONCE: usize = 32;
 /// An advance hands over to a fresh task after this long (far inside the task lease).
 const ADVANCE_SLICE: Duration = Duration::from_secs(10);
-/// The earliest and latest `frozen_time` (1970 to the end of 9999).
+/// The latest `frozen_time` (the end of 9999); the earliest is 0 (1970).
 const LATEST_TIME: i64 = 253_402_300_799;
 
 fn clock_state_error(c: &TestClock, what: &str) -> CoreError {
@@ -273,8 +273,19 @@ impl Services {
                     clock: clock.id.clone(),
                 },
             ];
-            for (customer, customer_version) in self.clock_customers(scope, &clock.id).await? {
-                for (sub, sub_version) in self.customer_subscriptions(scope, &customer.id).await? {
+            let customers: Vec<(Customer, i64)> = self
+                .matching(scope, Collection::Customers, Field::TestClock, &clock.id)
+                .await?;
+            for (customer, customer_version) in customers {
+                let subscriptions: Vec<(Subscription, i64)> = self
+                    .matching(
+                        scope,
+                        Collection::Subscriptions,
+                        Field::Customer,
+                        &customer.id,
+                    )
+                    .await?;
+                for (sub, sub_version) in subscriptions {
                     if !sub.status.is_ended() {
                         ops.extend(svc.cancel_ops(scope, &sub, sub_version, Some(ctx)).await?.1);
                     }
@@ -301,51 +312,5 @@ impl Services {
             Ok(deleted)
         })
         .await
-    }
-
-    async fn clock_customers(
-        &self,
-        scope: &crate::auth::Scope,
-        clock: &str,
-    ) -> CoreResult<Vec<(Customer, i64)>> {
-        self.matching_records(scope, Collection::Customers, Field::TestClock, clock)
-            .await
-    }
-
-    pub(crate) async fn customer_subscriptions(
-        &self,
-        scope: &crate::auth::Scope,
-        customer: &str,
-    ) -> CoreResult<Vec<(Subscription, i64)>> {
-        self.matching_records(scope, Collection::Subscriptions, Field::Customer, customer)
-            .await
-    }
-
-    /// Every document of `collection` whose `field` is `value`, with versions.
-    async fn matching_records<T: serde::de::DeserializeOwned>(
-        &self,
-        scope: &crate::auth::Scope,
-        collection: Collection,
-        field: Field,
-        value: &str,
-    ) -> CoreResult<Vec<(T, i64)>> {
-        let mut out = Vec::new();
-        let mut query = ListQuery {
-            filters: vec![(field, value.to_string())],
-            limit: 100,
-            ..ListQuery::default()
-        };
-        loop {
-            let page = self.store.list_records(scope, collection, &query).await?;
-            for r in &page.records {
-                out.push((from_body(&r.id, &r.body)?, r.version));
-            }
-            match (page.has_more, page.records.last()) {
-                (true, Some(last)) => {
-                    query.cursor = crate::store::Cursor::StartingAfter(last.id.clone())
-                }
-                _ => return Ok(out),
-            }
-        }
     }
 }

@@ -162,6 +162,30 @@ impl Services {
         Ok(page.records.first().map(|r| r.id.clone()))
     }
 
+    /// 400 `payment_method_unexpected_state` naming `param` unless `pm` is a card saved to
+    /// `customer`.
+    pub(crate) async fn require_card_of(
+        &self,
+        scope: &Scope,
+        customer: &str,
+        pm: &str,
+        param: &str,
+    ) -> CoreResult<()> {
+        if self
+            .invoice_card(scope, customer, Some(pm))
+            .await?
+            .as_deref()
+            != Some(pm)
+        {
+            return Err(CoreError::invalid(
+                param,
+                "payment_method_unexpected_state",
+                format!("{param} must be a card saved to the customer {customer}."),
+            ));
+        }
+        Ok(())
+    }
+
     /// The `attempt`-th try of `invoice` with card `card`, through the normal payment path,
     /// under an idempotency key of its own (a try run twice charges once).
     pub(crate) async fn charge_try(
@@ -380,42 +404,47 @@ impl Services {
         {
             return self.drop_task(task, "invoice no longer due").await;
         }
-        let ops = self
-            .try_invoice(scope, (&invoice, record.version), true)
+        let (_, _, mut ops) = self
+            .try_invoice(scope, (&invoice, record.version), true, None)
             .await?;
-        let mut ops = ops.1;
         ops.push(WriteOp::DeleteTask {
             id: task.id.clone(),
         });
         self.commit_background(scope, ops).await
     }
 
-    /// One try of `invoice` with the card its customer would be charged on: the outcome and
-    /// the writes it makes.
+    /// One try of `invoice` with `card` (a card of its customer's, checked by the caller), or
+    /// the card its customer would be charged on: the outcome, the invoice after it, and the
+    /// writes it makes.
     pub(crate) async fn try_invoice(
         &self,
         scope: &Scope,
         (invoice, version): (&Invoice, i64),
         automatic: bool,
-    ) -> CoreResult<(Outcome, Vec<WriteOp>)> {
+        card: Option<String>,
+    ) -> CoreResult<(Outcome, Invoice, Vec<WriteOp>)> {
         let subscription = self.invoice_subscription(scope, invoice).await?;
-        let preferred = subscription
-            .as_ref()
-            .and_then(|(s, _)| s.default_payment_method.clone());
-        let card = self
-            .invoice_card(scope, &invoice.customer, preferred.as_deref())
-            .await?;
+        let card = match card {
+            Some(card) => Some(card),
+            None => {
+                let preferred = subscription
+                    .as_ref()
+                    .and_then(|(s, _)| s.default_payment_method.clone());
+                self.invoice_card(scope, &invoice.customer, preferred.as_deref())
+                    .await?
+            }
+        };
         let outcome = self
             .charge_try(scope, invoice, invoice.attempt_count + 1, card)
             .await?;
-        let (_, ops) = self.apply_try(
+        let (after, ops) = self.apply_try(
             scope,
             (invoice, version),
             subscription.as_ref().map(|(s, v)| (s, *v)),
             &outcome,
             automatic,
         )?;
-        Ok((outcome, ops))
+        Ok((outcome, after, ops))
     }
 
     async fn invoice_subscription(
@@ -462,37 +491,13 @@ impl Services {
             let svc = self
                 .for_clock(scope, customer.test_clock.as_deref())
                 .await?;
-            let subscription = svc.invoice_subscription(scope, &invoice).await?;
-            let card = match &payment_method {
-                Some(pm) => {
-                    let found = svc.invoice_card(scope, &invoice.customer, Some(pm)).await?;
-                    if found.as_deref() != Some(pm.as_str()) {
-                        return Err(CoreError::invalid(
-                            "payment_method",
-                            "payment_method_unexpected_state",
-                            "This payment method is not a card of the invoice's customer.",
-                        ));
-                    }
-                    found
-                }
-                None => {
-                    let preferred = subscription
-                        .as_ref()
-                        .and_then(|(s, _)| s.default_payment_method.clone());
-                    svc.invoice_card(scope, &invoice.customer, preferred.as_deref())
-                        .await?
-                }
-            };
-            let outcome = svc
-                .charge_try(scope, &invoice, invoice.attempt_count + 1, card)
+            if let Some(pm) = &payment_method {
+                svc.require_card_of(scope, &invoice.customer, pm, "payment_method")
+                    .await?;
+            }
+            let (outcome, after, ops) = svc
+                .try_invoice(scope, (&invoice, version), false, payment_method.clone())
                 .await?;
-            let (after, ops) = svc.apply_try(
-                scope,
-                (&invoice, version),
-                subscription.as_ref().map(|(s, v)| (s, *v)),
-                &outcome,
-                false,
-            )?;
             match outcome.error() {
                 None => {
                     self.commit(ctx, ops, Ok(&to_value(&after)?)).await?;

@@ -33,8 +33,8 @@ pub mod subscriptions;
 use crate::auth::Scope;
 use crate::billing::TestClock;
 use crate::customer::Customer;
-use crate::error::{CoreError, CoreResult};
-use crate::ids::{self, IdKind};
+use crate::error::CoreResult;
+use crate::ids::IdKind;
 use crate::service::{from_body, Services};
 use crate::store::Collection;
 
@@ -46,15 +46,14 @@ impl Services {
         id: &str,
         param: &str,
     ) -> CoreResult<(Customer, i64)> {
-        let record = match ids::looks_like(IdKind::Customer, id) {
-            true => {
-                self.store
-                    .find_record(scope, Collection::Customers, id)
-                    .await?
-            }
-            false => None,
-        }
-        .ok_or_else(|| CoreError::missing_reference(param, "customer", id))?;
+        let record = self
+            .referenced(
+                scope,
+                (Collection::Customers, IdKind::Customer, "customer"),
+                id,
+                param,
+            )
+            .await?;
         Ok((from_body(&record.id, &record.body)?, record.version))
     }
 

@@ -177,15 +177,14 @@ impl Services {
         let mut out: Vec<SubscriptionItem> = Vec::with_capacity(items.len());
         for (i, (price_id, quantity)) in items.iter().enumerate() {
             let param = format!("items[{i}][price]");
-            let record = match ids::looks_like(IdKind::Price, price_id) {
-                true => {
-                    self.store
-                        .find_record(scope, Collection::Prices, price_id)
-                        .await?
-                }
-                false => None,
-            }
-            .ok_or_else(|| CoreError::missing_reference(&param, "price", price_id))?;
+            let record = self
+                .referenced(
+                    scope,
+                    (Collection::Prices, IdKind::Price, "price"),
+                    price_id,
+                    &param,
+                )
+                .await?;
             let price: Price = from_body(&record.id, &record.body)?;
             let invalid =
                 |message: String| CoreError::invalid(&param, "parameter_invalid", message);
@@ -257,18 +256,8 @@ impl Services {
             check_amount("items", amount, currency)?;
         }
         if let Some(pm) = &cmd.default_payment_method {
-            if self
-                .invoice_card(scope, &customer.id, Some(pm))
-                .await?
-                .as_deref()
-                != Some(pm)
-            {
-                return Err(CoreError::invalid(
-                    "default_payment_method",
-                    "payment_method_unexpected_state",
-                    "default_payment_method must be a card saved to this customer.",
-                ));
-            }
+            self.require_card_of(scope, &customer.id, pm, "default_payment_method")
+                .await?;
         }
         if let Some(days) = cmd.trial_period_days {
             if !(1..=MAX_TRIAL_DAYS).contains(&days) {
@@ -423,8 +412,11 @@ impl Services {
             if invoice.status != InvoiceStatus::Open || invoice.attempt_count > 0 {
                 return Ok(());
             }
-            match self.try_invoice(scope, (&invoice, version), true).await {
-                Ok((_, ops)) => self.commit_background(scope, ops).await,
+            match self
+                .try_invoice(scope, (&invoice, version), true, None)
+                .await
+            {
+                Ok((_, _, ops)) => self.commit_background(scope, ops).await,
                 // Its task is trying it right now: that try is the first.
                 Err(CoreError::IdempotencyInProgress) => Ok(()),
                 Err(e) => Err(e),
@@ -455,18 +447,8 @@ impl Services {
                 after.cancel_at_period_end = c;
             }
             if let Some(pm) = &cmd.default_payment_method {
-                if self
-                    .invoice_card(scope, &before.customer, Some(pm))
-                    .await?
-                    .as_deref()
-                    != Some(pm)
-                {
-                    return Err(CoreError::invalid(
-                        "default_payment_method",
-                        "payment_method_unexpected_state",
-                        "default_payment_method must be a card saved to the subscription's customer.",
-                    ));
-                }
+                self.require_card_of(scope, &before.customer, pm, "default_payment_method")
+                    .await?;
                 after.default_payment_method = Some(pm.clone());
             }
             if let Some(m) = &cmd.metadata {
