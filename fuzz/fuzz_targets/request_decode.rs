@@ -131,6 +131,12 @@ fn check_command(context: &str, cmd: Command) {
             }
         }
         Command::UpdateRefund(_, m) => check_metadata(context, m),
+        Command::CreateProduct(p) => check_metadata(context, p.metadata),
+        Command::CreatePrice(p) => check_metadata(context, p.metadata),
+        Command::CreateSubscription(s) => {
+            assert!(!s.items.is_empty() && s.items.len() <= 20);
+            check_metadata(context, s.metadata)
+        }
         Command::CreateWebhookEndpoint(f) | Command::UpdateWebhookEndpoint(_, f) => {
             check_endpoint(context, f)
         }
@@ -139,7 +145,12 @@ fn check_command(context: &str, cmd: Command) {
         | Command::ListRefunds((p, _))
         | Command::ListEvents((p, _))
         | Command::ListPaymentMethods(p, _)
-        | Command::ListWebhookEndpoints(p) => assert!((1..=100).contains(&p.limit)),
+        | Command::ListWebhookEndpoints(p)
+        | Command::ListProducts((p, _))
+        | Command::ListPrices((p, _))
+        | Command::ListSubscriptions((p, _))
+        | Command::ListInvoices((p, _))
+        | Command::ListTestClocks(p) => assert!((1..=100).contains(&p.limit)),
         _ => {}
     }
 }

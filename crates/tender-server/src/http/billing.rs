@@ -496,6 +496,11 @@ pub fn parse_advance_clock(body: &Value) -> Result<i64, CoreError> {
     p.required("frozen_time", frozen)
 }
 
+/// `GET /test_helpers/test_clocks`: a page, no filters.
+pub fn parse_list_clocks(query: Option<&str>) -> Result<ListParams, CoreError> {
+    Query::parse(query, &[])?.list_params()
+}
+
 pub(crate) async fn create_test_clock(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
@@ -545,8 +550,7 @@ pub(crate) async fn list_test_clocks(
     Ctx(ctx): Ctx,
     RawQuery(q): RawQuery,
 ) -> ApiResult {
-    let q = Query::parse(q.as_deref(), &[])?;
-    let params = q.list_params()?;
+    let params = parse_list_clocks(q.as_deref())?;
     let page = state
         .services
         .list_raw(ctx.scope(), Collection::TestClocks, &params, Vec::new())

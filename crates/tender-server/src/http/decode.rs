@@ -22,8 +22,8 @@ use tender_core::store::Field;
 
 use super::pipeline::parse_json_body;
 use super::{
-    balance, connectors, customers, disputes, events, path_id, payment_methods, payments, payouts,
-    refunds, webhook_endpoints,
+    balance, billing, connectors, customers, disputes, events, path_id, payment_methods, payments,
+    payouts, refunds, webhook_endpoints,
 };
 
 /// A list request: page and filters.
@@ -78,6 +78,39 @@ pub enum Command {
     UpdateDispute(String, tender_core::service::disputes::UpdateDispute),
     CloseDispute(String),
     ListDisputes(ListRequest),
+    CreateProduct(billing_cmd::CreateProduct),
+    RetrieveProduct(String),
+    UpdateProduct(String, billing_cmd::UpdateProduct),
+    DeleteProduct(String),
+    ListProducts(ListRequest),
+    CreatePrice(billing_cmd::CreatePrice),
+    RetrievePrice(String),
+    UpdatePrice(String, billing_cmd::UpdatePrice),
+    ListPrices(ListRequest),
+    CreateSubscription(billing_cmd::CreateSubscription),
+    RetrieveSubscription(String),
+    UpdateSubscription(String, billing_cmd::UpdateSubscription),
+    CancelSubscription(String),
+    ListSubscriptions(ListRequest),
+    RetrieveInvoice(String),
+    PayInvoice(String, Option<String>),
+    VoidInvoice(String),
+    ListInvoices(ListRequest),
+    CreateTestClock(i64, Option<String>),
+    RetrieveTestClock(String),
+    AdvanceTestClock(String, i64),
+    DeleteTestClock(String),
+    ListTestClocks(ListParams),
+}
+
+/// The commands of recurring billing, under one name.
+mod billing_cmd {
+    pub use tender_core::service::billing::catalog::{
+        CreatePrice, CreateProduct, UpdatePrice, UpdateProduct,
+    };
+    pub use tender_core::service::billing::subscriptions::{
+        CreateSubscription, UpdateSubscription,
+    };
 }
 
 /// Decodes one request as the router, the pipeline and the handler would. `method` is upper
@@ -142,7 +175,7 @@ pub fn decode(
             payment_methods::parse_detach(&value)?;
             C::DetachPaymentMethod(pmid)
         }
-        ["customers"] if m == "POST" => C::CreateCustomer(customers::parse_fields(&value)?),
+        ["customers"] if m == "POST" => C::CreateCustomer(customers::parse_create(&value)?),
         ["customers"] if m == "GET" => C::ListCustomers(customers::parse_list(query)?),
         ["customers", raw] => {
             let cid = id(K::Customer, "customer", raw)?;
@@ -243,6 +276,83 @@ pub fn decode(
             disputes::parse_close(&value)?;
             C::CloseDispute(did)
         }
+        ["products"] if m == "POST" => C::CreateProduct(billing::parse_create_product(&value)?),
+        ["products"] if m == "GET" => C::ListProducts(billing::parse_list_products(query)?),
+        ["products", raw] => {
+            let pid = id(K::Product, "product", raw)?;
+            match m {
+                "GET" => C::RetrieveProduct(pid),
+                "DELETE" => {
+                    billing::parse_empty(&value)?;
+                    C::DeleteProduct(pid)
+                }
+                _ if update => C::UpdateProduct(pid, billing::parse_update_product(&value)?),
+                _ => return Err(no_route(path)),
+            }
+        }
+        ["prices"] if m == "POST" => C::CreatePrice(billing::parse_create_price(&value)?),
+        ["prices"] if m == "GET" => C::ListPrices(billing::parse_list_prices(query)?),
+        ["prices", raw] => {
+            let pid = id(K::Price, "price", raw)?;
+            match m {
+                "GET" => C::RetrievePrice(pid),
+                _ if update => C::UpdatePrice(pid, billing::parse_update_price(&value)?),
+                _ => return Err(no_route(path)),
+            }
+        }
+        ["subscriptions"] if m == "POST" => {
+            C::CreateSubscription(billing::parse_create_subscription(&value)?)
+        }
+        ["subscriptions"] if m == "GET" => {
+            C::ListSubscriptions(billing::parse_list_subscriptions(query)?)
+        }
+        ["subscriptions", raw] => {
+            let sid = id(K::Subscription, "subscription", raw)?;
+            match m {
+                "GET" => C::RetrieveSubscription(sid),
+                "DELETE" => {
+                    billing::parse_empty(&value)?;
+                    C::CancelSubscription(sid)
+                }
+                _ if update => {
+                    C::UpdateSubscription(sid, billing::parse_update_subscription(&value)?)
+                }
+                _ => return Err(no_route(path)),
+            }
+        }
+        ["invoices"] if m == "GET" => C::ListInvoices(billing::parse_list_invoices(query)?),
+        ["invoices", raw] if m == "GET" => C::RetrieveInvoice(id(K::Invoice, "invoice", raw)?),
+        ["invoices", raw, "pay"] if m == "POST" => {
+            let iid = id(K::Invoice, "invoice", raw)?;
+            C::PayInvoice(iid, billing::parse_pay_invoice(&value)?)
+        }
+        ["invoices", raw, "void"] if m == "POST" => {
+            let iid = id(K::Invoice, "invoice", raw)?;
+            billing::parse_empty(&value)?;
+            C::VoidInvoice(iid)
+        }
+        ["test_helpers", "test_clocks"] if m == "POST" => {
+            let (frozen, name) = billing::parse_create_clock(&value)?;
+            C::CreateTestClock(frozen, name)
+        }
+        ["test_helpers", "test_clocks"] if m == "GET" => {
+            C::ListTestClocks(billing::parse_list_clocks(query)?)
+        }
+        ["test_helpers", "test_clocks", raw] => {
+            let cid = id(K::TestClock, "test clock", raw)?;
+            match m {
+                "GET" => C::RetrieveTestClock(cid),
+                "DELETE" => {
+                    billing::parse_empty(&value)?;
+                    C::DeleteTestClock(cid)
+                }
+                _ => return Err(no_route(path)),
+            }
+        }
+        ["test_helpers", "test_clocks", raw, "advance"] if m == "POST" => {
+            let cid = id(K::TestClock, "test clock", raw)?;
+            C::AdvanceTestClock(cid, billing::parse_advance_clock(&value)?)
+        }
         _ => return Err(no_route(path)),
     };
     Ok(cmd)
@@ -271,6 +381,11 @@ mod tests {
             "balance_transactions" => IdKind::BalanceTransaction,
             "payouts" => IdKind::Payout,
             "disputes" => IdKind::Dispute,
+            "products" => IdKind::Product,
+            "prices" => IdKind::Price,
+            "subscriptions" => IdKind::Subscription,
+            "invoices" => IdKind::Invoice,
+            "test_helpers" => IdKind::TestClock,
             _ => IdKind::WebhookEndpoint,
         };
         template.replace("{id}", &tender_core::ids::generate(kind))
