@@ -89,6 +89,7 @@ echo "tender at $BASE; schemathesis $SCHEMATHESIS_VERSION, seed $SEED, $MAX_EXAM
 cat >"$DATA/schemathesis.toml" <<'TOML'
 [checks.negative_data_rejection]
 expected-statuses = ["400", "401", "403", "404", "405", "406", "409", "413", "414", "415", "422", "428", "429", "5xx"]
+
 TOML
 
 # Real objects for the operations on `{id}` paths: half of their test cases use one of these ids
@@ -143,13 +144,15 @@ for name, values in ids.items():
     print('parameters = { "path.id" = { dictionary = "%s", probability = 0.5 } }' % name)
 PY
 
+HOOKS_DIR="$(pwd)/scripts"
 # schemathesis keeps failing cases (for `st replay ID`) under the working directory: not the clone.
 WORK="$HOME/.cache/tender-schemathesis"
 mkdir -p "$WORK"
 cd "$WORK"
 
 status=0
-"$VENV/bin/st" --config-file "$DATA/schemathesis.toml" run "$BASE/v2/openapi.json" \
+# In the stateful phase each request gets an Idempotency-Key of its own (see the hooks file).
+SCHEMATHESIS_HOOKS=schemathesis_hooks PYTHONPATH="$HOOKS_DIR" "$VENV/bin/st" --config-file "$DATA/schemathesis.toml" run "$BASE/v2/openapi.json" \
   --header "Authorization: Bearer $KEY" \
   --checks "$CHECKS" \
   --max-examples "$MAX_EXAMPLES" \
