@@ -15,7 +15,12 @@
 //! - SQLite `integrity_check` (must be ok);
 //! - restart-to-first-success time (median, p99).
 //!
+//! `--scenario billing` ([`billing`]) kills it instead while a test clock advances a year of
+//! subscriptions, and checks that no period was billed twice or skipped.
+//!
 //! `cargo run --release -p tender-chaos -- --cycles 50` (see docs/reliability.md).
+
+mod billing;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -54,6 +59,20 @@ struct Args {
         default_value = "postgres://postgres@127.0.0.1:5432/test"
     )]
     postgres: String,
+    /// What runs while the server is killed.
+    #[arg(long, value_enum, default_value_t = Scenario::Payments)]
+    scenario: Scenario,
+    /// Subscriptions on the test clock (`--scenario billing`).
+    #[arg(long, default_value_t = 24)]
+    subscriptions: usize,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Scenario {
+    /// Payments created, captured and refunded by concurrent clients.
+    Payments,
+    /// A test clock advancing a year of subscriptions ([`billing`]).
+    Billing,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -61,6 +80,9 @@ enum Backend {
     Sqlite,
     Postgres,
 }
+
+/// `tender serve` arguments of the payments scenario: webhooks retried at once.
+const PAYMENT_ARGS: &[&str] = &["--webhook-retry-scale", "0.001"];
 
 const VAULT_KEY: &str = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0";
 
@@ -115,7 +137,7 @@ fn start(
     tender: &PathBuf,
     data_dir: &std::path::Path,
     env: &[(String, String)],
-    webhook_scale: &str,
+    extra: &[&str],
 ) -> anyhow::Result<(Server, Vec<String>)> {
     use std::io::{BufRead, BufReader};
     let mut cmd = Command::new(tender);
@@ -128,7 +150,7 @@ fn start(
         "--rate-limit",
         "0",
     ])
-    .args(["--webhook-retry-scale", webhook_scale])
+    .args(extra)
     .arg("--data-dir")
     .arg(data_dir)
     .stdout(Stdio::piped())
@@ -340,6 +362,11 @@ async fn main() -> anyhow::Result<()> {
         ));
         env.push(("TENDER_VAULT_KEY".into(), VAULT_KEY.into()));
     }
+    if args.scenario == Scenario::Billing {
+        let result = billing::run(&args, &tender, &dir, &env).await;
+        let _ = std::fs::remove_dir_all(&dir);
+        return result;
+    }
 
     // The webhook receiver outlives every server process.
     let delivered: Arc<Mutex<HashSet<String>>> = Arc::default();
@@ -360,15 +387,8 @@ async fn main() -> anyhow::Result<()> {
     let hook = format!("http://{}/hook", listener.local_addr()?);
     tokio::spawn(async move { axum::serve(listener, app).await });
 
-    let (mut server, lines) = start(&tender, &dir, &env, "0.001")?;
-    let key = lines
-        .iter()
-        .find_map(|l| {
-            l.trim()
-                .strip_prefix("test secret key:")
-                .map(|k| k.trim().to_string())
-        })
-        .context("no bootstrap key printed")?;
+    let (mut server, lines) = start(&tender, &dir, &env, PAYMENT_ARGS)?;
+    let key = bootstrap_key(&lines)?;
     let client = Arc::new(Client {
         http: reqwest::Client::new(),
         key,
@@ -436,7 +456,7 @@ async fn main() -> anyhow::Result<()> {
             let _ = w.await;
         }
         let t0 = Instant::now();
-        let (s, _) = start(&tender, &dir, &env, "0.001")?;
+        let (s, _) = start(&tender, &dir, &env, PAYMENT_ARGS)?;
         server = s;
         loop {
             if let Ok((200, _)) = client.get(&server.base, "/payments?limit=1").await {
@@ -457,36 +477,10 @@ async fn main() -> anyhow::Result<()> {
     let report = verify(&client, &server.base, &ledger, &delivered).await?;
     server.child.kill()?;
     server.child.wait()?;
-    // The ledger's invariants (CONTRACT §9) recomputed from the postings, after every kill.
-    let mut check = Command::new(&tender);
-    check.args(["ledger", "verify"]).arg("--data-dir").arg(&dir);
-    for (k, v) in &env {
-        check.env(k, v);
-    }
-    let out = check.output().context("running tender ledger verify")?;
-    let ledger_report = String::from_utf8_lossy(&out.stdout).into_owned();
-    let ledger_ok = out.status.success();
-    let ledger_line = ledger_report
-        .lines()
-        .find(|l| l.contains(" test: "))
-        .map(|l| l.split_once(' ').map_or(l, |(_, rest)| rest).to_string())
-        .unwrap_or_else(|| "no report".into());
-    if !ledger_ok {
-        eprintln!("{ledger_report}");
-    }
-    let integrity = if args.backend == Backend::Sqlite {
-        let conn = rusqlite::Connection::open(dir.join("tender.sqlite3"))?;
-        conn.query_row("PRAGMA integrity_check", [], |r| r.get::<_, String>(0))?
-    } else {
-        "n/a (PostgreSQL)".to_string()
-    };
+    let (ledger_ok, ledger_line) = ledger_verify(&tender, &dir, &env)?;
+    let integrity = integrity_check(args.backend, &dir)?;
     restart_times.sort();
-    let pct = |p: f64| {
-        restart_times
-            .get(((restart_times.len() as f64 - 1.0) * p).round() as usize)
-            .copied()
-            .unwrap_or_default()
-    };
+    let pct = |p: f64| percentile(&restart_times, p);
     println!(
         "tender-chaos: backend {}, {} cycles, {} clients, {:.0} s",
         if args.backend == Backend::Sqlite {
@@ -531,6 +525,61 @@ async fn main() -> anyhow::Result<()> {
     }
     println!("all checks passed");
     Ok(())
+}
+
+/// `tender ledger verify` on the data the killed servers left: the ledger's invariants
+/// (CONTRACT §9) recomputed from the postings. Whether they hold, and the test mode's line.
+fn ledger_verify(
+    tender: &PathBuf,
+    dir: &std::path::Path,
+    env: &[(String, String)],
+) -> anyhow::Result<(bool, String)> {
+    let mut check = Command::new(tender);
+    check.args(["ledger", "verify"]).arg("--data-dir").arg(dir);
+    for (k, v) in env {
+        check.env(k, v);
+    }
+    let out = check.output().context("running tender ledger verify")?;
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = report
+        .lines()
+        .find(|l| l.contains(" test: "))
+        .map(|l| l.split_once(' ').map_or(l, |(_, rest)| rest).to_string())
+        .unwrap_or_else(|| "no report".into());
+    if !out.status.success() {
+        eprintln!("{report}");
+    }
+    Ok((out.status.success(), line))
+}
+
+/// SQLite's `integrity_check` of the data file ("ok" when sound).
+fn integrity_check(backend: Backend, dir: &std::path::Path) -> anyhow::Result<String> {
+    Ok(if backend == Backend::Sqlite {
+        let conn = rusqlite::Connection::open(dir.join("tender.sqlite3"))?;
+        conn.query_row("PRAGMA integrity_check", [], |r| r.get::<_, String>(0))?
+    } else {
+        "n/a (PostgreSQL)".to_string()
+    })
+}
+
+/// The `p` quantile of sorted durations.
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted
+        .get(((sorted.len() as f64 - 1.0) * p).round() as usize)
+        .copied()
+        .unwrap_or_default()
+}
+
+/// The bootstrap test secret key a fresh server printed.
+fn bootstrap_key(lines: &[String]) -> anyhow::Result<String> {
+    lines
+        .iter()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("test secret key:")
+                .map(|k| k.trim().to_string())
+        })
+        .context("no bootstrap key printed")
 }
 
 fn tempfile_dir() -> anyhow::Result<PathBuf> {

@@ -528,8 +528,10 @@ pub trait Store:
 {
     /// Called once when a server starts: forget what only a process of this store that died
     /// could have held. SQLite is served by one process, so its in-progress idempotency claims
-    /// all belong to the dead one and are released at once (clients retrying after a crash get
-    /// an answer instead of 409 for a minute). PostgreSQL has other live nodes: no-op.
+    /// and its leases on tasks and webhook deliveries all belong to the dead one and are
+    /// released at once (clients retrying after a crash get an answer instead of 409 for a
+    /// minute; an interrupted renewal or test-clock advance goes on at once). PostgreSQL has
+    /// other live nodes: no-op. Returns how many claims and leases it released.
     async fn recover_after_restart(&self) -> StoreResult<u64> {
         Ok(0)
     }

@@ -28,6 +28,9 @@ pub struct ServerConfig {
     pub balance_available_delay: Option<u64>,
     /// When a failed subscription invoice is tried again (`--dunning-days`, CONTRACT §10).
     pub dunning: tender_core::billing::Dunning,
+    /// Seconds a node holds a background task it claimed (`--task-lease-secs`): the tasks of
+    /// a node that died are taken over this long after it claimed them.
+    pub task_lease_secs: u64,
     /// 64 hex characters; `None` = read or create `vault.key` in the data dir (SQLite only).
     pub vault_key: Option<String>,
     /// Whether the dashboard is reached over TLS, so its cookies get `Secure`. Set it when
@@ -61,6 +64,7 @@ impl ServerConfig {
             connector_sync_delay: tender_core::service::upstream::FIRST_SYNC_SECS as u64,
             balance_available_delay: None,
             dunning: Default::default(),
+            task_lease_secs: tender_core::service::tasks::TASK_LEASE_SECS as u64,
             vault_key: None,
             secure_cookies: false,
             tls_cert: None,

@@ -64,6 +64,7 @@ pub async fn open_services(
             allow_private_webhook_targets: config.allow_private_webhook_targets,
             balance_available_delay: config.balance_available_delay.map(|d| d as i64),
             dunning: config.dunning.clone(),
+            task_lease_secs: config.task_lease_secs as i64,
         }),
         pricing_cache: Default::default(),
     })
@@ -161,7 +162,7 @@ impl Application {
         if released > 0 {
             tracing::info!(
                 released,
-                "released idempotency claims of requests the last process did not finish"
+                "released the idempotency claims and task leases the last process left"
             );
         }
         let bootstrap = bootstrap_account(&services).await?;

@@ -504,6 +504,43 @@ async fn completing_a_claim_that_is_not_there_applies_nothing(store: Arc<dyn Sto
         .is_none());
 }
 
+/// SQLite is served by one process: the next one takes over the tasks the killed one had
+/// leased at once (an interrupted renewal or test-clock advance goes on without waiting out
+/// the lease), and the tasks are still completed once.
+#[tokio::test]
+async fn sqlite_a_restarted_process_runs_the_dead_ones_leased_tasks_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = tender_store::DatabaseUrl::Sqlite(dir.path().join("t.sqlite3"));
+    let s = scope("acct_a", Mode::Test);
+    let dead = tender_store::open(&url).await.unwrap();
+    let schedule = WriteOp::ScheduleTask {
+        id: "task_1".into(),
+        kind: "k".into(),
+        object_id: "sub_1".into(),
+        due_at: 100,
+        clock: None,
+    };
+    commit(&dead, &s, vec![schedule]).await.unwrap();
+    assert_eq!(dead.claim_tasks(100, 160, 10).await.unwrap().len(), 1);
+    drop(dead);
+    let next = tender_store::open(&url).await.unwrap();
+    assert!(
+        next.claim_tasks(101, 161, 10).await.unwrap().is_empty(),
+        "a lease holds until the process that took it is known dead"
+    );
+    assert!(next.recover_after_restart().await.unwrap() >= 1);
+    let again = next.claim_tasks(101, 161, 10).await.unwrap();
+    assert_eq!(
+        again.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
+        ["task_1"]
+    );
+    let done = WriteOp::DeleteTask {
+        id: "task_1".into(),
+    };
+    commit(&next, &s, vec![done]).await.unwrap();
+    assert!(next.claim_tasks(500, 560, 10).await.unwrap().is_empty());
+}
+
 /// CONTRACT §12: on PostgreSQL the claims of a node that died are free within seconds, while
 /// a live node's are never taken over. The first store stands for a node; dropping it ends its
 /// session as a killed process's would.

@@ -40,6 +40,7 @@ fn serve_config(args: &ServeArgs) -> anyhow::Result<ServerConfig> {
     c.connector_sync_delay = args.connector_sync_delay;
     c.balance_available_delay = args.balance_available_delay;
     c.dunning = args.dunning_days.clone();
+    c.task_lease_secs = args.task_lease_secs;
     c.tls_cert = args.tls_cert.clone();
     c.tls_key = args.tls_key.clone();
     c.behind_tls_proxy = args.behind_tls_proxy;

@@ -405,6 +405,12 @@ struct ServeArgs {
     /// after the last, the invoice is uncollectible and the subscription unpaid.
     #[arg(long, env = "TENDER_DUNNING_DAYS", default_value = "1,3,5,7", value_parser = parse_dunning)]
     dunning_days: tender_core::billing::Dunning,
+    /// Seconds a node holds a background task (a renewal, a webhook's settlement, a test
+    /// clock's advance…) it claimed; a task whose node died is taken over this long after it
+    /// was claimed. Shorter recovers sooner; each task must finish well inside it.
+    #[arg(long, env = "TENDER_TASK_LEASE_SECS", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(5..=3600))]
+    task_lease_secs: u64,
     /// PEM certificate chain: serve HTTPS (TLS 1.2+) on both listeners; reloaded on SIGHUP.
     #[arg(long, env = "TENDER_TLS_CERT", requires = "tls_key")]
     tls_cert: Option<PathBuf>,

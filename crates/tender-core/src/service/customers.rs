@@ -224,35 +224,64 @@ impl Services {
                 .await?;
             let deleted =
                 serde_json::json!({"id": customer.id, "object": "customer", "deleted": true});
-            let mut ops = vec![
-                WriteOp::Delete {
-                    collection: Collection::Customers,
-                    id: customer.id.clone(),
-                    expected_version: version,
-                },
-                self.event_op(
-                    Some(ctx),
-                    ctx.scope(),
-                    "customer.deleted",
-                    to_value(&customer)?,
-                    None,
-                )?,
-            ];
-            // Its saved cards are detached (and forgotten) in the same transaction.
-            for (pm, pm_version) in self
-                .matching::<crate::payment_method::PaymentMethod>(
-                    ctx.scope(),
-                    Collection::PaymentMethods,
-                    Field::Customer,
-                    &customer.id,
-                )
-                .await?
-            {
-                ops.extend(self.detach_ops(pm, pm_version)?.1);
-            }
+            let ops = self.delete_customer_ops(ctx, &customer, version).await?;
             self.commit(ctx, ops, Ok(&deleted)).await?;
             Ok(deleted)
         })
         .await
+    }
+
+    /// Deleting `customer` (at `version`), in one batch: the customer and `customer.deleted`,
+    /// its saved cards detached (and forgotten), and its subscriptions that have not ended
+    /// canceled now, in its test clock's time if it has one (`customer.subscription.deleted`).
+    pub(crate) async fn delete_customer_ops(
+        &self,
+        ctx: &RequestContext,
+        customer: &Customer,
+        version: i64,
+    ) -> CoreResult<Vec<WriteOp>> {
+        let scope = ctx.scope();
+        let mut ops = vec![
+            WriteOp::Delete {
+                collection: Collection::Customers,
+                id: customer.id.clone(),
+                expected_version: version,
+            },
+            self.event_op(
+                Some(ctx),
+                scope,
+                "customer.deleted",
+                to_value(customer)?,
+                None,
+            )?,
+        ];
+        for (pm, pm_version) in self
+            .matching::<crate::payment_method::PaymentMethod>(
+                scope,
+                Collection::PaymentMethods,
+                Field::Customer,
+                &customer.id,
+            )
+            .await?
+        {
+            ops.extend(self.detach_ops(pm, pm_version)?.1);
+        }
+        let subscriptions: Vec<(crate::billing::Subscription, i64)> = self
+            .matching(
+                scope,
+                Collection::Subscriptions,
+                Field::Customer,
+                &customer.id,
+            )
+            .await?;
+        let svc = self
+            .for_clock(scope, customer.test_clock.as_deref())
+            .await?;
+        for (sub, sub_version) in subscriptions {
+            if !sub.status.is_ended() {
+                ops.extend(svc.cancel_ops(scope, &sub, sub_version, Some(ctx)).await?.1);
+            }
+        }
+        Ok(ops)
     }
 }

@@ -78,6 +78,9 @@ pub struct ServiceConfig {
     pub balance_available_delay: Option<i64>,
     /// When a failed subscription invoice is tried again (CONTRACT §10).
     pub dunning: crate::billing::Dunning,
+    /// Seconds a claimed background task stays its runner's (`--task-lease-secs`): a task
+    /// whose runner died runs again this long after it was claimed.
+    pub task_lease_secs: i64,
 }
 
 /// The use cases and what they run on. Cheap to clone.

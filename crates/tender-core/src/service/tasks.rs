@@ -27,8 +27,9 @@ use crate::store::{ClaimedTask, Collection, IndexValues, WriteBatch, WriteOp};
 pub const AUTHORIZATION_TTL_SECS: i64 = 7 * 24 * 3600;
 /// A 3-D Secure authentication not completed within an hour is abandoned.
 pub const AUTHENTICATION_TIMEOUT_SECS: i64 = 3600;
-/// How long a runner holds a task before another may take it over.
-pub(crate) const TASK_LEASE_SECS: i64 = 60;
+/// How long a runner holds a task before another may take it over, by default
+/// (`ServiceConfig::task_lease_secs`).
+pub const TASK_LEASE_SECS: i64 = 60;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaskKind {
@@ -124,7 +125,7 @@ impl Services {
         let now = self.now();
         let tasks = self
             .store
-            .claim_tasks(now, now + TASK_LEASE_SECS, limit)
+            .claim_tasks(now, now + self.config.task_lease_secs, limit)
             .await?;
         let n = tasks.len();
         for task in tasks {

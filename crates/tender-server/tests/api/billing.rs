@@ -896,3 +896,44 @@ async fn deleting_a_test_clock_deletes_its_customers_and_ends_their_subscription
     .await;
     assert_eq!(sub["status"], "canceled");
 }
+
+#[tokio::test]
+async fn deleting_a_customer_cancels_its_subscriptions_and_stops_their_billing() {
+    let Some(app) = spawn_app().await else { return };
+    let (cus, pm) = customer_with_card(&app, None, GOOD).await;
+    let monthly = price(&app, 1000, "month").await;
+    let s = created(
+        &app,
+        "/v2/subscriptions",
+        json!({"customer": cus, "items": [{"price": monthly}]}),
+    )
+    .await;
+    assert_eq!(s["status"], "active");
+    let d = app.delete(&format!("/v2/customers/{cus}"), app.sk()).await;
+    assert_eq!(d.status, 200, "{}", d.body);
+    assert_eq!(d.body["deleted"], true);
+
+    let sub = get(
+        &app,
+        &format!("/v2/subscriptions/{}", s["id"].as_str().unwrap()),
+    )
+    .await;
+    assert_eq!(sub["status"], "canceled");
+    assert!(sub["ended_at"].is_i64(), "{sub}");
+    let ended = list(&app, "/v2/events?type=customer.subscription.deleted").await;
+    assert_eq!(ended.len(), 1);
+    assert_eq!(ended[0]["data"]["object"]["id"], s["id"]);
+    // Its card went with it, so nothing is left to charge; a new subscription is refused.
+    let card = get(&app, &format!("/v2/payment_methods/{pm}")).await;
+    assert_eq!(card["customer"], Value::Null);
+    let again = app
+        .post(
+            "/v2/subscriptions",
+            app.sk(),
+            json!({"customer": cus, "items": [{"price": monthly}]}),
+        )
+        .await;
+    assert_eq!(again.status, 400, "{}", again.body);
+    assert_eq!(again.body["error"]["code"], "resource_missing");
+    assert_eq!(again.body["error"]["param"], "customer");
+}

@@ -216,7 +216,20 @@ impl Store for SqliteStore {
                 )
                 .and_then(|kept| {
                     conn.execute("DELETE FROM idempotency_keys WHERE state = 'running'", [])
-                        .map(|n| (n + kept) as u64)
+                        .map(|n| n + kept)
+                })
+                // The dead process's leases on tasks and deliveries: theirs are run again now
+                // rather than a lease later (each is done in one batch, so none runs twice).
+                .and_then(|claims| {
+                    let tasks = conn.execute(
+                        "UPDATE scheduled_tasks SET lease_until = NULL WHERE lease_until IS NOT NULL",
+                        [],
+                    )?;
+                    let deliveries = conn.execute(
+                        "UPDATE webhook_deliveries SET lease_until = NULL WHERE lease_until IS NOT NULL",
+                        [],
+                    )?;
+                    Ok((claims + tasks + deliveries) as u64)
                 })
                 .map_err(|e| classify("release claims", e))
             })

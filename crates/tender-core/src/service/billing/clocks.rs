@@ -9,28 +9,28 @@
 //! (`test_helpers.test_clock.ready`).
 //!
 //! Each of those tasks is a batch of its own, deleted in the batch that does it, so an advance
-//! cut short by a crash goes on where it stopped when its task is leased again (a minute later)
+//! cut short by a crash goes on where it stopped when its task is leased again (a lease later: a minute by default)
 //! and never runs a step twice. A long advance hands over to a fresh `advance_clock` task every
 //! few seconds, well inside its lease, so no second runner takes it over meanwhile.
 
 use std::time::{Duration, Instant};
 
 use crate::billing::{
-    add_calendar_months, Advancing, ClockStatus, ClockStatusDetails, Subscription, TestClock,
-    MAX_ADVANCE_MONTHS,
+    add_calendar_months, Advancing, ClockStatus, ClockStatusDetails, TestClock, MAX_ADVANCE_MONTHS,
 };
 use crate::customer::Customer;
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, IdKind};
 use crate::service::payments::check_text;
-use crate::service::tasks::{TaskKind, TASK_LEASE_SECS};
+use crate::service::tasks::TaskKind;
 use crate::service::{from_body, to_body, to_value, RequestContext, Services};
 use crate::store::{ClaimedTask, Collection, Field, IndexValues, WriteOp};
 
 /// How many of a clock's tasks due at one instant run side by side.
 const CLOCK_TASKS_AT_ONCE: usize = 32;
-/// An advance hands over to a fresh task after this long (far inside the task lease).
-const ADVANCE_SLICE: Duration = Duration::from_secs(10);
+/// An advance hands over to a fresh task after this share of the task lease (10 s of the
+/// default minute), so it is never still running when its lease ends.
+const ADVANCE_SLICES_PER_LEASE: i64 = 6;
 /// The latest `frozen_time` (the end of 9999); the earliest is 0 (1970).
 const LATEST_TIME: i64 = 253_402_300_799;
 
@@ -169,6 +169,9 @@ impl Services {
             return self.drop_task(task, "test clock not advancing").await;
         };
         let started = Instant::now();
+        let slice = Duration::from_millis(
+            (self.config.task_lease_secs * 1000 / ADVANCE_SLICES_PER_LEASE) as u64,
+        );
         loop {
             let now = self.wall_now();
             let due = self
@@ -177,7 +180,7 @@ impl Services {
                     &clock.id,
                     target_frozen_time,
                     now,
-                    now + TASK_LEASE_SECS,
+                    now + self.config.task_lease_secs,
                     CLOCK_TASKS_AT_ONCE,
                 )
                 .await?;
@@ -194,7 +197,7 @@ impl Services {
                 });
             }
             while running.join_next().await.is_some() {}
-            if started.elapsed() > ADVANCE_SLICE {
+            if started.elapsed() > slice {
                 // Hand over to a fresh task (a fresh lease) and let other work run.
                 let ops = vec![
                     WriteOp::DeleteTask {
@@ -219,7 +222,7 @@ impl Services {
                 self.schedule_op(
                     TaskKind::AdvanceClock,
                     &clock.id,
-                    self.wall_now() + TASK_LEASE_SECS,
+                    self.wall_now() + self.config.task_lease_secs,
                 ),
             ];
             return self.commit_background(scope, ops).await;
@@ -262,7 +265,6 @@ impl Services {
             let (clock, version): (TestClock, i64) = self
                 .load(scope, Collection::TestClocks, "test clock", id)
                 .await?;
-            let svc = self.at_clock(&clock.id, clock.frozen_time);
             let mut ops = vec![
                 WriteOp::Delete {
                     collection: Collection::TestClocks,
@@ -277,31 +279,10 @@ impl Services {
                 .matching(scope, Collection::Customers, Field::TestClock, &clock.id)
                 .await?;
             for (customer, customer_version) in customers {
-                let subscriptions: Vec<(Subscription, i64)> = self
-                    .matching(
-                        scope,
-                        Collection::Subscriptions,
-                        Field::Customer,
-                        &customer.id,
-                    )
-                    .await?;
-                for (sub, sub_version) in subscriptions {
-                    if !sub.status.is_ended() {
-                        ops.extend(svc.cancel_ops(scope, &sub, sub_version, Some(ctx)).await?.1);
-                    }
-                }
-                ops.push(WriteOp::Delete {
-                    collection: Collection::Customers,
-                    id: customer.id.clone(),
-                    expected_version: customer_version,
-                });
-                ops.push(self.event_op(
-                    Some(ctx),
-                    scope,
-                    "customer.deleted",
-                    to_value(&customer)?,
-                    None,
-                )?);
+                ops.extend(
+                    self.delete_customer_ops(ctx, &customer, customer_version)
+                        .await?,
+                );
             }
             let deleted = serde_json::json!({
                 "id": clock.id,
