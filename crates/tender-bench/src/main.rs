@@ -12,10 +12,12 @@
 //! - [`scale`]: `--scale`, bulk loading and list/retrieve latency by table size.
 //! - [`peer`]: `--peer localstripe`.
 //! - [`storage`]: `--storage N`, bytes stored per payment, table by table.
+//! - [`billing`]: `--billing N`, a test clock's one-year advance of `N` subscriptions.
 //! - [`pg`]: PostgreSQL helpers.
 //!
 //! Not part of `cargo test`: run it with `cargo run --release -p tender-bench`.
 
+mod billing;
 mod load;
 mod peer;
 mod pg;
@@ -124,6 +126,12 @@ struct RunArgs {
     /// Only the storage measurement (with --storage).
     #[arg(long)]
     storage_only: bool,
+    /// Also time a test clock's one-year advance of this many monthly subscriptions.
+    #[arg(long)]
+    billing: Option<usize>,
+    /// Only the billing measurement (with --billing).
+    #[arg(long)]
+    billing_only: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -276,7 +284,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         notes: Vec::new(),
     };
 
-    if !args.scale_only && !args.storage_only {
+    if !args.scale_only && !args.storage_only && !args.billing_only {
         // The ceiling: the same stack answering a parsed-and-echoed JSON body.
         let mut cmd = Command::new(&exe);
         cmd.args(["echo", "--listen", "127.0.0.1:0"]);
@@ -379,6 +387,15 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
             connected?;
         }
         print_report(&report);
+    }
+
+    if let Some(n) = args.billing {
+        for (name, backend) in backends(&args, pg_ok) {
+            let t = Tender::start(&bin, &backend, client.clone()).await?;
+            let result = billing::run(&t, name, n).await;
+            t.cleanup().await;
+            result?;
+        }
     }
 
     if let Some(n) = args.storage {

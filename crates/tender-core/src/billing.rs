@@ -355,21 +355,38 @@ impl Subscription {
             .sum()
     }
 
-    /// The invoice lines of the period `[start, end)`.
-    pub fn lines(&self, start: i64, end: i64) -> Vec<InvoiceLine> {
+    /// The invoice lines of the period `[start, end)`, described as Stripe does
+    /// (`2 × Plan (at 15.00 USD / month)`) with `product_name` (its id when it has none).
+    pub fn lines(
+        &self,
+        start: i64,
+        end: i64,
+        product_name: impl Fn(&str) -> Option<String>,
+    ) -> Vec<InvoiceLine> {
         self.items
             .data
             .iter()
-            .map(|i| InvoiceLine {
-                price: i.price.id.clone(),
-                quantity: i.quantity,
-                amount: i.price.unit_amount * i.quantity,
-                period: Period { start, end },
-                description: format!(
-                    "{} × {}",
-                    i.quantity,
-                    i.price.nickname.as_deref().unwrap_or(&i.price.product)
-                ),
+            .map(|i| {
+                let p = &i.price;
+                let every = match p.recurring {
+                    Some(r) if r.interval_count > 1 => {
+                        format!(" every {} {}s", r.interval_count, r.interval.as_str())
+                    }
+                    Some(r) => format!(" / {}", r.interval.as_str()),
+                    None => String::new(),
+                };
+                InvoiceLine {
+                    price: p.id.clone(),
+                    quantity: i.quantity,
+                    amount: p.unit_amount * i.quantity,
+                    period: Period { start, end },
+                    description: format!(
+                        "{} × {} (at {}{every})",
+                        i.quantity,
+                        product_name(&p.product).unwrap_or_else(|| p.product.clone()),
+                        crate::money::format_amount(p.unit_amount, p.currency)
+                    ),
+                }
             })
             .collect()
     }

@@ -117,6 +117,12 @@ pub fn format_utc(unix: i64) -> String {
     )
 }
 
+/// `YYYY-MM-DD` (UTC), for pages people read (an invoice's periods).
+pub fn format_date(unix: i64) -> String {
+    let (y, m, d) = civil_date(unix);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
 /// The Unix time of midnight UTC starting `year-month-day` (Howard Hinnant's
 /// days_from_civil); `None` for a date that does not exist.
 pub fn unix_from_civil(year: i32, month: u32, day: u32) -> Option<i64> {

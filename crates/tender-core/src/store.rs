@@ -581,9 +581,14 @@ pub trait DocumentStore: Send + Sync {
     /// caller proves itself with the signature the sealed settings verify).
     async fn find_sealed_unscoped(&self, owner: &str) -> StoreResult<Option<(Scope, String)>>;
 
-    /// A payment by id alone, with its scope: only the receipt host, which has no caller to
-    /// scope by, uses this (payment ids are unguessable).
-    async fn find_payment_for_receipt(&self, id: &str) -> StoreResult<Option<(Scope, Record)>>;
+    /// A document by id alone, with its scope: only the receipt host, which has no caller to
+    /// scope by, uses this, for payments (receipts) and invoices (hosted invoice pages); their
+    /// ids are unguessable.
+    async fn find_unscoped(
+        &self,
+        collection: Collection,
+        id: &str,
+    ) -> StoreResult<Option<(Scope, Record)>>;
 }
 
 // ---- The ledger ------------------------------------------------------------------------------

@@ -27,7 +27,11 @@ impl Services {
         if !ids::looks_like(IdKind::Payment, payment_id) || token.len() > 64 {
             return Ok(None);
         }
-        let Some((scope, record)) = self.store.find_payment_for_receipt(payment_id).await? else {
+        let Some((scope, record)) = self
+            .store
+            .find_unscoped(Collection::Payments, payment_id)
+            .await?
+        else {
             return Ok(None);
         };
         let Some(stored) = self.store.find_sealed(&scope, payment_id).await? else {

@@ -947,15 +947,12 @@ impl Services {
         if !ids::looks_like(IdKind::Payment, id) {
             return Ok(None);
         }
-        let Some((scope, record)) = self.store.find_payment_for_receipt(id).await? else {
+        let Some((scope, record)) = self.store.find_unscoped(Collection::Payments, id).await?
+        else {
             return Ok(None);
         };
         let payment: Payment = from_body(&record.id, &record.body)?;
-        // What customers see: the business name and public e-mail, never the login e-mail.
-        let (merchant, merchant_email) = match self.store.find_account(&scope.account).await? {
-            Some(a) => (a.name.or_else(|| a.public_email.clone()), a.public_email),
-            None => (None, None),
-        };
+        let (merchant, merchant_email) = self.merchant(&scope.account).await?;
         let query = crate::store::ListQuery {
             filters: vec![(crate::store::Field::Payment, payment.id.clone())],
             limit: 100,
@@ -975,6 +972,18 @@ impl Services {
             merchant_email,
             refunds,
         }))
+    }
+
+    /// Who the receipt host's pages name as the merchant: the business name (else its public
+    /// e-mail) and the public e-mail, never the login e-mail.
+    pub(crate) async fn merchant(
+        &self,
+        account: &str,
+    ) -> CoreResult<(Option<String>, Option<String>)> {
+        Ok(match self.store.find_account(account).await? {
+            Some(a) => (a.name.or_else(|| a.public_email.clone()), a.public_email),
+            None => (None, None),
+        })
     }
 
     /// A payment, typed (receipts and the dashboard use this).

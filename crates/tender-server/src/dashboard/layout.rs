@@ -20,6 +20,7 @@ pub enum Section {
     Balance,
     Disputes,
     Customers,
+    Billing,
     Webhooks,
     Connectors,
     Keys,
@@ -27,12 +28,13 @@ pub enum Section {
 }
 
 impl Section {
-    const NAV: [Section; 9] = [
+    const NAV: [Section; 10] = [
         Section::Overview,
         Section::Payments,
         Section::Balance,
         Section::Disputes,
         Section::Customers,
+        Section::Billing,
         Section::Webhooks,
         Section::Connectors,
         Section::Keys,
@@ -46,6 +48,7 @@ impl Section {
             Section::Balance => "/dashboard/balance",
             Section::Disputes => "/dashboard/disputes",
             Section::Customers => "/dashboard/customers",
+            Section::Billing => "/dashboard/subscriptions",
             Section::Webhooks => "/dashboard/webhooks",
             Section::Connectors => "/dashboard/connectors",
             Section::Keys => "/dashboard/keys",
@@ -60,6 +63,7 @@ impl Section {
             Section::Balance => "Balance",
             Section::Disputes => "Disputes",
             Section::Customers => "Customers",
+            Section::Billing => "Billing",
             Section::Webhooks => "Webhooks",
             Section::Connectors => "Connectors",
             Section::Keys => "API keys",

@@ -10,7 +10,8 @@
 //! - [`overview`]: the landing page: 30-day figures, a daily chart, search.
 //! - [`auth`]: log in, log out, change password, the test/live switch.
 //! - [`keys`], [`payments`], [`customers`], [`webhooks`], [`connectors`]: one module per area;
-//!   [`balance`]: the balance, its transactions and chart, payouts and disputes.
+//!   [`balance`]: the balance, its transactions and chart, payouts and disputes; [`billing`]:
+//!   subscriptions, invoices, products and prices.
 //!
 //! Every read and write goes through the same use cases as the API, with a [`RequestContext`]
 //! built from the session's account and mode: a session cannot name another account's data.
@@ -28,6 +29,7 @@
 
 pub mod auth;
 pub mod balance;
+pub mod billing;
 pub mod connectors;
 pub mod customers;
 pub mod keys;
@@ -112,6 +114,19 @@ pub fn router(app: AppState, secure_cookies: bool) -> Router {
         .route("/keys/{id}/roll", post(keys::roll_key))
         .route("/keys/{id}/revoke", post(keys::revoke_key))
         .route("/overview", get(overview::overview))
+        .route("/subscriptions", get(billing::list_subscriptions))
+        .route("/subscriptions/{id}", get(billing::retrieve_subscription))
+        .route(
+            "/subscriptions/{id}/cancel",
+            post(billing::cancel_subscription),
+        )
+        .route("/invoices", get(billing::list_invoices))
+        .route("/invoices/{id}", get(billing::retrieve_invoice))
+        .route(
+            "/products",
+            get(billing::list_products).post(billing::create_product),
+        )
+        .route("/prices", post(billing::create_price))
         .route("/payments", get(payments::list_payments))
         .route("/payments.csv", get(payments::export_payments))
         .route("/payments/{id}", get(payments::retrieve_payment))

@@ -6,6 +6,7 @@
 //!   JavaScript: a form posts `outcome=complete|fail` back to the same URL. The unguessable
 //!   token in the URL is what makes the form safe from cross-site forgery (an attacker cannot
 //!   know the URL), and it is forgotten once used.
+//! - `GET /invoices/{invoice_id}` and its pay button: the hosted invoice page ([`invoices`]).
 //!
 //! HTML comes from `maud` templates, which escape every value.
 
@@ -23,9 +24,16 @@ use tender_core::service::payments::Receipt;
 
 use crate::state::AppState;
 
+mod invoices;
+
 pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/{payment_id}", get(receipt))
+        .route("/invoices/{invoice_id}", get(invoices::invoice_page))
+        .route(
+            "/invoices/{invoice_id}/pay",
+            axum::routing::post(invoices::pay),
+        )
         .route(
             "/authenticate/{payment_id}/{token}",
             get(authentication_page).post(authenticate),

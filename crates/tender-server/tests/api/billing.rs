@@ -152,6 +152,10 @@ async fn a_year_on_a_test_clock_bills_a_monthly_subscription_twelve_times_and_a_
     assert_eq!(first["amount_paid"], 3000);
     assert_eq!(first["attempt_count"], 1);
     assert_eq!(first["lines"]["data"][0]["amount"], 3000);
+    assert_eq!(
+        first["lines"]["data"][0]["description"],
+        "2 × Plan (at 15.00 USD / month)"
+    );
     assert!(first["hosted_invoice_url"]
         .as_str()
         .unwrap()
@@ -936,4 +940,103 @@ async fn deleting_a_customer_cancels_its_subscriptions_and_stops_their_billing()
     assert_eq!(again.status, 400, "{}", again.body);
     assert_eq!(again.body["error"]["code"], "resource_missing");
     assert_eq!(again.body["error"]["param"], "customer");
+}
+
+/// GETs a page of the receipt host: status and HTML.
+async fn receipt_page(url: &str) -> (u16, String) {
+    let r = reqwest::get(url).await.unwrap();
+    let status = r.status().as_u16();
+    assert!(r.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    (status, r.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn the_hosted_invoice_page_shows_the_invoice_and_its_pay_button_pays_it() {
+    let Some(app) = spawn_app().await else { return };
+    let clock = clock(&app, JAN_31_2027).await;
+    let (cus, _) = customer_with_card(&app, Some(&clock), DECLINES).await;
+    let monthly = price(&app, 1500, "month").await;
+    let s = created(
+        &app,
+        "/v2/subscriptions",
+        json!({"customer": cus, "items": [{"price": monthly, "quantity": 2}],
+               "trial_period_days": 3}),
+    )
+    .await;
+    advance(&app, &clock, JAN_31_2027 + 3 * DAY).await;
+    let sub = get(
+        &app,
+        &format!("/v2/subscriptions/{}", s["id"].as_str().unwrap()),
+    )
+    .await;
+    assert_eq!(sub["status"], "past_due");
+    let inv_id = sub["latest_invoice"].as_str().unwrap().to_string();
+    let inv = get(&app, &format!("/v2/invoices/{inv_id}")).await;
+    let url = inv["hosted_invoice_url"].as_str().unwrap().to_string();
+    assert_eq!(url, format!("{}/invoices/{inv_id}", app.receipt_base));
+
+    // Open: lines, total, what is due, and a button naming the card it charges.
+    let (status, html) = receipt_page(&url).await;
+    assert_eq!(status, 200);
+    assert!(html.contains("TEST MODE"));
+    assert!(html.contains(&inv_id));
+    assert!(html.contains(inv["lines"]["data"][0]["description"].as_str().unwrap()));
+    assert!(html.contains("30.00 USD"), "{html}");
+    assert!(html.contains("2 × Plan (at 15.00 USD / month)"), "{html}");
+    assert!(html.contains(">Due<"), "{html}");
+    assert!(html.contains("2027-02-03 – 2027-03-03"), "{html}");
+    assert!(html.contains("Pay 30.00 USD with Visa •••• 0341"), "{html}");
+    assert!(!html.contains("4000000000000341"));
+
+    // The button, with the declining card: the page says why, nothing is paid.
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let pay = format!("{url}/pay");
+    let r = http.post(&pay).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 402);
+    let html = r.text().await.unwrap();
+    assert!(html.contains("Your card was declined"), "{html}");
+    assert!(html.contains("Payment tried 2 times"), "{html}");
+    let inv = get(&app, &format!("/v2/invoices/{inv_id}")).await;
+    assert_eq!(inv["status"], "open");
+    assert_eq!(inv["attempt_count"], 2);
+
+    // A new card saved: the button now names it, and pays the invoice.
+    save_card(&app, &cus, GOOD).await;
+    let (_, html) = receipt_page(&url).await;
+    assert!(html.contains("Pay 30.00 USD with Visa •••• 4242"), "{html}");
+    let r = http.post(&pay).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 303);
+    assert_eq!(r.headers()["location"], format!("/invoices/{inv_id}"));
+    let inv = get(&app, &format!("/v2/invoices/{inv_id}")).await;
+    assert_eq!(inv["status"], "paid");
+    assert_eq!(inv["amount_paid"], 3000);
+    let sub = get(
+        &app,
+        &format!("/v2/subscriptions/{}", s["id"].as_str().unwrap()),
+    )
+    .await;
+    assert_eq!(sub["status"], "active");
+    let (_, html) = receipt_page(&url).await;
+    assert!(html.contains(">Paid<"), "{html}");
+    assert!(!html.contains("<button"), "no pay button once paid: {html}");
+    assert!(html.contains(&format!("href=\"/{}\"", inv["payment"].as_str().unwrap())));
+
+    // Pressed again (a second tab): nothing more is charged.
+    let r = http.post(&pay).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 409);
+    assert!(r.text().await.unwrap().contains("cannot be paid now"));
+    let inv = get(&app, &format!("/v2/invoices/{inv_id}")).await;
+    assert_eq!(inv["payments"].as_array().unwrap().len(), 3);
+
+    // No such invoice: the receipt host's 404 page, for both.
+    let missing = format!("{}/invoices/in_doesnotexist0000000000000", app.receipt_base);
+    assert_eq!(receipt_page(&missing).await.0, 404);
+    let r = http.post(format!("{missing}/pay")).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 404);
 }

@@ -404,15 +404,22 @@ impl DocumentStore for PgStore {
             .await
     }
 
-    async fn find_payment_for_receipt(&self, id: &str) -> StoreResult<Option<(Scope, Record)>> {
+    async fn find_unscoped(
+        &self,
+        collection: Collection,
+        id: &str,
+    ) -> StoreResult<Option<(Scope, Record)>> {
         let client = self.client().await?;
         let row = client
             .query_opt(
-                "SELECT account_id, livemode, id, version, body FROM payments WHERE id = $1",
+                &format!(
+                    "SELECT account_id, livemode, id, version, body FROM {} WHERE id = $1",
+                    table(collection)
+                ),
                 &[&id],
             )
             .await
-            .map_err(|e| classify("find payment", e))?;
+            .map_err(|e| classify("find unscoped", e))?;
         Ok(row.map(|r| {
             (
                 scope_from(r.get(0), r.get(1)),

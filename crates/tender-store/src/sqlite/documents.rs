@@ -403,12 +403,17 @@ impl DocumentStore for SqliteStore {
             .await
     }
 
-    async fn find_payment_for_receipt(&self, id: &str) -> StoreResult<Option<(Scope, Record)>> {
+    async fn find_unscoped(
+        &self,
+        collection: Collection,
+        id: &str,
+    ) -> StoreResult<Option<(Scope, Record)>> {
         let id = id.to_string();
         self.read(move |conn| {
-            conn.prepare_cached(
-                "SELECT account_id, livemode, id, version, body FROM payments WHERE id = ?1",
-            )
+            conn.prepare_cached(&format!(
+                "SELECT account_id, livemode, id, version, body FROM {} WHERE id = ?1",
+                table(collection)
+            ))
             .and_then(|mut s| {
                 s.query_row([id], |r| {
                     let live: bool = r.get(1)?;
@@ -426,7 +431,7 @@ impl DocumentStore for SqliteStore {
                 })
                 .optional()
             })
-            .map_err(|e| classify("find payment", e))
+            .map_err(|e| classify("find unscoped", e))
         })
         .await
     }

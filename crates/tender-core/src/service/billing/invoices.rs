@@ -427,10 +427,7 @@ impl Services {
         let card = match card {
             Some(card) => Some(card),
             None => {
-                let preferred = subscription
-                    .as_ref()
-                    .and_then(|(s, _)| s.default_payment_method.clone());
-                self.invoice_card(scope, &invoice.customer, preferred.as_deref())
+                self.card_to_charge(scope, invoice, subscription.as_ref().map(|(s, _)| s))
                     .await?
             }
         };
@@ -447,7 +444,19 @@ impl Services {
         Ok((outcome, after, ops))
     }
 
-    async fn invoice_subscription(
+    /// The card a try of `invoice` (of `subscription`) charges when none is named: the
+    /// subscription's `default_payment_method` while its customer's, else the customer's newest.
+    pub(crate) async fn card_to_charge(
+        &self,
+        scope: &Scope,
+        invoice: &Invoice,
+        subscription: Option<&Subscription>,
+    ) -> CoreResult<Option<String>> {
+        let preferred = subscription.and_then(|s| s.default_payment_method.as_deref());
+        self.invoice_card(scope, &invoice.customer, preferred).await
+    }
+
+    pub(crate) async fn invoice_subscription(
         &self,
         scope: &Scope,
         invoice: &Invoice,

@@ -8,6 +8,7 @@
 //! - [`invoices`]: charging an invoice through the normal payment path (automatic tries with
 //!   dunning, `POST /invoices/{id}/pay`), voiding it.
 //! - [`clocks`]: test clocks and their advance.
+//! - [`hosted`]: the hosted invoice page's reads and its pay button (the receipt host).
 //!
 //! # Invariants
 //! - **Every step is a stored task** (renewal, trial end and its warning, incomplete expiry, each
@@ -27,6 +28,7 @@
 
 pub mod catalog;
 pub mod clocks;
+pub mod hosted;
 pub mod invoices;
 pub mod subscriptions;
 

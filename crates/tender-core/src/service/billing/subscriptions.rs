@@ -102,7 +102,7 @@ impl Services {
     /// A new open invoice of `sub` for the period `[start, end)`, and the writes that record
     /// it with its events (`invoice.created`, `invoice.finalized`; `invoice.paid` at once for an
     /// invoice of nothing) and its first try, due now.
-    fn open_invoice(
+    async fn open_invoice(
         &self,
         scope: &Scope,
         sub: &Subscription,
@@ -111,7 +111,20 @@ impl Services {
     ) -> CoreResult<(Invoice, Vec<WriteOp>)> {
         let now = self.now();
         let id = ids::generate(IdKind::Invoice);
-        let lines = sub.lines(start, end);
+        // The lines name the products as they are called now.
+        let mut names = std::collections::HashMap::new();
+        for item in &sub.items.data {
+            let product = &item.price.product;
+            if let Some(r) = self
+                .store
+                .find_record(scope, Collection::Products, product)
+                .await?
+            {
+                let p: crate::billing::Product = from_body(&r.id, &r.body)?;
+                names.insert(product.clone(), p.name);
+            }
+        }
+        let lines = sub.lines(start, end, |product| names.get(product).cloned());
         let amount: i64 = lines.iter().map(|l| l.amount).sum();
         let free = amount == 0;
         let invoice = Invoice {
@@ -330,8 +343,9 @@ impl Services {
                 }
             }
             None => {
-                let (invoice, invoice_ops) =
-                    svc.open_invoice(scope, &sub, now, sub.current_period_end)?;
+                let (invoice, invoice_ops) = svc
+                    .open_invoice(scope, &sub, now, sub.current_period_end)
+                    .await?;
                 sub.latest_invoice = Some(invoice.id.clone());
                 if invoice.status == InvoiceStatus::Paid {
                     sub.status = SubscriptionStatus::Active;
@@ -580,7 +594,7 @@ impl Services {
         let mut after = before.clone();
         after.current_period_start = start;
         after.current_period_end = end;
-        let (invoice, invoice_ops) = self.open_invoice(scope, &after, start, end)?;
+        let (invoice, invoice_ops) = self.open_invoice(scope, &after, start, end).await?;
         after.latest_invoice = Some(invoice.id.clone());
         let event = if invoice.status == InvoiceStatus::Paid {
             SubscriptionEvent::InvoicePaid

@@ -1,0 +1,666 @@
+//! Billing (CONTRACT §10): subscriptions (list by status; detail with items, periods, invoices
+//! and a cancel button), invoices (list by status; detail with lines, every payment tried and
+//! the hosted page's link) and products with their prices (list, new product, new price).
+//!
+//! Reads and writes go through the billing use cases with the session's context, as the API's
+//! do; the pages share one sub-navigation ([`tabs`]).
+
+use std::collections::BTreeMap;
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use maud::{html, Markup};
+use serde::Deserialize;
+use tender_core::billing::{Invoice, Price, Product, Subscription};
+use tender_core::clock::format_date;
+use tender_core::error::CoreError;
+use tender_core::money::Currency;
+use tender_core::payment::Payment;
+use tender_core::service::billing::catalog::{CreatePrice, CreateProduct};
+use tender_core::service::{ListParams, RawPage};
+use tender_core::store::{Collection, Field};
+
+use super::layout::{self, badge, html_response, money, page, pager, Notice, Section};
+use super::payments::{blank_to_none, parse_major, parse_page, payments_table};
+use super::{answer_action, user_message, DashError, DashboardState, PageResult, Posted, Session};
+
+/// The billing pages' own navigation.
+fn tabs(active: &str) -> Markup {
+    let tab = |path: &str, label: &str| {
+        html! { a href=(path) class=[(label == active).then_some("active")] { (label) } }
+    };
+    html! {
+        nav.tabs {
+            (tab("/dashboard/subscriptions", "Subscriptions"))
+            (tab("/dashboard/invoices", "Invoices"))
+            (tab("/dashboard/products", "Products"))
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+pub struct StatusFilter {
+    status: Option<String>,
+    starting_after: Option<String>,
+    ending_before: Option<String>,
+}
+
+/// A page of `collection` with the filters, or the reason a filter was refused.
+async fn list<T: serde::de::DeserializeOwned>(
+    state: &DashboardState,
+    session: &Session,
+    collection: Collection,
+    filters: Vec<(Field, String)>,
+    q: &StatusFilter,
+) -> Result<(Vec<T>, bool, Notice), DashError> {
+    let params = ListParams {
+        limit: super::PAGE_SIZE,
+        starting_after: blank_to_none(q.starting_after.clone()),
+        ending_before: blank_to_none(q.ending_before.clone()),
+        ..ListParams::default()
+    };
+    match state
+        .services()
+        .list_raw(&session.scope(), collection, &params, filters)
+        .await
+    {
+        Ok(p) => Ok((parse_page(&p)?, p.has_more, Notice::None)),
+        Err(e) => match user_message(&e) {
+            Some(m) => Ok((Vec::new(), false, Notice::Error(m))),
+            None => Err(e.into()),
+        },
+    }
+}
+
+/// One document of `collection`, typed (404 page when it is not the session's).
+async fn retrieve<T: serde::de::DeserializeOwned>(
+    state: &DashboardState,
+    session: &Session,
+    collection: Collection,
+    kind: &'static str,
+    id: &str,
+) -> Result<T, DashError> {
+    let raw = state
+        .services()
+        .retrieve_raw(&session.scope(), collection, kind, id)
+        .await?;
+    parse_page(&RawPage {
+        data: vec![raw],
+        has_more: false,
+    })?
+    .pop()
+    .ok_or(DashError::NotFound)
+}
+
+/// `amount / interval` of a price (`$15.00 / month`, `$5.00 every 3 months`, `$20.00 once`).
+fn price_label(p: &Price) -> String {
+    let amount = money(p.unit_amount, p.currency);
+    match &p.recurring {
+        None => format!("{amount} once"),
+        Some(r) if r.interval_count == 1 => format!("{amount} / {}", r.interval.as_str()),
+        Some(r) => format!(
+            "{amount} every {} {}s",
+            r.interval_count,
+            r.interval.as_str()
+        ),
+    }
+}
+
+fn status_select(current: &str, choices: &[&str]) -> Markup {
+    html! {
+        select #status name="status" {
+            option value="" selected[current.is_empty()] { "Any" }
+            @for c in choices {
+                option value=(c) selected[current == *c] { (c.replace('_', " ")) }
+            }
+        }
+    }
+}
+
+fn period(start: i64, end: i64) -> String {
+    format!("{} – {}", format_date(start), format_date(end))
+}
+
+// ---- Subscriptions ---------------------------------------------------------------------------
+
+/// `GET /dashboard/subscriptions`.
+pub async fn list_subscriptions(
+    State(state): State<DashboardState>,
+    session: Session,
+    Query(q): Query<StatusFilter>,
+) -> PageResult {
+    let status = blank_to_none(q.status.clone()).unwrap_or_default();
+    let filters = if status.is_empty() {
+        Vec::new()
+    } else {
+        vec![(Field::Status, status.clone())]
+    };
+    let (subs, has_more, notice): (Vec<Subscription>, _, _) =
+        list(&state, &session, Collection::Subscriptions, filters, &q).await?;
+    let body = html! {
+        (tabs("Subscriptions"))
+        form.filters method="get" action="/dashboard/subscriptions" {
+            div.field {
+                label for="status" { "Status" }
+                (status_select(&status, &["trialing", "active", "past_due", "unpaid", "incomplete", "incomplete_expired", "canceled"]))
+            }
+            button type="submit" { "Filter" }
+        }
+        section.card.table-card {
+            @if subs.is_empty() {
+                (super::empty_state("No subscriptions match."))
+            } @else {
+                table #subscriptions {
+                    thead { tr { th { "Customer" } th { "Status" } th { "Plan" } th { "Current period" } th { "Id" } } }
+                    tbody {
+                        @for s in &subs {
+                            tr {
+                                td { a href=(format!("/dashboard/customers/{}", s.customer)) { (s.customer) } }
+                                td { (badge(s.status.as_str())) }
+                                td { a href=(format!("/dashboard/subscriptions/{}", s.id)) { (plan(s)) } }
+                                td.muted { (period(s.current_period_start, s.current_period_end)) }
+                                td.mono.muted { (s.id) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        (pager(
+            "/dashboard/subscriptions",
+            &[("status", status.as_str())],
+            subs.first().map(|s| s.id.as_str()),
+            subs.last().map(|s| s.id.as_str()),
+            has_more,
+            q.ending_before.is_some(),
+            q.starting_after.is_some(),
+        ))
+    };
+    Ok(html_response(
+        StatusCode::OK,
+        page(&session, Section::Billing, "Subscriptions", &notice, body),
+    ))
+}
+
+/// What a subscription bills, in one line (`2 × $15.00 / month`).
+fn plan(s: &Subscription) -> String {
+    s.items
+        .data
+        .iter()
+        .map(|i| {
+            if i.quantity == 1 {
+                price_label(&i.price)
+            } else {
+                format!("{} × {}", i.quantity, price_label(&i.price))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+/// `GET /dashboard/subscriptions/{id}`.
+pub async fn retrieve_subscription(
+    State(state): State<DashboardState>,
+    session: Session,
+    Path(id): Path<String>,
+    Query(q): Query<super::auth::Done>,
+) -> PageResult {
+    let notice = match q.done.as_deref() {
+        Some("canceled") => Notice::Success("Subscription canceled.".into()),
+        _ => Notice::None,
+    };
+    render_subscription(&state, &session, &id, StatusCode::OK, notice).await
+}
+
+async fn render_subscription(
+    state: &DashboardState,
+    session: &Session,
+    id: &str,
+    status: StatusCode,
+    notice: Notice,
+) -> PageResult {
+    let s: Subscription = retrieve(
+        state,
+        session,
+        Collection::Subscriptions,
+        "subscription",
+        id,
+    )
+    .await?;
+    let (invoices, more, _): (Vec<Invoice>, _, _) = list(
+        state,
+        session,
+        Collection::Invoices,
+        vec![(Field::Subscription, s.id.clone())],
+        &StatusFilter::default(),
+    )
+    .await?;
+    let body = html! {
+        (tabs("Subscriptions"))
+        div.columns {
+            section.card.table-card {
+                h2.pad { "Invoices" }
+                @if invoices.is_empty() {
+                    (super::empty_state("No invoices yet (the trial is running)."))
+                } @else {
+                    (invoices_table(&invoices))
+                    @if more {
+                        p.small { a href=(format!("/dashboard/invoices?subscription={}", s.id)) { "Older invoices →" } }
+                    }
+                }
+            }
+            section.card {
+                h2 { "Details" }
+                dl.props {
+                    dt { "Subscription id" } dd.mono { (s.id) }
+                    dt { "Status" } dd #subscription-status { (badge(s.status.as_str())) }
+                    dt { "Customer" } dd { a href=(format!("/dashboard/customers/{}", s.customer)) { (s.customer) } }
+                    dt { "Plan" } dd { (plan(&s)) }
+                    dt { "Current period" } dd { (period(s.current_period_start, s.current_period_end)) }
+                    @if let (Some(a), Some(b)) = (s.trial_start, s.trial_end) {
+                        dt { "Trial" } dd { (period(a, b)) }
+                    }
+                    @if s.cancel_at_period_end && !s.status.is_ended() {
+                        dt { "Ends" } dd { "at the end of the current period" }
+                    }
+                    @if let Some(t) = s.ended_at { dt { "Ended" } dd { (layout::when(t)) } }
+                    @if let Some(c) = &s.test_clock { dt { "Test clock" } dd.mono { (c) } }
+                    dt { "Created" } dd { (layout::when(s.created)) }
+                    @for (k, v) in s.metadata.iter() {
+                        dt.mono { (k) } dd { (v) }
+                    }
+                }
+                @if !s.status.is_ended() {
+                    h2 { "Cancel" }
+                    p.small { "Ends the subscription now: no more invoices, and its open invoice is no longer tried." }
+                    (layout::post_button(session, &format!("/dashboard/subscriptions/{}/cancel", s.id), "Cancel subscription", "danger"))
+                }
+            }
+        }
+    };
+    Ok(html_response(
+        status,
+        page(session, Section::Billing, &plan(&s), &notice, body),
+    ))
+}
+
+/// `POST /dashboard/subscriptions/{id}/cancel`.
+pub async fn cancel_subscription(
+    State(state): State<DashboardState>,
+    Path(id): Path<String>,
+    posted: Posted,
+) -> PageResult {
+    let result = state
+        .services()
+        .cancel_subscription(&posted.session.ctx(), &id)
+        .await;
+    answer_action(
+        result,
+        &format!("/dashboard/subscriptions/{id}?done=canceled"),
+        |notice| {
+            render_subscription(
+                &state,
+                &posted.session,
+                &id,
+                StatusCode::BAD_REQUEST,
+                notice,
+            )
+        },
+    )
+    .await
+}
+
+// ---- Invoices --------------------------------------------------------------------------------
+
+fn invoices_table(invoices: &[Invoice]) -> Markup {
+    html! {
+        table.invoices {
+            thead { tr { th { "Amount" } th { "Status" } th { "Period" } th { "Tries" } th { "Customer" } th { "Id" } } }
+            tbody {
+                @for i in invoices {
+                    tr {
+                        td { a href=(format!("/dashboard/invoices/{}", i.id)) { (money(i.amount_due, i.currency)) } }
+                        td { (badge(i.status.as_str())) }
+                        td.muted { (period(i.period_start, i.period_end)) }
+                        td { (i.attempt_count) }
+                        td { a href=(format!("/dashboard/customers/{}", i.customer)) { (i.customer) } }
+                        td.mono.muted { (i.id) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+pub struct InvoiceFilters {
+    status: Option<String>,
+    subscription: Option<String>,
+    starting_after: Option<String>,
+    ending_before: Option<String>,
+}
+
+/// `GET /dashboard/invoices`.
+pub async fn list_invoices(
+    State(state): State<DashboardState>,
+    session: Session,
+    Query(q): Query<InvoiceFilters>,
+) -> PageResult {
+    let status = blank_to_none(q.status).unwrap_or_default();
+    let subscription = blank_to_none(q.subscription).unwrap_or_default();
+    let mut filters = Vec::new();
+    if !status.is_empty() {
+        filters.push((Field::Status, status.clone()));
+    }
+    if !subscription.is_empty() {
+        filters.push((Field::Subscription, subscription.clone()));
+    }
+    let paging = StatusFilter {
+        status: None,
+        starting_after: q.starting_after,
+        ending_before: q.ending_before,
+    };
+    let (invoices, has_more, notice): (Vec<Invoice>, _, _) =
+        list(&state, &session, Collection::Invoices, filters, &paging).await?;
+    let body = html! {
+        (tabs("Invoices"))
+        form.filters method="get" action="/dashboard/invoices" {
+            div.field {
+                label for="status" { "Status" }
+                (status_select(&status, &["open", "paid", "uncollectible", "void"]))
+            }
+            @if !subscription.is_empty() { input type="hidden" name="subscription" value=(subscription); }
+            button type="submit" { "Filter" }
+        }
+        section.card.table-card {
+            @if invoices.is_empty() {
+                (super::empty_state("No invoices match."))
+            } @else {
+                (invoices_table(&invoices))
+            }
+        }
+        (pager(
+            "/dashboard/invoices",
+            &[("status", status.as_str()), ("subscription", subscription.as_str())],
+            invoices.first().map(|i| i.id.as_str()),
+            invoices.last().map(|i| i.id.as_str()),
+            has_more,
+            paging.ending_before.is_some(),
+            paging.starting_after.is_some(),
+        ))
+    };
+    Ok(html_response(
+        StatusCode::OK,
+        page(&session, Section::Billing, "Invoices", &notice, body),
+    ))
+}
+
+/// `GET /dashboard/invoices/{id}`: the invoice, its lines and every payment tried.
+pub async fn retrieve_invoice(
+    State(state): State<DashboardState>,
+    session: Session,
+    Path(id): Path<String>,
+) -> PageResult {
+    let i: Invoice = retrieve(&state, &session, Collection::Invoices, "invoice", &id).await?;
+    let mut tries: Vec<Payment> = Vec::new();
+    for p in i.payments.iter().rev() {
+        tries.push(state.services().get_payment(&session.scope(), p).await?);
+    }
+    let body = html! {
+        (tabs("Invoices"))
+        div.columns {
+            div {
+                section.card.table-card {
+                    h2.pad { "Lines" }
+                    table #lines {
+                        thead { tr { th { "Description" } th { "Period" } th { "Amount" } } }
+                        tbody {
+                            @for l in &i.lines.data {
+                                tr {
+                                    td { (l.description) }
+                                    td.muted { (period(l.period.start, l.period.end)) }
+                                    td { (money(l.amount, i.currency)) }
+                                }
+                            }
+                            tr { td { strong { "Total" } } td {} td { strong { (money(i.amount_due, i.currency)) } } }
+                        }
+                    }
+                }
+                section.card.table-card #tries {
+                    h2.pad { "Payments tried (" (i.attempt_count) ")" }
+                    @if tries.is_empty() {
+                        (super::empty_state("No payment tried yet."))
+                    } @else {
+                        (payments_table(&tries))
+                    }
+                }
+            }
+            section.card {
+                h2 { "Details" }
+                dl.props {
+                    dt { "Invoice id" } dd.mono { (i.id) }
+                    dt { "Status" } dd #invoice-status { (badge(i.status.as_str())) }
+                    dt { "Amount due" } dd { (money(i.amount_due, i.currency)) }
+                    dt { "Amount paid" } dd { (money(i.amount_paid, i.currency)) }
+                    dt { "Customer" } dd { a href=(format!("/dashboard/customers/{}", i.customer)) { (i.customer) } }
+                    @if let Some(s) = &i.subscription {
+                        dt { "Subscription" } dd { a href=(format!("/dashboard/subscriptions/{s}")) { (s) } }
+                    }
+                    dt { "Period" } dd { (period(i.period_start, i.period_end)) }
+                    @if let Some(t) = i.next_payment_attempt { dt { "Next try" } dd { (layout::when(t)) } }
+                    dt { "Hosted page" } dd { a href=(i.hosted_invoice_url) { "Open the customer's page" } }
+                    dt { "Created" } dd { (layout::when(i.created)) }
+                }
+            }
+        }
+    };
+    Ok(html_response(
+        StatusCode::OK,
+        page(
+            &session,
+            Section::Billing,
+            &format!("Invoice {}", money(i.amount_due, i.currency)),
+            &Notice::None,
+            body,
+        ),
+    ))
+}
+
+// ---- Products and prices ---------------------------------------------------------------------
+
+/// `GET /dashboard/products`.
+pub async fn list_products(
+    State(state): State<DashboardState>,
+    session: Session,
+    Query(q): Query<super::auth::Done>,
+) -> PageResult {
+    let notice = match q.done.as_deref() {
+        Some("product") => Notice::Success("Product created.".into()),
+        Some("price") => Notice::Success("Price created.".into()),
+        _ => Notice::None,
+    };
+    render_products(
+        &state,
+        &session,
+        StatusCode::OK,
+        notice,
+        &super::Fields::default(),
+    )
+    .await
+}
+
+async fn render_products(
+    state: &DashboardState,
+    session: &Session,
+    status: StatusCode,
+    notice: Notice,
+    form: &super::Fields,
+) -> PageResult {
+    let all = ListParams {
+        limit: 100,
+        ..ListParams::default()
+    };
+    let scope = session.scope();
+    let products: Vec<Product> = parse_page(
+        &state
+            .services()
+            .list_raw(&scope, Collection::Products, &all, Vec::new())
+            .await?,
+    )?;
+    let prices: Vec<Price> = parse_page(
+        &state
+            .services()
+            .list_raw(&scope, Collection::Prices, &all, Vec::new())
+            .await?,
+    )?;
+    let mut by_product: BTreeMap<&str, Vec<&Price>> = BTreeMap::new();
+    for p in &prices {
+        by_product.entry(p.product.as_str()).or_default().push(p);
+    }
+    let v = |name: &str| form.get(name).unwrap_or("").to_string();
+    let body = html! {
+        (tabs("Products"))
+        section.card.table-card {
+            @if products.is_empty() {
+                (super::empty_state("No products yet."))
+            } @else {
+                table #products {
+                    thead { tr { th { "Product" } th { "Prices" } th { "Id" } th { "Created" } } }
+                    tbody {
+                        @for p in &products {
+                            tr {
+                                td { (p.name) @if !p.active { " " (badge("archived")) } }
+                                td {
+                                    @for price in by_product.get(p.id.as_str()).into_iter().flatten() {
+                                        div.price { (price_label(price)) " " span.mono.muted { (price.id) } }
+                                    }
+                                }
+                                td.mono.muted { (p.id) }
+                                td.muted.date { (layout::when(p.created)) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        div.columns {
+            section.card #new-product {
+                h2 { "New product" }
+                form method="post" action="/dashboard/products" {
+                    (layout::csrf_field(session))
+                    div.field { label for="p-name" { "Name" } input #p-name type="text" name="name" maxlength="250" required value=(v("name")); }
+                    div.field { label for="p-description" { "Description" } input #p-description type="text" name="description" maxlength="5000" value=(v("description")); }
+                    button.primary type="submit" { "Create product" }
+                }
+            }
+            section.card #new-price {
+                h2 { "New price" }
+                @if products.is_empty() {
+                    p.small { "Create a product first." }
+                } @else {
+                    form method="post" action="/dashboard/prices" {
+                        (layout::csrf_field(session))
+                        div.field {
+                            label for="pr-product" { "Product" }
+                            select #pr-product name="product" {
+                                @for p in products.iter().filter(|p| p.active) {
+                                    option value=(p.id) selected[v("product") == p.id] { (p.name) }
+                                }
+                            }
+                        }
+                        div.field { label for="pr-amount" { "Amount" } input #pr-amount type="text" name="amount" inputmode="decimal" placeholder="15.00" required value=(v("amount")); }
+                        div.field { label for="pr-currency" { "Currency" } input #pr-currency type="text" name="currency" maxlength="3" value=(form.get("currency").unwrap_or("usd")); }
+                        div.field {
+                            label for="pr-interval" { "Billed" }
+                            select #pr-interval name="interval" {
+                                @for (value, label) in [("month", "Monthly"), ("year", "Yearly"), ("week", "Weekly"), ("day", "Daily"), ("", "Once")] {
+                                    option value=(value) selected[form.raw("interval") == Some(value)] { (label) }
+                                }
+                            }
+                        }
+                        button.primary type="submit" { "Create price" }
+                    }
+                }
+            }
+        }
+    };
+    Ok(html_response(
+        status,
+        page(session, Section::Billing, "Products", &notice, body),
+    ))
+}
+
+/// `POST /dashboard/products`.
+pub async fn create_product(State(state): State<DashboardState>, posted: Posted) -> PageResult {
+    let cmd = CreateProduct {
+        name: posted.fields.get("name").unwrap_or("").to_string(),
+        description: posted.fields.get("description").map(str::to_string),
+        active: true,
+        metadata: Vec::new(),
+    };
+    let result = state
+        .services()
+        .create_product(&posted.session.ctx(), cmd)
+        .await;
+    answer_action(result, "/dashboard/products?done=product", |notice| {
+        render_products(
+            &state,
+            &posted.session,
+            StatusCode::BAD_REQUEST,
+            notice,
+            &posted.fields,
+        )
+    })
+    .await
+}
+
+/// `POST /dashboard/prices`: the amount is typed in major units of the currency.
+pub async fn create_price(State(state): State<DashboardState>, posted: Posted) -> PageResult {
+    let f = &posted.fields;
+    let result = match parse_price(f) {
+        Ok(cmd) => {
+            state
+                .services()
+                .create_price(&posted.session.ctx(), cmd)
+                .await
+        }
+        Err(e) => Err(e),
+    };
+    answer_action(result, "/dashboard/products?done=price", |notice| {
+        render_products(&state, &posted.session, StatusCode::BAD_REQUEST, notice, f)
+    })
+    .await
+}
+
+fn parse_price(f: &super::Fields) -> Result<CreatePrice, CoreError> {
+    let currency_code = f.get("currency").unwrap_or("usd").to_ascii_lowercase();
+    let currency = Currency::parse(&currency_code).ok_or_else(|| {
+        CoreError::invalid(
+            "currency",
+            "parameter_invalid",
+            format!("Unknown currency: {currency_code}."),
+        )
+    })?;
+    let unit_amount = f
+        .get("amount")
+        .and_then(|a| parse_major(a, currency.exponent()))
+        .ok_or_else(|| {
+            CoreError::invalid(
+                "unit_amount",
+                "parameter_invalid",
+                format!(
+                    "Enter the amount in {}, like 15 or 15.00.",
+                    currency_code.to_uppercase()
+                ),
+            )
+        })?;
+    Ok(CreatePrice {
+        product: f.get("product").unwrap_or("").to_string(),
+        currency,
+        unit_amount,
+        recurring: f.get("interval").map(|i| (i.to_string(), None)),
+        active: true,
+        nickname: None,
+        metadata: Vec::new(),
+    })
+}
