@@ -676,3 +676,125 @@ async fn an_account_holder_follows_the_balance_pays_out_and_answers_disputes() {
     b.shot("24-balance-after-disputes").await;
     b.client.close().await.unwrap();
 }
+
+/// Billing by clicking (CONTRACT §10): a product and its price made on the dashboard, a
+/// subscription whose first invoice declined followed to that invoice's tries, the customer's
+/// hosted invoice page paying it with a new card, and the subscription canceled.
+#[tokio::test]
+async fn an_account_holder_sets_up_billing_and_a_customer_pays_on_the_hosted_invoice_page() {
+    let Some(b) = Chrome::start().await else {
+        return;
+    };
+    let app = common::spawn_app().await;
+    let key = app.account.keys.test.secret.clone();
+    b.client
+        .goto(&format!("{}/dashboard", app.base))
+        .await
+        .unwrap();
+    b.type_into("#email", &app.account.email).await;
+    b.type_into("#password", &app.account.password).await;
+    b.click("form button[type=submit]").await;
+    b.css("nav a.active[href='/dashboard/overview']").await;
+
+    // A product and a monthly price, from the forms.
+    b.click("nav a[href='/dashboard/subscriptions']").await;
+    b.click("nav.tabs a[href='/dashboard/products']").await;
+    b.type_into("#p-name", "Gold plan").await;
+    b.click("#new-product button[type=submit]").await;
+    assert!(b.text(".notice").await.contains("Product created."));
+    b.type_into("#pr-amount", "15.00").await;
+    b.click("#new-price button[type=submit]").await;
+    assert!(b.text(".notice").await.contains("Price created."));
+    assert!(b.text("#products").await.contains("15.00 USD / month"));
+    b.shot("30-billing-products").await;
+    let prices = app.api(reqwest::Method::GET, "/prices", &key, None).await;
+    let price = prices["data"][0]["id"].as_str().unwrap().to_string();
+
+    // A customer whose card declines subscribes through the API: incomplete, invoice open.
+    let card = |number: &str| json!({"type": "card", "card": {"number": number, "exp_month": 12, "exp_year": 2034, "cvc": "123"}});
+    let cus = app
+        .api(
+            reqwest::Method::POST,
+            "/customers",
+            &key,
+            Some(json!({"name": "Ada"})),
+        )
+        .await;
+    let save = |number: &'static str| {
+        let (app, key, cus, card) = (&app, key.clone(), cus["id"].clone(), card(number));
+        async move {
+            let pm = app
+                .api(reqwest::Method::POST, "/payment_methods", &key, Some(card))
+                .await;
+            app.api(
+                reqwest::Method::POST,
+                &format!("/payment_methods/{}/attach", pm["id"].as_str().unwrap()),
+                &key,
+                Some(json!({"customer": cus})),
+            )
+            .await;
+        }
+    };
+    save("4000000000000341").await;
+    let sub = app
+        .api(
+            reqwest::Method::POST,
+            "/subscriptions",
+            &key,
+            Some(json!({"customer": cus["id"], "items": [{"price": price}]})),
+        )
+        .await;
+    assert_eq!(sub["status"], "incomplete");
+
+    // On the dashboard: the subscription, then its invoice with the declined try.
+    b.click("nav a[href='/dashboard/subscriptions']").await;
+    b.click("#subscriptions a[href^='/dashboard/subscriptions/sub_']")
+        .await;
+    assert!(b.text("#subscription-status").await.contains("incomplete"));
+    b.shot("31-billing-subscription").await;
+    b.click(".invoices a[href^='/dashboard/invoices/in_']")
+        .await;
+    assert!(b.text("#tries").await.contains("Payments tried (1)"));
+    assert!(b.text("#tries").await.contains("failed"));
+    assert!(b
+        .text("#lines")
+        .await
+        .contains("1 × Gold plan (at 15.00 USD / month)"));
+    b.shot("32-billing-invoice").await;
+
+    // The customer's page: the button names the card on file; a new card pays the invoice.
+    b.click("a[href^='http'][href*='/invoices/in_']").await;
+    assert!(b
+        .text("form button")
+        .await
+        .contains("Pay 15.00 USD with Visa •••• 0341"));
+    save("4242424242424242").await;
+    b.client.refresh().await.unwrap();
+    assert!(b.text("form button").await.contains("•••• 4242"));
+    b.shot("33-hosted-invoice").await;
+    b.click("form button").await;
+    assert_eq!(b.text(".status").await, "Paid");
+    b.shot("34-hosted-invoice-paid").await;
+    let after = app
+        .api(
+            reqwest::Method::GET,
+            &format!("/subscriptions/{}", sub["id"].as_str().unwrap()),
+            &key,
+            None,
+        )
+        .await;
+    assert_eq!(after["status"], "active");
+
+    // Back on the dashboard: cancel it.
+    b.client
+        .goto(&format!(
+            "{}/dashboard/subscriptions/{}",
+            app.base,
+            sub["id"].as_str().unwrap()
+        ))
+        .await
+        .unwrap();
+    b.click("form[action$='/cancel'] button").await;
+    assert!(b.text(".notice").await.contains("Subscription canceled."));
+    assert!(b.text("#subscription-status").await.contains("canceled"));
+}

@@ -185,6 +185,8 @@ async fn every_form_carries_the_csrf_token() {
         "/dashboard/keys".into(),
         "/dashboard/webhooks".into(),
         "/dashboard/account".into(),
+        "/dashboard/products".into(),
+        "/dashboard/subscriptions".into(),
     ] {
         let page = b.get(&path).await;
         assert_eq!(page.status, StatusCode::OK, "{path}");
@@ -1382,4 +1384,164 @@ async fn payout_and_evidence_forms_check_and_clear_as_the_api_does() {
     );
     assert_eq!(d["evidence"]["product_description"], "A lamp");
     assert_eq!(d["status"], "needs_response");
+}
+
+/// Billing on the dashboard (CONTRACT §10): a product and its price are made with forms (a
+/// mistake shown on the page), a subscription shows its plan, period and invoices, an invoice
+/// its lines and every payment tried, and a subscription is canceled with a button.
+#[tokio::test]
+async fn billing_pages_make_products_and_prices_and_show_and_cancel_subscriptions() {
+    let app = spawn_app().await;
+    let key = app.account.keys.test.secret.clone();
+    let mut b = logged_in(&app).await;
+
+    let bad = b
+        .submit(
+            "/dashboard/products",
+            "/dashboard/products",
+            &[("name", "")],
+        )
+        .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(bad.body.contains("notice error"), "{}", bad.body);
+    let made = b
+        .submit(
+            "/dashboard/products",
+            "/dashboard/products",
+            &[("name", "Gold plan"), ("description", "Everything")],
+        )
+        .await;
+    assert_eq!(made.status, StatusCode::SEE_OTHER);
+    let products = app.api(Method::GET, "/products", &key, None).await;
+    assert_eq!(products["data"][0]["name"], "Gold plan");
+    let product = products["data"][0]["id"].as_str().unwrap().to_string();
+
+    let bad = b
+        .submit(
+            "/dashboard/products",
+            "/dashboard/prices",
+            &[
+                ("product", &product),
+                ("amount", "15.001"),
+                ("interval", "month"),
+            ],
+        )
+        .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(bad.body.contains("Enter the amount in USD"), "{}", bad.body);
+    assert!(
+        bad.body.contains("value=\"15.001\""),
+        "the form keeps what was typed"
+    );
+    let made = b
+        .submit(
+            "/dashboard/products",
+            "/dashboard/prices",
+            &[
+                ("product", &product),
+                ("amount", "15.00"),
+                ("currency", "usd"),
+                ("interval", "month"),
+            ],
+        )
+        .await;
+    assert_eq!(made.status, StatusCode::SEE_OTHER, "{}", made.body);
+    let prices = app.api(Method::GET, "/prices", &key, None).await;
+    let price = &prices["data"][0];
+    assert_eq!(price["unit_amount"], 1500);
+    assert_eq!(price["recurring"]["interval"], "month");
+    let page = b.get("/dashboard/products?done=price").await;
+    assert!(page.body.contains("Price created."));
+    assert!(page.body.contains("15.00 USD / month"), "{}", page.body);
+
+    // A subscription made through the API.
+    let cus = app
+        .api(
+            Method::POST,
+            "/customers",
+            &key,
+            Some(json!({"name": "Ada"})),
+        )
+        .await;
+    let pm = app
+        .api(
+            Method::POST,
+            "/payment_methods",
+            &key,
+            Some(
+                json!({"type": "card", "card": {"number": "4242424242424242",
+                        "exp_month": 12, "exp_year": 2099, "cvc": "123"}}),
+            ),
+        )
+        .await;
+    app.api(
+        Method::POST,
+        &format!("/payment_methods/{}/attach", pm["id"].as_str().unwrap()),
+        &key,
+        Some(json!({"customer": cus["id"]})),
+    )
+    .await;
+    let sub = app
+        .api(
+            Method::POST,
+            "/subscriptions",
+            &key,
+            Some(json!({"customer": cus["id"], "items": [{"price": price["id"], "quantity": 2}]})),
+        )
+        .await;
+    assert_eq!(sub["status"], "active", "{sub}");
+    let sub_id = sub["id"].as_str().unwrap();
+    let inv_id = sub["latest_invoice"].as_str().unwrap();
+
+    let list = b.get("/dashboard/subscriptions").await;
+    assert_eq!(list.status, StatusCode::OK);
+    assert!(list.body.contains(sub_id));
+    assert!(list.body.contains("2 × 15.00 USD / month"), "{}", list.body);
+    let canceled = b.get("/dashboard/subscriptions?status=canceled").await;
+    assert!(!canceled.body.contains(sub_id));
+
+    let detail = b.get(&format!("/dashboard/subscriptions/{sub_id}")).await;
+    assert!(detail.body.contains(inv_id));
+    assert!(detail.body.contains("Cancel subscription"));
+    let invoice = b.get(&format!("/dashboard/invoices/{inv_id}")).await;
+    assert_eq!(invoice.status, StatusCode::OK);
+    assert!(
+        invoice
+            .body
+            .contains("2 × Gold plan (at 15.00 USD / month)"),
+        "{}",
+        invoice.body
+    );
+    assert!(invoice.body.contains("Payments tried (1)"));
+    let inv = app
+        .api(Method::GET, &format!("/invoices/{inv_id}"), &key, None)
+        .await;
+    assert!(invoice.body.contains(inv["payment"].as_str().unwrap()));
+    assert!(invoice
+        .body
+        .contains(inv["hosted_invoice_url"].as_str().unwrap()));
+    let invoices = b.get("/dashboard/invoices?status=paid").await;
+    assert!(invoices.body.contains(inv_id));
+    assert!(!b
+        .get("/dashboard/invoices?status=open")
+        .await
+        .body
+        .contains(inv_id));
+
+    let path = format!("/dashboard/subscriptions/{sub_id}");
+    let done = b.submit(&path, &format!("{path}/cancel"), &[]).await;
+    assert_eq!(done.status, StatusCode::SEE_OTHER);
+    let after = app
+        .api(Method::GET, &format!("/subscriptions/{sub_id}"), &key, None)
+        .await;
+    assert_eq!(after["status"], "canceled");
+    let page = b.get(done.location()).await;
+    assert!(page.body.contains("Subscription canceled."));
+    assert!(!page.body.contains("Cancel subscription"));
+    // Pressed again from a stale page: the reason, on the page.
+    let again = b
+        .post(&format!("{path}/cancel"), &[("csrf_token", &page.csrf())])
+        .await;
+    assert_eq!(again.status, StatusCode::BAD_REQUEST);
+    assert!(again.body.contains("notice error"), "{}", again.body);
 }
