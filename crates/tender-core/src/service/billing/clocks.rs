@@ -9,9 +9,10 @@
 //! (`test_helpers.test_clock.ready`).
 //!
 //! Each of those tasks is a batch of its own, deleted in the batch that does it, so an advance
-//! cut short by a crash goes on where it stopped when its task is leased again (a lease later: a minute by default)
-//! and never runs a step twice. A long advance hands over to a fresh `advance_clock` task every
-//! few seconds, well inside its lease, so no second runner takes it over meanwhile.
+//! cut short by a crash goes on where it stopped when its task is leased again (at once on
+//! SQLite, whose next process releases the dead one's leases; a lease later on PostgreSQL) and
+//! never runs a step twice. A long advance hands over to a fresh `advance_clock` task every
+//! sixth of the lease, so no second runner takes it over meanwhile.
 
 use std::time::{Duration, Instant};
 
