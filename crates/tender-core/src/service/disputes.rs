@@ -243,24 +243,21 @@ impl Services {
                     self.now() + DISPUTE_DELAY_SECS,
                 ));
             }
-            let object = to_value(&after)?;
-            if after != before {
-                let previous = crate::event::previous_attributes(&to_value(&before)?, &object);
-                ops.push(WriteOp::Update {
-                    collection: Collection::Disputes,
-                    id: after.id.clone(),
-                    expected_version: version,
-                    index: dispute_index(&after),
-                    body: to_body(&after)?,
-                });
-                ops.push(self.event_op(
-                    Some(ctx),
-                    scope,
-                    "dispute.updated",
-                    object.clone(),
-                    previous,
-                )?);
-            }
+            let update = WriteOp::Update {
+                collection: Collection::Disputes,
+                id: after.id.clone(),
+                expected_version: version,
+                index: dispute_index(&after),
+                body: to_body(&after)?,
+            };
+            let (object, changed) = self.update_ops(
+                Some(ctx),
+                scope,
+                (&before, &after),
+                update,
+                "dispute.updated",
+            )?;
+            ops.extend(changed);
             self.commit(ctx, ops, Ok(&object)).await?;
             Ok(after)
         })

@@ -208,6 +208,26 @@ impl Services {
         })
     }
 
+    /// A change of a document: `update` (the [`WriteOp::Update`] that stores `after`) and its
+    /// `event_type` event naming what changed since `before`, with `after` in its stored form
+    /// (what the request answers). No write and no event when nothing changed.
+    pub(crate) fn update_ops<T: Serialize + PartialEq>(
+        &self,
+        ctx: Option<&RequestContext>,
+        scope: &Scope,
+        (before, after): (&T, &T),
+        update: WriteOp,
+        event_type: &str,
+    ) -> CoreResult<(serde_json::Value, Vec<WriteOp>)> {
+        let object = to_value(after)?;
+        if before == after {
+            return Ok((object, Vec::new()));
+        }
+        let previous = crate::event::previous_attributes(&to_value(before)?, &object);
+        let event = self.event_op(ctx, scope, event_type, object.clone(), previous)?;
+        Ok((object, vec![update, event]))
+    }
+
     /// A document as the JSON text the API shows ([`crate::render`]), or 404 naming `kind`.
     pub async fn retrieve_raw(
         &self,

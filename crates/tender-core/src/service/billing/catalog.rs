@@ -170,25 +170,20 @@ impl Services {
             if let Some(m) = &cmd.metadata {
                 after.metadata = metadata::merge(&before.metadata, m.clone())?;
             }
-            let object = to_value(&after)?;
-            let mut ops = Vec::new();
-            if after != before {
-                let previous = crate::event::previous_attributes(&to_value(&before)?, &object);
-                ops.push(WriteOp::Update {
-                    collection: Collection::Products,
-                    id: after.id.clone(),
-                    expected_version: version,
-                    index: product_index(&after),
-                    body: to_body(&after)?,
-                });
-                ops.push(self.event_op(
-                    Some(ctx),
-                    scope,
-                    "product.updated",
-                    object.clone(),
-                    previous,
-                )?);
-            }
+            let update = WriteOp::Update {
+                collection: Collection::Products,
+                id: after.id.clone(),
+                expected_version: version,
+                index: product_index(&after),
+                body: to_body(&after)?,
+            };
+            let (object, ops) = self.update_ops(
+                Some(ctx),
+                scope,
+                (&before, &after),
+                update,
+                "product.updated",
+            )?;
             self.commit(ctx, ops, Ok(&object)).await?;
             Ok(after)
         })
@@ -338,25 +333,15 @@ impl Services {
             if let Some(m) = &cmd.metadata {
                 after.metadata = metadata::merge(&before.metadata, m.clone())?;
             }
-            let object = to_value(&after)?;
-            let mut ops = Vec::new();
-            if after != before {
-                let previous = crate::event::previous_attributes(&to_value(&before)?, &object);
-                ops.push(WriteOp::Update {
-                    collection: Collection::Prices,
-                    id: after.id.clone(),
-                    expected_version: version,
-                    index: price_index(&after),
-                    body: to_body(&after)?,
-                });
-                ops.push(self.event_op(
-                    Some(ctx),
-                    scope,
-                    "price.updated",
-                    object.clone(),
-                    previous,
-                )?);
-            }
+            let update = WriteOp::Update {
+                collection: Collection::Prices,
+                id: after.id.clone(),
+                expected_version: version,
+                index: price_index(&after),
+                body: to_body(&after)?,
+            };
+            let (object, ops) =
+                self.update_ops(Some(ctx), scope, (&before, &after), update, "price.updated")?;
             self.commit(ctx, ops, Ok(&object)).await?;
             Ok(after)
         })

@@ -40,18 +40,9 @@ impl Services {
         let mut card = None;
         if invoice.status == InvoiceStatus::Open {
             let subscription = self.invoice_subscription(&scope, &invoice).await?;
-            let pm = self
+            card = self
                 .card_to_charge(&scope, &invoice, subscription.as_ref().map(|(s, _)| s))
                 .await?;
-            if let Some(pm) = pm {
-                if let Some(r) = self
-                    .store
-                    .find_record(&scope, Collection::PaymentMethods, &pm)
-                    .await?
-                {
-                    card = Some(from_body(&r.id, &r.body)?);
-                }
-            }
         }
         Ok(Some(HostedInvoice {
             invoice,

@@ -134,7 +134,7 @@ impl Services {
         scope: &Scope,
         customer: &str,
         preferred: Option<&str>,
-    ) -> CoreResult<Option<String>> {
+    ) -> CoreResult<Option<PaymentMethod>> {
         if let Some(pm) = preferred {
             if let Some(r) = self
                 .store
@@ -143,7 +143,7 @@ impl Services {
             {
                 let method: PaymentMethod = from_body(&r.id, &r.body)?;
                 if method.customer.as_deref() == Some(customer) {
-                    return Ok(Some(method.id));
+                    return Ok(Some(method));
                 }
             }
         }
@@ -159,7 +159,10 @@ impl Services {
                 },
             )
             .await?;
-        Ok(page.records.first().map(|r| r.id.clone()))
+        page.records
+            .first()
+            .map(|r| from_body(&r.id, &r.body))
+            .transpose()
     }
 
     /// 400 `payment_method_unexpected_state` naming `param` unless `pm` is a card saved to
@@ -171,12 +174,8 @@ impl Services {
         pm: &str,
         param: &str,
     ) -> CoreResult<()> {
-        if self
-            .invoice_card(scope, customer, Some(pm))
-            .await?
-            .as_deref()
-            != Some(pm)
-        {
+        let card = self.invoice_card(scope, customer, Some(pm)).await?;
+        if card.map(|c| c.id).as_deref() != Some(pm) {
             return Err(CoreError::invalid(
                 param,
                 "payment_method_unexpected_state",
@@ -211,8 +210,10 @@ impl Services {
             key_kind: KeyKind::Secret,
         };
         let key = format!("tender-invoice:{}:{attempt}", invoice.id);
-        let fingerprinted =
-            json!({"invoice": invoice.id, "attempt": attempt, "payment_method": card});
+        // The key alone names the try: not the card, which may have changed between a try cut
+        // short after its payment and its re-run (a new card saved meanwhile). The re-run must
+        // get that payment back, not a mismatch that would leave the invoice stuck.
+        let fingerprinted = json!({"invoice": invoice.id, "attempt": attempt});
         let claim = match self
             .begin_idempotent(&principal, key, "POST", "/v2/payments", &fingerprinted)
             .await?
@@ -426,10 +427,10 @@ impl Services {
         let subscription = self.invoice_subscription(scope, invoice).await?;
         let card = match card {
             Some(card) => Some(card),
-            None => {
-                self.card_to_charge(scope, invoice, subscription.as_ref().map(|(s, _)| s))
-                    .await?
-            }
+            None => self
+                .card_to_charge(scope, invoice, subscription.as_ref().map(|(s, _)| s))
+                .await?
+                .map(|c| c.id),
         };
         let outcome = self
             .charge_try(scope, invoice, invoice.attempt_count + 1, card)
@@ -451,7 +452,7 @@ impl Services {
         scope: &Scope,
         invoice: &Invoice,
         subscription: Option<&Subscription>,
-    ) -> CoreResult<Option<String>> {
+    ) -> CoreResult<Option<PaymentMethod>> {
         let preferred = subscription.and_then(|s| s.default_payment_method.as_deref());
         self.invoice_card(scope, &invoice.customer, preferred).await
     }

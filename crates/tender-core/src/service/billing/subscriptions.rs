@@ -76,27 +76,21 @@ impl Services {
         after: &Subscription,
         version: i64,
     ) -> CoreResult<Vec<WriteOp>> {
-        if before == after {
-            return Ok(Vec::new());
-        }
-        let object = to_value(after)?;
-        let previous = crate::event::previous_attributes(&to_value(before)?, &object);
-        Ok(vec![
-            WriteOp::Update {
-                collection: Collection::Subscriptions,
-                id: after.id.clone(),
-                expected_version: version,
-                index: subscription_index(after),
-                body: to_body(after)?,
-            },
-            self.event_op(
-                ctx,
-                scope,
-                "customer.subscription.updated",
-                object,
-                previous,
-            )?,
-        ])
+        let update = WriteOp::Update {
+            collection: Collection::Subscriptions,
+            id: after.id.clone(),
+            expected_version: version,
+            index: subscription_index(after),
+            body: to_body(after)?,
+        };
+        let (_, ops) = self.update_ops(
+            ctx,
+            scope,
+            (before, after),
+            update,
+            "customer.subscription.updated",
+        )?;
+        Ok(ops)
     }
 
     /// A new open invoice of `sub` for the period `[start, end)`, and the writes that record
