@@ -593,6 +593,118 @@ async fn postgres_claims_of_a_dead_node_are_free_at_once_and_a_live_nodes_never(
     );
 }
 
+/// CONTRACT §12, failover: a node whose liveness session is cut (its primary died and a
+/// standby took over) comes back under a new key, so the claims it made before are free for
+/// another node's retry instead of held for as long as the node lives; its own completion of
+/// such a claim then applies nothing.
+#[tokio::test]
+async fn postgres_a_node_whose_lock_session_was_cut_leaves_its_earlier_claims_free() {
+    let Some(first) = postgres().await else {
+        return;
+    };
+    let url = first.url.clone().unwrap();
+    let second = tender_store::open(&url).await.unwrap();
+    let schema_url = match &url {
+        tender_store::DatabaseUrl::Postgres(u) => u.clone(),
+        _ => unreachable!(),
+    };
+    let (admin, conn) = tokio_postgres::connect(&schema_url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let s = scope("acct_a", Mode::Test);
+    // The node key a claim was made under.
+    async fn node_of(admin: &tokio_postgres::Client, key: &str) -> i64 {
+        admin
+            .query_one("SELECT node FROM idempotency_keys WHERE key = $1", &[&key])
+            .await
+            .unwrap()
+            .get::<_, Option<i64>>(0)
+            .unwrap()
+    }
+    assert_eq!(
+        first
+            .store
+            .claim_idempotency(&s, "k", "fp", 1000)
+            .await
+            .unwrap(),
+        KeyState::Free
+    );
+    let old = node_of(&admin, "k").await;
+    // Cut the session holding the first node's lock, as a dying primary does.
+    let cut = admin
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted
+             AND ((classid::bigint << 32) | objid::bigint) = $1",
+            &[&old],
+        )
+        .await
+        .unwrap();
+    assert_eq!(cut, 1, "the node's lock session was not found");
+    // The first node goes on: wait until its new claims carry a new key that is locked again.
+    let started = std::time::Instant::now();
+    let mut n = 0;
+    loop {
+        n += 1;
+        let key = format!("probe-{n}");
+        first
+            .store
+            .claim_idempotency(&s, &key, "fp", 1000)
+            .await
+            .unwrap();
+        let now = node_of(&admin, &key).await;
+        let locked: i64 = admin
+            .query_one(
+                "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
+                 AND ((classid::bigint << 32) | objid::bigint) = $1",
+                &[&now],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        if now != old && locked == 1 {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "the node did not come back under a new key within 5 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    // Its claim from before the cut is free for the other node's retry…
+    assert_eq!(
+        second.claim_idempotency(&s, "k", "fp", 1001).await.unwrap(),
+        KeyState::Free
+    );
+    // …and the first node's late completion of it applies nothing.
+    let late = WriteBatch {
+        scope: s.clone(),
+        ops: vec![insert(
+            Collection::Customers,
+            "cus_late",
+            1000,
+            IndexValues::default(),
+        )],
+        idempotency: Some(IdempotencyWrite {
+            key: "k".into(),
+            fingerprint: "fp".into(),
+            claimed: true,
+            checkpoint: false,
+            created: 1000,
+            response: StoredResponse {
+                status: 200,
+                body: b"{}".to_vec(),
+            },
+        }),
+    };
+    assert!(first.store.commit(late).await.is_err());
+    assert!(second
+        .find_record(&s, Collection::Customers, "cus_late")
+        .await
+        .unwrap()
+        .is_none());
+}
+
 contract!(events_fan_out_to_matching_endpoints_and_deliveries_lease_once);
 async fn events_fan_out_to_matching_endpoints_and_deliveries_lease_once(store: Arc<dyn Store>) {
     let s = scope("acct_a", Mode::Test);

@@ -1,13 +1,14 @@
 //! THE mapping from errors to the wire (CONTRACT §4.7): one table, [`wire`], for the domain's
 //! errors ([`CoreError`]) and the HTTP layer's own ([`HttpFailure`]: 404 of an unknown path,
-//! 405, 408, 413, 415, 429, panics), and one envelope builder, [`error_body`], used for live
+//! 405, 408, 413, 415, 429, panics; 503 when the database is unreachable, with `Retry-After`),
+//! and one envelope builder, [`error_body`], used for live
 //! responses and for the bytes kept under idempotency keys. Internal errors are logged here,
 //! once, with their whole cause chain.
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value};
-use tender_core::error::{AuthFailure, CoreError};
+use tender_core::error::{AuthFailure, CoreError, StoreError};
 use tender_core::service::ResponseEncoder;
 use tender_core::store::StoredResponse;
 
@@ -153,6 +154,12 @@ pub fn wire(failure: Failure<'_>) -> Wire<'_> {
             "api_error",
             "processor_unavailable",
         ),
+        // The database is unreachable or not the primary (a failover): retry the same request.
+        Store(StoreError::Unavailable { .. }) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "api_error",
+            "service_unavailable",
+        ),
         Store(_) | Acquirer(_) | Internal { .. } => (
             StatusCode::INTERNAL_SERVER_ERROR,
             "api_error",
@@ -180,6 +187,8 @@ fn http_message(failure: &HttpFailure) -> String {
     }
 }
 
+const UNAVAILABLE_MESSAGE: &str = "The service cannot reach its database just now (it may be failing over). Retry the request with the same Idempotency-Key: it is then done exactly once.";
+
 const INTERNAL_MESSAGE: &str =
     "An internal error occurred; the request id identifies it in our logs.";
 
@@ -200,6 +209,8 @@ pub fn error_body(failure: Failure<'_>, request_id: &str) -> (StatusCode, Vec<u8
     };
     let message = if w.status == StatusCode::INTERNAL_SERVER_ERROR {
         INTERNAL_MESSAGE.to_string()
+    } else if w.status == StatusCode::SERVICE_UNAVAILABLE {
+        UNAVAILABLE_MESSAGE.to_string()
     } else if let CoreError::Unauthenticated(f) = err {
         match f {
             AuthFailure::Missing => "No API key provided. Use 'Authorization: Bearer sk_…' or HTTP Basic with the key as user.".into(),
@@ -281,6 +292,10 @@ impl IntoResponse for ApiError {
         }
         let (status, body) = error_body(Failure::Core(&self.0), &request_id);
         let mut resp = json_response(status, body);
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
         if status == StatusCode::UNAUTHORIZED {
             resp.headers_mut().insert(
                 header::WWW_AUTHENTICATE,

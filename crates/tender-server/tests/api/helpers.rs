@@ -52,6 +52,8 @@ pub struct Options {
     pub allow_private_webhook_targets: bool,
     pub max_connections: usize,
     pub body_timeout: std::time::Duration,
+    /// PostgreSQL: reach the server through this `host:port` (a proxy) instead.
+    pub database_via: Option<String>,
 }
 
 impl Default for Options {
@@ -62,6 +64,7 @@ impl Default for Options {
             allow_private_webhook_targets: false,
             max_connections: tender_server::connection::DEFAULT_MAX_CONNECTIONS,
             body_timeout: tender_server::connection::BODY_DEADLINE,
+            database_via: None,
         }
     }
 }
@@ -92,7 +95,10 @@ pub async fn spawn_app_with(options: Options) -> Option<TestApp> {
     let mut schema = None;
     if crate::BACKEND == Backend::Postgres {
         let (url, name) = crate::pg::fresh_schema().await?;
-        config.database_url = Some(url);
+        config.database_url = Some(match &options.database_via {
+            Some(via) => crate::pg::with_host(&url, via),
+            None => url,
+        });
         config.vault_key = Some(hex_key());
         schema = Some(name);
     }

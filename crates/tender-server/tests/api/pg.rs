@@ -43,6 +43,26 @@ pub async fn fresh_schema() -> Option<(String, String)> {
     ))
 }
 
+/// Where the `host:port` part of a `postgres://user@host:port/db` URL is.
+fn host_span(url: &str) -> std::ops::Range<usize> {
+    let at = url.find('@').map_or(url.find("//").unwrap() + 2, |i| i + 1);
+    at..at + url[at..].find('/').unwrap()
+}
+
+/// `url` with its `host:port` replaced by `via`.
+#[allow(dead_code)] // used by the PostgreSQL-only modules
+pub fn with_host(url: &str, via: &str) -> String {
+    let span = host_span(url);
+    format!("{}{via}{}", &url[..span.start], &url[span.end..])
+}
+
+/// The `host:port` of the test server.
+#[allow(dead_code)]
+pub fn server_address() -> String {
+    let url = admin_url();
+    url[host_span(&url)].to_string()
+}
+
 /// Drops its schema when the test ends.
 pub struct SchemaGuard(pub String);
 

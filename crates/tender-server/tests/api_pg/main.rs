@@ -33,6 +33,8 @@ mod lists;
 mod localstripe;
 #[path = "../api/messages.rs"]
 mod messages;
+#[path = "../api/outage.rs"]
+mod outage;
 #[path = "../api/payments.rs"]
 mod payments;
 #[path = "../api/pg.rs"]

@@ -398,7 +398,7 @@ impl DocumentStore for PgStore {
     }
 
     async fn commit(&self, batch: WriteBatch) -> StoreResult<()> {
-        let node = self.node.key;
+        let node = self.node.key();
         let stmts = plan(&batch, node);
         self.in_transaction(move |tx| Box::pin(pipeline::run(tx, stmts)))
             .await

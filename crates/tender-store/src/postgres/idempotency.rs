@@ -162,7 +162,7 @@ impl IdempotencyStore for PgStore {
                     &key,
                     &fingerprint,
                     &now,
-                    &self.node.key,
+                    &self.node.key(),
                 ],
             )
             .await
@@ -172,7 +172,7 @@ impl IdempotencyStore for PgStore {
             }
         }
         let (scope, key, fingerprint) = (scope.clone(), key.to_string(), fingerprint.to_string());
-        let node = self.node.key;
+        let node = self.node.key();
         self.in_transaction(move |tx| {
             Box::pin(async move {
                 let live = scope.livemode();

@@ -16,6 +16,8 @@
 //! - `accounts`: accounts, API keys, dashboard sessions, settings.
 //! - `pipeline`: a batch's statements sent in one round trip, their row counts checked.
 //! - `node`: this node's liveness lock; `migrate`: the embedded migrations.
+//! - `failover`: connection settings, pool timeouts and stale connections, so that a promoted
+//!   standby is found without a restart.
 //!
 //! The concern files depend on this one (and `crate::schema`), never on each other, except
 //! that a batch plans its idempotency record with `idempotency::idempotency_statement`, and
@@ -23,6 +25,7 @@
 
 mod accounts;
 mod documents;
+mod failover;
 mod idempotency;
 mod ledger;
 mod migrate;
@@ -45,6 +48,8 @@ pub const DEFAULT_POOL_SIZE: usize = 16;
 
 /// Turns a driver error into a `StoreError`, keeping the cause.
 fn classify(what: &str, e: tokio_postgres::Error) -> StoreError {
+    // The server is not the primary any more: drop the connections to it (`failover`).
+    failover::observe(&e);
     if let Some(db) = e.as_db_error() {
         let code = db.code().code();
         if code == "23505" {
@@ -74,10 +79,14 @@ type Param<'a> = &'a (dyn ToSql + Sync);
 
 impl PgStore {
     /// Connects, refuses an unsafe server configuration, and applies migrations.
+    ///
+    /// `url` may name several hosts (`postgres://h1:5432,h2:5432/db`): each connection goes to
+    /// the one that takes writes now ([`failover`]).
     pub async fn open(url: &str, pool_size: usize) -> Result<Self, StoreError> {
-        let config: tokio_postgres::Config = url
+        let mut config: tokio_postgres::Config = url
             .parse()
             .map_err(|e| StoreError::unavailable("invalid PostgreSQL URL", e))?;
+        failover::harden(&mut config);
         let manager = Manager::from_config(
             config,
             tokio_postgres::NoTls,
@@ -85,8 +94,7 @@ impl PgStore {
                 recycling_method: RecyclingMethod::Fast,
             },
         );
-        let pool = Pool::builder(manager)
-            .max_size(pool_size)
+        let pool = failover::pool_builder(manager, pool_size)
             .build()
             .map_err(|e| StoreError::unavailable("building the PostgreSQL pool", e))?;
         let node = node::NodeLock::acquire(&pool)

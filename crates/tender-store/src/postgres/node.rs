@@ -8,9 +8,15 @@
 //! node keeps its claims however long its request takes, so a request is never run twice, and a
 //! dead node's claims are free within seconds instead of after a fixed timeout (CONTRACT §12).
 //!
-//! If the lock's connection breaks while the node lives, a watcher reconnects and takes the
-//! same lock again within a second.
+//! If the lock's connection breaks while the node lives (the primary died and a standby was
+//! promoted, or the session was cut), the database may already have taken the node for dead,
+//! and another node may have taken its claims over. So a watcher reconnects within a second and
+//! takes a lock on a *new* key: the claims made under the old key are free for any node's retry
+//! (on a promoted standby no session holds the old key), and this node's requests still
+//! running under it find their claim lost when they complete and apply nothing (their
+//! connections died with the old primary anyway).
 
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -29,22 +35,34 @@ pub const NODE_GONE: &str =
 
 /// The lock that says this node is alive.
 pub struct NodeLock {
-    pub key: i64,
+    /// The key now locked; a new one after each reconnection.
+    key: Arc<AtomicI64>,
     /// Held for its session; dropping the store ends it (and the watcher).
     _client: Arc<Mutex<Option<ClientWrapper>>>,
+}
+
+/// A fresh key: positive and below 2^62, so the (classid << 32 | objid) form of
+/// [`NODE_GONE`] reads it back.
+fn fresh_key() -> i64 {
+    rand::thread_rng().gen_range(1..(1i64 << 62))
 }
 
 impl NodeLock {
     /// Takes a fresh key's lock on a connection taken out of `pool` and starts its watcher.
     pub async fn acquire(pool: &Pool) -> Result<Self, String> {
-        // Positive and below 2^62, so the (classid << 32 | objid) form above reads it back.
-        let key = rand::thread_rng().gen_range(1..(1i64 << 62));
+        let key = fresh_key();
         let client = Arc::new(Mutex::new(Some(lock_connection(pool, key).await?)));
-        tokio::spawn(watch(pool.clone(), key, Arc::downgrade(&client)));
+        let key = Arc::new(AtomicI64::new(key));
+        tokio::spawn(watch(pool.clone(), key.clone(), Arc::downgrade(&client)));
         Ok(Self {
             key,
             _client: client,
         })
+    }
+
+    /// The key claims are made under now.
+    pub fn key(&self) -> i64 {
+        self.key.load(Ordering::SeqCst)
     }
 }
 
@@ -68,8 +86,9 @@ async fn lock_connection(pool: &Pool, key: i64) -> Result<ClientWrapper, String>
     Ok(client)
 }
 
-/// Keeps the lock's connection alive until the store (the only strong owner) is dropped.
-async fn watch(pool: Pool, key: i64, client: Weak<Mutex<Option<ClientWrapper>>>) {
+/// Keeps the lock's connection alive until the store (the only strong owner) is dropped; a
+/// lost connection is replaced by one holding a new key.
+async fn watch(pool: Pool, key: Arc<AtomicI64>, client: Weak<Mutex<Option<ClientWrapper>>>) {
     loop {
         tokio::time::sleep(CHECK_EVERY).await;
         let Some(client) = client.upgrade() else {
@@ -84,9 +103,11 @@ async fn watch(pool: Pool, key: i64, client: Weak<Mutex<Option<ClientWrapper>>>)
             continue;
         }
         *slot = None;
-        match lock_connection(&pool, key).await {
+        let fresh = fresh_key();
+        match lock_connection(&pool, fresh).await {
             Ok(c) => {
-                tracing::info!("node lock connection re-established");
+                key.store(fresh, Ordering::SeqCst);
+                tracing::info!("node lock re-established under a new key");
                 *slot = Some(c);
             }
             Err(e) => tracing::warn!(error = %e, "node lock connection lost; retrying"),
