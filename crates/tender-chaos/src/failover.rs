@@ -1,0 +1,627 @@
+//! `--scenario failover`: PostgreSQL's primary dies under load and its synchronous standby is
+//! promoted; every Tender node must serve again within 15 s, without a restart, with nothing it
+//! acknowledged lost or done twice (CONTRACT §12).
+//!
+//! The harness builds its own two-node cluster from the installed PostgreSQL binaries (run as
+//! the `postgres` user when it runs as root), on free ports in a temporary directory: a primary
+//! with `synchronous_standby_names = '*'` and a standby streaming from it. `--nodes` Tender
+//! processes run against the multi-host URL (`postgres://…@127.0.0.1:P1,127.0.0.1:P2/postgres`)
+//! while `--clients` clients per node create payments, each with its own idempotency key, and
+//! retry every unanswered or 5xx request with that key until it is answered. Each cycle:
+//!
+//! 1. load for a random time up to `--max-uptime-ms`;
+//! 2. stop the primary hard (`pg_ctl stop -m immediate`: its sessions die mid-transaction);
+//! 3. promote the standby at once (what a failover manager does) and clear its
+//!    `synchronous_standby_names` until it has a standby of its own;
+//! 4. time, per Tender node, until a payment created after the stop is acknowledged;
+//! 5. rebuild the lost node as the new primary's synchronous standby (`pg_basebackup`).
+//!
+//! Then it checks and prints:
+//!
+//! - requests that hung (must be 0): no answer within 20 s;
+//! - keys never acknowledged (must be 0): still unanswered after a minute of retries;
+//! - wrong answers (must be 0): anything but 200, a JSON 5xx `api_error` or a 409 retry;
+//! - acknowledged payments lost (must be 0): every acknowledged id is listed;
+//! - payments duplicated per key (must be 0);
+//! - events lost or duplicated (must be 0): each payment has exactly one `payment.succeeded`;
+//! - committed events never delivered (must be 0): webhook delivery resumed on the new primary;
+//! - recovery time per node and failover (p50, p99, max; each must be ≤ 15 s);
+//! - `tender ledger verify`.
+
+use std::collections::{HashMap, HashSet};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use rand::Rng;
+use serde_json::{json, Value};
+
+use crate::{bootstrap_key, ledger_verify, list_all, percentile, start, Args, Client, Server};
+
+/// A Tender node must serve again within this long after the primary stops (CONTRACT §12).
+const RECOVERY_LIMIT: Duration = Duration::from_secs(15);
+/// A request unanswered this long counts as a hang.
+const HANG: Duration = Duration::from_secs(20);
+/// A key still not acknowledged after this long of retries counts as stuck.
+const STUCK: Duration = Duration::from_secs(60);
+
+/// Two PostgreSQL servers on 127.0.0.1, one primary and one synchronous standby.
+struct Cluster {
+    bin: PathBuf,
+    root: PathBuf,
+    ports: [u16; 2],
+    primary: usize,
+    /// `runuser -u postgres --` when this process is root (initdb refuses root).
+    as_postgres: bool,
+}
+
+impl Cluster {
+    async fn build(bin: PathBuf, root: &Path) -> anyhow::Result<Self> {
+        let root = root.join("pg");
+        std::fs::create_dir_all(&root)?;
+        let as_postgres = std::fs::metadata("/proc/self")?.uid() == 0;
+        if as_postgres {
+            let ok = Command::new("chown")
+                .args(["-R", "postgres"])
+                .arg(root.parent().context("root")?)
+                .status()?
+                .success();
+            if !ok {
+                bail!("could not give {} to the postgres user", root.display());
+            }
+        }
+        let cluster = Self {
+            bin,
+            root,
+            ports: [free_port()?, free_port()?],
+            primary: 0,
+            as_postgres,
+        };
+        cluster.run(
+            "initdb",
+            &[
+                "-D",
+                &cluster.data(0),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ],
+        )?;
+        cluster.start(0)?;
+        cluster.rebuild_standby().await?;
+        Ok(cluster)
+    }
+
+    /// The URL Tender is given: both hosts; the store asks for the read-write one.
+    fn url(&self) -> String {
+        format!(
+            "postgres://postgres@127.0.0.1:{},127.0.0.1:{}/postgres",
+            self.ports[0], self.ports[1]
+        )
+    }
+
+    fn data(&self, node: usize) -> String {
+        self.root.join(format!("node{node}")).display().to_string()
+    }
+
+    fn standby(&self) -> usize {
+        1 - self.primary
+    }
+
+    /// Runs a PostgreSQL program, as the `postgres` user if need be.
+    fn run(&self, program: &str, args: &[&str]) -> anyhow::Result<()> {
+        let path = self.bin.join(program);
+        let mut cmd = if self.as_postgres {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(&path);
+            c
+        } else {
+            Command::new(&path)
+        };
+        let out = cmd
+            .args(args)
+            .current_dir(&self.root)
+            .output()
+            .with_context(|| format!("running {}", path.display()))?;
+        if !out.status.success() {
+            bail!(
+                "{program} {args:?} failed: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(())
+    }
+
+    fn start(&self, node: usize) -> anyhow::Result<()> {
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c wal_level=replica -c max_wal_senders=4 \
+             -c fsync=on -c synchronous_commit=on -c max_connections=200",
+            self.ports[node],
+            self.root.display()
+        );
+        let log = self
+            .root
+            .join(format!("node{node}.log"))
+            .display()
+            .to_string();
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                &self.data(node),
+                "-l",
+                &log,
+                "-w",
+                "-o",
+                &options,
+                "start",
+            ],
+        )
+    }
+
+    /// Stops the primary as a crash would: its sessions end mid-transaction, no checkpoint.
+    fn kill_primary(&self) -> anyhow::Result<()> {
+        self.run(
+            "pg_ctl",
+            &["-D", &self.data(self.primary), "-m", "immediate", "stop"],
+        )
+    }
+
+    /// Promotes the standby and lets it commit alone until it has a standby again.
+    async fn promote(&mut self) -> anyhow::Result<()> {
+        self.run(
+            "pg_ctl",
+            &["-D", &self.data(self.standby()), "-w", "promote"],
+        )?;
+        self.primary = self.standby();
+        self.set_synchronous(self.primary, "").await
+    }
+
+    /// Makes the node that is not the primary a fresh copy of it, streaming, and synchronous.
+    async fn rebuild_standby(&self) -> anyhow::Result<()> {
+        let standby = self.standby();
+        let dir = self.data(standby);
+        let _ = std::fs::remove_dir_all(&dir);
+        let port = self.ports[self.primary].to_string();
+        self.run(
+            "pg_basebackup",
+            &[
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-U",
+                "postgres",
+                "-D",
+                &dir,
+                "-R",
+                "-X",
+                "stream",
+                "-c",
+                "fast",
+            ],
+        )?;
+        self.start(standby)?;
+        self.set_synchronous(self.primary, "*").await?;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let rows = self
+                .query(
+                    self.primary,
+                    "SELECT sync_state FROM pg_stat_replication WHERE state = 'streaming'",
+                )
+                .await?;
+            if rows.iter().any(|s| s == "sync") {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!("the standby did not become synchronous within 30 s");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    async fn connect(&self, node: usize) -> anyhow::Result<tokio_postgres::Client> {
+        let url = format!(
+            "postgres://postgres@127.0.0.1:{}/postgres",
+            self.ports[node]
+        );
+        let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await?;
+        tokio::spawn(conn);
+        Ok(client)
+    }
+
+    /// Sets `synchronous_standby_names` on `node` (ALTER SYSTEM, one statement per call: it
+    /// cannot run in a transaction block) and reloads its configuration.
+    async fn set_synchronous(&self, node: usize, names: &str) -> anyhow::Result<()> {
+        let client = self.connect(node).await?;
+        client
+            .batch_execute(&format!(
+                "ALTER SYSTEM SET synchronous_standby_names = '{names}'"
+            ))
+            .await?;
+        client.batch_execute("SELECT pg_reload_conf()").await?;
+        Ok(())
+    }
+
+    /// The first column of each row, as text.
+    async fn query(&self, node: usize, sql: &str) -> anyhow::Result<Vec<String>> {
+        let messages = self.connect(node).await?.simple_query(sql).await?;
+        Ok(messages
+            .iter()
+            .filter_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+                _ => None,
+            })
+            .collect())
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for node in 0..2 {
+            let _ = self.run(
+                "pg_ctl",
+                &["-D", &self.data(node), "-m", "immediate", "stop"],
+            );
+        }
+    }
+}
+
+fn free_port() -> anyhow::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+/// The newest installed PostgreSQL's programs.
+fn default_bin() -> anyhow::Result<PathBuf> {
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .context("no PostgreSQL under /usr/lib/postgresql (give --pg-bin)")?
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let v = e.file_name().to_str()?.parse().ok()?;
+            Some((v, e.path().join("bin")))
+        })
+        .collect();
+    versions.sort();
+    versions
+        .pop()
+        .map(|(_, p)| p)
+        .context("no PostgreSQL version under /usr/lib/postgresql")
+}
+
+/// What the clients saw.
+#[derive(Default)]
+struct Seen {
+    /// Payment id per idempotency key, once acknowledged.
+    acked: HashMap<String, String>,
+    /// 5xx answers (JSON `api_error`), retried.
+    unavailable: usize,
+    /// 409 answers (the key's first request still held by a node), retried.
+    in_flight: usize,
+    hangs: usize,
+    /// Keys never acknowledged however long they were retried.
+    stuck: usize,
+    /// Connection failures to a Tender node (it must not die).
+    refused: usize,
+    wrong: usize,
+    /// The current failover: when the primary's stop began and when it was down, and how long
+    /// after the first each node succeeded with a request sent after the second.
+    stopped_at: Option<(Instant, Instant)>,
+    recovered: Vec<Option<Duration>>,
+}
+
+/// Creates one payment with `key` on `base`, retrying until it is answered.
+async fn create(
+    http: &reqwest::Client,
+    sk: &str,
+    base: &str,
+    key: &str,
+    node: usize,
+    seen: &Mutex<Seen>,
+) {
+    let body = json!({"amount": 1500, "currency": "usd", "metadata": {"chaos_key": key},
+        "payment_method": {"type": "card", "card": {"number": "4242424242424242",
+        "exp_month": 12, "exp_year": 2035, "cvc": "123"}}});
+    let first = Instant::now();
+    loop {
+        if first.elapsed() > STUCK {
+            eprintln!("never answered: {key}");
+            seen.lock().unwrap_or_else(|e| e.into_inner()).stuck += 1;
+            return;
+        }
+        let sent = Instant::now();
+        let answer = http
+            .post(format!("{base}/v2/payments"))
+            .bearer_auth(sk)
+            .header("Idempotency-Key", key)
+            .json(&body)
+            .timeout(HANG)
+            .send()
+            .await;
+        let answer = match answer {
+            Err(e) if e.is_timeout() => None,
+            Err(_) => Some((0, Value::Null)),
+            Ok(resp) => {
+                let status = resp.status().as_u16();
+                Some((status, resp.json().await.unwrap_or(Value::Null)))
+            }
+        };
+        {
+            let mut s = seen.lock().unwrap_or_else(|e| e.into_inner());
+            match answer {
+                None => s.hangs += 1,
+                Some((0, _)) => s.refused += 1,
+                Some((200, v)) => {
+                    let id = v["id"].as_str().unwrap_or_default().to_string();
+                    s.acked.insert(key.to_string(), id);
+                    if let Some((stopped, down)) = s.stopped_at {
+                        if sent >= down && s.recovered[node].is_none() {
+                            s.recovered[node] = Some(stopped.elapsed());
+                        }
+                    }
+                    return;
+                }
+                Some((500 | 503, v)) if v["error"]["type"] == "api_error" => s.unavailable += 1,
+                Some((409, v)) if v["error"]["type"] == "idempotency_error" => s.in_flight += 1,
+                Some((status, v)) => {
+                    eprintln!("wrong answer to {key}: {status} {v}");
+                    s.wrong += 1;
+                    return;
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+pub async fn run(args: &Args, tender: &Path, dir: &Path) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let bin = match &args.pg_bin {
+        Some(b) => b.clone(),
+        None => default_bin()?,
+    };
+    let mut cluster = Cluster::build(bin, dir).await?;
+    let env = vec![
+        ("TENDER_DATABASE_URL".to_string(), cluster.url()),
+        ("TENDER_VAULT_KEY".to_string(), crate::VAULT_KEY.to_string()),
+    ];
+    let (receiver, delivered) = crate::receiver().await?;
+    let mut nodes: Vec<Server> = Vec::new();
+    let mut sk = String::new();
+    for n in 0..args.nodes {
+        let node_dir = dir.join(format!("tender{n}"));
+        std::fs::create_dir_all(&node_dir)?;
+        let (server, lines) = start(&tender.to_path_buf(), &node_dir, &env, crate::PAYMENT_ARGS)?;
+        if n == 0 {
+            sk = bootstrap_key(&lines)?;
+        }
+        nodes.push(server);
+    }
+    let api = Client {
+        http: reqwest::Client::new(),
+        key: sk.clone(),
+    };
+    let endpoint = api
+        .post(
+            &nodes[0].base,
+            "/webhook_endpoints",
+            "failover-endpoint",
+            &json!({"url": receiver, "enabled_events": ["payment.succeeded"]}),
+        )
+        .await;
+    if !matches!(endpoint, crate::Outcome::Answered(200, _)) {
+        bail!("could not register the webhook endpoint");
+    }
+
+    let seen = Arc::new(Mutex::new(Seen {
+        recovered: vec![None; args.nodes],
+        ..Seen::default()
+    }));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut clients = Vec::new();
+    for (n, node) in nodes.iter().enumerate() {
+        for c in 0..args.clients {
+            let (seen, stop, base, sk) =
+                (seen.clone(), stop.clone(), node.base.clone(), sk.clone());
+            clients.push(tokio::spawn(async move {
+                let http = reqwest::Client::new();
+                let mut i = 0u64;
+                while !stop.load(Ordering::SeqCst) {
+                    i += 1;
+                    let key = format!("n{n}-c{c}-{i}-{}", rand::thread_rng().gen::<u32>());
+                    create(&http, &sk, &base, &key, n, &seen).await;
+                }
+            }));
+        }
+    }
+
+    let mut recoveries: Vec<Duration> = Vec::new();
+    let mut promotions: Vec<Duration> = Vec::new();
+    let mut too_slow = 0;
+    for cycle in 0..args.cycles {
+        let uptime = rand::thread_rng().gen_range(100..=args.max_uptime_ms.max(100));
+        tokio::time::sleep(Duration::from_millis(uptime)).await;
+        let stopped = Instant::now();
+        cluster.kill_primary()?;
+        {
+            // Timed from the stop's start; only requests sent once it is down count.
+            let mut s = seen.lock().unwrap_or_else(|e| e.into_inner());
+            s.stopped_at = Some((stopped, Instant::now()));
+            s.recovered.iter_mut().for_each(|r| *r = None);
+        }
+        cluster.promote().await?;
+        promotions.push(stopped.elapsed());
+        let deadline = stopped + RECOVERY_LIMIT * 2;
+        let times = loop {
+            let times = seen
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .recovered
+                .clone();
+            if times.iter().all(Option::is_some) || Instant::now() > deadline {
+                break times;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        for (n, t) in times.iter().enumerate() {
+            match t {
+                Some(t) => {
+                    if *t > RECOVERY_LIMIT {
+                        too_slow += 1;
+                    }
+                    recoveries.push(*t);
+                }
+                None => {
+                    eprintln!(
+                        "node {n} did not serve again within {:?}",
+                        RECOVERY_LIMIT * 2
+                    );
+                    too_slow += 1;
+                }
+            }
+        }
+        cluster.rebuild_standby().await?;
+        eprintln!(
+            "failover {}/{}: primary now :{}, recovery {:?}, {} payments acknowledged so far",
+            cycle + 1,
+            args.cycles,
+            cluster.ports[cluster.primary],
+            times
+                .iter()
+                .flatten()
+                .map(|t| format!("{:.2}s", t.as_secs_f64()))
+                .collect::<Vec<_>>(),
+            seen.lock().map(|s| s.acked.len()).unwrap_or(0)
+        );
+    }
+    stop.store(true, Ordering::SeqCst);
+    for c in clients {
+        let _ = c.await;
+    }
+
+    // Everything acknowledged is there once, with its one event, delivered.
+    let base = nodes[0].base.clone();
+    let payments = list_all(&api, &base, "/payments").await?;
+    let events = list_all(&api, &base, "/events?type=payment.succeeded").await?;
+    let s = std::mem::take(&mut *seen.lock().unwrap_or_else(|e| e.into_inner()));
+    let mut per_key: HashMap<&str, Vec<&str>> = HashMap::new();
+    for p in &payments {
+        if let (Some(k), Some(id)) = (p["metadata"]["chaos_key"].as_str(), p["id"].as_str()) {
+            per_key.entry(k).or_default().push(id);
+        }
+    }
+    let lost = s
+        .acked
+        .iter()
+        .filter(|(k, id)| {
+            !per_key
+                .get(k.as_str())
+                .is_some_and(|ids| ids.contains(&id.as_str()))
+        })
+        .inspect(|(k, id)| eprintln!("lost: {k} → {id}"))
+        .count();
+    let duplicated = per_key.values().filter(|ids| ids.len() > 1).count();
+    let mut events_per_payment: HashMap<&str, usize> = HashMap::new();
+    for e in &events {
+        if let Some(id) = e["data"]["object"]["id"].as_str() {
+            *events_per_payment.entry(id).or_default() += 1;
+        }
+    }
+    let payment_ids: HashSet<&str> = payments.iter().filter_map(|p| p["id"].as_str()).collect();
+    let events_lost = payment_ids
+        .iter()
+        .filter(|id| !events_per_payment.contains_key(*id))
+        .count();
+    let events_duplicated = events_per_payment.values().filter(|n| **n > 1).count();
+    let undelivered = crate::wait_delivered(&events, &delivered).await;
+    let (acked, unavailable, in_flight, hangs, stuck, refused, wrong) = (
+        s.acked.len(),
+        s.unavailable,
+        s.in_flight,
+        s.hangs,
+        s.stuck,
+        s.refused,
+        s.wrong,
+    );
+    for mut node in nodes {
+        let _ = node.child.kill();
+        let _ = node.child.wait();
+    }
+    let (ledger_ok, ledger_line) =
+        ledger_verify(&tender.to_path_buf(), &dir.join("tender0"), &env)?;
+    drop(cluster);
+
+    recoveries.sort();
+    promotions.sort();
+    let secs = |d: Duration| format!("{:.2} s", d.as_secs_f64());
+    println!(
+        "tender-chaos: failover, {} failovers, {} Tender nodes × {} clients, {:.0} s",
+        args.cycles,
+        args.nodes,
+        args.clients,
+        started.elapsed().as_secs_f64()
+    );
+    println!("| check | result |");
+    println!("|---|---|");
+    println!("| payments acknowledged | {acked} |");
+    println!("| 5xx answers (JSON `api_error`, retried) | {unavailable} |");
+    println!("| 409 answers (retried) | {in_flight} |");
+    println!("| requests that hung (> {} s) | {hangs} |", HANG.as_secs());
+    println!(
+        "| keys never acknowledged (retried for {} s) | {stuck} |",
+        STUCK.as_secs()
+    );
+    println!("| connections refused by a Tender node | {refused} |");
+    println!("| wrong answers | {wrong} |");
+    println!("| acknowledged payments lost | {lost} |");
+    println!("| payments duplicated per key | {duplicated} |");
+    println!(
+        "| `payment.succeeded` events lost / duplicated | {events_lost} / {events_duplicated} |"
+    );
+    println!(
+        "| committed events never delivered | {undelivered} (of {}) |",
+        events.len()
+    );
+    println!("| tender ledger verify | {ledger_line} |");
+    println!(
+        "| primary stopped → standby promoted, median / max | {} / {} |",
+        secs(percentile(&promotions, 0.5)),
+        secs(percentile(&promotions, 1.0))
+    );
+    println!(
+        "| primary stopped → node serves again, p50 / p99 / max | {} / {} / {} |",
+        secs(percentile(&recoveries, 0.5)),
+        secs(percentile(&recoveries, 0.99)),
+        secs(percentile(&recoveries, 1.0))
+    );
+    println!(
+        "| node recoveries over {} s | {too_slow} |",
+        RECOVERY_LIMIT.as_secs()
+    );
+    let ok = hangs == 0
+        && stuck == 0
+        && refused == 0
+        && wrong == 0
+        && lost == 0
+        && duplicated == 0
+        && events_lost == 0
+        && events_duplicated == 0
+        && undelivered == 0
+        && too_slow == 0
+        && ledger_ok;
+    if !ok {
+        bail!("tender-chaos found problems");
+    }
+    println!("all checks passed");
+    Ok(())
+}
