@@ -663,17 +663,25 @@ async fn receiver() -> anyhow::Result<(String, Arc<Mutex<HashSet<String>>>)> {
     Ok((hook, delivered))
 }
 
-/// How many of `events` the receiver has still not got after giving the workers up to two
-/// minutes to catch up.
+/// How many of `events` the receiver has still not got once delivery stops making progress
+/// (nothing new for 30 s; a backlog behind the per-endpoint cap of 8 in flight drains slowly
+/// but steadily).
 async fn wait_delivered(events: &[Value], delivered: &Mutex<HashSet<String>>) -> usize {
-    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut last = usize::MAX;
+    let mut progress_at = Instant::now();
     loop {
-        let seen = delivered.lock().map(|s| s.clone()).unwrap_or_default();
-        let missing = events
-            .iter()
-            .filter(|e| !seen.contains(e["id"].as_str().unwrap_or_default()))
-            .count();
-        if missing == 0 || Instant::now() > deadline {
+        let missing = {
+            let seen = delivered.lock().unwrap_or_else(|e| e.into_inner());
+            events
+                .iter()
+                .filter(|e| !seen.contains(e["id"].as_str().unwrap_or_default()))
+                .count()
+        };
+        if missing < last {
+            last = missing;
+            progress_at = Instant::now();
+        }
+        if missing == 0 || progress_at.elapsed() > Duration::from_secs(30) {
             return missing;
         }
         tokio::time::sleep(Duration::from_millis(200)).await;

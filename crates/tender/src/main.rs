@@ -361,7 +361,8 @@ struct StoreArgs {
     /// Data directory: the SQLite file and generated secrets.
     #[arg(long, env = "TENDER_DATA_DIR", default_value = "./tender-data")]
     data_dir: PathBuf,
-    /// sqlite://PATH (default: in the data dir) or postgres://…
+    /// sqlite://PATH (default: in the data dir) or postgres://… (several hosts for a primary and
+    /// its standbys: postgres://u@db1:5432,db2:5432/tender; the writable one is used)
     #[arg(long, env = "TENDER_DATABASE_URL")]
     database_url: Option<String>,
     /// 64 hex characters; generated into the data dir when omitted (SQLite only). Prefer the
