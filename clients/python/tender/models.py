@@ -1,0 +1,1055 @@
+# Generated from docs/openapi.json by clients/python/scripts/generate.sh (datamodel-code-generator); do not edit.
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypeAlias
+
+from typing_extensions import TypedDict
+
+
+class Error1(TypedDict, closed=True):
+    type: Literal['invalid_request_error', 'idempotency_error', 'authentication_error', 'card_error', 'permission_error', 'rate_limit_error', 'api_error']
+    code: str
+    message: str
+    param: NotRequired[str]
+    decline_code: NotRequired[str]
+    payment: NotRequired[str]
+    request_id: str
+
+
+class Error(TypedDict, closed=True):
+    """
+    The error envelope of every non-2xx response (CONTRACT §4.7).
+    """
+
+    error: Error1
+
+
+class Error2(TypedDict, closed=True):
+    type: Literal['invalid_request_error', 'idempotency_error']
+    code: str
+    message: str
+    param: NotRequired[str]
+    decline_code: NotRequired[str]
+    payment: NotRequired[str]
+    request_id: str
+
+
+class InvalidRequestError(Error):
+    error: Error2
+
+
+class Error3(TypedDict, closed=True):
+    type: Literal['authentication_error']
+    code: Literal['api_key_missing', 'api_key_invalid', 'api_key_expired']
+    message: str
+    param: NotRequired[str]
+    decline_code: NotRequired[str]
+    payment: NotRequired[str]
+    request_id: str
+
+
+class AuthenticationError(Error):
+    error: Error3
+
+
+class Error4(TypedDict, closed=True):
+    type: Literal['card_error']
+    code: str
+    message: str
+    param: NotRequired[str]
+    decline_code: NotRequired[str]
+    payment: NotRequired[str]
+    request_id: str
+
+
+class CardError(Error):
+    error: Error4
+
+
+class Error5(TypedDict, closed=True):
+    type: Literal['permission_error']
+    code: Literal['secret_key_required']
+    message: str
+    param: NotRequired[str]
+    decline_code: NotRequired[str]
+    payment: NotRequired[str]
+    request_id: str
+
+
+class PermissionError(Error):
+    error: Error5
+
+
+class Error6(TypedDict, closed=True):
+    type: Literal['invalid_request_error']
+    code: Literal['resource_missing']
+    message: str
+    param: NotRequired[str]
+    decline_code: NotRequired[str]
+    payment: NotRequired[str]
+    request_id: str
+
+
+class NotFoundError(Error):
+    error: Error6
+
+
+class Error7(TypedDict, closed=True):
+    type: Literal['idempotency_error']
+    code: Literal['idempotency_key_in_use']
+    message: str
+    param: NotRequired[str]
+    decline_code: NotRequired[str]
+    payment: NotRequired[str]
+    request_id: str
+
+
+class ConflictError(Error):
+    error: Error7
+
+
+class Error8(TypedDict, closed=True):
+    type: Literal['invalid_request_error']
+    code: Literal['body_too_large']
+    message: str
+    param: NotRequired[str]
+    decline_code: NotRequired[str]
+    payment: NotRequired[str]
+    request_id: str
+
+
+class BodyTooLargeError(Error):
+    error: Error8
+
+
+class Error9(TypedDict, closed=True):
+    type: Literal['invalid_request_error']
+    code: Literal['unsupported_media_type']
+    message: str
+    param: NotRequired[str]
+    decline_code: NotRequired[str]
+    payment: NotRequired[str]
+    request_id: str
+
+
+class UnsupportedMediaTypeError(Error):
+    error: Error9
+
+
+class Error10(TypedDict, closed=True):
+    type: Literal['rate_limit_error']
+    code: Literal['rate_limit']
+    message: str
+    param: NotRequired[str]
+    decline_code: NotRequired[str]
+    payment: NotRequired[str]
+    request_id: str
+
+
+class RateLimitError(Error):
+    error: Error10
+
+
+class Error11(TypedDict, closed=True):
+    type: Literal['api_error']
+    code: str
+    message: str
+    param: NotRequired[str]
+    decline_code: NotRequired[str]
+    payment: NotRequired[str]
+    request_id: str
+
+
+class ApiError(Error):
+    error: Error11
+
+
+Metadata: TypeAlias = dict[str, str]
+
+
+MetadataParam: TypeAlias = dict[str, str | None]
+
+
+Currency: TypeAlias = str
+
+
+CardBrand: TypeAlias = Literal['visa', 'mastercard', 'amex', 'discover', 'diners', 'jcb', 'unionpay', 'unknown']
+
+
+class CardDetails(TypedDict, closed=True):
+    """
+    A card as shown: never the full number, never the CVC.
+    """
+
+    brand: CardBrand
+    last4: str
+    exp_month: int
+    exp_year: int
+    fingerprint: str
+    country: str
+    funding: Literal['credit', 'debit', 'prepaid', 'unknown']
+
+
+class BankTransferDetails(TypedDict, closed=True):
+    """
+    A bank account as shown: never the full IBAN.
+    """
+
+    last4: str
+    country: str
+    account_holder_name: str
+
+
+class PaymentMethodSnapshot(TypedDict, closed=True):
+    """
+    The payment method as charged: `card` for cards, `bank_transfer` for bank transfers, `connector_token` for a processor's own payment method.
+    """
+
+    id: str
+    type: Literal['card', 'bank_transfer', 'connector_token']
+    card: NotRequired[CardDetails]
+    bank_transfer: NotRequired[BankTransferDetails]
+    connector_token: NotRequired[str]
+
+
+class Address(TypedDict, closed=True):
+    line1: str | None
+    line2: str | None
+    city: str | None
+    state: str | None
+    postal_code: str | None
+    country: str | None
+
+
+class Customer(TypedDict, closed=True):
+    id: str
+    object: Literal['customer']
+    email: str | None
+    name: str | None
+    phone: str | None
+    address: Address | None
+    description: str | None
+    metadata: Metadata
+    livemode: bool
+    created: int
+    test_clock: NotRequired[str | None]
+
+
+class DeletedCustomer(TypedDict, closed=True):
+    id: str
+    object: Literal['customer']
+    deleted: Literal[True]
+
+
+class Refund(TypedDict, closed=True):
+    id: str
+    object: Literal['refund']
+    amount: int
+    currency: Currency
+    payment: str
+    status: Literal['pending', 'succeeded', 'failed']
+    reason: Literal['duplicate', 'fraudulent', 'requested_by_customer'] | None
+    metadata: Metadata
+    livemode: bool
+    created: int
+    connector: NotRequired[str | None]
+    connector_reference: NotRequired[str | None]
+    balance_transaction: NotRequired[str | None]
+    failure_balance_transaction: NotRequired[str | None]
+
+
+class PaymentMethod(TypedDict, closed=True):
+    id: str
+    object: Literal['payment_method']
+    type: Literal['card']
+    card: CardDetails
+    customer: str | None
+    metadata: Metadata
+    livemode: bool
+    created: int
+
+
+EventType: TypeAlias = Literal['payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'test_helpers.test_clock.ready']
+
+
+class Request(TypedDict, closed=True):
+    """
+    The API request that caused the event; null fields for changes not made through the API.
+    """
+
+    id: str | None
+    idempotency_key: str | None
+
+
+class WebhookEndpoint(TypedDict, closed=True):
+    id: str
+    object: Literal['webhook_endpoint']
+    url: str
+    enabled_events: list[Literal['payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'test_helpers.test_clock.ready', '*']]
+    description: str | None
+    status: Literal['enabled', 'disabled']
+    livemode: bool
+    created: int
+
+
+class WebhookEndpointWithSecret(TypedDict, closed=True):
+    """
+    The endpoint with its signing secret: only in the responses of creation and of `roll_secret`.
+    """
+
+    id: str
+    object: Literal['webhook_endpoint']
+    url: str
+    enabled_events: list[Literal['payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'test_helpers.test_clock.ready', '*']]
+    description: str | None
+    status: Literal['enabled', 'disabled']
+    livemode: bool
+    created: int
+    secret: str
+
+
+class DeletedWebhookEndpoint(TypedDict, closed=True):
+    id: str
+    object: Literal['webhook_endpoint']
+    deleted: Literal[True]
+
+
+class Attempt(TypedDict, closed=True):
+    attempted_at: int
+    response_status: int | None
+    error: str | None
+    duration_ms: int
+    response_body: str
+
+
+class WebhookDelivery(TypedDict, closed=True):
+    id: str
+    object: Literal['webhook_delivery']
+    event: str
+    webhook_endpoint: str
+    status: Literal['pending', 'succeeded', 'failed']
+    next_attempt_at: int | None
+    attempts: list[Attempt]
+
+
+class CustomerList(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[Customer]
+    has_more: bool
+    url: Literal['/v2/customers']
+
+
+class RefundList(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[Refund]
+    has_more: bool
+    url: Literal['/v2/refunds']
+
+
+class PaymentMethodList(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[PaymentMethod]
+    has_more: bool
+    url: Literal['/v2/payment_methods']
+
+
+class WebhookEndpointList(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[WebhookEndpoint]
+    has_more: bool
+    url: Literal['/v2/webhook_endpoints']
+
+
+class WebhookDeliveryList(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[WebhookDelivery]
+    has_more: bool
+    url: str
+
+
+class CardInput(TypedDict, closed=True):
+    """
+    Raw card data. Invalid data is a 402 `card_error` (`incorrect_number`, `invalid_expiry_month`, `invalid_expiry_year`, `expired_card`, `invalid_cvc`), not a 400.
+    """
+
+    number: str
+    exp_month: int
+    exp_year: int
+    cvc: str
+
+
+class CardPaymentMethodInput(TypedDict, closed=True):
+    type: Literal['card']
+    card: CardInput
+
+
+class BankTransfer(TypedDict, closed=True):
+    iban: str
+    account_holder_name: str
+
+
+class BankTransferPaymentMethodInput(TypedDict, closed=True):
+    type: Literal['bank_transfer']
+    bank_transfer: BankTransfer
+
+
+class PaymentUpdate(TypedDict, closed=True):
+    description: NotRequired[str | None]
+    metadata: NotRequired[MetadataParam]
+    customer: NotRequired[str | None]
+
+
+class PaymentCapture(TypedDict, closed=True):
+    amount: NotRequired[int | None]
+
+
+class PaymentCancel(TypedDict, closed=True):
+    cancellation_reason: NotRequired[Literal['duplicate', 'fraudulent', 'requested_by_customer', 'abandoned'] | None]
+
+
+class PaymentMethodCreate(TypedDict, closed=True):
+    type: Literal['card']
+    card: CardInput
+    metadata: NotRequired[MetadataParam]
+
+
+class PaymentMethodAttach(TypedDict, closed=True):
+    customer: str
+
+
+class PaymentMethodDetach(TypedDict, closed=True):
+    pass
+
+
+class AddressParam(TypedDict, closed=True):
+    """
+    null clears the address.
+    """
+
+    line1: NotRequired[str | None]
+    line2: NotRequired[str | None]
+    city: NotRequired[str | None]
+    state: NotRequired[str | None]
+    postal_code: NotRequired[str | None]
+    country: NotRequired[str | None]
+
+
+class CustomerFields(TypedDict, closed=True):
+    """
+    All optional. On update, null or `""` clears a field.
+    """
+
+    email: NotRequired[str | None]
+    name: NotRequired[str | None]
+    phone: NotRequired[str | None]
+    address: NotRequired[AddressParam | None]
+    description: NotRequired[str | None]
+    metadata: NotRequired[MetadataParam]
+
+
+class RefundCreate(TypedDict, closed=True):
+    payment: str
+    amount: NotRequired[int | None]
+    reason: NotRequired[Literal['duplicate', 'fraudulent', 'requested_by_customer'] | None]
+    metadata: NotRequired[MetadataParam]
+
+
+class RefundUpdate(TypedDict, closed=True):
+    metadata: NotRequired[MetadataParam]
+
+
+class EventResend(TypedDict, closed=True):
+    webhook_endpoint: str
+
+
+class WebhookEndpointCreate(TypedDict, closed=True):
+    url: str
+    enabled_events: list[Literal['payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'test_helpers.test_clock.ready', '*']]
+    description: NotRequired[str | None]
+
+
+class WebhookEndpointUpdate(TypedDict, closed=True):
+    url: NotRequired[str | None]
+    enabled_events: NotRequired[list[Literal['payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'test_helpers.test_clock.ready', '*']] | None]
+    description: NotRequired[str | None]
+    disabled: NotRequired[bool | None]
+
+
+class WebhookEndpointRollSecret(TypedDict, closed=True):
+    expires_in: NotRequired[int | None]
+
+
+class OpenApiDocument(TypedDict):
+    openapi: Literal['3.1.0']
+
+
+class ConnectorTokenPaymentMethodInput(TypedDict, closed=True):
+    type: Literal['connector_token']
+    connector_token: str
+
+
+class Connector(TypedDict, closed=True):
+    id: str
+    object: Literal['connector']
+    type: Literal['simulator', 'stripe']
+    name: str | None
+    status: Literal['enabled', 'disabled']
+    priority: int
+    api_base: str | None
+    api_key_last4: str | None
+    raw_card_data: bool
+    livemode: bool
+    created: int
+    metadata: Metadata
+
+
+class ConnectorCreate(TypedDict, closed=True):
+    """
+    `api_key` is required for `stripe`; `simulator` takes none of `api_key`, `api_base`, `webhook_secret`.
+    """
+
+    type: Literal['simulator', 'stripe']
+    name: NotRequired[str | None]
+    api_key: NotRequired[str | None]
+    api_base: NotRequired[str | None]
+    webhook_secret: NotRequired[str | None]
+    priority: NotRequired[int | None]
+    raw_card_data: NotRequired[bool | None]
+    metadata: NotRequired[MetadataParam]
+
+
+class ConnectorUpdate(TypedDict, closed=True):
+    name: NotRequired[str | None]
+    api_key: NotRequired[str | None]
+    api_base: NotRequired[str | None]
+    webhook_secret: NotRequired[str | None]
+    priority: NotRequired[int | None]
+    raw_card_data: NotRequired[bool | None]
+    metadata: NotRequired[MetadataParam]
+    disabled: NotRequired[bool | None]
+
+
+class DeletedConnector(TypedDict, closed=True):
+    id: str
+    object: Literal['connector']
+    deleted: Literal[True]
+
+
+class ConnectorList(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[Connector]
+    has_more: bool
+    url: Literal['/v2/connectors']
+
+
+class NextActionRedirectToUrl(TypedDict, closed=True):
+    """
+    The page the customer authenticates on (Tender's, or the processor's).
+    """
+
+    url: str
+    return_url: NotRequired[str | None]
+
+
+class NextActionUseProcessorSdk(TypedDict, closed=True):
+    """
+    The processor gave no page: the client authenticates with the processor's own SDK.
+    """
+
+    processor: Literal['stripe']
+    reference: str | None
+
+
+class BalanceAmount(TypedDict, closed=True):
+    amount: int
+    currency: Currency
+
+
+class Balance(TypedDict, closed=True):
+    """
+    What the merchant is owed, per currency that has transactions: each figure is the sum of `net` of the transactions of that status.
+    """
+
+    object: Literal['balance']
+    available: list[BalanceAmount]
+    pending: list[BalanceAmount]
+    livemode: bool
+
+
+class FeeDetail(TypedDict, closed=True):
+    amount: int
+    currency: Currency
+    type: Literal['tender_fee', 'dispute_fee']
+    description: str
+
+
+class BalanceTransaction(TypedDict, closed=True):
+    id: str
+    object: Literal['balance_transaction']
+    amount: int
+    currency: Currency
+    fee: int
+    fee_details: list[FeeDetail]
+    net: int
+    type: Literal['charge', 'refund', 'refund_failure', 'adjustment', 'payout', 'payout_failure']
+    status: Literal['pending', 'available']
+    available_on: int
+    source: str
+    reporting_category: str
+    description: str | None
+    created: int
+    livemode: bool
+
+
+class BalanceTransactionList(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[BalanceTransaction]
+    has_more: bool
+    url: Literal['/v2/balance_transactions']
+
+
+class Destination(TypedDict, closed=True):
+    last4: str
+    country: str
+    account_holder_name: str
+
+
+class Payout(TypedDict, closed=True):
+    id: str
+    object: Literal['payout']
+    amount: int
+    currency: Currency
+    status: Literal['pending', 'in_transit', 'paid', 'failed', 'canceled']
+    arrival_date: int
+    destination: Destination
+    balance_transaction: str | None
+    failure_balance_transaction: str | None
+    failure_code: str | None
+    failure_message: str | None
+    description: str | None
+    metadata: Metadata
+    created: int
+    livemode: bool
+
+
+class PayoutList(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[Payout]
+    has_more: bool
+    url: Literal['/v2/payouts']
+
+
+class Destination1(TypedDict, closed=True):
+    iban: str
+    account_holder_name: str
+
+
+class PayoutCreate(TypedDict, closed=True):
+    amount: int
+    currency: str
+    destination: Destination1
+    description: NotRequired[str]
+    metadata: NotRequired[MetadataParam]
+
+
+class PayoutCancel(TypedDict, closed=True):
+    pass
+
+
+class Evidence(TypedDict, closed=True):
+    customer_name: str | None
+    customer_email_address: str | None
+    product_description: str | None
+    uncategorized_text: str | None
+
+
+class EvidenceDetails(TypedDict, closed=True):
+    due_by: int
+    submission_count: int
+
+
+class Dispute(TypedDict, closed=True):
+    id: str
+    object: Literal['dispute']
+    amount: int
+    currency: Currency
+    payment: str
+    reason: Literal['fraudulent']
+    status: Literal['needs_response', 'under_review', 'won', 'lost']
+    evidence: Evidence
+    evidence_details: EvidenceDetails
+    balance_transactions: list[BalanceTransaction]
+    metadata: Metadata
+    created: int
+    livemode: bool
+
+
+class DisputeList(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[Dispute]
+    has_more: bool
+    url: Literal['/v2/disputes']
+
+
+class Evidence1(TypedDict, closed=True):
+    """
+    Each field given replaces the one kept; an empty string clears it. Only while `needs_response`.
+    """
+
+    customer_name: NotRequired[str]
+    customer_email_address: NotRequired[str]
+    product_description: NotRequired[str]
+    uncategorized_text: NotRequired[str]
+
+
+class DisputeUpdate(TypedDict, closed=True):
+    evidence: NotRequired[Evidence1]
+    metadata: NotRequired[MetadataParam]
+    submit: NotRequired[bool]
+
+
+class DisputeClose(TypedDict, closed=True):
+    pass
+
+
+class Recurring(TypedDict, closed=True):
+    interval: Literal['day', 'week', 'month', 'year']
+    interval_count: int
+
+
+class Product(TypedDict, closed=True):
+    id: str
+    object: Literal['product']
+    name: str
+    description: str | None
+    active: bool
+    metadata: Metadata
+    created: int
+    livemode: bool
+
+
+class Price(TypedDict, closed=True):
+    id: str
+    object: Literal['price']
+    product: str
+    currency: str
+    unit_amount: int
+    type: Literal['one_time', 'recurring']
+    recurring: Recurring | None
+    active: bool
+    nickname: str | None
+    metadata: Metadata
+    created: int
+    livemode: bool
+
+
+class SubscriptionItem(TypedDict, closed=True):
+    id: str
+    object: Literal['subscription_item']
+    price: Price
+    quantity: int
+
+
+class Items(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[SubscriptionItem]
+
+
+class Subscription(TypedDict, closed=True):
+    id: str
+    object: Literal['subscription']
+    customer: str
+    status: Literal['incomplete', 'incomplete_expired', 'trialing', 'active', 'past_due', 'canceled', 'unpaid']
+    items: Items
+    currency: str
+    billing_cycle_anchor: int
+    current_period_start: int
+    current_period_end: int
+    trial_start: int | None
+    trial_end: int | None
+    cancel_at_period_end: bool
+    canceled_at: int | None
+    ended_at: int | None
+    latest_invoice: str | None
+    default_payment_method: str | None
+    test_clock: str | None
+    metadata: Metadata
+    created: int
+    livemode: bool
+
+
+class Period(TypedDict, closed=True):
+    start: int
+    end: int
+
+
+class InvoiceLine(TypedDict, closed=True):
+    price: str
+    quantity: int
+    amount: int
+    period: Period
+    description: str
+
+
+class Lines(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[InvoiceLine]
+
+
+class Invoice(TypedDict, closed=True):
+    id: str
+    object: Literal['invoice']
+    customer: str
+    subscription: str | None
+    status: Literal['draft', 'open', 'paid', 'uncollectible', 'void']
+    currency: str
+    amount_due: int
+    amount_paid: int
+    lines: Lines
+    period_start: int
+    period_end: int
+    attempt_count: int
+    next_payment_attempt: int | None
+    payment: str | None
+    payments: list[str]
+    first_failed_at: NotRequired[int]
+    dunning_step: NotRequired[int]
+    hosted_invoice_url: str
+    created: int
+    livemode: bool
+
+
+class Advancing(TypedDict, closed=True):
+    target_frozen_time: int
+
+
+class StatusDetails(TypedDict, closed=True):
+    advancing: NotRequired[Advancing]
+
+
+class TestClock(TypedDict, closed=True):
+    id: str
+    object: Literal['test_helpers.test_clock']
+    frozen_time: int
+    status: Literal['ready', 'advancing']
+    status_details: StatusDetails
+    name: str | None
+    created: int
+    livemode: Literal[False]
+
+
+class ProductList(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[Product]
+    has_more: bool
+    url: Literal['/v2/products']
+
+
+class PriceList(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[Price]
+    has_more: bool
+    url: Literal['/v2/prices']
+
+
+class SubscriptionList(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[Subscription]
+    has_more: bool
+    url: Literal['/v2/subscriptions']
+
+
+class InvoiceList(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[Invoice]
+    has_more: bool
+    url: Literal['/v2/invoices']
+
+
+class TestClockList(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[TestClock]
+    has_more: bool
+    url: Literal['/v2/test_helpers/test_clocks']
+
+
+class DeletedProduct(TypedDict, closed=True):
+    id: str
+    object: Literal['product']
+    deleted: Literal[True]
+
+
+class DeletedTestClock(TypedDict, closed=True):
+    id: str
+    object: Literal['test_helpers.test_clock']
+    deleted: Literal[True]
+
+
+class Empty(TypedDict, closed=True):
+    pass
+
+
+class ProductCreate(TypedDict, closed=True):
+    name: str
+    description: NotRequired[str]
+    active: NotRequired[bool]
+    metadata: NotRequired[MetadataParam]
+
+
+class ProductUpdate(TypedDict, closed=True):
+    name: NotRequired[str]
+    description: NotRequired[str | None]
+    active: NotRequired[bool]
+    metadata: NotRequired[MetadataParam]
+
+
+class Recurring1(TypedDict, closed=True):
+    interval: Literal['day', 'week', 'month', 'year']
+    interval_count: NotRequired[int]
+
+
+class PriceCreate(TypedDict, closed=True):
+    product: str
+    currency: str
+    unit_amount: int
+    recurring: NotRequired[Recurring1]
+    active: NotRequired[bool]
+    nickname: NotRequired[str]
+    metadata: NotRequired[MetadataParam]
+
+
+class PriceUpdate(TypedDict, closed=True):
+    active: NotRequired[bool]
+    nickname: NotRequired[str | None]
+    metadata: NotRequired[MetadataParam]
+
+
+class Item(TypedDict, closed=True):
+    price: str
+    quantity: NotRequired[int]
+
+
+class SubscriptionCreate(TypedDict, closed=True):
+    customer: str
+    items: list[Item]
+    default_payment_method: NotRequired[str]
+    trial_period_days: NotRequired[int]
+    cancel_at_period_end: NotRequired[bool]
+    metadata: NotRequired[MetadataParam]
+
+
+class SubscriptionUpdate(TypedDict, closed=True):
+    cancel_at_period_end: NotRequired[bool]
+    default_payment_method: NotRequired[str]
+    metadata: NotRequired[MetadataParam]
+
+
+class InvoicePay(TypedDict, closed=True):
+    payment_method: NotRequired[str]
+
+
+class TestClockCreate(TypedDict, closed=True):
+    frozen_time: int
+    name: NotRequired[str]
+
+
+class TestClockAdvance(TypedDict, closed=True):
+    frozen_time: int
+
+
+class CustomerCreate(TypedDict, closed=True):
+    """
+    All optional. On update, null or `""` clears a field.
+    """
+
+    email: NotRequired[str | None]
+    name: NotRequired[str | None]
+    phone: NotRequired[str | None]
+    address: NotRequired[AddressParam | None]
+    description: NotRequired[str | None]
+    metadata: NotRequired[MetadataParam]
+    test_clock: NotRequired[str]
+
+
+class NextAction(TypedDict, closed=True):
+    """
+    What the customer must do while the payment `requires_action` (3-D Secure): open `redirect_to_url.url` (Tender's page, or the processor's), or, when the processor gave no page, authenticate with the processor's own client SDK (`use_processor_sdk`); the payment then moves by the processor's webhook or Tender's sync.
+    """
+
+    type: Literal['redirect_to_url', 'use_processor_sdk']
+    redirect_to_url: NotRequired[NextActionRedirectToUrl]
+    use_processor_sdk: NotRequired[NextActionUseProcessorSdk]
+
+
+class Payment(TypedDict, closed=True):
+    id: str
+    object: Literal['payment']
+    amount: int
+    amount_captured: int
+    amount_refunded: int
+    refunded: bool
+    currency: Currency
+    status: Literal['requires_action', 'requires_capture', 'processing', 'succeeded', 'failed', 'canceled']
+    capture_method: Literal['automatic', 'manual']
+    payment_method: PaymentMethodSnapshot
+    customer: str | None
+    description: str | None
+    metadata: Metadata
+    receipt_url: str
+    failure_code: str | None
+    failure_message: str | None
+    decline_code: str | None
+    next_action: NextAction | None
+    return_url: str | None
+    canceled_at: int | None
+    cancellation_reason: Literal['duplicate', 'fraudulent', 'requested_by_customer', 'abandoned'] | None
+    livemode: bool
+    created: int
+    connector: str | None
+    connector_reference: str | None
+    balance_transaction: str | None
+    disputed: bool
+    invoice: str | None
+
+
+class Data(TypedDict, closed=True):
+    object: Payment | Refund | Customer | Payout | Dispute | Product | Price | Subscription | Invoice | TestClock
+    previous_attributes: NotRequired[dict[str, Any]]
+
+
+class Event(TypedDict, closed=True):
+    id: str
+    object: Literal['event']
+    type: EventType
+    api_version: Literal['2.1']
+    created: int
+    livemode: bool
+    data: Data
+    request: Request
+
+
+class PaymentList(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[Payment]
+    has_more: bool
+    url: Literal['/v2/payments']
+
+
+class EventList(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[Event]
+    has_more: bool
+    url: Literal['/v2/events']
+
+
+class PaymentCreate(TypedDict, closed=True):
+    amount: int
+    currency: str
+    payment_method: str | CardPaymentMethodInput | BankTransferPaymentMethodInput | ConnectorTokenPaymentMethodInput
+    customer: NotRequired[str | None]
+    description: NotRequired[str | None]
+    metadata: NotRequired[MetadataParam]
+    capture: NotRequired[bool | None]
+    save_payment_method: NotRequired[bool | None]
+    return_url: NotRequired[str | None]

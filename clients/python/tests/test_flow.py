@@ -1,0 +1,146 @@
+"""The walkthrough of README.md against a real ``tender serve``: a customer, a payment, a decline,
+a refund, paging through payments, a webhook verified with both schemes, errors by type."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+from typing import Any
+
+import pytest
+
+from tender import SignatureVerificationError, Tender, errors, models, webhooks
+
+from .conftest import Server
+
+VISA: models.CardPaymentMethodInput = {
+    "type": "card",
+    "card": {"number": "4242424242424242", "exp_month": 12, "exp_year": 2035, "cvc": "123"},
+}
+DECLINED: models.CardPaymentMethodInput = {
+    "type": "card",
+    "card": {"number": "4000000000009995", "exp_month": 12, "exp_year": 2035, "cvc": "123"},
+}
+
+
+def test_customer_payment_refund(client: Tender) -> None:
+    customer = client.customers.create(email="ada@example.com", name="Ada")
+    assert customer["id"].startswith("cus_")
+    payment = client.payments.create(
+        amount=2500,
+        currency="usd",
+        customer=customer["id"],
+        payment_method=VISA,
+        metadata={"order": "1001"},
+    )
+    assert payment["status"] == "succeeded"
+    assert payment["amount_captured"] == 2500
+    assert payment["payment_method"]["card"]["last4"] == "4242"
+    refund = client.refunds.create(payment=payment["id"], amount=1000)
+    assert refund["status"] == "succeeded"
+    again = client.payments.retrieve(payment["id"])
+    assert again["amount_refunded"] == 1000
+    assert again["metadata"] == {"order": "1001"}
+
+
+def test_a_decline_raises_card_error_with_its_payment(client: Tender) -> None:
+    with pytest.raises(errors.CardError) as caught:
+        client.payments.create(amount=1500, currency="usd", payment_method=DECLINED)
+    err = caught.value
+    assert err.status == 402
+    assert err.code == "card_declined"
+    assert err.decline_code == "insufficient_funds"
+    assert err.payment is not None and err.payment.startswith("pay_")
+    assert err.request_id is not None
+    failed = client.payments.retrieve(err.payment)
+    assert failed["status"] == "failed"
+    assert failed["decline_code"] == "insufficient_funds"
+
+
+def test_bad_input_and_a_wrong_key_raise_typed_errors(server: Server, client: Tender) -> None:
+    with pytest.raises(errors.InvalidRequestError) as bad:
+        client.payments.create(amount=-5, currency="usd", payment_method=VISA)
+    assert bad.value.param == "amount"
+    with pytest.raises(errors.InvalidRequestError) as missing:
+        client.payments.retrieve("pay_doesnotexist000000000000")
+    assert missing.value.status == 404
+    assert missing.value.code == "resource_missing"
+    with Tender("sk_test_wrong", base_url=server.base_url) as wrong:
+        with pytest.raises(errors.AuthenticationError) as auth:
+            wrong.customers.list()
+    assert auth.value.status == 401
+
+
+def test_the_same_idempotency_key_replays_the_payment(client: Tender) -> None:
+    first = client.payments.create(
+        amount=700, currency="usd", payment_method=VISA, idempotency_key="py-order-7"
+    )
+    second = client.payments.create(
+        amount=700, currency="usd", payment_method=VISA, idempotency_key="py-order-7"
+    )
+    assert first["id"] == second["id"]
+    with pytest.raises(errors.IdempotencyError) as reused:
+        client.payments.create(
+            amount=701, currency="usd", payment_method=VISA, idempotency_key="py-order-7"
+        )
+    assert reused.value.status == 400
+
+
+def test_pages_through_every_payment_newest_first(client: Tender) -> None:
+    customer = client.customers.create(email="pager@example.com")
+    made = [
+        client.payments.create(
+            amount=100 + i, currency="usd", customer=customer["id"], payment_method=VISA
+        )["id"]
+        for i in range(7)
+    ]
+    page = client.payments.list(customer=customer["id"], limit=3)
+    assert len(page) == 3 and page.has_more
+    seen = [p["id"] for p in page.auto_paging_iter()]
+    assert seen == list(reversed(made))
+
+
+def test_a_delivered_webhook_verifies_with_both_schemes(client: Tender) -> None:
+    got: list[tuple[bytes, dict[str, str]]] = []
+    arrived = threading.Event()
+
+    class Receiver(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            got.append((body, {k.lower(): v for k, v in self.headers.items()}))
+            self.send_response(200)
+            self.end_headers()
+            arrived.set()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        endpoint = client.webhook_endpoints.create(
+            url=f"http://127.0.0.1:{httpd.server_port}/hook", enabled_events=["customer.created"]
+        )
+        secret = endpoint["secret"]
+        customer = client.customers.create(email="hooked@example.com")
+        assert arrived.wait(10), "no delivery within 10 s"
+    finally:
+        httpd.shutdown()
+    body, headers = got[0]
+    event = webhooks.construct_event(body, headers["tender-signature"], secret)
+    assert event["type"] == "customer.created"
+    assert event["data"]["object"]["id"] == customer["id"]
+    standard = webhooks.construct_event_standard(body, headers, secret)
+    assert standard["id"] == event["id"]
+    # A changed body, another secret, or an old timestamp are refused.
+    with pytest.raises(SignatureVerificationError):
+        webhooks.construct_event(body + b" ", headers["tender-signature"], secret)
+    with pytest.raises(SignatureVerificationError):
+        webhooks.construct_event_standard(body, headers, "whsec_" + "A" * 43 + "=")
+    stamp = int(headers["webhook-timestamp"])
+    with pytest.raises(SignatureVerificationError):
+        webhooks.construct_event(
+            body, headers["tender-signature"], secret, now=stamp + 301
+        )
+    assert json.loads(body)["id"] == event["id"]

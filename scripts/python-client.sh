@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The Python client (clients/python): its generated models match docs/openapi.json, it
+# type-checks under mypy --strict (the package and its tests, which are the README's flow), and
+# its tests pass against a real `tender serve` (built here). The virtualenv is cached outside
+# the clone.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/tender-target}"
+venv="${TENDER_PY_VENV:-$HOME/.cache/tender-py-venv}"
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/pip" install --quiet --upgrade -e 'clients/python[test,generate]'
+PATH="$venv/bin:$PATH" clients/python/scripts/generate.sh
+git diff --exit-code -- clients/python/tender/models.py \
+  || { echo "clients/python/tender/models.py is stale: run clients/python/scripts/generate.sh"; exit 1; }
+(cd clients/python && "$venv/bin/mypy" tender tests)
+cargo build --quiet -p tender
+(cd clients/python && TENDER_BIN="$CARGO_TARGET_DIR/debug/tender" "$venv/bin/pytest" -q)
