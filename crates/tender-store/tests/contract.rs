@@ -705,6 +705,89 @@ async fn postgres_a_node_whose_lock_session_was_cut_leaves_its_earlier_claims_fr
         .is_none());
 }
 
+/// CONTRACT §12, failover: a server that does not take writes (a standby, a fenced primary)
+/// fails requests at once, whatever the URL says, and no connection to it is kept (new sessions
+/// must be read-write; a read-only answer drops the connections opened before it), so once the
+/// server takes writes again the same store serves without a restart.
+#[tokio::test]
+async fn postgres_a_server_that_refuses_writes_is_not_used_and_service_resumes() {
+    let admin_url = std::env::var("TENDER_TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string());
+    let (admin, conn) = match tokio_postgres::connect(&admin_url, tokio_postgres::NoTls).await {
+        Ok(c) => c,
+        Err(e) => {
+            if std::env::var("TENDER_REQUIRE_POSTGRES").as_deref() == Ok("1") {
+                panic!("PostgreSQL required but unreachable at {admin_url}: {e}");
+            }
+            eprintln!("skipped: no PostgreSQL at {admin_url}: {e}");
+            return;
+        }
+    };
+    tokio::spawn(conn);
+    // A database of its own: the setting below applies to every session of the database.
+    let db = format!("ro_{}", tender_core::ids::random_base62(12).to_lowercase());
+    admin
+        .batch_execute(&format!("CREATE DATABASE {db}"))
+        .await
+        .unwrap();
+    let slash = admin_url.rfind('/').unwrap();
+    let url = format!("{}/{db}", &admin_url[..slash]);
+    // The URL asks for any session; Tender asks for a read-write one all the same.
+    let store = tender_store::open(&tender_store::DatabaseUrl::Postgres(format!(
+        "{url}?target_session_attrs=any"
+    )))
+    .await
+    .unwrap();
+    let s = scope("acct_a", Mode::Test);
+    let customer = |id: &str| insert(Collection::Customers, id, 1000, IndexValues::default());
+    commit(&store, &s, vec![customer("cus_before")])
+        .await
+        .unwrap();
+
+    // The server stops taking writes, and its sessions end (as a demoted primary's do).
+    admin
+        .batch_execute(&format!(
+            "ALTER DATABASE {db} SET default_transaction_read_only = on;
+             SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{db}'"
+        ))
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let refused = commit(&store, &s, vec![customer("cus_during")]).await;
+    assert!(
+        matches!(refused, Err(StoreError::Unavailable { .. })),
+        "a write with no writable server: {refused:?}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+
+    // It takes writes again: the same store serves, without being reopened.
+    admin
+        .batch_execute(&format!(
+            "ALTER DATABASE {db} RESET default_transaction_read_only"
+        ))
+        .await
+        .unwrap();
+    commit(&store, &s, vec![customer("cus_after")])
+        .await
+        .unwrap();
+    for id in ["cus_before", "cus_after"] {
+        assert!(store
+            .find_record(&s, Collection::Customers, id)
+            .await
+            .unwrap()
+            .is_some());
+    }
+    assert!(store
+        .find_record(&s, Collection::Customers, "cus_during")
+        .await
+        .unwrap()
+        .is_none());
+    drop(store);
+    let _ = admin
+        .batch_execute(&format!("DROP DATABASE {db} WITH (FORCE)"))
+        .await;
+}
+
 contract!(events_fan_out_to_matching_endpoints_and_deliveries_lease_once);
 async fn events_fan_out_to_matching_endpoints_and_deliveries_lease_once(store: Arc<dyn Store>) {
     let s = scope("acct_a", Mode::Test);
