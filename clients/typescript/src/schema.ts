@@ -254,6 +254,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream events as they happen (server-sent events)
+         * @description The account's events as `text/event-stream`, oldest first: each message has `id:` the event id and `data:` the event as `GET /events/{id}` returns it. Without a cursor the stream starts after the newest event at connection time; with `Last-Event-ID` (sent by an `EventSource` when it reconnects) or `starting_after`, right after that event. New events follow within about 250 ms of their commit; a comment line every 15 s keeps the connection open. The stream does not end on its own: a client that is cut off reconnects with the last id it got. This is a development tool (`tender listen` reads it); webhooks remain the reliable delivery (on PostgreSQL under concurrent writes an event committed out of order can be passed over).
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events/{id}": {
         parameters: {
             query?: never;
@@ -3255,6 +3275,41 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EventList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description Start after this event (`evt_…`); unknown → 400 `resource_missing`. */
+                starting_after?: string;
+            };
+            header?: {
+                /** @description As `starting_after`; wins over it. */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Tender-Version": components["headers"]["Tender-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -56,6 +56,8 @@ pub enum Command {
     ListEventDeliveries(String),
     ResendEvent(String, String),
     ListEvents(ListRequest),
+    /// The event to start after (`starting_after`; `Last-Event-ID` is a header).
+    StreamEvents(Option<String>),
     CreateWebhookEndpoint(EndpointFields),
     RetrieveWebhookEndpoint(String),
     UpdateWebhookEndpoint(String, EndpointFields),
@@ -200,6 +202,7 @@ pub fn decode(
             }
         }
         ["events"] if m == "GET" => C::ListEvents(events::parse_list(query)?),
+        ["events", "stream"] if m == "GET" => C::StreamEvents(events::parse_stream(query)?),
         ["events", raw] if m == "GET" => C::RetrieveEvent(id(K::Event, "event", raw)?),
         ["events", raw, "deliveries"] if m == "GET" => {
             C::ListEventDeliveries(id(K::Event, "event", raw)?)

@@ -1,6 +1,9 @@
-//! `/v2/events`: retrieve and list (filter `type`).
+//! `/v2/events`: retrieve and list (filter `type`), and the live stream `tender listen` reads.
 
 use axum::extract::{Path, RawQuery, State};
+use axum::http::HeaderMap;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::IntoResponse;
 use tender_core::error::CoreError;
 use tender_core::ids::IdKind;
 use tender_core::service::ListParams;
@@ -96,4 +99,148 @@ pub(crate) async fn list_events(
         .list_raw(ctx.scope(), Collection::Events, &params, filters)
         .await?;
     Ok(list_response("/v2/events", page))
+}
+
+/// How often the stream looks for new events.
+const STREAM_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Where a stream starts: after the event the client names (`Last-Event-ID`, as an
+/// `EventSource` sends it on reconnecting, or `starting_after`), else after the newest event
+/// at connection time.
+fn stream_start(headers: &HeaderMap, query: Option<&str>) -> Result<Option<String>, CoreError> {
+    let mut resume = parse_stream(query)?;
+    if let Some(v) = headers.get("last-event-id") {
+        let v = v.to_str().map_err(|_| {
+            CoreError::invalid(
+                "Last-Event-ID",
+                "parameter_invalid",
+                "Last-Event-ID must be an event id.",
+            )
+        })?;
+        resume = Some(v.to_string());
+    }
+    Ok(resume)
+}
+
+/// `GET /events/stream`: the query string → the event to start after, if named.
+pub fn parse_stream(query: Option<&str>) -> Result<Option<String>, CoreError> {
+    let mut resume = None;
+    for (k, v) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        if k != "starting_after" {
+            return Err(CoreError::invalid(
+                k.to_string(),
+                "parameter_unknown",
+                format!("Received unknown parameter: {k}"),
+            ));
+        }
+        resume = Some(v.into_owned());
+    }
+    Ok(resume)
+}
+
+/// `GET /events/stream`: the account's events as server-sent events, oldest first, each with
+/// `id:` its event id and `data:` the event; then every new event as it is committed (looked
+/// for every 250 ms), with a comment every 15 s to keep proxies from closing the connection.
+/// A store error ends the stream; the client reconnects with `Last-Event-ID`.
+pub(crate) async fn stream_events(
+    State(state): State<AppState>,
+    Ctx(ctx): Ctx,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> ApiResult {
+    let scope = ctx.scope().clone();
+    let services = state.services.clone();
+    let page = |cursor: Option<String>, limit: u32| ListParams {
+        limit,
+        ending_before: cursor,
+        ..ListParams::default()
+    };
+    let cursor = match stream_start(&headers, q.as_deref())? {
+        Some(id) => {
+            // An unknown id is a 400 now, not a stream that ends at once.
+            services
+                .list_raw(
+                    &scope,
+                    Collection::Events,
+                    &page(Some(id.clone()), 1),
+                    vec![],
+                )
+                .await
+                .map_err(|e| match e {
+                    CoreError::InvalidParam { code, message, .. } => CoreError::InvalidParam {
+                        param: Some("Last-Event-ID".into()),
+                        code,
+                        message,
+                    },
+                    other => other,
+                })?;
+            Some(id)
+        }
+        None => {
+            let newest = services
+                .list_raw(&scope, Collection::Events, &page(None, 1), vec![])
+                .await?;
+            newest.data.first().map(|e| event_id(e)).transpose()?
+        }
+    };
+    struct Cursor {
+        services: tender_core::service::Services,
+        scope: tender_core::auth::Scope,
+        after: Option<String>,
+        ready: std::collections::VecDeque<(String, String)>,
+        fresh: bool,
+    }
+    let start = Cursor {
+        services,
+        scope,
+        after: cursor,
+        ready: Default::default(),
+        fresh: true,
+    };
+    let stream = futures::stream::unfold(start, |mut c| async move {
+        loop {
+            if let Some((id, body)) = c.ready.pop_front() {
+                let event = SseEvent::default().id(id).data(body);
+                return Some((Ok::<_, std::convert::Infallible>(event), c));
+            }
+            if !c.fresh {
+                tokio::time::sleep(STREAM_POLL).await;
+            }
+            let params = ListParams {
+                limit: 100,
+                ending_before: c.after.clone(),
+                ..ListParams::default()
+            };
+            // Without a cursor there was no event at connection time: every event is new.
+            let page = c
+                .services
+                .list_raw(&c.scope, Collection::Events, &params, vec![])
+                .await;
+            let Ok(page) = page else {
+                return None;
+            };
+            c.fresh = page.has_more;
+            for body in page.data.into_iter().rev() {
+                let Ok(id) = event_id(&body) else {
+                    return None;
+                };
+                c.after = Some(id.clone());
+                c.ready.push_back((id, body));
+            }
+        }
+    });
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(std::time::Duration::from_secs(15)))
+        .into_response())
+}
+
+/// The `id` of a stored event document.
+fn event_id(body: &str) -> Result<String, CoreError> {
+    #[derive(serde::Deserialize)]
+    struct Id {
+        id: String,
+    }
+    serde_json::from_str::<Id>(body)
+        .map(|i| i.id)
+        .map_err(|e| CoreError::internal("read an event's id", e))
 }

@@ -130,6 +130,7 @@ pub const ROUTES: &[Route] = &[
     secret(POST, "/refunds/{id}", || post(refunds::update_refund)),
     secret(PATCH, "/refunds/{id}", || patch(refunds::update_refund)),
     secret(GET, "/events", || get(events::list_events)),
+    secret(GET, "/events/stream", || get(events::stream_events)),
     secret(GET, "/events/{id}", || get(events::retrieve_event)),
     secret(GET, "/events/{id}/deliveries", || {
         get(events::list_deliveries)

@@ -23,6 +23,7 @@ mod pg;
 mod receiver;
 mod refunds;
 mod security;
+mod stream;
 mod webhooks;
 
 /// This binary runs the suite on SQLite; `tests/api_pg` runs the same modules on PostgreSQL.

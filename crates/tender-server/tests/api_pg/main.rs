@@ -45,6 +45,8 @@ mod receiver;
 mod refunds;
 #[path = "../api/security.rs"]
 mod security;
+#[path = "../api/stream.rs"]
+mod stream;
 #[path = "../api/webhooks.rs"]
 mod webhooks;
 
