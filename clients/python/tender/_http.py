@@ -46,8 +46,8 @@ class RetryPolicy:
         return base * random.uniform(0.5, 1.0)
 
 
-def encode_form(params: Params) -> dict[str, Any]:
-    """Drops ``None`` values at the top level (an omitted optional parameter)."""
+def without_none(params: Params) -> dict[str, Any]:
+    """A request body without its ``None`` values (an omitted optional parameter)."""
     return {k: v for k, v in params.items() if v is not None}
 
 
@@ -115,7 +115,7 @@ class Transport:
             headers["Idempotency-Key"] = idempotency_key or f"tender-py-{uuid.uuid4()}"
         url = f"{self.base_url}/v2{path}"
         query = query_params(params or {})
-        json_body = encode_form(body) if body is not None else None
+        json_body = without_none(body) if body is not None else None
         if method == "POST" and json_body is None:
             json_body = {}
         attempt = 0

@@ -105,6 +105,30 @@ fn insert(c: Collection, id: &str, created: i64, index: IndexValues) -> WriteOp 
     }
 }
 
+/// A batch that inserts customer `id` and completes this node's claim of `key`.
+fn completing_claim(s: &Scope, key: &str, id: &str) -> WriteBatch {
+    WriteBatch {
+        scope: s.clone(),
+        ops: vec![insert(
+            Collection::Customers,
+            id,
+            1000,
+            IndexValues::default(),
+        )],
+        idempotency: Some(IdempotencyWrite {
+            key: key.into(),
+            fingerprint: "fp".into(),
+            claimed: true,
+            checkpoint: false,
+            created: 1000,
+            response: StoredResponse {
+                status: 200,
+                body: b"{}".to_vec(),
+            },
+        }),
+    }
+}
+
 async fn commit(store: &Arc<dyn Store>, s: &Scope, ops: Vec<WriteOp>) -> StoreResult<()> {
     store
         .commit(WriteBatch {
@@ -476,26 +500,7 @@ async fn an_unclaimed_record_is_written_with_its_batch_once_and_a_second_batch_a
 contract!(completing_a_claim_that_is_not_there_applies_nothing);
 async fn completing_a_claim_that_is_not_there_applies_nothing(store: Arc<dyn Store>) {
     let s = scope("acct_a", Mode::Test);
-    let batch = WriteBatch {
-        scope: s.clone(),
-        ops: vec![insert(
-            Collection::Customers,
-            "cus_x",
-            1000,
-            IndexValues::default(),
-        )],
-        idempotency: Some(IdempotencyWrite {
-            key: "never-claimed".into(),
-            fingerprint: "fp".into(),
-            claimed: true,
-            checkpoint: false,
-            created: 1000,
-            response: StoredResponse {
-                status: 200,
-                body: b"{}".to_vec(),
-            },
-        }),
-    };
+    let batch = completing_claim(&s, "never-claimed", "cus_x");
     assert!(store.commit(batch).await.is_err());
     assert!(store
         .find_record(&s, Collection::Customers, "cus_x")
@@ -677,26 +682,7 @@ async fn postgres_a_node_whose_lock_session_was_cut_leaves_its_earlier_claims_fr
         KeyState::Free
     );
     // …and the first node's late completion of it applies nothing.
-    let late = WriteBatch {
-        scope: s.clone(),
-        ops: vec![insert(
-            Collection::Customers,
-            "cus_late",
-            1000,
-            IndexValues::default(),
-        )],
-        idempotency: Some(IdempotencyWrite {
-            key: "k".into(),
-            fingerprint: "fp".into(),
-            claimed: true,
-            checkpoint: false,
-            created: 1000,
-            response: StoredResponse {
-                status: 200,
-                body: b"{}".to_vec(),
-            },
-        }),
-    };
+    let late = completing_claim(&s, "k", "cus_late");
     assert!(first.store.commit(late).await.is_err());
     assert!(second
         .find_record(&s, Collection::Customers, "cus_late")

@@ -105,10 +105,12 @@ pub(crate) async fn list_events(
 const STREAM_POLL: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// Where a stream starts: after the event the client names (`Last-Event-ID`, as an
-/// `EventSource` sends it on reconnecting, or `starting_after`), else after the newest event
-/// at connection time.
-fn stream_start(headers: &HeaderMap, query: Option<&str>) -> Result<Option<String>, CoreError> {
-    let mut resume = parse_stream(query)?;
+/// `EventSource` sends it on reconnecting, over `starting_after`), with the parameter that named
+/// it; else (`None`) after the newest event at connection time.
+fn stream_start(
+    headers: &HeaderMap,
+    query: Option<&str>,
+) -> Result<Option<(String, &'static str)>, CoreError> {
     if let Some(v) = headers.get("last-event-id") {
         let v = v.to_str().map_err(|_| {
             CoreError::invalid(
@@ -117,9 +119,10 @@ fn stream_start(headers: &HeaderMap, query: Option<&str>) -> Result<Option<Strin
                 "Last-Event-ID must be an event id.",
             )
         })?;
-        resume = Some(v.to_string());
+        parse_stream(query)?;
+        return Ok(Some((v.to_string(), "Last-Event-ID")));
     }
-    Ok(resume)
+    Ok(parse_stream(query)?.map(|id| (id, "starting_after")))
 }
 
 /// `GET /events/stream`: the query string → the event to start after, if named.
@@ -138,6 +141,15 @@ pub fn parse_stream(query: Option<&str>) -> Result<Option<String>, CoreError> {
     Ok(resume)
 }
 
+/// The events after `after` (all of them when `None`), up to `limit`, oldest last.
+fn after(after: Option<String>, limit: u32) -> ListParams {
+    ListParams {
+        limit,
+        ending_before: after,
+        ..ListParams::default()
+    }
+}
+
 /// `GET /events/stream`: the account's events as server-sent events, oldest first, each with
 /// `id:` its event id and `data:` the event; then every new event as it is committed (looked
 /// for every 250 ms), with a comment every 15 s to keep proxies from closing the connection.
@@ -150,82 +162,72 @@ pub(crate) async fn stream_events(
 ) -> ApiResult {
     let scope = ctx.scope().clone();
     let services = state.services.clone();
-    let page = |cursor: Option<String>, limit: u32| ListParams {
-        limit,
-        ending_before: cursor,
-        ..ListParams::default()
-    };
-    let cursor = match stream_start(&headers, q.as_deref())? {
-        Some(id) => {
-            // An unknown id is a 400 now, not a stream that ends at once.
-            services
+    let start = match stream_start(&headers, q.as_deref())? {
+        Some((id, param)) => {
+            // An unknown id is a 400 now, named as the client sent it, not a stream that ends.
+            let checked = services
                 .list_raw(
                     &scope,
                     Collection::Events,
-                    &page(Some(id.clone()), 1),
+                    &after(Some(id.clone()), 1),
                     vec![],
                 )
-                .await
-                .map_err(|e| match e {
-                    CoreError::InvalidParam { code, message, .. } => CoreError::InvalidParam {
-                        param: Some("Last-Event-ID".into()),
-                        code,
-                        message,
-                    },
-                    other => other,
-                })?;
+                .await;
+            if let Err(CoreError::InvalidParam { code, message, .. }) = checked {
+                return Err(CoreError::InvalidParam {
+                    param: Some(param.into()),
+                    code,
+                    message,
+                }
+                .into());
+            }
+            checked?;
             Some(id)
         }
         None => {
             let newest = services
-                .list_raw(&scope, Collection::Events, &page(None, 1), vec![])
+                .list_raw(&scope, Collection::Events, &after(None, 1), vec![])
                 .await?;
             newest.data.first().map(|e| event_id(e)).transpose()?
         }
     };
-    struct Cursor {
+    /// Where the stream is: the last event queued, and those not sent yet.
+    struct Tail {
         services: tender_core::service::Services,
         scope: tender_core::auth::Scope,
-        after: Option<String>,
-        ready: std::collections::VecDeque<(String, String)>,
-        fresh: bool,
+        last: Option<String>,
+        queued: std::collections::VecDeque<(String, String)>,
     }
-    let start = Cursor {
+    let tail = Tail {
         services,
         scope,
-        after: cursor,
-        ready: Default::default(),
-        fresh: true,
+        last: start,
+        queued: Default::default(),
     };
-    let stream = futures::stream::unfold(start, |mut c| async move {
+    let stream = futures::stream::unfold(tail, |mut t| async move {
         loop {
-            if let Some((id, body)) = c.ready.pop_front() {
+            if let Some((id, body)) = t.queued.pop_front() {
                 let event = SseEvent::default().id(id).data(body);
-                return Some((Ok::<_, std::convert::Infallible>(event), c));
+                return Some((Ok::<_, std::convert::Infallible>(event), t));
             }
-            if !c.fresh {
+            // Without a cursor there was no event at connection time: every event is new.
+            let page = t
+                .services
+                .list_raw(
+                    &t.scope,
+                    Collection::Events,
+                    &after(t.last.clone(), 100),
+                    vec![],
+                )
+                .await
+                .ok()?;
+            if page.data.is_empty() {
                 tokio::time::sleep(STREAM_POLL).await;
             }
-            let params = ListParams {
-                limit: 100,
-                ending_before: c.after.clone(),
-                ..ListParams::default()
-            };
-            // Without a cursor there was no event at connection time: every event is new.
-            let page = c
-                .services
-                .list_raw(&c.scope, Collection::Events, &params, vec![])
-                .await;
-            let Ok(page) = page else {
-                return None;
-            };
-            c.fresh = page.has_more;
             for body in page.data.into_iter().rev() {
-                let Ok(id) = event_id(&body) else {
-                    return None;
-                };
-                c.after = Some(id.clone());
-                c.ready.push_back((id, body));
+                let id = event_id(&body).ok()?;
+                t.last = Some(id.clone());
+                t.queued.push_back((id, body));
             }
         }
     });

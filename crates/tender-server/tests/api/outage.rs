@@ -78,16 +78,18 @@ async fn a_lost_database_answers_503_at_once_and_service_resumes_without_a_resta
     proxy.cut();
     let body = payment_body("4242424242424242", 2500);
     let key = [("Idempotency-Key", "outage-1")];
-    let started = Instant::now();
-    let during = app
-        .request(
+    // The same request each time: one idempotency key, one body.
+    let create = || {
+        app.request(
             reqwest::Method::POST,
             "/v2/payments",
             Some(&sk),
             Some(body.clone()),
             &key,
         )
-        .await;
+    };
+    let started = Instant::now();
+    let during = create().await;
     assert_eq!(
         during.status,
         StatusCode::SERVICE_UNAVAILABLE,
@@ -110,20 +112,13 @@ async fn a_lost_database_answers_503_at_once_and_service_resumes_without_a_resta
         "{}",
         list.body
     );
+    assert_eq!(list.header("retry-after"), Some("1"));
 
     // The database is back: the same server serves again, and the retried request is done once.
     proxy.restore();
     let deadline = Instant::now() + Duration::from_secs(15);
     let first = loop {
-        let a = app
-            .request(
-                reqwest::Method::POST,
-                "/v2/payments",
-                Some(&sk),
-                Some(body.clone()),
-                &key,
-            )
-            .await;
+        let a = create().await;
         if a.status != StatusCode::SERVICE_UNAVAILABLE || Instant::now() > deadline {
             break a;
         }
@@ -131,15 +126,7 @@ async fn a_lost_database_answers_503_at_once_and_service_resumes_without_a_resta
     };
     assert_eq!(first.status, StatusCode::OK, "{}", first.body);
     assert_eq!(first.body["status"], "succeeded");
-    let again = app
-        .request(
-            reqwest::Method::POST,
-            "/v2/payments",
-            Some(&sk),
-            Some(body),
-            &key,
-        )
-        .await;
+    let again = create().await;
     assert_eq!(again.raw, first.raw);
     assert_eq!(again.header("idempotent-replayed"), Some("true"));
     let list = app.get("/v2/payments", &sk).await;

@@ -124,6 +124,15 @@ async fn an_unknown_last_event_id_or_parameter_is_a_400() {
     let body = answer(unknown).await;
     assert_eq!(body.error_code(), "resource_missing");
     assert_eq!(body.error_param(), "Last-Event-ID");
+    let unknown = app
+        .get(
+            "/v2/events/stream?starting_after=evt_000000000000000000000000",
+            app.sk(),
+        )
+        .await;
+    assert_eq!(unknown.status, StatusCode::BAD_REQUEST);
+    assert_eq!(unknown.error_code(), "resource_missing");
+    assert_eq!(unknown.error_param(), "starting_after");
     let bad = app.get("/v2/events/stream?limit=5", app.sk()).await;
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);
     assert_eq!(bad.error_code(), "parameter_unknown");

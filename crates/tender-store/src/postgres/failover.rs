@@ -29,7 +29,7 @@ use tokio_postgres::config::TargetSessionAttrs;
 use tokio_postgres::error::SqlState;
 
 /// How long one host may take to accept a connection before the next host is tried.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long sent data may go unacknowledged before the connection is taken for dead.
 const TCP_USER_TIMEOUT: Duration = Duration::from_secs(10);
 /// An idle connection's keepalive probes: first after this, then every second, three times.
@@ -76,11 +76,11 @@ pub fn pool_builder(manager: Manager, size: usize) -> PoolBuilder {
         }))
 }
 
-/// Whether `e` says the server is not (or no longer) a writable primary; if so, marks this
-/// process's connections stale.
-pub fn observe(e: &tokio_postgres::Error) -> bool {
+/// If `e` says the server is not (or no longer) a writable primary, marks this process's
+/// connections stale.
+pub fn observe(e: &tokio_postgres::Error) {
     let Some(code) = e.code() else {
-        return false;
+        return;
     };
     let lost = *code == SqlState::READ_ONLY_SQL_TRANSACTION
         || *code == SqlState::ADMIN_SHUTDOWN
@@ -90,7 +90,6 @@ pub fn observe(e: &tokio_postgres::Error) -> bool {
     if lost {
         *STALE_BEFORE.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
     }
-    lost
 }
 
 fn is_stale(created: Instant) -> bool {
