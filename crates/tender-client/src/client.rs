@@ -303,22 +303,10 @@ impl Client {
         body: Option<&[u8]>,
         idempotency_key: Option<&str>,
     ) -> Result<(u16, Vec<u8>), Error> {
-        let mut headers = HeaderMap::new();
-        let auth = HeaderValue::from_str(&format!("Bearer {}", self.inner.api_key));
-        if let Ok(mut auth) = auth {
-            auth.set_sensitive(true);
-            headers.insert(AUTHORIZATION, auth);
-        }
-        headers.insert("tender-version", HeaderValue::from_static(API_VERSION));
-        headers.insert(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE));
+        let mut req = self.request(method.clone(), url);
         if let Some(key) = idempotency_key.and_then(|k| HeaderValue::from_str(k).ok()) {
-            headers.insert("idempotency-key", key);
+            req = req.header("idempotency-key", key);
         }
-        let mut req = self
-            .inner
-            .http
-            .request(method.clone(), url)
-            .headers(headers);
         if !query.is_empty() {
             req = req.query(query);
         }
@@ -329,38 +317,62 @@ impl Client {
         }
         let resp = req.send().await.map_err(Error::Transport)?;
         let status = resp.status().as_u16();
-        let header = |name: &str| {
-            resp.headers()
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string)
-        };
-        let request_id = header("request-id");
-        let retry_after = header("retry-after")
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
-        let bytes = resp.bytes().await.map_err(Error::Transport)?;
         if (200..300).contains(&status) {
+            let bytes = resp.bytes().await.map_err(Error::Transport)?;
             return Ok((status, bytes.to_vec()));
         }
-        Err(match serde_json::from_slice::<Envelope>(&bytes) {
-            Ok(Envelope { error: e }) => Error::from(ApiError {
-                status,
-                kind: e.kind,
-                code: e.code,
-                message: e.message,
-                param: e.param,
-                decline_code: e.decline_code,
-                payment: e.payment,
-                request_id: e.request_id.or(request_id),
-                retry_after,
-            }),
-            Err(_) => Error::UnexpectedResponse {
-                status,
-                body: String::from_utf8_lossy(&bytes[..bytes.len().min(1024)]).into_owned(),
-                request_id,
-            },
-        })
+        Err(error_answer(resp).await)
+    }
+
+    /// A request to `url` with the headers every call carries: the key, the version pin and
+    /// the user agent.
+    pub(crate) fn request(&self, method: Method, url: &str) -> reqwest::RequestBuilder {
+        let mut headers = HeaderMap::new();
+        let auth = HeaderValue::from_str(&format!("Bearer {}", self.inner.api_key));
+        if let Ok(mut auth) = auth {
+            auth.set_sensitive(true);
+            headers.insert(AUTHORIZATION, auth);
+        }
+        headers.insert("tender-version", HeaderValue::from_static(API_VERSION));
+        headers.insert(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE));
+        self.inner.http.request(method, url).headers(headers)
+    }
+}
+
+/// The [`Error`] of a non-2xx answer: the API's envelope when it sent one.
+pub(crate) async fn error_answer(resp: reqwest::Response) -> Error {
+    let status = resp.status().as_u16();
+    let header = |name: &str| {
+        resp.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let request_id = header("request-id");
+    let retry_after = header("retry-after")
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
+    let bytes = match resp.bytes().await {
+        Ok(bytes) => bytes,
+        Err(e) => return Error::Transport(e),
+    };
+    match serde_json::from_slice::<Envelope>(&bytes) {
+        Ok(Envelope { error: e }) => Error::from(ApiError {
+            status,
+            kind: e.kind,
+            code: e.code,
+            message: e.message,
+            param: e.param,
+            decline_code: e.decline_code,
+            payment: e.payment,
+            request_id: e.request_id.or(request_id),
+            retry_after,
+        }),
+        Err(_) => Error::UnexpectedResponse {
+            status,
+            body: String::from_utf8_lossy(&bytes[..bytes.len().min(1024)]).into_owned(),
+            request_id,
+        },
     }
 }
 

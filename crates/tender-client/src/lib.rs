@@ -19,7 +19,8 @@
 //! Operations hang off resource handles — `client.payments()`, `customers()`, `refunds()`,
 //! `payment_methods()`, `events()`, `webhook_endpoints()` — named after the API's verbs:
 //! `create`, `retrieve`, `update`, `delete`, `list`, `list_stream`, plus `capture`, `cancel`,
-//! `attach`, `detach`, `deliveries`, `resend`, `roll_secret`. Parameters are plain structs
+//! `attach`, `detach`, `deliveries`, `resend`, `roll_secret`, and `events().stream` (new events
+//! as they happen, over server-sent events). Parameters are plain structs
 //! (`Default` where every field is optional, `new` plus chained setters where some are
 //! required); answers are `serde` structs of the wire JSON that ignore fields they do not
 //! know, and enums have an `Unknown` variant for values newer than this crate.
@@ -100,7 +101,7 @@ pub use customers::{
 pub use error::{ApiError, Error, ErrorType};
 pub use events::{
     DeliveryAttempt, DeliveryStatus, Event, EventData, EventRequest, Events, ListEvents,
-    ResendEvent, WebhookDelivery,
+    ResendEvent, StreamedEvent, WebhookDelivery,
 };
 pub use list::{CreatedFilter, HasId, List, ListParams};
 pub use payment_methods::{

@@ -989,3 +989,51 @@ async fn network_errors_are_retried_then_reported_as_transport_errors() {
     // Two backoffs of 50–100 ms each were waited.
     assert!(started.elapsed() >= Duration::from_millis(100));
 }
+
+#[tokio::test]
+async fn event_stream_yields_new_events_and_resumes_after_the_last_one_seen() {
+    let server = spawn_server().await;
+    let client = client(&server);
+    let customers = client.customers();
+    customers.create(&CreateCustomer::default()).await.unwrap();
+    async fn next(
+        s: &mut futures::stream::BoxStream<'static, Result<StreamedEvent, Error>>,
+    ) -> StreamedEvent {
+        tokio::time::timeout(Duration::from_secs(5), s.try_next())
+            .await
+            .expect("an event within 5 s")
+            .unwrap()
+            .unwrap()
+    }
+
+    // Only what happens after connecting, oldest first, as the server sent it.
+    let mut stream = client.events().stream(None).await.unwrap();
+    let first = customers.create(&CreateCustomer::default()).await.unwrap();
+    let second = customers.create(&CreateCustomer::default()).await.unwrap();
+    let a = next(&mut stream).await;
+    let event = a.event().unwrap();
+    assert_eq!(event.kind, "customer.created");
+    assert_eq!(event.customer().unwrap().id, first.id);
+    assert_eq!(a.id, event.id);
+    let b = next(&mut stream).await;
+    assert_eq!(b.event().unwrap().customer().unwrap().id, second.id);
+    // The body is the event's JSON as the API serves it.
+    let retrieved = client.events().retrieve(&a.id).await.unwrap();
+    assert_eq!(retrieved, event);
+    drop(stream);
+
+    // Reconnecting after the first event replays the second, then goes on.
+    let mut resumed = client.events().stream(Some(&a.id)).await.unwrap();
+    assert_eq!(next(&mut resumed).await, b);
+    let third = customers.create(&CreateCustomer::default()).await.unwrap();
+    let c = next(&mut resumed).await;
+    assert_eq!(c.event().unwrap().customer().unwrap().id, third.id);
+
+    // An unknown id or a wrong key is refused before any event.
+    let unknown = client.events().stream(Some("evt_doesnotexist")).await;
+    let e = api_error(unknown.map(|_| ()));
+    assert_eq!((e.status, e.code.as_str()), (400, "resource_missing"));
+    let wrong = Client::new(&server.base, "sk_test_wrongwrongwrongwrongwrong");
+    let e = api_error(wrong.events().stream(None).await.map(|_| ()));
+    assert_eq!(e.status, 401);
+}

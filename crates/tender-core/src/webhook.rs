@@ -84,6 +84,18 @@ pub fn generate_secret() -> String {
     )
 }
 
+/// The `whsec_…` secret `tender listen` signs what it forwards with: derived from the API key
+/// (HMAC-SHA256 of a fixed label, keyed with the key), so every run with one key prints the
+/// same secret and a local receiver is configured once; rolling the key changes it. It reveals
+/// nothing of the key.
+pub fn listen_secret(api_key: &str) -> String {
+    let mac = hmac_sha256(api_key.as_bytes(), &[b"tender listen signing secret v1"]);
+    format!(
+        "whsec_{}",
+        base64::engine::general_purpose::STANDARD.encode(mac)
+    )
+}
+
 fn hmac_sha256(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
     let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes any key");
     for p in parts {
@@ -396,6 +408,19 @@ mod tests {
             verify_tender_signature("garbage", body, &secret, 0, 300),
             Err(VerifyError::Malformed)
         );
+    }
+
+    #[test]
+    fn listen_secret_is_stable_per_key_and_signs_both_schemes() {
+        let a = listen_secret("sk_test_aaaaaaaaaaaaaaaaaaaaaaaa");
+        assert_eq!(a, listen_secret("sk_test_aaaaaaaaaaaaaaaaaaaaaaaa"));
+        assert_ne!(a, listen_secret("sk_test_aaaaaaaaaaaaaaaaaaaaaaab"));
+        assert!(a.starts_with("whsec_") && !a.contains("sk_test"));
+        // The Standard Webhooks key is the 32 bytes after the prefix, as for generated secrets.
+        assert_eq!(standard_key(&a).len(), 32);
+        let body = br#"{"id":"evt_1"}"#;
+        let header = tender_signature(&[&a], 1_700_000_000, body);
+        assert!(verify_tender_signature(&header, body, &a, 1_700_000_000, 300).is_ok());
     }
 
     fn due(id: &str, account: &str, endpoint: &str, at: i64) -> DueDelivery {

@@ -117,6 +117,8 @@ pub struct Application {
     _database_lock: Option<tender_store::files::DatabaseLock>,
     /// How long a request body may take to arrive.
     body_timeout: std::time::Duration,
+    /// Set to true to stop the listeners, the workers and the event streams.
+    stop: tokio::sync::watch::Sender<bool>,
 }
 
 impl Application {
@@ -166,10 +168,12 @@ impl Application {
             );
         }
         let bootstrap = bootstrap_account(&services).await?;
+        let (stop, stopping) = tokio::sync::watch::channel(false);
         let state = AppState {
             services,
             rate_limiter: Arc::new(RateLimiter::new(config.rate_limit)),
             metrics: Arc::new(crate::metrics::Metrics::new()),
+            stopping,
         };
         Ok(Self {
             api_listener,
@@ -181,6 +185,7 @@ impl Application {
             max_connections: config.max_connections.max(1),
             _database_lock: database_lock,
             body_timeout: config.body_timeout,
+            stop,
         })
     }
 
@@ -250,7 +255,8 @@ impl Application {
         self,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
-        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let stop_tx = self.stop;
+        let stop_rx = self.state.stopping.clone();
         let deadline = axum::middleware::from_fn_with_state(
             self.body_timeout,
             crate::connection::body_deadline,

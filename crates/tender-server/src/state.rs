@@ -12,4 +12,7 @@ pub struct AppState {
     pub services: Services,
     pub rate_limiter: Arc<RateLimiter>,
     pub metrics: Arc<Metrics>,
+    /// Turns true when the server begins to stop: responses that never end on their own (the
+    /// event stream) end then, so a stop is not held up for the grace period.
+    pub stopping: tokio::sync::watch::Receiver<bool>,
 }

@@ -6,15 +6,21 @@
 //!   accounts (their receipts identity, password recovery) and API keys.
 //! - `connectors list|create|update|delete`: the processors an account's payments go to.
 //! - `migrate`, `backup FILE`, `config check`: operations.
+//! - `listen`, `trigger EVENT_TYPE`: the local development loop, against a running server's
+//!   API (not its store): forward its events to a local URL; make the objects of an event.
 //!
 //! Every subcommand that touches data takes the same store flags (`--data-dir`,
 //! `--database-url`, `TENDER_VAULT_KEY`), so it works while a server runs on the same store.
 
+mod api;
 mod commands;
+mod listen;
+mod trigger;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
@@ -77,6 +83,56 @@ enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
+    /// Forward the account's events, as they happen, to a local URL, signed as webhooks are;
+    /// prints one line per event with the receiver's answer.
+    Listen {
+        #[command(flatten)]
+        api: ApiArgs,
+        /// The local URL to POST each event to, e.g. http://localhost:3000/webhooks.
+        #[arg(long, required_unless_present = "print_secret", value_parser = parse_forward_url)]
+        forward_to: Option<url::Url>,
+        /// Only these event types (comma-separated; default: all).
+        #[arg(long, value_delimiter = ',', value_parser = event_types())]
+        events: Vec<String>,
+        /// Print only the signing secret (derived from the key) and exit.
+        #[arg(long)]
+        print_secret: bool,
+    },
+    /// Make, in test mode, the objects that produce EVENT_TYPE (through the API), and wait for
+    /// the event.
+    Trigger {
+        /// The event to produce, e.g. payment.succeeded.
+        #[arg(value_parser = event_types())]
+        event_type: String,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+}
+
+/// Which running server `listen` and `trigger` talk to, and as whom.
+#[derive(Args, Clone)]
+struct ApiArgs {
+    /// A secret API key of the account (sk_test_…; `listen` also takes sk_live_…). Prefer
+    /// TENDER_API_KEY to keep it out of the shell history.
+    #[arg(long, env = "TENDER_API_KEY", hide_env_values = true)]
+    api_key: String,
+    /// The service's address, without /v2.
+    #[arg(long, env = "TENDER_API", default_value = "http://127.0.0.1:4242")]
+    api: String,
+}
+
+/// The event types, as the values `--events` and `trigger` accept.
+fn event_types() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(tender_core::event::EVENT_TYPES)
+}
+
+/// `--forward-to`: an http(s) URL with a host.
+fn parse_forward_url(s: &str) -> Result<url::Url, String> {
+    let url = url::Url::parse(s).map_err(|e| format!("not a URL ({e})"))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err("expected an http:// or https:// URL with a host".into());
+    }
+    Ok(url)
 }
 
 #[derive(Subcommand)]
@@ -468,6 +524,32 @@ async fn main() -> anyhow::Result<()> {
         Command::Config {
             command: ConfigCommand::Check(args),
         } => commands::config_check(args).await,
+        Command::Listen {
+            api,
+            print_secret: true,
+            ..
+        } => {
+            listen::print_secret(&api.api_key);
+            Ok(())
+        }
+        Command::Listen {
+            api,
+            forward_to,
+            events,
+            ..
+        } => {
+            let forward_to = forward_to.context("--forward-to is required")?;
+            listen::listen(listen::Listen {
+                api: api.api,
+                api_key: api.api_key,
+                forward_to,
+                events,
+            })
+            .await
+        }
+        Command::Trigger { event_type, api } => {
+            trigger::trigger(&api.api, &api.api_key, &event_type).await
+        }
     }
 }
 

@@ -153,7 +153,8 @@ fn after(after: Option<String>, limit: u32) -> ListParams {
 /// `GET /events/stream`: the account's events as server-sent events, oldest first, each with
 /// `id:` its event id and `data:` the event; then every new event as it is committed (looked
 /// for every 250 ms), with a comment every 15 s to keep proxies from closing the connection.
-/// A store error ends the stream; the client reconnects with `Last-Event-ID`.
+/// A store error or the server stopping ends the stream; the client reconnects with
+/// `Last-Event-ID`.
 pub(crate) async fn stream_events(
     State(state): State<AppState>,
     Ctx(ctx): Ctx,
@@ -230,6 +231,12 @@ pub(crate) async fn stream_events(
                 t.queued.push_back((id, body));
             }
         }
+    });
+    // A stopping server ends the stream (the client reconnects with `Last-Event-ID`) instead of
+    // waiting out the shutdown grace period for a response that never ends.
+    let mut stopping = state.stopping.clone();
+    let stream = futures::StreamExt::take_until(stream, async move {
+        let _ = stopping.wait_for(|stop| *stop).await;
     });
     Ok(Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(std::time::Duration::from_secs(15)))
