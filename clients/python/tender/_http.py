@@ -15,7 +15,7 @@ import random
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import httpx
 
@@ -96,6 +96,45 @@ class Transport:
         self.http = http_client or httpx.Client(timeout=timeout)
         self.sleep = sleep
 
+    def _headers(self) -> dict[str, str]:
+        return {
+            "Authorization": f"Bearer {self.api_key}",
+            "Tender-Version": API_VERSION,
+            "User-Agent": f"tender-python/{__version__}",
+        }
+
+    def stream(self, path: str, *, last_event_id: str | None = None) -> Iterator[tuple[str, str]]:
+        """Server-sent events from ``path`` over one connection, as ``(id, data)`` pairs, until
+        the connection ends (not retried: call again with the last id). A refusal raises the
+        typed error before anything is yielded."""
+        headers = self._headers() | {"Accept": "text/event-stream"}
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        url = f"{self.base_url}/v2{path}"
+        data: list[str]
+        try:
+            with self.http.stream("GET", url, headers=headers) as response:
+                if not response.is_success:
+                    response.read()
+                    raise errors.from_response(response)
+                event_id, data = "", []
+                for line in response.iter_lines():
+                    if line == "":
+                        if event_id and data:
+                            yield event_id, "\n".join(data)
+                        event_id, data = "", []
+                        continue
+                    if line.startswith(":"):
+                        continue  # a keep-alive comment
+                    field, _, value = line.partition(":")
+                    value = value.removeprefix(" ")
+                    if field == "id":
+                        event_id = value
+                    elif field == "data":
+                        data.append(value)
+        except httpx.TransportError as e:
+            raise errors.APIConnectionError(f"the stream from {self.base_url} broke: {e}") from e
+
     def request(
         self,
         method: str,
@@ -106,11 +145,7 @@ class Transport:
         idempotency_key: str | None = None,
     ) -> dict[str, Any]:
         """Sends the call, retrying as the policy allows, and returns the JSON object."""
-        headers = {
-            "Authorization": f"Bearer {self.api_key}",
-            "Tender-Version": API_VERSION,
-            "User-Agent": f"tender-python/{__version__}",
-        }
+        headers = self._headers()
         if method == "POST":
             headers["Idempotency-Key"] = idempotency_key or f"tender-py-{uuid.uuid4()}"
         url = f"{self.base_url}/v2{path}"

@@ -5,7 +5,8 @@ per call otherwise, the same on every retry)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+import json
+from typing import TYPE_CHECKING, Any, Generator, cast
 
 from typing_extensions import Unpack
 
@@ -166,6 +167,15 @@ class Events(Resource):
         """One page (``limit``, ``starting_after``, ``ending_before``, ``created={"gte": …}``
         and the list's filters); ``.auto_paging_iter()`` walks every page."""
         return Page(self._t, "/events", params)
+
+    def stream(self, after: str | None = None) -> Generator[models.Event, None, None]:
+        """The account's new events as they are committed, oldest first, over one connection
+        (``GET /events/stream``): those after the event ``after`` names (the last one you saw),
+        else those after the newest at connection time. It blocks between events and ends with
+        :class:`tender.errors.APIConnectionError` when the connection drops: call again with the
+        last id you saw, and nothing is missed."""
+        for _, data in self._t.stream("/events/stream", last_event_id=after):
+            yield cast("models.Event", json.loads(data))
 
     def list_deliveries(self, id: str, **params: Any) -> Page[models.WebhookDelivery]:
         """One page (``limit``, ``starting_after``, ``ending_before``, ``created={"gte": …}``

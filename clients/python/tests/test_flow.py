@@ -144,3 +144,21 @@ def test_a_delivered_webhook_verifies_with_both_schemes(client: Tender) -> None:
             body, headers["tender-signature"], secret, now=stamp + 301
         )
     assert json.loads(body)["id"] == event["id"]
+
+
+def test_the_event_stream_yields_new_events_and_resumes_after_the_last_one(client: Tender) -> None:
+    client.customers.create(name="Before")
+    newest = client.events.list(limit=1).data[0]["id"]
+    stream = client.events.stream(after=newest)
+    first = client.customers.create(name="First")
+    second = client.customers.create(name="Second")
+    a, b = next(stream), next(stream)
+    assert (a["type"], a["data"]["object"]["id"]) == ("customer.created", first["id"])
+    assert b["data"]["object"]["id"] == second["id"]
+    assert a == client.events.retrieve(a["id"])
+    stream.close()
+    # Resuming after the first replays the second.
+    assert next(client.events.stream(after=a["id"]))["id"] == b["id"]
+    with pytest.raises(errors.InvalidRequestError) as e:
+        next(client.events.stream(after="evt_doesnotexist"))
+    assert e.value.code == "resource_missing"

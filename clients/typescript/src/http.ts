@@ -60,13 +60,74 @@ export class Transport {
     this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
   }
 
-  /** Sends the call, retrying as the policy allows, and returns the JSON object. */
-  async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
-    const headers: Record<string, string> = {
+  private headers(): Record<string, string> {
+    return {
       Authorization: `Bearer ${this.apiKey}`,
       "Tender-Version": API_VERSION,
       "User-Agent": `tender-node/${VERSION}`,
     };
+  }
+
+  /**
+   * Server-sent events from `path` over one connection, as `[id, data]` pairs, until the
+   * connection ends (not retried: call again with the last id). A refusal throws the typed
+   * error before anything is yielded; `signal` closes the connection.
+   */
+  async *stream(
+    path: string,
+    opts: { lastEventId?: string; signal?: AbortSignal } = {},
+  ): AsyncGenerator<[string, string]> {
+    const headers: Record<string, string> = { ...this.headers(), Accept: "text/event-stream" };
+    if (opts.lastEventId !== undefined) headers["Last-Event-ID"] = opts.lastEventId;
+    let response: Response;
+    try {
+      response = await fetch(`${this.baseUrl}/v2${path}`, { headers, signal: opts.signal });
+    } catch (e) {
+      throw new APIConnectionError(`could not reach Tender at ${this.baseUrl}: ${String(e)}`);
+    }
+    if (!response.ok || response.body === null) {
+      const text = await response.text();
+      let parsed: unknown = null;
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        parsed = null;
+      }
+      throw errorFrom(response.status, parsed);
+    }
+    const decoder = new TextDecoder();
+    let buffered = "";
+    let id = "";
+    let data: string[] = [];
+    try {
+      for await (const chunk of response.body) {
+        buffered += decoder.decode(chunk as Uint8Array, { stream: true });
+        let end: number;
+        while ((end = buffered.indexOf("\n")) >= 0) {
+          const line = buffered.slice(0, end).replace(/\r$/, "");
+          buffered = buffered.slice(end + 1);
+          if (line === "") {
+            if (id && data.length > 0) yield [id, data.join("\n")];
+            id = "";
+            data = [];
+          } else if (!line.startsWith(":")) {
+            const colon = line.indexOf(":");
+            const field = colon < 0 ? line : line.slice(0, colon);
+            const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+            if (field === "id") id = value;
+            else if (field === "data") data.push(value);
+          }
+        }
+      }
+    } catch (e) {
+      if (opts.signal?.aborted) return;
+      throw new APIConnectionError(`the stream from ${this.baseUrl} broke: ${String(e)}`);
+    }
+  }
+
+  /** Sends the call, retrying as the policy allows, and returns the JSON object. */
+  async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    const headers = this.headers();
     let body: string | undefined;
     if (method === "POST") {
       headers["Idempotency-Key"] = opts.idempotencyKey ?? `tender-node-${randomUUID()}`;

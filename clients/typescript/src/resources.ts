@@ -109,6 +109,18 @@ export class Events extends Resource {
   list(query: Query = {}): Promise<Page<Schemas["Event"]>> {
     return Page.fetch(this.t, `/events`, query);
   }
+  /**
+   * The account's new events as they are committed, oldest first, over one connection
+   * (`GET /events/stream`): those after the event `after` names (the last one you saw), else
+   * those after the newest at connection time. It ends with an `APIConnectionError` when the
+   * connection drops: call again with the last id you saw, and nothing is missed. Abort
+   * `signal` to stop.
+   */
+  async *stream(opts: { after?: string; signal?: AbortSignal } = {}): AsyncGenerator<Schemas["Event"]> {
+    for await (const [, data] of this.t.stream("/events/stream", { lastEventId: opts.after, signal: opts.signal })) {
+      yield JSON.parse(data) as Schemas["Event"];
+    }
+  }
   /** One page (`limit`, `starting_after`, `ending_before`, `created: { gte: … }`, filters); `for await` over it walks every page. */
   listDeliveries(id: string, query: Query = {}): Promise<Page<Schemas["WebhookDelivery"]>> {
     return Page.fetch(this.t, `/events/${encodeURIComponent(id)}/deliveries`, query);

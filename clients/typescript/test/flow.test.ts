@@ -141,3 +141,31 @@ test("a delivered webhook verifies with both schemes", async () => {
     receiver.close();
   }
 });
+
+test("the event stream yields new events and resumes after the last one", async () => {
+  await tender.customers.create({ name: "Before" });
+  const newest = (await tender.events.list({ limit: 1 })).data[0]!.id;
+  const stop = new AbortController();
+  const stream = tender.events.stream({ after: newest, signal: stop.signal });
+  const first = await tender.customers.create({ name: "First" });
+  const second = await tender.customers.create({ name: "Second" });
+  const a = (await stream.next()).value as Schemas["Event"];
+  const b = (await stream.next()).value as Schemas["Event"];
+  assert.equal(a.type, "customer.created");
+  assert.equal((a.data.object as { id: string }).id, first.id);
+  assert.equal((b.data.object as { id: string }).id, second.id);
+  assert.deepEqual(a, await tender.events.retrieve(a.id));
+  stop.abort();
+  await stream.return(undefined);
+  // Resuming after the first replays the second.
+  const resumed = new AbortController();
+  const again = tender.events.stream({ after: a.id, signal: resumed.signal });
+  assert.equal(((await again.next()).value as Schemas["Event"]).id, b.id);
+  resumed.abort();
+  await again.return(undefined);
+  await assert.rejects(tender.events.stream({ after: "evt_doesnotexist" }).next(), (e: unknown) => {
+    assert.ok(e instanceof InvalidRequestError);
+    assert.equal(e.code, "resource_missing");
+    return true;
+  });
+});
