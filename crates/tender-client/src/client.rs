@@ -85,6 +85,7 @@ pub struct ClientBuilder {
     api_key: String,
     retry: RetryPolicy,
     timeout: Duration,
+    stream_idle: Duration,
     http: Option<reqwest::Client>,
 }
 
@@ -118,6 +119,14 @@ impl ClientBuilder {
         self
     }
 
+    /// How long an event stream ([`crate::Events::stream`]) may stay silent before it is given
+    /// up as dead with [`Error::Stalled`] (default 45 s; the server sends a keep-alive every
+    /// 15 s).
+    pub fn stream_idle_timeout(mut self, idle: Duration) -> Self {
+        self.stream_idle = idle;
+        self
+    }
+
     /// Use this `reqwest::Client` (proxies, custom roots, connection pool settings).
     pub fn http_client(mut self, http: reqwest::Client) -> Self {
         self.http = Some(http);
@@ -138,6 +147,7 @@ impl ClientBuilder {
                 http,
                 base_url: normalize_base(&self.base_url),
                 api_key: self.api_key,
+                stream_idle: self.stream_idle,
                 retry: self.retry,
             }),
         }
@@ -159,6 +169,7 @@ struct Inner {
     base_url: String,
     api_key: String,
     retry: RetryPolicy,
+    stream_idle: Duration,
 }
 
 /// A Tender API client. Cheap to clone (one connection pool behind an `Arc`); share it.
@@ -196,6 +207,7 @@ impl Client {
             api_key: api_key.into(),
             retry: RetryPolicy::default(),
             timeout: Duration::from_secs(60),
+            stream_idle: Duration::from_secs(45),
             http: None,
         }
     }
@@ -203,6 +215,11 @@ impl Client {
     /// The API base, ending in `/v2`.
     pub fn base_url(&self) -> &str {
         &self.inner.base_url
+    }
+
+    /// How long an event stream may stay silent ([`ClientBuilder::stream_idle_timeout`]).
+    pub(crate) fn stream_idle(&self) -> Duration {
+        self.inner.stream_idle
     }
 
     /// Any API call: `path` is relative to the base (`/payments`), `query` pairs are appended,

@@ -109,6 +109,10 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+    /// An event stream received nothing, not even its keep-alive, for this long: the
+    /// connection is presumed dead. Connect again with the last event id.
+    #[error("the event stream was silent for {idle:?}")]
+    Stalled { idle: Duration },
     /// Parameters that could not be encoded as JSON (map keys that are not strings, say).
     #[error("could not encode the request: {0}")]
     Encode(#[source] serde_json::Error),
@@ -137,7 +141,7 @@ impl Error {
                 Some(*status)
             }
             Error::Transport(e) => e.status().map(|s| s.as_u16()),
-            Error::Encode(_) => None,
+            Error::Encode(_) | Error::Stalled { .. } => None,
         }
     }
 

@@ -1,6 +1,8 @@
 //! Events (`/v2/events`): retrieve, list, their webhook deliveries, resend, and the live
 //! stream of new ones (`/v2/events/stream`, server-sent events).
 
+use std::time::Duration;
+
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures::stream::BoxStream;
 use futures::StreamExt;
@@ -152,6 +154,9 @@ pub struct ResendEvent {
     pub webhook_endpoint: String,
 }
 
+/// The longest one stream connection is kept (then it ends; connect again with the last id).
+const STREAM_MAX: Duration = Duration::from_secs(24 * 3600);
+
 /// One event from [`Events::stream`]: its id and its JSON exactly as the server sent it (the
 /// bytes a webhook delivery of it carries).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -202,8 +207,10 @@ impl Events<'_> {
     /// The account's new events as they are committed, oldest first, over one connection:
     /// those after the event `after` names (the last one you saw), else those after the newest
     /// at connection time. An unknown `after` or a refused key is an [`Error::Api`] here,
-    /// before any event. The stream ends (or yields an error) when the connection drops; it is
-    /// not retried: connect again with the last id you saw, and nothing is missed.
+    /// before any event. The stream ends (or yields an error) when the connection drops, or
+    /// with [`Error::Stalled`] after [`crate::ClientBuilder::stream_idle_timeout`] (45 s)
+    /// without a byte (the server's keep-alive comes every 15 s); it is not retried: connect again with the last id you saw, and
+    /// nothing is missed.
     pub async fn stream(
         &self,
         after: Option<&str>,
@@ -212,7 +219,10 @@ impl Events<'_> {
         let mut req = self
             .client
             .request(Method::GET, &url)
-            .header("accept", "text/event-stream");
+            .header("accept", "text/event-stream")
+            // Not the client's per-call timeout: the stream is meant to stay open (its
+            // liveness is checked by the idle timeout instead).
+            .timeout(STREAM_MAX);
         if let Some(after) = after {
             req = req.header("last-event-id", after);
         }
@@ -221,7 +231,18 @@ impl Events<'_> {
             return Err(error_answer(resp).await);
         }
         let status = resp.status().as_u16();
-        let events = resp.bytes_stream().eventsource().filter_map(move |e| {
+        // The server sends a keep-alive comment every 15 s: a longer silence means the
+        // connection is dead (a peer gone without closing it).
+        let idle = self.client.stream_idle();
+        let bytes = futures::stream::unfold(Some(resp.bytes_stream()), move |state| async move {
+            let mut bytes = state?;
+            match tokio::time::timeout(idle, bytes.next()).await {
+                Ok(Some(chunk)) => Some((chunk.map_err(Error::Transport), Some(bytes))),
+                Ok(None) => None,
+                Err(_) => Some((Err(Error::Stalled { idle }), None)),
+            }
+        });
+        let events = bytes.eventsource().filter_map(move |e| {
             std::future::ready(match e {
                 // A message without an id is not an event of this API: skip it.
                 Ok(e) if e.id.is_empty() => None,
@@ -229,7 +250,7 @@ impl Events<'_> {
                     id: e.id,
                     data: e.data,
                 })),
-                Err(EventStreamError::Transport(e)) => Some(Err(Error::Transport(e))),
+                Err(EventStreamError::Transport(e)) => Some(Err(e)),
                 Err(e) => Some(Err(Error::UnexpectedResponse {
                     status,
                     body: e.to_string(),

@@ -1037,3 +1037,45 @@ async fn event_stream_yields_new_events_and_resumes_after_the_last_one_seen() {
     let e = api_error(wrong.events().stream(None).await.map(|_| ()));
     assert_eq!(e.status, 401);
 }
+
+#[tokio::test]
+async fn a_silent_event_stream_is_given_up_as_stalled() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // A server that answers one event, then keeps the connection open without a byte more
+    // (not even the keep-alive): a peer gone without closing it.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut request = [0u8; 4096];
+        let _ = socket.read(&mut request).await.unwrap();
+        socket
+            .write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n\
+                  id: evt_1\ndata: {\"id\":\"evt_1\"}\n\n",
+            )
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        drop(socket);
+    });
+    let client = Client::builder(format!("http://{addr}/v2"), "sk_test_x")
+        .stream_idle_timeout(Duration::from_millis(300))
+        .build();
+    let mut stream = client.events().stream(None).await.unwrap();
+    let first = stream.try_next().await.unwrap().unwrap();
+    assert_eq!(first.id, "evt_1");
+    let started = Instant::now();
+    match stream.try_next().await {
+        Err(Error::Stalled { idle }) => assert_eq!(idle, Duration::from_millis(300)),
+        other => panic!("expected a stall, got {other:?}"),
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the stall was noticed"
+    );
+    assert!(
+        stream.try_next().await.unwrap().is_none(),
+        "a stalled stream ends"
+    );
+}

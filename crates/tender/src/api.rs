@@ -10,8 +10,8 @@ use tender_client::Error;
 pub fn explain(api: &str, e: &Error) -> String {
     match e {
         Error::Api(e) if e.status == 401 => format!(
-            "the API at {api} refused the key: {} (check --api-key: a secret key sk_test_… \
-             or sk_live_… of this server)",
+            "the API at {api} refused the key: {} (check --api-key or TENDER_API_KEY: a \
+             secret key sk_test_… or sk_live_… of this server)",
             e.message
         ),
         Error::Api(e) if e.status == 403 => format!(
@@ -28,6 +28,10 @@ pub fn explain(api: &str, e: &Error) -> String {
             "cannot reach the Tender API at {api}: {} (is `tender serve` running there? \
              --api sets the address)",
             root_cause(t)
+        ),
+        Error::Stalled { idle } => format!(
+            "nothing from {api} for {} s, not even a keep-alive: the connection is presumed dead",
+            idle.as_secs()
         ),
         other => format!("the API at {api} answered unexpectedly: {other}"),
     }

@@ -7,8 +7,9 @@
 //! Invariants:
 //! - Nothing created after "Ready!" is missed or forwarded twice: the stream starts after the
 //!   newest event at start, and every reconnection (the server restarted, the network dropped)
-//!   resumes after the last event received. Reconnection is tried at least every second, for
-//!   ever; only a refusal of the key ends the command.
+//!   resumes after the last event received. A connection silent for 45 s (the server sends a
+//!   keep-alive every 15) is given up as dead. Reconnection is tried at least every second,
+//!   for ever; only a refusal (a 4xx: the key revoked, say) ends the command.
 //! - Events are forwarded one at a time, in the order they were committed.
 //! - A receiver that fails or cannot be reached gets a printed line, not a retry: the events
 //!   stay in the API (`GET /v2/events`), and webhooks are the reliable path.
