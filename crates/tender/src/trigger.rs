@@ -111,7 +111,7 @@ async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
         }
         "refund.created" => {
             let pay = c.pay(CARD_OK, json!({})).await?;
-            object(c.id(c.post("/refunds", json!({"payment": pay})).await?)?)
+            object(id(c.post("/refunds", json!({"payment": pay})).await?)?)
         }
         "refund.updated" => {
             // A bank transfer's refund is pending until the bank settles it.
@@ -123,7 +123,7 @@ async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
                 "the transfer to settle (the server's --bank-settlement-delay, 10 s by default)",
             )
             .await?;
-            let refund = c.id(c.post("/refunds", json!({"payment": pay})).await?)?;
+            let refund = id(c.post("/refunds", json!({"payment": pay})).await?)?;
             note("the refund settles after the same delay");
             object(refund)
         }
@@ -200,11 +200,11 @@ async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
         }
         "customer.subscription.created" => {
             let cus = c.customer_with_card(CARD_OK, None).await?;
-            object(c.id(c.subscribe(&cus, json!({})).await?)?)
+            object(id(c.subscribe(&cus, json!({})).await?)?)
         }
         "customer.subscription.updated" => {
             let cus = c.customer_with_card(CARD_OK, None).await?;
-            let sub = c.id(c.subscribe(&cus, json!({})).await?)?;
+            let sub = id(c.subscribe(&cus, json!({})).await?)?;
             c.post(
                 &format!("/subscriptions/{sub}"),
                 json!({"metadata": {"triggered_by": "tender trigger"}}),
@@ -214,7 +214,7 @@ async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
         }
         "customer.subscription.deleted" => {
             let cus = c.customer_with_card(CARD_OK, None).await?;
-            let sub = c.id(c.subscribe(&cus, json!({})).await?)?;
+            let sub = id(c.subscribe(&cus, json!({})).await?)?;
             c.delete(&format!("/subscriptions/{sub}")).await?;
             object(sub)
         }
@@ -223,19 +223,19 @@ async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
             // has passed.
             let (clock, now) = c.clock().await?;
             let cus = c.customer_with_card(CARD_OK, Some(&clock)).await?;
-            let sub = c.id(c.subscribe(&cus, json!({"trial_period_days": 7})).await?)?;
+            let sub = id(c.subscribe(&cus, json!({"trial_period_days": 7})).await?)?;
             c.advance(&clock, now + 5 * DAY).await?;
             object(sub)
         }
         "invoice.created" | "invoice.finalized" | "invoice.paid" => {
             let cus = c.customer_with_card(CARD_OK, None).await?;
-            object(c.latest_invoice(c.subscribe(&cus, json!({})).await?)?)
+            object(latest_invoice(c.subscribe(&cus, json!({})).await?)?)
         }
         "invoice.payment_failed" | "invoice.voided" => {
             // The card saves, then declines the first invoice: the subscription is incomplete
             // and its invoice open.
             let cus = c.customer_with_card(CARD_SAVES_THEN_DECLINES, None).await?;
-            let invoice = c.latest_invoice(c.subscribe(&cus, json!({})).await?)?;
+            let invoice = latest_invoice(c.subscribe(&cus, json!({})).await?)?;
             if event_type == "invoice.voided" {
                 c.post(&format!("/invoices/{invoice}/void"), json!({}))
                     .await?;
@@ -249,7 +249,7 @@ async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
             let cus = c
                 .customer_with_card(CARD_SAVES_THEN_DECLINES, Some(&clock))
                 .await?;
-            let sub = c.id(c.subscribe(&cus, json!({"trial_period_days": 1})).await?)?;
+            let sub = id(c.subscribe(&cus, json!({"trial_period_days": 1})).await?)?;
             c.advance(&clock, now + 10 * DAY).await?;
             About {
                 field: "subscription",
@@ -272,6 +272,30 @@ async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
 /// A line about a wait that follows.
 fn note(what: &str) {
     println!("  (waiting: {what})");
+}
+
+/// The `id` of an object the API answered.
+fn id(object: Value) -> anyhow::Result<String> {
+    object["id"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| anyhow!("the API answered an object without an id: {object}"))
+}
+
+/// A subscription's first invoice.
+fn latest_invoice(subscription: Value) -> anyhow::Result<String> {
+    subscription["latest_invoice"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| anyhow!("the subscription has no invoice: {subscription}"))
+}
+
+/// `base` with the fields of `extra` added (both JSON objects).
+fn merged(mut base: Value, extra: Value) -> Value {
+    if let (Some(base), Value::Object(extra)) = (base.as_object_mut(), extra) {
+        base.extend(extra);
+    }
+    base
 }
 
 /// The API calls recipes make, each printed as it is made.
@@ -331,33 +355,19 @@ impl Calls {
             .map_err(|e| anyhow!(explain(&self.api, &e)))
     }
 
-    fn id(&self, object: Value) -> anyhow::Result<String> {
-        object["id"]
-            .as_str()
-            .map(str::to_string)
-            .ok_or_else(|| anyhow!("the API answered an object without an id: {object}"))
-    }
-
-    fn latest_invoice(&self, subscription: Value) -> anyhow::Result<String> {
-        subscription["latest_invoice"]
-            .as_str()
-            .map(str::to_string)
-            .ok_or_else(|| anyhow!("the subscription has no invoice: {subscription}"))
-    }
-
     /// A 20.00 usd card payment (with `extra` parameters).
     async fn pay(&self, card: &str, extra: Value) -> anyhow::Result<String> {
-        let mut body = json!({
-            "amount": 2000,
-            "currency": "usd",
-            "description": "Made by tender trigger",
-            "payment_method": {"type": "card", "card": {
-                "number": card, "exp_month": 12, "exp_year": 2040, "cvc": "123"}},
-        });
-        if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
-            body.extend(extra.clone());
-        }
-        self.id(self.post("/payments", body).await?)
+        let body = merged(
+            json!({
+                "amount": 2000,
+                "currency": "usd",
+                "description": "Made by tender trigger",
+                "payment_method": {"type": "card", "card": {
+                    "number": card, "exp_month": 12, "exp_year": 2040, "cvc": "123"}},
+            }),
+            extra,
+        );
+        id(self.post("/payments", body).await?)
     }
 
     /// A declined payment: the decline's 402 names the failed payment.
@@ -389,15 +399,15 @@ impl Calls {
             "payment_method": {"type": "bank_transfer", "bank_transfer": {
                 "iban": IBAN_OK, "account_holder_name": "Jenny Rosen"}},
         });
-        self.id(self.post("/payments", body).await?)
+        id(self.post("/payments", body).await?)
     }
 
     async fn customer(&self, extra: Value) -> anyhow::Result<String> {
-        let mut body = json!({"name": "Made by tender trigger", "email": "trigger@example.com"});
-        if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
-            body.extend(extra.clone());
-        }
-        self.id(self.post("/customers", body).await?)
+        let body = merged(
+            json!({"name": "Made by tender trigger", "email": "trigger@example.com"}),
+            extra,
+        );
+        id(self.post("/customers", body).await?)
     }
 
     /// A customer (on `clock`, if given) with `card` saved.
@@ -408,7 +418,7 @@ impl Calls {
                 None => json!({}),
             })
             .await?;
-        let pm = self.id(self
+        let pm = id(self
             .post(
                 "/payment_methods",
                 json!({"type": "card", "card": {
@@ -424,7 +434,7 @@ impl Calls {
     }
 
     async fn product(&self) -> anyhow::Result<String> {
-        self.id(self
+        id(self
             .post("/products", json!({"name": "Made by tender trigger"}))
             .await?)
     }
@@ -432,7 +442,7 @@ impl Calls {
     /// A monthly 10.00 usd price of a new product.
     async fn price(&self) -> anyhow::Result<String> {
         let product = self.product().await?;
-        self.id(self
+        id(self
             .post(
                 "/prices",
                 json!({"product": product, "currency": "usd", "unit_amount": 1000,
@@ -444,10 +454,10 @@ impl Calls {
     /// A subscription of `customer` to a new monthly price.
     async fn subscribe(&self, customer: &str, extra: Value) -> anyhow::Result<Value> {
         let price = self.price().await?;
-        let mut body = json!({"customer": customer, "items": [{"price": price}]});
-        if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
-            body.extend(extra.clone());
-        }
+        let body = merged(
+            json!({"customer": customer, "items": [{"price": price}]}),
+            extra,
+        );
         self.post("/subscriptions", body).await
     }
 
@@ -463,7 +473,7 @@ impl Calls {
                 json!({"frozen_time": now, "name": "tender trigger"}),
             )
             .await?;
-        Ok((self.id(clock)?, now))
+        Ok((id(clock)?, now))
     }
 
     async fn advance(&self, clock: &str, to: i64) -> anyhow::Result<()> {
@@ -492,7 +502,7 @@ impl Calls {
                 tokio::time::sleep(POLL).await;
             }
         }
-        self.id(self
+        id(self
             .post(
                 "/payouts",
                 json!({"amount": AMOUNT, "currency": "usd", "description": "Made by tender trigger",
