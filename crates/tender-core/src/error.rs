@@ -125,6 +125,16 @@ pub enum CoreError {
     },
 }
 
+/// The innermost cause of `err`: for a refused connection "Connection refused (os error 111)"
+/// rather than an HTTP client's "error sending request"; for a line a person reads.
+pub fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = err;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
 /// `err` and every error it was caused by, as one line (`a: b: c`), for the log. Use it
 /// wherever an error is logged: the top error alone often says only "storage failure".
 pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {

@@ -2,9 +2,10 @@
 //! talk to it over HTTP, as a merchant's code does, not to its store) and errors worded for a
 //! person at a terminal.
 //!
-//! Depends on: `tender-client`.
+//! Depends on: `tender-client`, `tender-core` (`root_cause`).
 
 use tender_client::Error;
+use tender_core::error::root_cause;
 
 /// One line saying what went wrong with a call to the API at `api`, and what to do.
 pub fn explain(api: &str, e: &Error) -> String {
@@ -35,14 +36,4 @@ pub fn explain(api: &str, e: &Error) -> String {
         ),
         other => format!("the API at {api} answered unexpectedly: {other}"),
     }
-}
-
-/// The innermost cause of an error: for a refused connection, "Connection refused (os error
-/// 111)" rather than reqwest's "error sending request".
-pub fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut cur = e;
-    while let Some(next) = cur.source() {
-        cur = next;
-    }
-    cur.to_string()
 }

@@ -24,7 +24,10 @@ use futures::StreamExt;
 use tender_client::{Client, Error, StreamedEvent};
 use tender_core::webhook::{listen_secret, standard_signature, tender_signature};
 
-use crate::api::{explain, root_cause};
+use tender_core::clock::{Clock, SystemClock};
+use tender_core::error::root_cause;
+
+use crate::api::explain;
 
 /// How long a receiver has to answer.
 const FORWARD_TIMEOUT: Duration = Duration::from_secs(10);
@@ -88,7 +91,7 @@ pub async fn listen(args: Listen) -> anyhow::Result<()> {
                 let kind = event_type(&event);
                 if args.events.is_empty() || args.events.contains(&kind) {
                     let answer = forward(&http, &args.forward_to, &secret, &event).await;
-                    let now = tender_core::clock::format_local(unix_now(), 0);
+                    let now = tender_core::clock::format_local(SystemClock.now(), 0);
                     println!("{now}  {kind} [{}] -> {answer}", event.id);
                 }
                 continue;
@@ -213,7 +216,7 @@ async fn forward(
     secret: &str,
     event: &StreamedEvent,
 ) -> String {
-    let now = unix_now();
+    let now = SystemClock.now();
     let body = event.data.as_bytes();
     let started = Instant::now();
     let sent = http
@@ -247,11 +250,4 @@ fn event_type(event: &StreamedEvent) -> String {
     serde_json::from_str::<Type>(&event.data)
         .map(|t| t.kind)
         .unwrap_or_else(|_| "?".into())
-}
-
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
 }

@@ -17,6 +17,7 @@ use anyhow::{anyhow, bail};
 use reqwest::Method;
 use serde_json::{json, Value};
 use tender_client::{Client, Error, RequestOptions};
+use tender_core::clock::Clock;
 
 use crate::api::explain;
 
@@ -463,10 +464,7 @@ impl Calls {
 
     /// A test clock frozen at the present; its id and time.
     async fn clock(&self) -> anyhow::Result<(String, i64)> {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0);
+        let now = tender_core::clock::SystemClock.now();
         let clock = self
             .post(
                 "/test_helpers/test_clocks",

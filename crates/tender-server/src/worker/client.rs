@@ -93,16 +93,8 @@ pub fn describe(e: &reqwest::Error) -> String {
     if e.is_timeout() {
         "timed out after 10 s".into()
     } else if e.is_connect() {
-        format!("connection failed: {}", root_cause(e))
+        format!("connection failed: {}", tender_core::error::root_cause(e))
     } else {
-        root_cause(e)
+        tender_core::error::root_cause(e)
     }
-}
-
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut cur = e;
-    while let Some(next) = cur.source() {
-        cur = next;
-    }
-    cur.to_string()
 }
