@@ -23,6 +23,14 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// mimalloc instead of the C library's malloc. malloc and free were about 15% of a create
+/// payment's CPU in a profile, much of it the SQLite writer thread freeing what request threads
+/// allocated (glibc takes the allocating arena's lock for that; mimalloc's per-thread heaps do
+/// not). Measured on 25 Nov (docs/performance.md): 16% less server CPU per create payment on
+/// SQLite, for 15 MiB more peak memory.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(name = "tender", version, about = "Tender: a self-hosted payments API")]
 struct Cli {
