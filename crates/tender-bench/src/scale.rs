@@ -20,7 +20,15 @@ struct Template {
     livemode: bool,
     created: i64,
     status: Option<String>,
+    /// The stored form, unpacked (`tender_store::body`).
     body: String,
+}
+
+impl Template {
+    /// The template's body as stored for a copy with id `id`.
+    fn packed_for(&self, id: &str) -> Vec<u8> {
+        tender_store::body::pack(&self.body.replace(&self.id, id))
+    }
 }
 
 /// A new random payment id, in the shape the API generates.
@@ -108,10 +116,17 @@ fn sqlite_template(conn: &rusqlite::Connection, id: &str) -> anyhow::Result<Temp
                 livemode: r.get(2)?,
                 created: r.get(3)?,
                 status: r.get(4)?,
-                body: r.get(5)?,
+                body: stored(r.get_ref(5)?.as_bytes()?)?,
             })
         },
     )?)
+}
+
+/// A stored body, unpacked.
+fn stored(bytes: &[u8]) -> Result<String, rusqlite::Error> {
+    tender_store::body::unpack(bytes).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(5, rusqlite::types::Type::Blob, e.into())
+    })
 }
 
 /// Inserts `n` copies of the template in transactions of 50k rows, beside the running server
@@ -136,7 +151,7 @@ fn sqlite_load(
             )?;
             for _ in 0..chunk {
                 let id = new_id();
-                let body = t.body.replace(&t.id, &id);
+                let body = t.packed_for(&id);
                 stmt.execute(rusqlite::params![
                     id,
                     t.account_id,
@@ -189,7 +204,8 @@ async fn pg_load(
     let client = crate::pg::connect(url).await?;
     let row = client
         .query_one(
-            "SELECT id, account_id, livemode, created, status, body FROM payments WHERE id = $1",
+            "SELECT id, account_id, livemode, created, status, COALESCE(packed, convert_to(body, 'UTF8'))
+             FROM payments WHERE id = $1",
             &[&template_id],
         )
         .await?;
@@ -199,14 +215,14 @@ async fn pg_load(
         livemode: row.get(2),
         created: row.get(3),
         status: row.get(4),
-        body: row.get(5),
+        body: tender_store::body::unpack(row.get::<_, &[u8]>(5))?,
     };
     let mut left = n;
     while left > 0 {
         let chunk = left.min(100_000);
         let sink = client
             .copy_in(
-                "COPY payments (id, account_id, livemode, created, version, customer, status, body)
+                "COPY payments (id, account_id, livemode, created, version, customer, status, packed)
                  FROM STDIN WITH (FORMAT csv)",
             )
             .await?;
@@ -214,7 +230,7 @@ async fn pg_load(
         let mut buf = String::with_capacity(4 << 20);
         for _ in 0..chunk {
             let id = new_id();
-            let body = t.body.replace(&t.id, &id);
+            let body = t.packed_for(&id);
             csv(&mut buf, &id);
             buf.push(',');
             csv(&mut buf, &t.account_id);
@@ -224,8 +240,9 @@ async fn pg_load(
             if let Some(s) = &t.status {
                 csv(&mut buf, s);
             }
-            buf.push(',');
-            csv(&mut buf, &body);
+            // BYTEA in CSV: its hex form.
+            buf.push_str(",\\x");
+            buf.push_str(&hex::encode(&body));
             buf.push('\n');
             loaded.ids.push(id);
             if buf.len() > (4 << 20) - 8192 {

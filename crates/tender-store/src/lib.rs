@@ -7,6 +7,8 @@
 //! - [`postgres`]: several stateless nodes on one PostgreSQL — a transaction per batch,
 //!   optimistic versions, leases by `FOR UPDATE SKIP LOCKED`.
 //! - [`open`]: picks the backend from a database URL, refusing unknown schemes.
+//! - [`body`]: what every document's `body` column holds — its stored form as a zstd frame
+//!   with Tender's trained dictionary — for both backends.
 //! - [`files`]: owner-only files and directories, and the one-server lock of a SQLite database.
 //!
 //! Both backends are split the same way, one file per concern of the port: `documents` (and the
@@ -16,6 +18,7 @@
 //! All SQL of the project lives in this crate. Driver errors are classified into
 //! `StoreError` here; nothing above matches on a driver's error type.
 
+pub mod body;
 pub mod files;
 mod key_cache;
 pub mod postgres;

@@ -1575,3 +1575,140 @@ async fn concurrent_postings_to_one_balance_all_count_and_one_cause_counts_once(
     let external = balances.iter().find(|b| b.account == External).unwrap();
     assert_eq!(external.amount, 1000);
 }
+
+/// A payment as the API stores it.
+const STORED_PAYMENT: &str = r#"{"id":"pay_0VbxLJXSxSkzVblweCTSriSC","amount":1001,"amount_captured":1001,"currency":"usd","status":"succeeded","capture_method":"automatic","payment_method":{"id":"pm_0VbxLJXSAiot64T7UZXH2rWr","type":"card","card":{"brand":"visa","last4":"4242","exp_month":12,"exp_year":2030,"fingerprint":"TyJRJRo9lyQ4v8WU","country":"US","funding":"credit"}},"description":"Order 1","metadata":{"order_id":"1"},"created":1795581101,"balance_transaction":"txn_0VbxLJXStvyjNjn1mfyr9SMY"}"#;
+
+/// Documents are stored packed ([`tender_store::body`]), far smaller than their JSON; rows
+/// stored before packing (plain JSON) are read as they are, by id and in lists; a damaged body
+/// fails the read as `Corrupt` instead of panicking or returning garbage. The rows are made
+/// oldest first: `pay_bad` (damaged), `pay_new` (packed by the store), `pay_old` (plain JSON).
+#[tokio::test]
+async fn sqlite_documents_are_stored_packed_and_older_rows_read_as_they_are() {
+    let f = sqlite().await.unwrap();
+    let s = scope("acct_a", Mode::Test);
+    let db = rusqlite::Connection::open(f._dir.as_ref().unwrap().path().join("t.sqlite3")).unwrap();
+    let raw = |id: &str, body: &dyn rusqlite::ToSql| {
+        db.execute(
+            "INSERT INTO payments (id, account_id, livemode, created, version, body)
+             VALUES (?1, 'acct_a', 0, 900, 1, ?2)",
+            rusqlite::params![id, body],
+        )
+        .unwrap();
+    };
+    // A frame header with nothing after it.
+    raw("pay_bad", &vec![0x28u8, 0xb5, 0x2f, 0xfd, 0x00]);
+    commit(&f.store, &s, vec![packed_payment()]).await.unwrap();
+    raw("pay_old", &STORED_PAYMENT);
+    let (kind, len): (String, usize) = db
+        .query_row(
+            "SELECT typeof(body), length(body) FROM payments WHERE id = 'pay_new'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(kind, "blob");
+    assert!(len * 3 < STORED_PAYMENT.len(), "{len} bytes stored");
+    stored_forms_read_back(&f.store, &s).await;
+}
+
+#[tokio::test]
+async fn postgres_documents_are_stored_packed_and_older_rows_read_as_they_are() {
+    let Some(f) = postgres().await else {
+        return;
+    };
+    let s = scope("acct_a", Mode::Test);
+    let tender_store::DatabaseUrl::Postgres(url) = f.url.clone().unwrap() else {
+        unreachable!()
+    };
+    let (db, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    // Rows as written before migration 0007 (JSON in `body`, nothing in `packed`), and a
+    // damaged frame.
+    db.execute(
+        "INSERT INTO payments (id, account_id, livemode, created, version, packed)
+         VALUES ('pay_bad', 'acct_a', false, 900, 1, '\\x28b52ffd00')",
+        &[],
+    )
+    .await
+    .unwrap();
+    commit(&f.store, &s, vec![packed_payment()]).await.unwrap();
+    db.execute(
+        "INSERT INTO payments (id, account_id, livemode, created, version, body)
+         VALUES ('pay_old', 'acct_a', false, 900, 1, $1)",
+        &[&STORED_PAYMENT],
+    )
+    .await
+    .unwrap();
+    let row = db
+        .query_one(
+            "SELECT body IS NULL, length(packed) FROM payments WHERE id = 'pay_new'",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert!(row.get::<_, bool>(0), "the JSON column is left empty");
+    let len = row.get::<_, i32>(1) as usize;
+    assert!(len * 3 < STORED_PAYMENT.len(), "{len} bytes stored");
+    stored_forms_read_back(&f.store, &s).await;
+}
+
+/// `pay_new`, whose body is [`STORED_PAYMENT`], as the store is asked to insert it.
+fn packed_payment() -> WriteOp {
+    WriteOp::Insert {
+        collection: Collection::Payments,
+        id: "pay_new".into(),
+        created: 1000,
+        index: IndexValues::default(),
+        body: STORED_PAYMENT.into(),
+    }
+}
+
+/// What both backends must read back from `pay_new` (packed), `pay_old` (JSON as stored before
+/// packing) and `pay_bad` (a damaged frame).
+async fn stored_forms_read_back(store: &Arc<dyn Store>, s: &Scope) {
+    for id in ["pay_new", "pay_old"] {
+        let found = store
+            .find_record(s, Collection::Payments, id)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(found.body, STORED_PAYMENT, "{id}");
+    }
+    let (_, unscoped) = store
+        .find_unscoped(Collection::Payments, "pay_old")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(unscoped.body, STORED_PAYMENT);
+    match store.find_record(s, Collection::Payments, "pay_bad").await {
+        Err(StoreError::Corrupt(_)) => {}
+        other => panic!("a damaged body read as {other:?}"),
+    }
+    // A page that does not reach the damaged (oldest) row reads; one that does fails as a whole.
+    let page = store
+        .list_records(
+            s,
+            Collection::Payments,
+            &ListQuery {
+                limit: 1,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(page.records[0].body, STORED_PAYMENT);
+    let all = store
+        .list_records(
+            s,
+            Collection::Payments,
+            &ListQuery {
+                limit: 10,
+                ..Default::default()
+            },
+        )
+        .await;
+    assert!(matches!(all, Err(StoreError::Corrupt(_))), "{all:?}");
+}

@@ -302,11 +302,29 @@ async fn payments_from_before_the_ledger_are_booked_once_by_backfill() {
     let db = rusqlite::Connection::open(dir.path().join("tender.sqlite3")).unwrap();
     db.execute_batch(
         "DELETE FROM ledger_entries; DELETE FROM ledger_postings; DELETE FROM ledger_balances;
-         DELETE FROM balance_transactions; DELETE FROM scheduled_tasks WHERE kind = 'make_available';
-         UPDATE payments SET body = json_remove(body, '$.balance_transaction');
-         UPDATE refunds SET body = json_remove(body, '$.balance_transaction');",
+         DELETE FROM balance_transactions; DELETE FROM scheduled_tasks WHERE kind = 'make_available';",
     )
     .unwrap();
+    for table in ["payments", "refunds"] {
+        let rows: Vec<(String, Vec<u8>)> = db
+            .prepare(&format!("SELECT id, body FROM {table}"))
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        for (id, stored) in rows {
+            let mut doc: Value =
+                serde_json::from_str(&tender_store::body::unpack(&stored).unwrap()).unwrap();
+            doc.as_object_mut().unwrap().remove("balance_transaction");
+            let packed = tender_store::body::pack(&doc.to_string());
+            db.execute(
+                &format!("UPDATE {table} SET body = ?1 WHERE id = ?2"),
+                rusqlite::params![packed, id],
+            )
+            .unwrap();
+        }
+    }
     drop(db);
     let before = run(dir.path(), &["ledger", "verify"]);
     assert!(!before.status.success());

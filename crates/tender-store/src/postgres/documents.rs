@@ -26,7 +26,8 @@ use tokio_postgres::Row;
 
 use super::idempotency::idempotency_statement;
 use super::pipeline::{self, Stmt, Value};
-use super::{classify, scope_from, Param, PgStore};
+use super::{classify, document, scope_from, Param, PgStore, BODY};
+use crate::body;
 use crate::schema::{column, comparison, index_columns, ranges, table, ColumnValue};
 
 fn column_value((_, v): (&'static str, ColumnValue)) -> Value {
@@ -36,12 +37,12 @@ fn column_value((_, v): (&'static str, ColumnValue)) -> Value {
     }
 }
 
-fn record(r: &Row) -> Record {
-    Record {
+fn record(r: &Row) -> StoreResult<Record> {
+    Ok(Record {
         id: r.get(0),
         version: r.get(1),
-        body: r.get(2),
-    }
+        body: document(r, 2)?,
+    })
 }
 
 async fn find_record<C: GenericClient>(
@@ -51,7 +52,7 @@ async fn find_record<C: GenericClient>(
     id: &str,
 ) -> StoreResult<Option<Record>> {
     let sql = format!(
-        "SELECT id, version, body FROM {} WHERE id = $1 AND account_id = $2 AND livemode = $3",
+        "SELECT id, version, {BODY} FROM {} WHERE id = $1 AND account_id = $2 AND livemode = $3",
         table(col)
     );
     let stmt = c
@@ -63,7 +64,7 @@ async fn find_record<C: GenericClient>(
         .query_opt(&stmt, &[&id, &scope.account, &live])
         .await
         .map_err(|e| classify("find", e))?;
-    Ok(row.as_ref().map(record))
+    row.as_ref().map(record).transpose()
 }
 
 /// The statements of a batch, in order ([`pipeline`] sends them in one round trip).
@@ -85,7 +86,7 @@ fn plan(batch: &WriteBatch, node: i64) -> Vec<Stmt> {
                 let names: String = cols.iter().map(|(n, _)| format!(", {n}")).collect();
                 let marks: String = (0..cols.len()).map(|i| format!(", ${}", i + 6)).collect();
                 let sql = format!(
-                    "INSERT INTO {} (id, account_id, livemode, created, version, body{names}) VALUES ($1, $2, $3, $4, 1, $5{marks})",
+                    "INSERT INTO {} (id, account_id, livemode, created, version, packed{names}) VALUES ($1, $2, $3, $4, 1, $5{marks})",
                     table(*collection)
                 );
                 let mut params: Vec<Value> = vec![
@@ -93,7 +94,7 @@ fn plan(batch: &WriteBatch, node: i64) -> Vec<Stmt> {
                     account(),
                     Box::new(live),
                     Box::new(*created),
-                    Box::new(body.clone()),
+                    Box::new(body::pack(body)),
                 ];
                 params.extend(cols.into_iter().map(column_value));
                 out.push(Stmt::new("insert", sql, params));
@@ -112,11 +113,11 @@ fn plan(batch: &WriteBatch, node: i64) -> Vec<Stmt> {
                     .map(|(i, (n, _))| format!(", {n} = ${}", i + 6))
                     .collect();
                 let sql = format!(
-                    "UPDATE {} SET body = $1, version = version + 1{sets} WHERE id = $2 AND account_id = $3 AND livemode = $4 AND version = $5",
+                    "UPDATE {} SET packed = $1, body = NULL, version = version + 1{sets} WHERE id = $2 AND account_id = $3 AND livemode = $4 AND version = $5",
                     table(*collection)
                 );
                 let mut params: Vec<Value> = vec![
-                    Box::new(body.clone()),
+                    Box::new(body::pack(body)),
                     Box::new(id.clone()),
                     account(),
                     Box::new(live),
@@ -248,14 +249,14 @@ fn plan(batch: &WriteBatch, node: i64) -> Vec<Stmt> {
             } => {
                 out.push(Stmt::new(
                     "insert event",
-                    "INSERT INTO events (id, account_id, livemode, created, version, type, body) VALUES ($1, $2, $3, $4, 1, $5, $6)",
+                    "INSERT INTO events (id, account_id, livemode, created, version, type, packed) VALUES ($1, $2, $3, $4, 1, $5, $6)",
                     vec![
                         Box::new(id.clone()),
                         account(),
                         Box::new(live),
                         Box::new(*created),
                         Box::new(event_type.clone()),
-                        Box::new(body.clone()),
+                        Box::new(body::pack(body)),
                     ],
                 ));
                 out.push(fan_out(scope, id, event_type, *created));
@@ -313,7 +314,7 @@ impl DocumentStore for PgStore {
         let t = table(collection);
         let live = scope.livemode();
         let mut sql =
-            format!("SELECT id, version, body FROM {t} WHERE account_id = $1 AND livemode = $2");
+            format!("SELECT id, version, {BODY} FROM {t} WHERE account_id = $1 AND livemode = $2");
         let mut strings: Vec<String> = Vec::new();
         let mut ints: Vec<i64> = Vec::new();
         // Placeholders are numbered in the order values are pushed below.
@@ -388,7 +389,7 @@ impl DocumentStore for PgStore {
             .query(&stmt, &params)
             .await
             .map_err(|e| classify("list", e))?;
-        let mut records: Vec<Record> = rows.iter().map(record).collect();
+        let mut records: Vec<Record> = rows.iter().map(record).collect::<StoreResult<_>>()?;
         let has_more = records.len() > q.limit as usize;
         records.truncate(q.limit as usize);
         if ascending {
@@ -413,23 +414,24 @@ impl DocumentStore for PgStore {
         let row = client
             .query_opt(
                 &format!(
-                    "SELECT account_id, livemode, id, version, body FROM {} WHERE id = $1",
+                    "SELECT account_id, livemode, id, version, {BODY} FROM {} WHERE id = $1",
                     table(collection)
                 ),
                 &[&id],
             )
             .await
             .map_err(|e| classify("find unscoped", e))?;
-        Ok(row.map(|r| {
-            (
+        row.map(|r| {
+            Ok((
                 scope_from(r.get(0), r.get(1)),
                 Record {
                     id: r.get(2),
                     version: r.get(3),
-                    body: r.get(4),
+                    body: document(&r, 4)?,
                 },
-            )
-        }))
+            ))
+        })
+        .transpose()
     }
 
     async fn find_sealed(&self, scope: &Scope, owner: &str) -> StoreResult<Option<String>> {

@@ -30,6 +30,14 @@ const MIGRATIONS: &[(i64, &str)] = &[
         6,
         include_str!("../../migrations/postgres/0006_create_billing.sql"),
     ),
+    (
+        7,
+        include_str!("../../migrations/postgres/0007_packed_bodies.sql"),
+    ),
+    (
+        8,
+        include_str!("../../migrations/postgres/0008_ledger_entries_without_foreign_key.sql"),
+    ),
 ];
 
 /// An arbitrary constant naming Tender's migration lock.

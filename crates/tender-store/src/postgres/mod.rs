@@ -63,6 +63,49 @@ fn classify(what: &str, e: tokio_postgres::Error) -> StoreError {
     StoreError::unavailable(format!("postgres {what}"), e)
 }
 
+/// A document's body in SQL: `packed` (a frame, [`crate::body`]) since migration 0007, the JSON
+/// text of `body` in rows written before it. Both are read as bytes by [`document`].
+const BODY: &str = "COALESCE(packed, convert_to(body, 'UTF8'))";
+
+/// [`BODY`] of the table aliased `alias` in a join.
+fn body_of(alias: &str) -> String {
+    format!("COALESCE({alias}.packed, convert_to({alias}.body, 'UTF8'))")
+}
+
+/// A document's body ([`BODY`], bytes) read as its stored form ([`crate::body::unpack`]).
+pub(crate) struct Document(pub(crate) String);
+
+impl<'a> tokio_postgres::types::FromSql<'a> for Document {
+    fn from_sql(
+        _: &tokio_postgres::types::Type,
+        raw: &'a [u8],
+    ) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(Document(crate::body::unpack(raw)?))
+    }
+
+    fn accepts(ty: &tokio_postgres::types::Type) -> bool {
+        *ty == tokio_postgres::types::Type::BYTEA
+    }
+}
+
+/// Reads a `body` column: a body that does not unpack is `StoreError::Corrupt`.
+fn document(r: &Row, idx: usize) -> StoreResult<String> {
+    r.try_get::<_, Document>(idx).map(|d| d.0).map_err(|e| {
+        match std::error::Error::source(&e).and_then(|c| c.downcast_ref::<StoreError>()) {
+            Some(StoreError::Corrupt(why)) => StoreError::Corrupt(why.clone()),
+            _ => StoreError::unavailable("postgres read body", e),
+        }
+    })
+}
+
+/// Like [`document`], for a column that may be NULL.
+fn optional_document(r: &Row, idx: usize) -> StoreResult<Option<String>> {
+    match r.try_get::<_, Option<&[u8]>>(idx) {
+        Ok(None) => Ok(None),
+        _ => document(r, idx).map(Some),
+    }
+}
+
 fn pool_error(e: deadpool_postgres::PoolError) -> StoreError {
     StoreError::unavailable("postgres connection pool", e)
 }
@@ -131,6 +174,20 @@ impl PgStore {
                     source: None,
                 });
             }
+        }
+        // Not a durability matter, so a warning: without autovacuum nothing ever ANALYZEs the
+        // tables, and a statement a pooled connection planned while a table was nearly empty
+        // keeps its sequential scan as the table grows (measured: creates fell from 1,000 to
+        // 350 a second over the first 60,000 payments; docs/performance.md).
+        let autovacuum: String = client
+            .query_one("SHOW autovacuum", &[])
+            .await
+            .map_err(|e| classify("show settings", e))?
+            .get(0);
+        if autovacuum == "off" {
+            tracing::warn!(
+                "PostgreSQL has autovacuum=off: tables are never analysed, so plans made while they were small stay in use as they grow and writes slow down; turn it on"
+            );
         }
         Ok(())
     }

@@ -22,7 +22,7 @@ use tender_core::store::{
 };
 use tokio_postgres::Row;
 
-use super::{classify, scope_from, PgStore};
+use super::{body_of, classify, document, optional_document, scope_from, PgStore};
 
 const DELIVERY_COLUMNS: &str =
     "id, event_id, endpoint_id, status, next_attempt_at, attempts::text, created";
@@ -187,36 +187,40 @@ impl QueueStore for PgStore {
         // The lease re-checks each row: another node that leased it meanwhile wins.
         let rows = client
             .query(
-                "WITH claimed AS (
+                &format!("WITH claimed AS (
                     UPDATE webhook_deliveries SET lease_until = $2
                     WHERE id = ANY($3) AND status = 'pending'
                       AND (lease_until IS NULL OR lease_until < $1)
                     RETURNING id, account_id, livemode, event_id, endpoint_id, attempts)
-                 SELECT c.id, c.account_id, c.livemode, c.event_id, e.body, c.endpoint_id, w.body, s.sealed,
+                 SELECT c.id, c.account_id, c.livemode, c.event_id, {event_body}, c.endpoint_id, {endpoint_body}, s.sealed,
                         h.failing_since, jsonb_array_length(c.attempts)
                  FROM claimed c
                  JOIN events e ON e.id = c.event_id
                  LEFT JOIN webhook_endpoints w ON w.id = c.endpoint_id
                  LEFT JOIN sealed_values s ON s.owner_id = c.endpoint_id
                  LEFT JOIN webhook_endpoint_health h ON h.endpoint_id = c.endpoint_id",
+                    event_body = body_of("e"),
+                    endpoint_body = body_of("w"),
+                ),
                 &[&now_ms, &claim.lease_until_ms, &ids],
             )
             .await
             .map_err(|e| classify("claim deliveries", e))?;
-        Ok(rows
-            .iter()
-            .map(|r| ClaimedDelivery {
-                id: r.get(0),
-                scope: scope_from(r.get(1), r.get(2)),
-                event_id: r.get(3),
-                event_body: r.get(4),
-                endpoint_id: r.get(5),
-                endpoint_body: r.get(6),
-                endpoint_secrets: r.get(7),
-                endpoint_failing_since: r.get(8),
-                attempts_made: r.get::<_, i32>(9) as usize,
+        rows.iter()
+            .map(|r| {
+                Ok(ClaimedDelivery {
+                    id: r.get(0),
+                    scope: scope_from(r.get(1), r.get(2)),
+                    event_id: r.get(3),
+                    event_body: document(r, 4)?,
+                    endpoint_id: r.get(5),
+                    endpoint_body: optional_document(r, 6)?,
+                    endpoint_secrets: r.get(7),
+                    endpoint_failing_since: r.get(8),
+                    attempts_made: r.get::<_, i32>(9) as usize,
+                })
             })
-            .collect())
+            .collect()
     }
 
     async fn record_delivery_attempt(&self, rec: DeliveryAttemptRecord) -> StoreResult<()> {

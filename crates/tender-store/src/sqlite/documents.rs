@@ -24,7 +24,8 @@ use tender_core::store::{
 };
 
 use super::idempotency::write_idempotency;
-use super::{classify, SqliteStore};
+use super::{classify, Document, SqliteStore};
+use crate::body;
 use crate::schema::{column, comparison, index_columns, ranges, table, ColumnValue};
 
 fn find_record(
@@ -42,7 +43,7 @@ fn find_record(
         Ok(Record {
             id: r.get(0)?,
             version: r.get(1)?,
-            body: r.get(2)?,
+            body: r.get::<_, Document>(2)?.0,
         })
     })
     .optional()
@@ -105,7 +106,7 @@ fn list_records(
             Ok(Record {
                 id: r.get(0)?,
                 version: r.get(1)?,
-                body: r.get(2)?,
+                body: r.get::<_, Document>(2)?.0,
             })
         })
         .map_err(|e| classify("list", e))?
@@ -119,8 +120,18 @@ fn list_records(
     Ok(Page { records, has_more })
 }
 
-/// Applies one batch on the writer's connection (inside the writer's savepoint).
-fn apply_batch(conn: &Connection, batch: &WriteBatch) -> StoreResult<()> {
+/// Applies one batch on the writer's connection (inside the writer's savepoint). `bodies` are
+/// the batch's documents packed beforehand, off the writer ([`body::pack_batch`]).
+fn apply_batch(conn: &Connection, batch: &WriteBatch, bodies: Vec<Vec<u8>>) -> StoreResult<()> {
+    let mut bodies = bodies.into_iter();
+    // One body per document by construction (the same match in `pack_batch`); an error, never a
+    // panic, should they disagree: a panic would end the writer thread.
+    let mut next_body = move || {
+        bodies.next().ok_or_else(|| StoreError::Unavailable {
+            message: "sqlite apply: fewer packed bodies than documents in the batch".into(),
+            source: None,
+        })
+    };
     let scope = &batch.scope;
     let live = scope.livemode();
     for op in &batch.ops {
@@ -130,7 +141,7 @@ fn apply_batch(conn: &Connection, batch: &WriteBatch) -> StoreResult<()> {
                 id,
                 created,
                 index,
-                body,
+                body: _,
             } => {
                 let cols = index_columns(*collection, index);
                 let names: String = cols.iter().map(|(n, _)| format!(", {n}")).collect();
@@ -144,7 +155,7 @@ fn apply_batch(conn: &Connection, batch: &WriteBatch) -> StoreResult<()> {
                     scope.account.clone().into(),
                     (live as i64).into(),
                     (*created).into(),
-                    body.clone().into(),
+                    next_body()?.into(),
                 ];
                 values.extend(cols.into_iter().map(|(_, v)| match v {
                     ColumnValue::Text(t) => rusqlite::types::Value::from(t),
@@ -159,7 +170,7 @@ fn apply_batch(conn: &Connection, batch: &WriteBatch) -> StoreResult<()> {
                 id,
                 expected_version,
                 index,
-                body,
+                body: _,
             } => {
                 let cols = index_columns(*collection, index);
                 let sets: String = cols.iter().map(|(n, _)| format!(", {n} = ?")).collect();
@@ -167,7 +178,7 @@ fn apply_batch(conn: &Connection, batch: &WriteBatch) -> StoreResult<()> {
                     "UPDATE {} SET body = ?, version = version + 1{sets} WHERE id = ? AND account_id = ? AND livemode = ? AND version = ?",
                     table(*collection)
                 );
-                let mut values: Vec<rusqlite::types::Value> = vec![body.clone().into()];
+                let mut values: Vec<rusqlite::types::Value> = vec![next_body()?.into()];
                 values.extend(cols.into_iter().map(|(_, v)| match v {
                     ColumnValue::Text(t) => rusqlite::types::Value::from(t),
                     ColumnValue::Int(i) => rusqlite::types::Value::from(i),
@@ -285,8 +296,9 @@ fn apply_batch(conn: &Connection, batch: &WriteBatch) -> StoreResult<()> {
                 id,
                 event_type,
                 created,
-                body,
+                body: _,
             } => {
+                let body = next_body()?;
                 conn.prepare_cached(
                     "INSERT INTO events (id, account_id, livemode, created, version, type, body) VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6)",
                 )
@@ -398,8 +410,9 @@ impl DocumentStore for SqliteStore {
     }
 
     async fn commit(&self, batch: WriteBatch) -> StoreResult<()> {
+        let bodies = body::pack_batch(&batch);
         self.writer
-            .write(move |conn| apply_batch(conn, &batch))
+            .write(move |conn| apply_batch(conn, &batch, bodies))
             .await
     }
 
@@ -425,7 +438,7 @@ impl DocumentStore for SqliteStore {
                         Record {
                             id: r.get(2)?,
                             version: r.get(3)?,
-                            body: r.get(4)?,
+                            body: r.get::<_, Document>(4)?.0,
                         },
                     ))
                 })

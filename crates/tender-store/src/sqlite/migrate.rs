@@ -31,6 +31,14 @@ const MIGRATIONS: &[(i64, &str)] = &[
         6,
         include_str!("../../migrations/sqlite/0006_create_billing.sql"),
     ),
+    (
+        7,
+        include_str!("../../migrations/sqlite/0007_packed_bodies.sql"),
+    ),
+    (
+        8,
+        include_str!("../../migrations/sqlite/0008_ledger_entries_without_foreign_key.sql"),
+    ),
 ];
 
 /// Applies the migrations not yet applied, each in its own transaction.

@@ -40,6 +40,12 @@ const MAX_IDLE_READERS: usize = 16;
 
 /// Turns a driver error into a `StoreError`, keeping the cause.
 pub(crate) fn classify(what: &str, e: rusqlite::Error) -> StoreError {
+    // A body that does not unpack ([`Document`]) is the store's own finding, not the driver's.
+    if let rusqlite::Error::FromSqlConversionFailure(_, _, cause) = &e {
+        if let Some(StoreError::Corrupt(why)) = cause.downcast_ref::<StoreError>() {
+            return StoreError::Corrupt(why.clone());
+        }
+    }
     if let rusqlite::Error::SqliteFailure(f, msg) = &e {
         // Only a unique or primary key is a duplicate (as PostgreSQL's 23505); a NOT NULL,
         // CHECK or foreign key violation is a bug, reported as a failure.
@@ -50,6 +56,23 @@ pub(crate) fn classify(what: &str, e: rusqlite::Error) -> StoreError {
         }
     }
     StoreError::unavailable(format!("sqlite {what}"), e)
+}
+
+/// A `body` column read as the document's stored form ([`crate::body::unpack`]), whether the
+/// row holds a frame (a BLOB) or JSON written before compression (TEXT). A damaged body fails
+/// the read with `StoreError::Corrupt`, through [`classify`].
+pub(crate) struct Document(pub(crate) String);
+
+impl rusqlite::types::FromSql for Document {
+    fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        use rusqlite::types::{FromSqlError, ValueRef};
+        let (ValueRef::Blob(stored) | ValueRef::Text(stored)) = v else {
+            return Err(FromSqlError::InvalidType);
+        };
+        crate::body::unpack(stored)
+            .map(Document)
+            .map_err(|e| FromSqlError::Other(Box::new(e)))
+    }
 }
 
 /// Tender's embedded store.

@@ -21,7 +21,7 @@ use tender_core::store::{
     StoreResult,
 };
 
-use super::{classify, scope_from, SqliteStore};
+use super::{classify, scope_from, Document, SqliteStore};
 
 /// Leases what `tender_core::webhook::fair_pick` chooses among the due deliveries: each
 /// account and mode's oldest few (an index range each; scopes come from the endpoints table,
@@ -128,9 +128,9 @@ fn claim_deliveries(conn: &Connection, claim: DeliveryClaim) -> StoreResult<Vec<
                         id: r.get(0)?,
                         scope: scope_from(r.get(1)?, r.get(2)?),
                         event_id: r.get(3)?,
-                        event_body: r.get(4)?,
+                        event_body: r.get::<_, Document>(4)?.0,
                         endpoint_id: r.get(5)?,
-                        endpoint_body: r.get(6)?,
+                        endpoint_body: r.get::<_, Option<Document>>(6)?.map(|d| d.0),
                         endpoint_secrets: r.get(7)?,
                         endpoint_failing_since: r.get(8)?,
                         attempts_made: r.get::<_, i64>(9)? as usize,

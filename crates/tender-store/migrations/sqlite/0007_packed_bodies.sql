@@ -1,0 +1,4 @@
+-- Document bodies are stored packed: one zstd frame with Tender's trained dictionary
+-- (tender-store/src/body.rs), a BLOB in the `body` column. SQLite keeps whatever type a value
+-- has in a TEXT column, so nothing is rebuilt: rows already stored keep their JSON text, which
+-- the reader still takes. (Numbered in lockstep with migrations/postgres/0007.)

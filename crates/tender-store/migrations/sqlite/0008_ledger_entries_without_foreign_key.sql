@@ -1,0 +1,3 @@
+-- PostgreSQL's 0008 drops the foreign key from ledger entries to their postings. SQLite keeps
+-- it: dropping a constraint means rebuilding the table, and its check here is one probe of the
+-- postings' rowid, planned at each statement's preparation. (Numbered in lockstep.)
