@@ -86,13 +86,7 @@ export class Transport {
       throw new APIConnectionError(`could not reach Tender at ${this.baseUrl}: ${String(e)}`);
     }
     if (!response.ok || response.body === null) {
-      const text = await response.text();
-      let parsed: unknown = null;
-      try {
-        parsed = text ? JSON.parse(text) : null;
-      } catch {
-        parsed = null;
-      }
+      const parsed = jsonOrNull(await response.text());
       throw errorFrom(response.status, parsed);
     }
     const decoder = new TextDecoder();
@@ -152,13 +146,7 @@ export class Transport {
         }
         throw new APIConnectionError(`could not reach Tender at ${this.baseUrl}: ${String(e)}`);
       }
-      const text = await response.text();
-      let parsed: unknown = null;
-      try {
-        parsed = text ? JSON.parse(text) : null;
-      } catch {
-        parsed = null;
-      }
+      const parsed = jsonOrNull(await response.text());
       if (response.ok) return parsed as T;
       const error = errorFrom(response.status, parsed);
       if (attempt < retry.maxRetries && error.retryable) {
@@ -197,4 +185,14 @@ export function queryString(query: Query | undefined): string {
   }
   const s = params.toString();
   return s ? `?${s}` : "";
+}
+
+/** A response body parsed as JSON, or `null` when it is empty or not JSON (an error page). */
+function jsonOrNull(text: string): unknown {
+  if (!text) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
 }
