@@ -156,7 +156,39 @@ impl Chrome {
         self.text("body").await
     }
 
+    /// Clicks a link or a form's button and waits for the page it loads. Every such click here
+    /// replaces the document (the dashboard has no script of its own), so what is read next must
+    /// never be the page the click left, which may still show the previous action's notice. The
+    /// old page is marked with a global before the click; a new document has a fresh global.
+    /// (Holding an element of the old page and waiting for it to go stale does not work:
+    /// chromedriver answers some reads of such an element with an unknown error instead.)
     async fn click(&self, selector: &str) {
+        let target = self.css(selector).await;
+        self.client
+            .execute("window.tenderLeft = true;", vec![])
+            .await
+            .unwrap();
+        target.click().await.unwrap();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            // An error here is the navigation under way; only an answer from the new page counts.
+            let left = self
+                .client
+                .execute("return window.tenderLeft === true;", vec![])
+                .await;
+            if let Ok(serde_json::Value::Bool(false)) = left {
+                return;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{selector}: clicked, but no new page loaded within 10 s ({left:?})"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Ticks a checkbox: a click that stays on the page.
+    async fn tick(&self, selector: &str) {
         self.css(selector).await.click().await.unwrap();
     }
 
@@ -645,7 +677,7 @@ async fn an_account_holder_follows_the_balance_pays_out_and_answers_disputes() {
         if i == 0 {
             b.type_into("#customer_name", "Ada Lovelace").await;
             b.type_into("#uncategorized_text", "winning_evidence").await;
-            b.click("#evidence input[name=submit]").await;
+            b.tick("#evidence input[name=submit]").await;
             b.click("#evidence button").await;
             assert!(b.text(".notice.success").await.contains("under review"));
             b.shot("23-dispute-submitted").await;
