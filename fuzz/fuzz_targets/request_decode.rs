@@ -12,6 +12,7 @@
 use libfuzzer_sys::fuzz_target;
 use tender_core::card::{brand_of, luhn_valid, validate_card, CardInput};
 use tender_core::error::CoreError;
+use tender_core::ids::{looks_like, IdKind};
 use tender_core::service::customers::CustomerFields;
 use tender_core::service::payments::{check_text, PaymentMethodInput};
 use tender_core::service::webhooks::{check_endpoint_url_syntax, EndpointFields};
@@ -105,6 +106,10 @@ fn check_command(context: &str, cmd: Command) {
             // Amount, description, metadata and return URL were checked by the decoder (the
             // command's constructor); what it leaves to the service is checked here.
             assert!(c.amount.get() >= 1);
+            // Ids are typed where they are read: none of another kind or shape gets through.
+            if let Some(customer) = &c.customer {
+                assert!(looks_like(IdKind::Customer, customer));
+            }
             match &c.payment_method {
                 PaymentMethodInput::Card(card) => check_card(card),
                 PaymentMethodInput::BankTransfer { iban: i, .. } => {
@@ -113,7 +118,7 @@ fn check_command(context: &str, cmd: Command) {
                         assert!(!format!("{v:?}").contains(v.normalized.expose()));
                     }
                 }
-                PaymentMethodInput::Saved(_) => {}
+                PaymentMethodInput::Saved(id) => assert!(looks_like(IdKind::PaymentMethod, id)),
                 PaymentMethodInput::ConnectorToken(t) => {
                     assert!(!t.is_empty() && t.len() <= 255 && t.bytes().all(|b| b.is_ascii_graphic()))
                 }

@@ -5,8 +5,16 @@
 //! (16 × log2(62) ≈ 95 bits), so ids stay unguessable (a receipt page is found by payment id
 //! alone) while new ids of a moment sort together. That is what keeps the stores fast: each new
 //! id lands at the right edge of its table's id index, so a group commit changes a few pages of
-//! it, where a random id dirties (and writes to the WAL) one random page per row. Depends on
-//! `rand` and the system clock.
+//! it, where a random id dirties (and writes to the WAL) one random page per row.
+//! Depends on `rand`, the system clock, and the store's `Collection` names.
+//!
+//! [`Id<K>`] is an id known to be of kind `K` (a [`kind`] marker; aliases such as [`PaymentId`]):
+//! checked once where it enters — a path, a request body, a fresh one — and carried as that kind
+//! to the store, so a customer's id cannot be handed where a payment's is meant and nothing
+//! downstream checks its shape again. It reads as the `&str` the store takes; its kind also names
+//! the collection it is stored in ([`crate::store::Collection`]).
+
+use std::marker::PhantomData;
 
 use rand::{rngs::OsRng, RngCore};
 
@@ -128,9 +136,179 @@ pub fn looks_like(kind: IdKind, s: &str) -> bool {
     }
 }
 
+/// A kind of id, as a type: its [`IdKind`], the name a "No such …" message gives it, and the
+/// collection its objects are stored in.
+pub trait Kind {
+    const KIND: IdKind;
+    /// The object's name in errors (`No such payment: 'pay_…'`).
+    const NAME: &'static str;
+    const COLLECTION: crate::store::Collection;
+}
+
+macro_rules! kinds {
+    ($($marker:ident, $alias:ident, $name:literal, $collection:ident;)*) => {
+        /// The kinds of [`Id`], one uninhabited type each.
+        pub mod kind {
+            $(
+                #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+                pub enum $marker {}
+                impl super::Kind for $marker {
+                    const KIND: super::IdKind = super::IdKind::$marker;
+                    const NAME: &'static str = $name;
+                    const COLLECTION: crate::store::Collection =
+                        crate::store::Collection::$collection;
+                }
+            )*
+        }
+        $(pub type $alias = Id<kind::$marker>;)*
+    };
+}
+
+kinds! {
+    Payment, PaymentId, "payment", Payments;
+    PaymentMethod, PaymentMethodId, "payment_method", PaymentMethods;
+    Customer, CustomerId, "customer", Customers;
+    Refund, RefundId, "refund", Refunds;
+    Event, EventId, "event", Events;
+    WebhookEndpoint, WebhookEndpointId, "webhook_endpoint", WebhookEndpoints;
+    Connector, ConnectorId, "connector", Connectors;
+    BalanceTransaction, BalanceTransactionId, "balance_transaction", BalanceTransactions;
+    Payout, PayoutId, "payout", Payouts;
+    Dispute, DisputeId, "dispute", Disputes;
+    Product, ProductId, "product", Products;
+    Price, PriceId, "price", Prices;
+    Subscription, SubscriptionId, "subscription", Subscriptions;
+    Invoice, InvoiceId, "invoice", Invoices;
+    TestClock, TestClockId, "test clock", TestClocks;
+}
+
+/// An id of kind `K`: its prefix and [`RANDOM_LEN`] base62 characters, checked on the way in.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Id<K> {
+    text: String,
+    kind: PhantomData<K>,
+}
+
+impl<K: Kind> Id<K> {
+    /// `text` as an id of this kind, or `text` back when it does not have the shape of one: it
+    /// could name nothing, and is answered like a missing one without a lookup.
+    pub fn parse(text: String) -> Result<Self, String> {
+        match looks_like(K::KIND, &text) {
+            true => Ok(Id {
+                text,
+                kind: PhantomData,
+            }),
+            false => Err(text),
+        }
+    }
+
+    /// [`Id::parse`], refusing with "No such {name}" ([`CoreError::NotFound`]) for a path.
+    pub fn found(text: String) -> Result<Self, crate::error::CoreError> {
+        Self::parse(text).map_err(|id| crate::error::CoreError::NotFound { kind: K::NAME, id })
+    }
+
+    /// [`Id::parse`], refusing with 400 `resource_missing` naming `param`, for a reference in a
+    /// request body.
+    pub fn referenced(text: String, param: &str) -> Result<Self, crate::error::CoreError> {
+        Self::parse(text)
+            .map_err(|id| crate::error::CoreError::missing_reference(param, K::NAME, &id))
+    }
+
+    /// A fresh id of this kind.
+    pub fn generate() -> Self {
+        Id {
+            text: generate(K::KIND),
+            kind: PhantomData,
+        }
+    }
+
+    /// An id read back from a stored document, which only ever holds ids this module made: not
+    /// checked again.
+    pub fn stored(text: impl Into<String>) -> Self {
+        Id {
+            text: text.into(),
+            kind: PhantomData,
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    pub fn into_string(self) -> String {
+        self.text
+    }
+}
+
+impl<K> std::ops::Deref for Id<K> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.text
+    }
+}
+
+impl<K> std::fmt::Display for Id<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl<K> std::fmt::Debug for Id<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.text, f)
+    }
+}
+
+impl<K> PartialEq<str> for Id<K> {
+    fn eq(&self, other: &str) -> bool {
+        self.text == other
+    }
+}
+
+impl<K> PartialEq<String> for Id<K> {
+    fn eq(&self, other: &String) -> bool {
+        &self.text == other
+    }
+}
+
+impl<K> PartialEq<Id<K>> for String {
+    fn eq(&self, other: &Id<K>) -> bool {
+        *self == other.text
+    }
+}
+
+impl<K> From<Id<K>> for String {
+    fn from(id: Id<K>) -> String {
+        id.text
+    }
+}
+
+impl<K> serde::Serialize for Id<K> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_typed_id_is_checked_once_for_its_own_kind() {
+        let fresh = PaymentId::generate();
+        assert!(fresh.starts_with("pay_"));
+        let again = PaymentId::parse(fresh.to_string()).expect("a generated id parses");
+        assert_eq!(again, fresh);
+        assert_eq!(CustomerId::parse(fresh.to_string()), Err(fresh.to_string()));
+        assert!(PaymentId::parse("pay_short".into()).is_err());
+        assert!(PaymentId::parse(format!("{fresh}x")).is_err());
+        assert_eq!(
+            serde_json::to_string(&fresh).unwrap(),
+            format!("\"{fresh}\"")
+        );
+        assert_eq!(format!("{fresh:?}"), format!("{:?}", fresh.as_str()));
+        assert_eq!(<kind::TestClock as Kind>::NAME, "test clock");
+    }
 
     #[test]
     fn generated_ids_have_prefix_and_24_base62_chars() {

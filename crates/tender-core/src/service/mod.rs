@@ -247,6 +247,16 @@ impl Services {
         }
     }
 
+    /// The document a typed id names, as the API shows it, or 404: its kind gives the
+    /// collection and the name in the message.
+    pub async fn retrieve<K: crate::ids::Kind>(
+        &self,
+        scope: &Scope,
+        id: &crate::ids::Id<K>,
+    ) -> CoreResult<String> {
+        self.retrieve_raw(scope, K::COLLECTION, K::NAME, id).await
+    }
+
     /// A typed document and its version, or 404 naming `kind`.
     pub(crate) async fn load<T: serde::de::DeserializeOwned>(
         &self,

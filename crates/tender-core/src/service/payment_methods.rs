@@ -9,7 +9,7 @@ use crate::acquirer::Authorization;
 use crate::card::{CardInput, ValidatedCard};
 use crate::clock::year_month;
 use crate::error::{CoreError, CoreResult, StoreError};
-use crate::ids::{self, IdKind};
+use crate::ids::{self, CustomerId, IdKind, PaymentMethodId};
 use crate::metadata;
 use crate::payment_method::{PaymentMethod, VaultedCard};
 use crate::store::{Collection, IndexValues, WriteOp};
@@ -126,17 +126,14 @@ impl Services {
     pub(crate) async fn load_chargeable(
         &self,
         ctx: &RequestContext,
-        id: &str,
+        id: &PaymentMethodId,
         param: &str,
     ) -> CoreResult<ChargeableMethod> {
         let scope = ctx.scope();
-        let record = if ids::looks_like(IdKind::PaymentMethod, id) {
-            self.store
-                .find_record(scope, Collection::PaymentMethods, id)
-                .await?
-        } else {
-            None
-        };
+        let record = self
+            .store
+            .find_record(scope, Collection::PaymentMethods, id)
+            .await?;
         let Some(record) = record else {
             return Err(CoreError::missing_reference(param, "payment_method", id));
         };
@@ -170,8 +167,8 @@ impl Services {
     pub async fn attach_payment_method(
         &self,
         ctx: &RequestContext,
-        id: &str,
-        customer: &str,
+        id: &PaymentMethodId,
+        customer: &CustomerId,
     ) -> CoreResult<PaymentMethod> {
         self.require_customer(ctx, customer).await?;
         self.retry_on_conflict(|| async {

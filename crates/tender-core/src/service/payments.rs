@@ -7,7 +7,7 @@ use crate::card::{fingerprint, validate_card, CardInput, ValidatedCard};
 use crate::clock::year_month;
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::event::previous_attributes;
-use crate::ids::{self, IdKind};
+use crate::ids::{self, CustomerId, IdKind, PaymentId, PaymentMethodId};
 use crate::metadata;
 use crate::money::{Amount, AmountError, Currency};
 use crate::payment::{
@@ -23,7 +23,7 @@ use crate::store::{Collection, IndexValues, WriteOp};
 pub enum PaymentMethodInput {
     Card(CardInput),
     /// A `pm_…` id of a tokenised or saved card.
-    Saved(String),
+    Saved(PaymentMethodId),
     /// `{type: "bank_transfer", bank_transfer: {iban, account_holder_name}}`.
     BankTransfer {
         iban: Secret,
@@ -57,7 +57,7 @@ pub struct CreatePayment {
     pub amount: Amount,
     pub currency: Currency,
     pub payment_method: PaymentMethodInput,
-    pub customer: Option<String>,
+    pub customer: Option<CustomerId>,
     pub description: Option<String>,
     pub metadata: crate::metadata::Metadata,
     pub capture: bool,
@@ -78,11 +78,15 @@ impl TryFrom<CreatePaymentFields> for CreatePayment {
         if let Some(url) = &f.return_url {
             check_return_url(url)?;
         }
+        let customer = f
+            .customer
+            .map(|c| CustomerId::referenced(c, "customer"))
+            .transpose()?;
         Ok(CreatePayment {
             amount,
             currency: f.currency,
             payment_method: f.payment_method,
-            customer: f.customer,
+            customer,
             description: f.description,
             metadata,
             capture: f.capture,
@@ -98,7 +102,7 @@ impl TryFrom<CreatePaymentFields> for CreatePayment {
 pub struct UpdatePayment {
     pub description: Option<Option<String>>,
     pub metadata: Option<Vec<(String, String)>>,
-    pub customer: Option<String>,
+    pub customer: Option<CustomerId>,
 }
 
 pub(crate) fn payment_index(p: &Payment) -> IndexValues {
@@ -163,14 +167,15 @@ impl Services {
     }
 
     /// The customer's current version, or 400 `resource_missing` naming `customer`.
-    pub(crate) async fn require_customer(&self, ctx: &RequestContext, id: &str) -> CoreResult<i64> {
-        let record = if ids::looks_like(IdKind::Customer, id) {
-            self.store
-                .find_record(ctx.scope(), Collection::Customers, id)
-                .await?
-        } else {
-            None
-        };
+    pub(crate) async fn require_customer(
+        &self,
+        ctx: &RequestContext,
+        id: &CustomerId,
+    ) -> CoreResult<i64> {
+        let record = self
+            .store
+            .find_record(ctx.scope(), Collection::Customers, id)
+            .await?;
         match record {
             Some(r) => Ok(r.version),
             None => Err(CoreError::missing_reference("customer", "customer", id)),
@@ -184,7 +189,7 @@ impl Services {
     async fn claim_token(
         &self,
         ctx: &RequestContext,
-        pm_id: &str,
+        pm_id: &PaymentMethodId,
         version: i64,
         body: String,
         index: IndexValues,
@@ -263,7 +268,7 @@ impl Services {
                 bank_transfer: None,
                 connector_token: None,
             },
-            customer: cmd.customer.clone(),
+            customer: cmd.customer.clone().map(String::from),
             description: cmd.description,
             metadata: cmd.metadata,
             failure_code: None,
@@ -288,7 +293,7 @@ impl Services {
         // customer, and a saved card still attached to it (not detached or deleted meanwhile).
         let mut preconditions: Vec<(Collection, String, i64)> = Vec::new();
         if let (Some(customer), Some(version)) = (&cmd.customer, customer_version) {
-            preconditions.push((Collection::Customers, customer.clone(), version));
+            preconditions.push((Collection::Customers, customer.to_string(), version));
         }
         // A one-time token claimed (consumed) before authorising.
         let mut claimed_token: Option<String> = None;
@@ -383,7 +388,7 @@ impl Services {
                         let claimed = self
                             .claim_token(
                                 ctx,
-                                &method.id,
+                                &pm_id,
                                 chargeable.version,
                                 to_body(&method)?,
                                 super::payment_methods::pm_index(&method),
@@ -391,7 +396,7 @@ impl Services {
                             .await?;
                         claimed_token = Some(method.id.clone());
                         if cmd.save_payment_method {
-                            method.customer = cmd.customer.clone();
+                            method.customer = cmd.customer.clone().map(String::from);
                             method_ops.push(WriteOp::Seal {
                                 owner: method.id.clone(),
                                 sealed: self.seal_card(&chargeable.card)?,
@@ -426,7 +431,7 @@ impl Services {
                     ctx,
                     &card,
                     &payment,
-                    cmd.customer.clone(),
+                    cmd.customer.clone().map(String::from),
                 )?);
             }
             let declined_ops = match &claimed_token {
@@ -525,7 +530,12 @@ impl Services {
             });
         }
         if new_card_to_save && decline.is_none() {
-            ops.extend(self.save_card_ops(ctx, &card, &payment, cmd.customer.clone())?);
+            ops.extend(self.save_card_ops(
+                ctx,
+                &card,
+                &payment,
+                cmd.customer.clone().map(String::from),
+            )?);
         }
         self.record_authorised(
             ctx,
@@ -650,9 +660,13 @@ impl Services {
         let mut fresh = Vec::with_capacity(preconditions.len());
         for (collection, id, _) in preconditions {
             let version = match collection {
-                Collection::Customers => self.require_customer(ctx, id).await?,
+                Collection::Customers => {
+                    self.require_customer(ctx, &CustomerId::stored(id.as_str()))
+                        .await?
+                }
                 _ => {
-                    let chargeable = self.load_chargeable(ctx, id, "payment_method").await?;
+                    let pm = PaymentMethodId::stored(id.as_str());
+                    let chargeable = self.load_chargeable(ctx, &pm, "payment_method").await?;
                     if chargeable.method.customer != payment.customer {
                         return Err(CoreError::invalid(
                             "payment_method",
@@ -775,7 +789,7 @@ impl Services {
     pub async fn update_payment(
         &self,
         ctx: &RequestContext,
-        id: &str,
+        id: &PaymentId,
         cmd: UpdatePayment,
     ) -> CoreResult<Payment> {
         check_text(
@@ -806,7 +820,7 @@ impl Services {
                             "A payment's customer cannot be changed once set.",
                         ))
                     }
-                    _ => after.customer = Some(customer.clone()),
+                    _ => after.customer = Some(customer.to_string()),
                 }
             }
             if after == before {
@@ -822,7 +836,7 @@ impl Services {
     pub async fn capture_payment(
         &self,
         ctx: &RequestContext,
-        id: &str,
+        id: &PaymentId,
         amount: Option<i64>,
     ) -> CoreResult<Payment> {
         // A connector's payment is captured at its processor first (its upstream key makes a
@@ -869,7 +883,7 @@ impl Services {
     pub async fn cancel_payment(
         &self,
         ctx: &RequestContext,
-        id: &str,
+        id: &PaymentId,
         reason: Option<CancellationReason>,
     ) -> CoreResult<Payment> {
         let (current, _): (Payment, i64) = self

@@ -8,6 +8,7 @@ use axum::http::StatusCode;
 use maud::{html, Markup};
 use serde::Deserialize;
 use tender_core::error::CoreError;
+use tender_core::ids::PaymentId;
 use tender_core::payment::{CancellationReason, Payment, PaymentStatus};
 use tender_core::refund::{Refund, RefundReason, RefundStatus};
 use tender_core::service::refunds::CreateRefund;
@@ -731,7 +732,7 @@ pub async fn capture_payment(
         let amount = checked?;
         state
             .services()
-            .capture_payment(&session.ctx(), &p.id, amount)
+            .capture_payment(&session.ctx(), &PaymentId::stored(&p.id), amount)
             .await
     }
     .await;
@@ -770,7 +771,7 @@ pub async fn cancel_payment(
         .services()
         .cancel_payment(
             &session.ctx(),
-            &id,
+            &PaymentId::stored(&p.id),
             Some(CancellationReason::RequestedByCustomer),
         )
         .await;

@@ -4,14 +4,14 @@
 use axum::extract::{Path, RawQuery, State};
 use tender_core::balance::TxnType;
 use tender_core::error::CoreError;
-use tender_core::ids::IdKind;
+use tender_core::ids::BalanceTransactionId;
 use tender_core::money::Currency;
 use tender_core::service::ListParams;
-use tender_core::store::{Collection, Field};
+use tender_core::store::Field;
 
 use super::params::Query;
 use super::pipeline::Ctx;
-use super::{list_response, ok, path_id, raw_response, ApiResult};
+use super::{list_response, ok, raw_response, ApiResult};
 use crate::state::AppState;
 
 pub(crate) async fn retrieve_balance(
@@ -95,15 +95,7 @@ pub(crate) async fn retrieve_balance_transaction(
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
 ) -> ApiResult {
-    let id = path_id(IdKind::BalanceTransaction, "balance_transaction", id)?;
-    let body = state
-        .services
-        .retrieve_raw(
-            ctx.scope(),
-            Collection::BalanceTransactions,
-            "balance_transaction",
-            &id,
-        )
-        .await?;
+    let id = BalanceTransactionId::found(id)?;
+    let body = state.services.retrieve(ctx.scope(), &id).await?;
     Ok(raw_response(body))
 }

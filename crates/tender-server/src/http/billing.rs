@@ -8,6 +8,7 @@ use serde_json::Value;
 use tender_core::billing::{InvoiceStatus, SubscriptionStatus, MAX_ITEMS};
 use tender_core::error::CoreError;
 use tender_core::ids::{self, IdKind};
+use tender_core::ids::{InvoiceId, PriceId, ProductId, SubscriptionId, TestClockId};
 use tender_core::service::billing::catalog::{
     CreatePrice, CreateProduct, UpdatePrice, UpdateProduct,
 };
@@ -18,7 +19,7 @@ use tender_core::store::{prices_filter, Collection, Field};
 use super::params::{Params, Query};
 use super::payments::parse_currency;
 use super::pipeline::{Ctx, JsonBody};
-use super::{list_response, ok, path_id, raw_response, ApiResult};
+use super::{list_response, ok, raw_response, ApiResult};
 use crate::state::AppState;
 
 type Listing = (ListParams, Vec<(Field, String)>);
@@ -53,14 +54,14 @@ fn bool_filter(q: &Query, name: &str) -> Result<Option<String>, CoreError> {
 }
 
 /// `DELETE` and the actions without parameters: a body, if any, must be `{}`.
-pub fn parse_empty(body: &Value) -> Result<(), CoreError> {
-    Params::body(body.clone(), &[]).map(drop)
+pub fn parse_empty(body: Value) -> Result<(), CoreError> {
+    Params::body(body, &[]).map(drop)
 }
 
 // ---- Products ---------------------------------------------------------------------------------
 
-pub fn parse_create_product(body: &Value) -> Result<CreateProduct, CoreError> {
-    let mut p = Params::body(body.clone(), &["name", "description", "active", "metadata"])?;
+pub fn parse_create_product(body: Value) -> Result<CreateProduct, CoreError> {
+    let mut p = Params::body(body, &["name", "description", "active", "metadata"])?;
     let name = p.string("name")?;
     Ok(CreateProduct {
         name: p.required("name", name)?,
@@ -70,8 +71,8 @@ pub fn parse_create_product(body: &Value) -> Result<CreateProduct, CoreError> {
     })
 }
 
-pub fn parse_update_product(body: &Value) -> Result<UpdateProduct, CoreError> {
-    let mut p = Params::body(body.clone(), &["name", "description", "active", "metadata"])?;
+pub fn parse_update_product(body: Value) -> Result<UpdateProduct, CoreError> {
+    let mut p = Params::body(body, &["name", "description", "active", "metadata"])?;
     Ok(UpdateProduct {
         name: p.string("name")?,
         description: p.clearable_string("description")?,
@@ -95,7 +96,7 @@ pub(crate) async fn create_product(
     Ctx(ctx): Ctx,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let cmd = parse_create_product(&body)?;
+    let cmd = parse_create_product(body)?;
     ok(&state.services.create_product(&ctx, cmd).await?)
 }
 
@@ -104,11 +105,8 @@ pub(crate) async fn retrieve_product(
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
 ) -> ApiResult {
-    let id = path_id(IdKind::Product, "product", id)?;
-    let body = state
-        .services
-        .retrieve_raw(ctx.scope(), Collection::Products, "product", &id)
-        .await?;
+    let id = ProductId::found(id)?;
+    let body = state.services.retrieve(ctx.scope(), &id).await?;
     Ok(raw_response(body))
 }
 
@@ -118,8 +116,8 @@ pub(crate) async fn update_product(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::Product, "product", id)?;
-    let cmd = parse_update_product(&body)?;
+    let id = ProductId::found(id)?;
+    let cmd = parse_update_product(body)?;
     ok(&state.services.update_product(&ctx, &id, cmd).await?)
 }
 
@@ -129,8 +127,8 @@ pub(crate) async fn delete_product(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::Product, "product", id)?;
-    parse_empty(&body)?;
+    let id = ProductId::found(id)?;
+    parse_empty(body)?;
     ok(&state.services.delete_product(&ctx, &id).await?)
 }
 
@@ -149,9 +147,9 @@ pub(crate) async fn list_products(
 
 // ---- Prices -----------------------------------------------------------------------------------
 
-pub fn parse_create_price(body: &Value) -> Result<CreatePrice, CoreError> {
+pub fn parse_create_price(body: Value) -> Result<CreatePrice, CoreError> {
     let mut p = Params::body(
-        body.clone(),
+        body,
         &[
             "product",
             "currency",
@@ -188,8 +186,8 @@ pub fn parse_create_price(body: &Value) -> Result<CreatePrice, CoreError> {
     })
 }
 
-pub fn parse_update_price(body: &Value) -> Result<UpdatePrice, CoreError> {
-    let mut p = Params::body(body.clone(), &["active", "nickname", "metadata"])?;
+pub fn parse_update_price(body: Value) -> Result<UpdatePrice, CoreError> {
+    let mut p = Params::body(body, &["active", "nickname", "metadata"])?;
     Ok(UpdatePrice {
         active: p.boolean("active")?,
         nickname: p.clearable_string("nickname")?,
@@ -236,7 +234,7 @@ pub(crate) async fn create_price(
     Ctx(ctx): Ctx,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let cmd = parse_create_price(&body)?;
+    let cmd = parse_create_price(body)?;
     ok(&state.services.create_price(&ctx, cmd).await?)
 }
 
@@ -245,11 +243,8 @@ pub(crate) async fn retrieve_price(
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
 ) -> ApiResult {
-    let id = path_id(IdKind::Price, "price", id)?;
-    let body = state
-        .services
-        .retrieve_raw(ctx.scope(), Collection::Prices, "price", &id)
-        .await?;
+    let id = PriceId::found(id)?;
+    let body = state.services.retrieve(ctx.scope(), &id).await?;
     Ok(raw_response(body))
 }
 
@@ -259,8 +254,8 @@ pub(crate) async fn update_price(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::Price, "price", id)?;
-    let cmd = parse_update_price(&body)?;
+    let id = PriceId::found(id)?;
+    let cmd = parse_update_price(body)?;
     ok(&state.services.update_price(&ctx, &id, cmd).await?)
 }
 
@@ -279,9 +274,9 @@ pub(crate) async fn list_prices(
 
 // ---- Subscriptions ----------------------------------------------------------------------------
 
-pub fn parse_create_subscription(body: &Value) -> Result<CreateSubscription, CoreError> {
+pub fn parse_create_subscription(body: Value) -> Result<CreateSubscription, CoreError> {
     let mut p = Params::body(
-        body.clone(),
+        body,
         &[
             "customer",
             "items",
@@ -309,9 +304,9 @@ pub fn parse_create_subscription(body: &Value) -> Result<CreateSubscription, Cor
     })
 }
 
-pub fn parse_update_subscription(body: &Value) -> Result<UpdateSubscription, CoreError> {
+pub fn parse_update_subscription(body: Value) -> Result<UpdateSubscription, CoreError> {
     let mut p = Params::body(
-        body.clone(),
+        body,
         &["cancel_at_period_end", "default_payment_method", "metadata"],
     )?;
     Ok(UpdateSubscription {
@@ -349,7 +344,7 @@ pub(crate) async fn create_subscription(
     Ctx(ctx): Ctx,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let cmd = parse_create_subscription(&body)?;
+    let cmd = parse_create_subscription(body)?;
     ok(&state.services.create_subscription(&ctx, cmd).await?)
 }
 
@@ -358,11 +353,8 @@ pub(crate) async fn retrieve_subscription(
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
 ) -> ApiResult {
-    let id = path_id(IdKind::Subscription, "subscription", id)?;
-    let body = state
-        .services
-        .retrieve_raw(ctx.scope(), Collection::Subscriptions, "subscription", &id)
-        .await?;
+    let id = SubscriptionId::found(id)?;
+    let body = state.services.retrieve(ctx.scope(), &id).await?;
     Ok(raw_response(body))
 }
 
@@ -372,8 +364,8 @@ pub(crate) async fn update_subscription(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::Subscription, "subscription", id)?;
-    let cmd = parse_update_subscription(&body)?;
+    let id = SubscriptionId::found(id)?;
+    let cmd = parse_update_subscription(body)?;
     ok(&state.services.update_subscription(&ctx, &id, cmd).await?)
 }
 
@@ -383,8 +375,8 @@ pub(crate) async fn cancel_subscription(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::Subscription, "subscription", id)?;
-    parse_empty(&body)?;
+    let id = SubscriptionId::found(id)?;
+    parse_empty(body)?;
     ok(&state.services.cancel_subscription(&ctx, &id).await?)
 }
 
@@ -404,8 +396,8 @@ pub(crate) async fn list_subscriptions(
 // ---- Invoices ---------------------------------------------------------------------------------
 
 /// `POST /invoices/{id}/pay`: an optional card of the invoice's customer.
-pub fn parse_pay_invoice(body: &Value) -> Result<Option<String>, CoreError> {
-    let mut p = Params::body(body.clone(), &["payment_method"])?;
+pub fn parse_pay_invoice(body: Value) -> Result<Option<String>, CoreError> {
+    let mut p = Params::body(body, &["payment_method"])?;
     p.string("payment_method")
 }
 
@@ -437,11 +429,8 @@ pub(crate) async fn retrieve_invoice(
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
 ) -> ApiResult {
-    let id = path_id(IdKind::Invoice, "invoice", id)?;
-    let body = state
-        .services
-        .retrieve_raw(ctx.scope(), Collection::Invoices, "invoice", &id)
-        .await?;
+    let id = InvoiceId::found(id)?;
+    let body = state.services.retrieve(ctx.scope(), &id).await?;
     Ok(raw_response(body))
 }
 
@@ -451,8 +440,8 @@ pub(crate) async fn pay_invoice(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::Invoice, "invoice", id)?;
-    let pm = parse_pay_invoice(&body)?;
+    let id = InvoiceId::found(id)?;
+    let pm = parse_pay_invoice(body)?;
     ok(&state.services.pay_invoice(&ctx, &id, pm).await?)
 }
 
@@ -462,8 +451,8 @@ pub(crate) async fn void_invoice(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::Invoice, "invoice", id)?;
-    parse_empty(&body)?;
+    let id = InvoiceId::found(id)?;
+    parse_empty(body)?;
     ok(&state.services.void_invoice(&ctx, &id).await?)
 }
 
@@ -483,15 +472,15 @@ pub(crate) async fn list_invoices(
 // ---- Test clocks ------------------------------------------------------------------------------
 
 /// `POST /test_helpers/test_clocks`: `(frozen_time, name)`.
-pub fn parse_create_clock(body: &Value) -> Result<(i64, Option<String>), CoreError> {
-    let mut p = Params::body(body.clone(), &["frozen_time", "name"])?;
+pub fn parse_create_clock(body: Value) -> Result<(i64, Option<String>), CoreError> {
+    let mut p = Params::body(body, &["frozen_time", "name"])?;
     let frozen = p.integer("frozen_time")?;
     Ok((p.required("frozen_time", frozen)?, p.string("name")?))
 }
 
 /// `POST /test_helpers/test_clocks/{id}/advance`: the new `frozen_time`.
-pub fn parse_advance_clock(body: &Value) -> Result<i64, CoreError> {
-    let mut p = Params::body(body.clone(), &["frozen_time"])?;
+pub fn parse_advance_clock(body: Value) -> Result<i64, CoreError> {
+    let mut p = Params::body(body, &["frozen_time"])?;
     let frozen = p.integer("frozen_time")?;
     p.required("frozen_time", frozen)
 }
@@ -506,7 +495,7 @@ pub(crate) async fn create_test_clock(
     Ctx(ctx): Ctx,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let (frozen, name) = parse_create_clock(&body)?;
+    let (frozen, name) = parse_create_clock(body)?;
     ok(&state.services.create_test_clock(&ctx, frozen, name).await?)
 }
 
@@ -515,11 +504,8 @@ pub(crate) async fn retrieve_test_clock(
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
 ) -> ApiResult {
-    let id = path_id(IdKind::TestClock, "test clock", id)?;
-    let body = state
-        .services
-        .retrieve_raw(ctx.scope(), Collection::TestClocks, "test clock", &id)
-        .await?;
+    let id = TestClockId::found(id)?;
+    let body = state.services.retrieve(ctx.scope(), &id).await?;
     Ok(raw_response(body))
 }
 
@@ -529,8 +515,8 @@ pub(crate) async fn advance_test_clock(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::TestClock, "test clock", id)?;
-    let frozen = parse_advance_clock(&body)?;
+    let id = TestClockId::found(id)?;
+    let frozen = parse_advance_clock(body)?;
     ok(&state.services.advance_test_clock(&ctx, &id, frozen).await?)
 }
 
@@ -540,8 +526,8 @@ pub(crate) async fn delete_test_clock(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::TestClock, "test clock", id)?;
-    parse_empty(&body)?;
+    let id = TestClockId::found(id)?;
+    parse_empty(body)?;
     ok(&state.services.delete_test_clock(&ctx, &id).await?)
 }
 

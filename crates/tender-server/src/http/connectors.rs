@@ -4,7 +4,7 @@
 use axum::extract::{Path, RawQuery, State};
 use serde_json::Value;
 use tender_core::error::CoreError;
-use tender_core::ids::IdKind;
+use tender_core::ids::ConnectorId;
 use tender_core::secret::Secret;
 use tender_core::service::connectors::ConnectorFields;
 use tender_core::service::ListParams;
@@ -12,12 +12,12 @@ use tender_core::store::Collection;
 
 use super::params::{Params, Query};
 use super::pipeline::{Ctx, JsonBody};
-use super::{list_response, ok, path_id, raw_response, ApiResult};
+use super::{list_response, ok, raw_response, ApiResult};
 use crate::state::AppState;
 
 /// `POST /connectors` (`update` false) and `POST /connectors/{id}` (true): the body → the
 /// fields (no store involved; the service checks them against the connector's type).
-pub fn parse_fields(body: &Value, update: bool) -> Result<ConnectorFields, CoreError> {
+pub fn parse_fields(body: Value, update: bool) -> Result<ConnectorFields, CoreError> {
     const COMMON: [&str; 8] = [
         "name",
         "api_key",
@@ -35,7 +35,7 @@ pub fn parse_fields(body: &Value, update: bool) -> Result<ConnectorFields, CoreE
             .chain(COMMON.into_iter().filter(|k| *k != "disabled"))
             .collect()
     };
-    let mut p = Params::body(body.clone(), &allowed)?;
+    let mut p = Params::body(body, &allowed)?;
     Ok(ConnectorFields {
         kind: if update { None } else { p.string("type")? },
         name: p.clearable_string("name")?,
@@ -56,7 +56,7 @@ pub(crate) async fn create_connector(
     Ctx(ctx): Ctx,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let fields = parse_fields(&body, false)?;
+    let fields = parse_fields(body, false)?;
     ok(&state.services.create_connector(&ctx, fields).await?)
 }
 
@@ -65,11 +65,8 @@ pub(crate) async fn retrieve_connector(
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
 ) -> ApiResult {
-    let id = path_id(IdKind::Connector, "connector", id)?;
-    let body = state
-        .services
-        .retrieve_raw(ctx.scope(), Collection::Connectors, "connector", &id)
-        .await?;
+    let id = ConnectorId::found(id)?;
+    let body = state.services.retrieve(ctx.scope(), &id).await?;
     Ok(raw_response(body))
 }
 
@@ -79,8 +76,8 @@ pub(crate) async fn update_connector(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::Connector, "connector", id)?;
-    let fields = parse_fields(&body, true)?;
+    let id = ConnectorId::found(id)?;
+    let fields = parse_fields(body, true)?;
     ok(&state.services.update_connector(&ctx, &id, fields).await?)
 }
 
@@ -90,8 +87,8 @@ pub(crate) async fn delete_connector(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::Connector, "connector", id)?;
-    super::webhook_endpoints::parse_delete(&body)?;
+    let id = ConnectorId::found(id)?;
+    super::webhook_endpoints::parse_delete(body)?;
     ok(&state.services.delete_connector(&ctx, &id).await?)
 }
 

@@ -3,14 +3,14 @@
 use axum::extract::{Path, RawQuery, State};
 use tender_core::customer::Address;
 use tender_core::error::CoreError;
-use tender_core::ids::IdKind;
+use tender_core::ids::CustomerId;
 use tender_core::service::customers::CustomerFields;
 use tender_core::service::ListParams;
 use tender_core::store::{Collection, Field};
 
 use super::params::{Params, Query};
 use super::pipeline::{Ctx, JsonBody};
-use super::{list_response, ok, path_id, raw_response, ApiResult};
+use super::{list_response, ok, raw_response, ApiResult};
 use crate::state::AppState;
 
 const FIELDS: &[&str] = &[
@@ -44,16 +44,16 @@ fn parse_address(p: &mut Params) -> Result<Option<Option<Address>>, CoreError> {
 }
 
 /// `POST /customers` and `POST /customers/{id}`: the body → the fields (no store involved).
-pub fn parse_fields(body: &serde_json::Value) -> Result<CustomerFields, CoreError> {
-    let mut p = Params::body(body.clone(), FIELDS)?;
+pub fn parse_fields(body: serde_json::Value) -> Result<CustomerFields, CoreError> {
+    let mut p = Params::body(body, FIELDS)?;
     fields_from(&mut p)
 }
 
 /// `POST /customers`: the updatable fields and the test clock.
-pub fn parse_create(body: &serde_json::Value) -> Result<CustomerFields, CoreError> {
+pub fn parse_create(body: serde_json::Value) -> Result<CustomerFields, CoreError> {
     let mut allowed = FIELDS.to_vec();
     allowed.push("test_clock");
-    let mut p = Params::body(body.clone(), &allowed)?;
+    let mut p = Params::body(body, &allowed)?;
     let test_clock = p.string("test_clock")?;
     Ok(CustomerFields {
         test_clock,
@@ -78,7 +78,7 @@ pub(crate) async fn create_customer(
     Ctx(ctx): Ctx,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let fields = parse_create(&body)?;
+    let fields = parse_create(body)?;
     ok(&state.services.create_customer(&ctx, fields).await?)
 }
 
@@ -87,11 +87,8 @@ pub(crate) async fn retrieve_customer(
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
 ) -> ApiResult {
-    let id = path_id(IdKind::Customer, "customer", id)?;
-    let body = state
-        .services
-        .retrieve_raw(ctx.scope(), Collection::Customers, "customer", &id)
-        .await?;
+    let id = CustomerId::found(id)?;
+    let body = state.services.retrieve(ctx.scope(), &id).await?;
     Ok(raw_response(body))
 }
 
@@ -101,14 +98,14 @@ pub(crate) async fn update_customer(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::Customer, "customer", id)?;
-    let fields = parse_fields(&body)?;
+    let id = CustomerId::found(id)?;
+    let fields = parse_fields(body)?;
     ok(&state.services.update_customer(&ctx, &id, fields).await?)
 }
 
 /// `DELETE`: a body, if any, must be empty (`{}`) like every other unknown parameter.
-pub fn parse_delete(body: &serde_json::Value) -> Result<(), CoreError> {
-    Params::body(body.clone(), &[]).map(drop)
+pub fn parse_delete(body: serde_json::Value) -> Result<(), CoreError> {
+    Params::body(body, &[]).map(drop)
 }
 
 pub(crate) async fn delete_customer(
@@ -117,8 +114,8 @@ pub(crate) async fn delete_customer(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::Customer, "customer", id)?;
-    parse_delete(&body)?;
+    let id = CustomerId::found(id)?;
+    parse_delete(body)?;
     ok(&state.services.delete_customer(&ctx, &id).await?)
 }
 

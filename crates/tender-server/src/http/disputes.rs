@@ -4,14 +4,14 @@ use axum::extract::{Path, RawQuery, State};
 use serde_json::Value;
 use tender_core::balance::Evidence;
 use tender_core::error::CoreError;
-use tender_core::ids::IdKind;
+use tender_core::ids::DisputeId;
 use tender_core::service::disputes::UpdateDispute;
 use tender_core::service::ListParams;
 use tender_core::store::{Collection, Field};
 
 use super::params::{Params, Query};
 use super::pipeline::{Ctx, JsonBody};
-use super::{list_response, ok, path_id, raw_response, ApiResult};
+use super::{list_response, ok, raw_response, ApiResult};
 use crate::state::AppState;
 
 const EVIDENCE_FIELDS: [&str; 4] = [
@@ -22,8 +22,8 @@ const EVIDENCE_FIELDS: [&str; 4] = [
 ];
 
 /// `POST /disputes/{id}`: the body → the command.
-pub fn parse_update(body: &Value) -> Result<UpdateDispute, CoreError> {
-    let mut p = Params::body(body.clone(), &["evidence", "metadata", "submit"])?;
+pub fn parse_update(body: Value) -> Result<UpdateDispute, CoreError> {
+    let mut p = Params::body(body, &["evidence", "metadata", "submit"])?;
     let evidence = match p.object("evidence", &EVIDENCE_FIELDS)? {
         None => None,
         Some(mut e) => Some(Evidence {
@@ -41,8 +41,8 @@ pub fn parse_update(body: &Value) -> Result<UpdateDispute, CoreError> {
 }
 
 /// `POST /disputes/{id}/close`: takes no parameters.
-pub fn parse_close(body: &Value) -> Result<(), CoreError> {
-    Params::body(body.clone(), &[])?;
+pub fn parse_close(body: Value) -> Result<(), CoreError> {
+    Params::body(body, &[])?;
     Ok(())
 }
 
@@ -63,11 +63,8 @@ pub(crate) async fn retrieve_dispute(
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
 ) -> ApiResult {
-    let id = path_id(IdKind::Dispute, "dispute", id)?;
-    let body = state
-        .services
-        .retrieve_raw(ctx.scope(), Collection::Disputes, "dispute", &id)
-        .await?;
+    let id = DisputeId::found(id)?;
+    let body = state.services.retrieve(ctx.scope(), &id).await?;
     Ok(raw_response(body))
 }
 
@@ -77,8 +74,8 @@ pub(crate) async fn update_dispute(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::Dispute, "dispute", id)?;
-    let cmd = parse_update(&body)?;
+    let id = DisputeId::found(id)?;
+    let cmd = parse_update(body)?;
     ok(&state.services.update_dispute(&ctx, &id, cmd).await?)
 }
 
@@ -88,8 +85,8 @@ pub(crate) async fn close_dispute(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::Dispute, "dispute", id)?;
-    parse_close(&body)?;
+    let id = DisputeId::found(id)?;
+    parse_close(body)?;
     ok(&state.services.close_dispute(&ctx, &id).await?)
 }
 

@@ -5,13 +5,13 @@ use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::IntoResponse;
 use tender_core::error::CoreError;
-use tender_core::ids::IdKind;
+use tender_core::ids::EventId;
 use tender_core::service::ListParams;
 use tender_core::store::{Collection, Field};
 
 use super::params::{Params, Query};
 use super::pipeline::{Ctx, JsonBody};
-use super::{list_response, ok, path_id, raw_response, ApiResult};
+use super::{list_response, ok, raw_response, ApiResult};
 use crate::state::AppState;
 
 pub(crate) async fn list_deliveries(
@@ -29,7 +29,7 @@ pub(crate) async fn list_deliveries(
         )
         .into());
     }
-    let id = path_id(IdKind::Event, "event", id)?;
+    let id = EventId::found(id)?;
     let data = state
         .services
         .list_event_deliveries(ctx.scope(), &id)
@@ -39,8 +39,8 @@ pub(crate) async fn list_deliveries(
 }
 
 /// `POST /events/{id}/resend`: the body → the webhook endpoint id.
-pub fn parse_resend(body: &serde_json::Value) -> Result<String, CoreError> {
-    let mut p = Params::body(body.clone(), &["webhook_endpoint"])?;
+pub fn parse_resend(body: serde_json::Value) -> Result<String, CoreError> {
+    let mut p = Params::body(body, &["webhook_endpoint"])?;
     let endpoint = p.string("webhook_endpoint")?;
     p.required("webhook_endpoint", endpoint)
 }
@@ -51,8 +51,8 @@ pub(crate) async fn resend_event(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::Event, "event", id)?;
-    let endpoint = parse_resend(&body)?;
+    let id = EventId::found(id)?;
+    let endpoint = parse_resend(body)?;
     ok(&state.services.resend_event(&ctx, &id, &endpoint).await?)
 }
 
@@ -61,11 +61,8 @@ pub(crate) async fn retrieve_event(
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
 ) -> ApiResult {
-    let id = path_id(IdKind::Event, "event", id)?;
-    let body = state
-        .services
-        .retrieve_raw(ctx.scope(), Collection::Events, "event", &id)
-        .await?;
+    let id = EventId::found(id)?;
+    let body = state.services.retrieve(ctx.scope(), &id).await?;
     Ok(raw_response(body))
 }
 

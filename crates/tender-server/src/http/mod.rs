@@ -39,7 +39,6 @@ use axum::response::Response;
 use axum::Router;
 use serde::Serialize;
 use tender_core::error::CoreError;
-use tender_core::ids::{self, IdKind};
 use tender_core::service::RawPage;
 
 use crate::state::AppState;
@@ -109,13 +108,4 @@ pub fn list_response(url: &str, page: RawPage) -> Response {
     body.push_str(&serde_json::to_string(url).unwrap_or_else(|_| "\"\"".into()));
     body.push('}');
     json_response(StatusCode::OK, body.into_bytes())
-}
-
-/// An id from the path: a malformed one is answered like a missing one, without a lookup.
-pub fn path_id(kind: IdKind, name: &'static str, id: String) -> Result<String, ApiError> {
-    if ids::looks_like(kind, &id) {
-        Ok(id)
-    } else {
-        Err(ApiError(CoreError::NotFound { kind: name, id }))
-    }
 }

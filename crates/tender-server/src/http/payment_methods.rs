@@ -5,19 +5,19 @@ use axum::extract::{Path, RawQuery, State};
 use serde_json::Value;
 use tender_core::card::CardInput;
 use tender_core::error::CoreError;
-use tender_core::ids::IdKind;
+use tender_core::ids::{CustomerId, PaymentMethodId};
 use tender_core::service::ListParams;
 use tender_core::store::{Collection, Field};
 
 use super::params::{Params, Query};
 use super::payments::parse_card;
 use super::pipeline::{Ctx, JsonBody};
-use super::{list_response, ok, path_id, raw_response, ApiResult};
+use super::{list_response, ok, raw_response, ApiResult};
 use crate::state::AppState;
 
 /// `POST /payment_methods`: the body → the card and metadata (no store involved).
-pub fn parse_create(body: &Value) -> Result<(CardInput, Vec<(String, String)>), CoreError> {
-    let mut p = Params::body(body.clone(), &["type", "card", "metadata"])?;
+pub fn parse_create(body: Value) -> Result<(CardInput, Vec<(String, String)>), CoreError> {
+    let mut p = Params::body(body, &["type", "card", "metadata"])?;
     let kind = p.string("type")?;
     let kind = p.required("type", kind)?;
     if kind != "card" {
@@ -37,7 +37,7 @@ pub(crate) async fn create_payment_method(
     Ctx(ctx): Ctx,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let (card, metadata) = parse_create(&body)?;
+    let (card, metadata) = parse_create(body)?;
     ok(&state
         .services
         .create_payment_method(&ctx, card, metadata)
@@ -49,24 +49,16 @@ pub(crate) async fn retrieve_payment_method(
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
 ) -> ApiResult {
-    let id = path_id(IdKind::PaymentMethod, "payment_method", id)?;
-    let body = state
-        .services
-        .retrieve_raw(
-            ctx.scope(),
-            Collection::PaymentMethods,
-            "payment_method",
-            &id,
-        )
-        .await?;
+    let id = PaymentMethodId::found(id)?;
+    let body = state.services.retrieve(ctx.scope(), &id).await?;
     Ok(raw_response(body))
 }
 
 /// `POST /payment_methods/{id}/attach`: the body → the customer id.
-pub fn parse_attach(body: &Value) -> Result<String, CoreError> {
-    let mut p = Params::body(body.clone(), &["customer"])?;
+pub fn parse_attach(body: Value) -> Result<CustomerId, CoreError> {
+    let mut p = Params::body(body, &["customer"])?;
     let customer = p.string("customer")?;
-    p.required("customer", customer)
+    CustomerId::referenced(p.required("customer", customer)?, "customer")
 }
 
 pub(crate) async fn attach_payment_method(
@@ -75,8 +67,8 @@ pub(crate) async fn attach_payment_method(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::PaymentMethod, "payment_method", id)?;
-    let customer = parse_attach(&body)?;
+    let id = PaymentMethodId::found(id)?;
+    let customer = parse_attach(body)?;
     ok(&state
         .services
         .attach_payment_method(&ctx, &id, &customer)
@@ -84,8 +76,8 @@ pub(crate) async fn attach_payment_method(
 }
 
 /// `POST /payment_methods/{id}/detach`: the body must be empty (`{}`).
-pub fn parse_detach(body: &Value) -> Result<(), CoreError> {
-    Params::body(body.clone(), &[]).map(drop)
+pub fn parse_detach(body: Value) -> Result<(), CoreError> {
+    Params::body(body, &[]).map(drop)
 }
 
 pub(crate) async fn detach_payment_method(
@@ -94,8 +86,8 @@ pub(crate) async fn detach_payment_method(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::PaymentMethod, "payment_method", id)?;
-    parse_detach(&body)?;
+    let id = PaymentMethodId::found(id)?;
+    parse_detach(body)?;
     ok(&state.services.detach_payment_method(&ctx, &id).await?)
 }
 

@@ -5,7 +5,7 @@ use axum::response::Response;
 use serde_json::Value;
 use tender_core::card::CardInput;
 use tender_core::error::CoreError;
-use tender_core::ids::IdKind;
+use tender_core::ids::{CustomerId, PaymentId, PaymentMethodId};
 use tender_core::money::Currency;
 use tender_core::payment::{CancellationReason, PaymentStatus};
 use tender_core::secret::Secret;
@@ -17,7 +17,7 @@ use tender_core::store::{Collection, Field};
 
 use super::params::{Params, Query};
 use super::pipeline::{Ctx, JsonBody};
-use super::{list_response, ok, path_id, raw_response, ApiResult};
+use super::{list_response, ok, raw_response, ApiResult};
 use crate::state::AppState;
 
 pub(crate) fn parse_currency(p: &mut Params) -> Result<Currency, CoreError> {
@@ -55,7 +55,10 @@ pub fn parse_card(pm: &mut Params) -> Result<CardInput, CoreError> {
 fn parse_payment_method(p: &mut Params) -> Result<PaymentMethodInput, CoreError> {
     if let Some(Value::String(_)) = p.peek("payment_method") {
         let id = p.string("payment_method")?.unwrap_or_default();
-        return Ok(PaymentMethodInput::Saved(id));
+        return Ok(PaymentMethodInput::Saved(PaymentMethodId::referenced(
+            id,
+            "payment_method",
+        )?));
     }
     const KINDS: [&str; 3] = ["card", "bank_transfer", "connector_token"];
     let pm = p.object(
@@ -112,9 +115,9 @@ fn parse_payment_method(p: &mut Params) -> Result<PaymentMethodInput, CoreError>
 }
 
 /// `POST /payments`: the body → the command the service gets (no store involved).
-pub fn parse_create(body: &Value) -> Result<CreatePayment, CoreError> {
+pub fn parse_create(body: Value) -> Result<CreatePayment, CoreError> {
     let mut p = Params::body(
-        body.clone(),
+        body,
         &[
             "amount",
             "currency",
@@ -150,7 +153,7 @@ pub(crate) async fn create_payment(
     Ctx(ctx): Ctx,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let cmd = parse_create(&body)?;
+    let cmd = parse_create(body)?;
     let result = state.services.create_payment(&ctx, cmd).await;
     match &result {
         Ok(p) => state.metrics.payment_created(p.status.as_str()),
@@ -167,21 +170,21 @@ pub(crate) async fn retrieve_payment(
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
 ) -> ApiResult {
-    let id = path_id(IdKind::Payment, "payment", id)?;
-    let body = state
-        .services
-        .retrieve_raw(ctx.scope(), Collection::Payments, "payment", &id)
-        .await?;
+    let id = PaymentId::found(id)?;
+    let body = state.services.retrieve(ctx.scope(), &id).await?;
     Ok(raw_response(body))
 }
 
 /// `POST /payments/{id}`: the body → the update.
-pub fn parse_update(body: &Value) -> Result<UpdatePayment, CoreError> {
-    let mut p = Params::body(body.clone(), &["description", "metadata", "customer"])?;
+pub fn parse_update(body: Value) -> Result<UpdatePayment, CoreError> {
+    let mut p = Params::body(body, &["description", "metadata", "customer"])?;
     Ok(UpdatePayment {
         description: p.clearable_string("description")?,
         metadata: p.metadata()?,
-        customer: p.string("customer")?,
+        customer: p
+            .string("customer")?
+            .map(|c| CustomerId::referenced(c, "customer"))
+            .transpose()?,
     })
 }
 
@@ -191,15 +194,15 @@ pub(crate) async fn update_payment(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::Payment, "payment", id)?;
-    let cmd = parse_update(&body)?;
+    let id = PaymentId::found(id)?;
+    let cmd = parse_update(body)?;
     let payment = state.services.update_payment(&ctx, &id, cmd).await?;
     ok(&state.services.renderer().payment(&payment))
 }
 
 /// `POST /payments/{id}/capture`: the body → the amount to capture (default all).
-pub fn parse_capture(body: &Value) -> Result<Option<i64>, CoreError> {
-    Params::body(body.clone(), &["amount"])?.integer("amount")
+pub fn parse_capture(body: Value) -> Result<Option<i64>, CoreError> {
+    Params::body(body, &["amount"])?.integer("amount")
 }
 
 pub(crate) async fn capture_payment(
@@ -208,15 +211,15 @@ pub(crate) async fn capture_payment(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::Payment, "payment", id)?;
-    let amount = parse_capture(&body)?;
+    let id = PaymentId::found(id)?;
+    let amount = parse_capture(body)?;
     let payment = state.services.capture_payment(&ctx, &id, amount).await?;
     ok(&state.services.renderer().payment(&payment))
 }
 
 /// `POST /payments/{id}/cancel`: the body → the reason.
-pub fn parse_cancel(body: &Value) -> Result<Option<CancellationReason>, CoreError> {
-    let mut p = Params::body(body.clone(), &["cancellation_reason"])?;
+pub fn parse_cancel(body: Value) -> Result<Option<CancellationReason>, CoreError> {
+    let mut p = Params::body(body, &["cancellation_reason"])?;
     Ok(match p.string("cancellation_reason")? {
         None => None,
         Some(r) => Some(CancellationReason::parse(&r).ok_or_else(|| {
@@ -235,8 +238,8 @@ pub(crate) async fn cancel_payment(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::Payment, "payment", id)?;
-    let reason = parse_cancel(&body)?;
+    let id = PaymentId::found(id)?;
+    let reason = parse_cancel(body)?;
     let payment = state.services.cancel_payment(&ctx, &id, reason).await?;
     ok(&state.services.renderer().payment(&payment))
 }

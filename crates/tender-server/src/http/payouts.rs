@@ -4,7 +4,7 @@ use axum::extract::{Path, RawQuery, State};
 use serde_json::Value;
 use tender_core::balance::PayoutStatus;
 use tender_core::error::CoreError;
-use tender_core::ids::IdKind;
+use tender_core::ids::PayoutId;
 use tender_core::secret::Secret;
 use tender_core::service::payments::check_amount;
 use tender_core::service::payouts::CreatePayout;
@@ -14,13 +14,13 @@ use tender_core::store::{Collection, Field};
 use super::params::{Params, Query};
 use super::payments::parse_currency;
 use super::pipeline::{Ctx, JsonBody};
-use super::{list_response, ok, path_id, raw_response, ApiResult};
+use super::{list_response, ok, raw_response, ApiResult};
 use crate::state::AppState;
 
 /// `POST /payouts`: the body → the command.
-pub fn parse_create(body: &Value) -> Result<CreatePayout, CoreError> {
+pub fn parse_create(body: Value) -> Result<CreatePayout, CoreError> {
     let mut p = Params::body(
-        body.clone(),
+        body,
         &[
             "amount",
             "currency",
@@ -54,7 +54,7 @@ pub(crate) async fn create_payout(
     Ctx(ctx): Ctx,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let cmd = parse_create(&body)?;
+    let cmd = parse_create(body)?;
     ok(&state.services.create_payout(&ctx, cmd).await?)
 }
 
@@ -63,11 +63,8 @@ pub(crate) async fn retrieve_payout(
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
 ) -> ApiResult {
-    let id = path_id(IdKind::Payout, "payout", id)?;
-    let body = state
-        .services
-        .retrieve_raw(ctx.scope(), Collection::Payouts, "payout", &id)
-        .await?;
+    let id = PayoutId::found(id)?;
+    let body = state.services.retrieve(ctx.scope(), &id).await?;
     Ok(raw_response(body))
 }
 
@@ -77,14 +74,14 @@ pub(crate) async fn cancel_payout(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::Payout, "payout", id)?;
-    parse_cancel(&body)?;
+    let id = PayoutId::found(id)?;
+    parse_cancel(body)?;
     ok(&state.services.cancel_payout(&ctx, &id).await?)
 }
 
 /// `POST /payouts/{id}/cancel`: takes no parameters.
-pub fn parse_cancel(body: &Value) -> Result<(), CoreError> {
-    Params::body(body.clone(), &[])?;
+pub fn parse_cancel(body: Value) -> Result<(), CoreError> {
+    Params::body(body, &[])?;
     Ok(())
 }
 

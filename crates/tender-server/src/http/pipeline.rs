@@ -6,8 +6,6 @@
 //! 2. [`api_gate`]: `Tender-Version` check, authentication (401/403), the rate limit, the body
 //!    rules (415, 413, malformed JSON) and the idempotency claim/replay/completion.
 
-use std::sync::Arc;
-
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
@@ -97,18 +95,18 @@ fn jsonify_bare_errors(resp: Response) -> Response {
     failure.into_response()
 }
 
-/// The JSON body of a request, parsed by [`api_gate`] (`{}` when empty).
+/// The JSON body of a request, parsed once by [`api_gate`] (`{}` when empty). The handler takes
+/// it out of the request and its `parse_*` consumes it into the command: no copy of it is made.
 #[derive(Clone)]
-pub struct JsonBody(pub Arc<Value>);
+pub struct JsonBody(pub Value);
 
 impl<S: Send + Sync> FromRequestParts<S> for JsonBody {
     type Rejection = ApiError;
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         Ok(parts
             .extensions
-            .get::<JsonBody>()
-            .cloned()
-            .unwrap_or_else(|| JsonBody(Arc::new(Value::Object(Default::default())))))
+            .remove::<JsonBody>()
+            .unwrap_or_else(|| JsonBody(Value::Object(Default::default()))))
     }
 }
 
@@ -288,7 +286,7 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
 
     let scope = ctx.scope().clone();
     parts.extensions.insert(ctx);
-    parts.extensions.insert(JsonBody(Arc::new(value)));
+    parts.extensions.insert(JsonBody(value));
     // If this future is dropped here (the client hung up), dropping `claim` releases the key.
     let mut resp = next.run(Request::from_parts(parts, Body::empty())).await;
     // For the request log line.

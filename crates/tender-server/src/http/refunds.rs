@@ -3,7 +3,7 @@
 use axum::extract::{Path, RawQuery, State};
 use serde_json::Value;
 use tender_core::error::CoreError;
-use tender_core::ids::IdKind;
+use tender_core::ids::RefundId;
 use tender_core::refund::RefundReason;
 use tender_core::service::refunds::CreateRefund;
 use tender_core::service::ListParams;
@@ -11,12 +11,12 @@ use tender_core::store::{Collection, Field};
 
 use super::params::{Params, Query};
 use super::pipeline::{Ctx, JsonBody};
-use super::{list_response, ok, path_id, raw_response, ApiResult};
+use super::{list_response, ok, raw_response, ApiResult};
 use crate::state::AppState;
 
 /// `POST /refunds`: the body → the command (no store involved).
-pub fn parse_create(body: &Value) -> Result<CreateRefund, CoreError> {
-    let mut p = Params::body(body.clone(), &["payment", "amount", "reason", "metadata"])?;
+pub fn parse_create(body: Value) -> Result<CreateRefund, CoreError> {
+    let mut p = Params::body(body, &["payment", "amount", "reason", "metadata"])?;
     let payment = p.string("payment")?;
     let payment = p.required("payment", payment)?;
     let amount = p.integer("amount")?;
@@ -44,7 +44,7 @@ pub(crate) async fn create_refund(
     Ctx(ctx): Ctx,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let cmd = parse_create(&body)?;
+    let cmd = parse_create(body)?;
     ok(&state.services.create_refund(&ctx, cmd).await?)
 }
 
@@ -53,17 +53,14 @@ pub(crate) async fn retrieve_refund(
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
 ) -> ApiResult {
-    let id = path_id(IdKind::Refund, "refund", id)?;
-    let body = state
-        .services
-        .retrieve_raw(ctx.scope(), Collection::Refunds, "refund", &id)
-        .await?;
+    let id = RefundId::found(id)?;
+    let body = state.services.retrieve(ctx.scope(), &id).await?;
     Ok(raw_response(body))
 }
 
 /// `POST /refunds/{id}`: the body → the metadata changes.
-pub fn parse_update(body: &Value) -> Result<Vec<(String, String)>, CoreError> {
-    let mut p = Params::body(body.clone(), &["metadata"])?;
+pub fn parse_update(body: Value) -> Result<Vec<(String, String)>, CoreError> {
+    let mut p = Params::body(body, &["metadata"])?;
     Ok(p.metadata()?.unwrap_or_default())
 }
 
@@ -73,8 +70,8 @@ pub(crate) async fn update_refund(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::Refund, "refund", id)?;
-    let metadata = parse_update(&body)?;
+    let id = RefundId::found(id)?;
+    let metadata = parse_update(body)?;
     ok(&state.services.update_refund(&ctx, &id, metadata).await?)
 }
 

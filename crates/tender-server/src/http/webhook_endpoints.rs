@@ -4,14 +4,14 @@
 use axum::extract::{Path, RawQuery, State};
 use serde_json::Value;
 use tender_core::error::CoreError;
-use tender_core::ids::IdKind;
+use tender_core::ids::WebhookEndpointId;
 use tender_core::service::webhooks::EndpointFields;
 use tender_core::service::ListParams;
 use tender_core::store::Collection;
 
 use super::params::{Params, Query};
 use super::pipeline::{Ctx, JsonBody};
-use super::{list_response, ok, path_id, raw_response, ApiResult};
+use super::{list_response, ok, raw_response, ApiResult};
 use crate::state::AppState;
 
 fn parse_events(p: &mut Params) -> Result<Option<Vec<String>>, CoreError> {
@@ -44,13 +44,13 @@ fn parse_events(p: &mut Params) -> Result<Option<Vec<String>>, CoreError> {
 
 /// `POST /webhook_endpoints` (`allow_disabled` false) and `POST /webhook_endpoints/{id}`
 /// (true): the body → the fields (no store involved; the URL is checked by the service).
-pub fn parse_fields(body: &Value, allow_disabled: bool) -> Result<EndpointFields, CoreError> {
+pub fn parse_fields(body: Value, allow_disabled: bool) -> Result<EndpointFields, CoreError> {
     let allowed: &[&str] = if allow_disabled {
         &["url", "enabled_events", "description", "disabled"]
     } else {
         &["url", "enabled_events", "description"]
     };
-    let mut p = Params::body(body.clone(), allowed)?;
+    let mut p = Params::body(body, allowed)?;
     Ok(EndpointFields {
         enabled_events: parse_events(&mut p)?,
         url: p.string("url")?,
@@ -68,7 +68,7 @@ pub(crate) async fn create_endpoint(
     Ctx(ctx): Ctx,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let fields = parse_fields(&body, false)?;
+    let fields = parse_fields(body, false)?;
     ok(&state.services.create_endpoint(&ctx, fields).await?)
 }
 
@@ -77,16 +77,8 @@ pub(crate) async fn retrieve_endpoint(
     Ctx(ctx): Ctx,
     Path(id): Path<String>,
 ) -> ApiResult {
-    let id = path_id(IdKind::WebhookEndpoint, "webhook_endpoint", id)?;
-    let body = state
-        .services
-        .retrieve_raw(
-            ctx.scope(),
-            Collection::WebhookEndpoints,
-            "webhook_endpoint",
-            &id,
-        )
-        .await?;
+    let id = WebhookEndpointId::found(id)?;
+    let body = state.services.retrieve(ctx.scope(), &id).await?;
     Ok(raw_response(body))
 }
 
@@ -96,14 +88,14 @@ pub(crate) async fn update_endpoint(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::WebhookEndpoint, "webhook_endpoint", id)?;
-    let fields = parse_fields(&body, true)?;
+    let id = WebhookEndpointId::found(id)?;
+    let fields = parse_fields(body, true)?;
     ok(&state.services.update_endpoint(&ctx, &id, fields).await?)
 }
 
 /// `DELETE`: a body, if any, must be empty (`{}`) like every other unknown parameter.
-pub fn parse_delete(body: &serde_json::Value) -> Result<(), CoreError> {
-    Params::body(body.clone(), &[]).map(drop)
+pub fn parse_delete(body: serde_json::Value) -> Result<(), CoreError> {
+    Params::body(body, &[]).map(drop)
 }
 
 pub(crate) async fn delete_endpoint(
@@ -112,14 +104,14 @@ pub(crate) async fn delete_endpoint(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::WebhookEndpoint, "webhook_endpoint", id)?;
-    parse_delete(&body)?;
+    let id = WebhookEndpointId::found(id)?;
+    parse_delete(body)?;
     ok(&state.services.delete_endpoint(&ctx, &id).await?)
 }
 
 /// `POST /webhook_endpoints/{id}/roll_secret`: the body → how long the old secret lives.
-pub fn parse_roll_secret(body: &Value) -> Result<Option<i64>, CoreError> {
-    Params::body(body.clone(), &["expires_in"])?.integer("expires_in")
+pub fn parse_roll_secret(body: Value) -> Result<Option<i64>, CoreError> {
+    Params::body(body, &["expires_in"])?.integer("expires_in")
 }
 
 pub(crate) async fn roll_secret(
@@ -128,8 +120,8 @@ pub(crate) async fn roll_secret(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let id = path_id(IdKind::WebhookEndpoint, "webhook_endpoint", id)?;
-    let expires_in = parse_roll_secret(&body)?;
+    let id = WebhookEndpointId::found(id)?;
+    let expires_in = parse_roll_secret(body)?;
     ok(&state
         .services
         .roll_endpoint_secret(&ctx, &id, expires_in)

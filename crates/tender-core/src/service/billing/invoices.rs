@@ -24,7 +24,7 @@ use crate::billing::{
 };
 use crate::error::{CoreError, CoreResult};
 use crate::idempotency::{Begun, Settled};
-use crate::ids::{self, IdKind};
+use crate::ids::{self, CustomerId, IdKind, PaymentMethodId};
 use crate::money::Amount;
 use crate::payment::PaymentStatus;
 use crate::payment_method::PaymentMethod;
@@ -236,8 +236,8 @@ impl Services {
         let cmd = CreatePayment {
             amount,
             currency: invoice.currency,
-            payment_method: PaymentMethodInput::Saved(card),
-            customer: Some(invoice.customer.clone()),
+            payment_method: PaymentMethodInput::Saved(PaymentMethodId::stored(card)),
+            customer: Some(CustomerId::stored(invoice.customer.as_str())),
             description: Some(format!("Invoice {}", invoice.id)),
             metadata: Default::default(),
             capture: true,
