@@ -64,6 +64,9 @@ enum Sub {
         listen: SocketAddr,
         #[arg(long)]
         database_url: String,
+        /// Rows each request stores, in one statement.
+        #[arg(long, default_value_t = 1)]
+        rows: usize,
     },
     /// The bare durable SQLite insert server (started by the harness itself).
     SqliteInsert {
@@ -72,6 +75,9 @@ enum Sub {
         /// The SQLite file (created if missing).
         #[arg(long)]
         path: PathBuf,
+        /// Rows each request stores, in one transaction.
+        #[arg(long, default_value_t = 1)]
+        rows: usize,
     },
 }
 
@@ -144,9 +150,10 @@ fn main() -> anyhow::Result<()> {
         Some(Sub::PgInsert {
             listen,
             database_url,
-        }) => rt.block_on(servers::run_pg_insert(listen, &database_url)),
-        Some(Sub::SqliteInsert { listen, path }) => {
-            rt.block_on(servers::run_sqlite_insert(listen, &path))
+            rows,
+        }) => rt.block_on(servers::run_pg_insert(listen, &database_url, rows)),
+        Some(Sub::SqliteInsert { listen, path, rows }) => {
+            rt.block_on(servers::run_sqlite_insert(listen, &path, rows))
         }
         None => rt.block_on(run(cli.run)),
     }
@@ -305,7 +312,10 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         echo.stop();
 
         if !args.no_sqlite {
-            bare_insert(&exe, &client, &args, &logs, &mut report, Baseline::Sqlite).await?;
+            for rows in [1, CREATE_ROWS] {
+                let base = Baseline::Sqlite;
+                bare_insert(&exe, &client, &args, &logs, &mut report, base, rows).await?;
+            }
             let sqlite = Backend::Sqlite;
             bench_tender(
                 &bin,
@@ -320,7 +330,10 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         }
 
         if pg_ok {
-            bare_insert(&exe, &client, &args, &logs, &mut report, Baseline::Postgres).await?;
+            for rows in [1, CREATE_ROWS] {
+                let base = Baseline::Postgres;
+                bare_insert(&exe, &client, &args, &logs, &mut report, base, rows).await?;
+            }
             let backend = Backend::Postgres {
                 admin_url: args.database_url.clone(),
             };
@@ -528,13 +541,24 @@ enum Baseline {
 }
 
 impl Baseline {
-    fn row(self) -> &'static str {
-        match self {
+    /// The report's row: `sqlite bare insert`, or `… ×9` when each request stores 9 rows.
+    fn row(self, rows: usize) -> String {
+        let name = match self {
             Baseline::Sqlite => "sqlite bare insert",
             Baseline::Postgres => "pg bare insert",
+        };
+        match rows {
+            1 => name.to_string(),
+            n => format!("{name} ×{n}"),
         }
     }
 }
+
+/// The rows one create payment writes in its transaction: the payment, its event, the
+/// idempotency record, the balance transaction, the ledger posting and its three entries, and
+/// the task that makes the funds available (besides three balance rows it updates). The bare
+/// inserts also run with this many rows per request: the ceiling for a write of that size.
+const CREATE_ROWS: usize = 9;
 
 /// The operation label of both bare-insert rows.
 const BARE_INSERT_OP: &str = "POST 309-byte JSON → INSERT";
@@ -547,6 +571,7 @@ async fn bare_insert(
     logs: &tempfile::TempDir,
     report: &mut Report,
     baseline: Baseline,
+    rows: usize,
 ) -> anyhow::Result<()> {
     let schema = format!("bench_base_{}", rand::thread_rng().gen::<u32>());
     let dir = tempfile::Builder::new()
@@ -563,10 +588,14 @@ async fn bare_insert(
                 "127.0.0.1:0",
                 "--database-url",
                 &url,
+                "--rows",
+                &rows.to_string(),
             ]);
         }
         Baseline::Sqlite => {
-            cmd.args(["sqlite-insert", "--listen", "127.0.0.1:0", "--path"])
+            cmd.args(["sqlite-insert", "--listen", "127.0.0.1:0", "--rows"])
+                .arg(rows.to_string())
+                .arg("--path")
                 .arg(dir.path().join("insert.sqlite3"));
         }
     }
@@ -575,7 +604,7 @@ async fn bare_insert(
             cmd,
             &logs
                 .path()
-                .join(format!("{}.log", baseline.row().replace(' ', "-"))),
+                .join(format!("{}.log", baseline.row(rows).replace(' ', "-"))),
             Duration::from_secs(30),
         )?;
         let target = Target::new(client.clone(), &server.base, None)?;
@@ -585,12 +614,12 @@ async fn bare_insert(
             let make: MakeRequest = Arc::new(move |_, _| Call::post_json("/insert", b.clone()));
             let d = Duration::from_secs(args.seconds);
             let s = drive_server(&target, Some(server.pid()), c, d, make).await;
-            eprintln!("{} c{c}: {:.0} req/s", baseline.row(), s.rps());
-            report.put(baseline.row(), BARE_INSERT_OP, c, s);
+            eprintln!("{} c{c}: {:.0} req/s", baseline.row(rows), s.rps());
+            report.put(&baseline.row(rows), BARE_INSERT_OP, c, s);
         }
         report
             .rss
-            .push((baseline.row().into(), server.peak_rss().unwrap_or(0)));
+            .push((baseline.row(rows), server.peak_rss().unwrap_or(0)));
         server.stop();
         anyhow::Ok(())
     }
@@ -606,6 +635,19 @@ fn ratio(a: f64, b: f64) -> f64 {
         a / b
     } else {
         0.0
+    }
+}
+
+/// `; vs the 9-row insert …`: the create against the bare insert of as many rows.
+fn same_rows(r: &Report, base: &str, create: &Stats, c: usize) -> String {
+    let row = format!("{base} ×{CREATE_ROWS}");
+    match r.get(&row, BARE_INSERT_OP, c) {
+        Some(b) => format!(
+            "; vs the bare insert of {CREATE_ROWS} rows per request {:.0} req/s = {:.0}%",
+            b.rps(),
+            ratio(create.rps(), b.rps()) * 100.0
+        ),
+        None => String::new(),
     }
 }
 
@@ -659,9 +701,10 @@ fn print_report(r: &Report) {
         ) {
             let x = ratio(s.rps(), b.rps());
             println!(
-                "- SQLite create payment at c{c}: {:.0} vs bare insert {:.0} req/s = {:.0}% (target ≥ 50%: {}), p99 {:.2} ms (target ≤ 10 ms: {}), {:.0} µs server CPU per create (target ≤ 50: {})",
+                "- SQLite create payment at c{c}: {:.0} vs bare insert {:.0} req/s = {:.0}% (target ≥ 50%: {}), p99 {:.2} ms (target ≤ 10 ms: {}), {:.0} µs server CPU per create (target ≤ 50: {}){}",
                 s.rps(), b.rps(), x * 100.0, verdict(x >= 0.5), s.p99_ms, verdict(s.p99_ms <= 10.0),
-                s.server_cpu_us.unwrap_or(f64::NAN), verdict(s.server_cpu_us.is_some_and(|u| u <= 50.0))
+                s.server_cpu_us.unwrap_or(f64::NAN), verdict(s.server_cpu_us.is_some_and(|u| u <= 50.0)),
+                same_rows(r, "sqlite bare insert", s, c)
             );
         }
     }
@@ -682,8 +725,9 @@ fn print_report(r: &Report) {
         ) {
             let x = ratio(p.rps(), b.rps());
             println!(
-                "- PostgreSQL create payment at c{c}: {:.0} vs bare insert {:.0} req/s = {:.0}% (target ≥ 80%: {})",
-                p.rps(), b.rps(), x * 100.0, verdict(x >= 0.8)
+                "- PostgreSQL create payment at c{c}: {:.0} vs bare insert {:.0} req/s = {:.0}% (target ≥ 80%: {}){}",
+                p.rps(), b.rps(), x * 100.0, verdict(x >= 0.8),
+                same_rows(r, "pg bare insert", p, c)
             );
         }
     }

@@ -9,6 +9,10 @@
 //!   `synchronous=FULL`) through one writer thread that commits in groups (whatever is queued,
 //!   up to 256 rows, one COMMIT and so one fsync), answered after its group committed. It is
 //!   the ceiling of any SQLite server that answers only what is durable.
+//!
+//! Both inserts take `--rows N`: each request then stores its body as N rows in the one
+//! transaction (SQLite: N statements; PostgreSQL: one `INSERT … SELECT` of N rows), the ceiling
+//! for a write of as many rows as a create payment makes ([`crate::CREATE_ROWS`]).
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -46,27 +50,34 @@ pub async fn run_echo(listen: SocketAddr) -> anyhow::Result<()> {
     serve(router, listen).await
 }
 
+/// The pool and the statement each request runs.
+struct PgInsert {
+    pool: Pool,
+    sql: String,
+}
+
 async fn insert(
-    State(pool): State<Arc<Pool>>,
+    State(pg): State<Arc<PgInsert>>,
     Json(body): Json<Value>,
 ) -> Result<Json<Value>, (StatusCode, String)> {
     let fail = |e: String| (StatusCode::INTERNAL_SERVER_ERROR, e);
-    let client = pool.get().await.map_err(|e| fail(e.to_string()))?;
+    let client = pg.pool.get().await.map_err(|e| fail(e.to_string()))?;
     let stmt = client
-        .prepare_cached("INSERT INTO bench_insert (body) VALUES ($1) RETURNING id")
+        .prepare_cached(&pg.sql)
         .await
         .map_err(|e| fail(e.to_string()))?;
     let text = body.to_string();
-    let row = client
-        .query_one(&stmt, &[&text])
+    let rows = client
+        .query(&stmt, &[&text])
         .await
         .map_err(|e| fail(e.to_string()))?;
-    let id: i64 = row.get(0);
+    let id: i64 = rows.first().map_or(0, |r| r.get(0));
     Ok(Json(serde_json::json!({"id": id, "object": "insert"})))
 }
 
-/// `tender-bench pg-insert`: `POST /insert` stores the JSON body durably, then answers.
-pub async fn run_pg_insert(listen: SocketAddr, url: &str) -> anyhow::Result<()> {
+/// `tender-bench pg-insert`: `POST /insert` stores the JSON body durably (as `rows` rows), then
+/// answers.
+pub async fn run_pg_insert(listen: SocketAddr, url: &str, rows: usize) -> anyhow::Result<()> {
     let pg: tokio_postgres::Config = url.parse().context("database URL")?;
     let manager = Manager::from_config(
         pg,
@@ -84,10 +95,16 @@ pub async fn run_pg_insert(listen: SocketAddr, url: &str) -> anyhow::Result<()> 
             )
             .await?;
     }
+    let sql = match rows {
+        1 => "INSERT INTO bench_insert (body) VALUES ($1) RETURNING id".to_string(),
+        n => format!(
+            "INSERT INTO bench_insert (body) SELECT $1 FROM generate_series(1, {n}) RETURNING id"
+        ),
+    };
     let router = Router::new()
         .route("/insert", post(insert))
         .route("/health", get(ok))
-        .with_state(Arc::new(pool));
+        .with_state(Arc::new(PgInsert { pool, sql }));
     serve(router, listen).await
 }
 
@@ -112,8 +129,9 @@ async fn sqlite_insert(
     Ok(Json(serde_json::json!({"id": id, "object": "insert"})))
 }
 
-/// The writer thread: each group of queued rows in one transaction, answered after COMMIT.
-fn sqlite_writer(conn: rusqlite::Connection, jobs: mpsc::Receiver<SqliteJob>) {
+/// The writer thread: each group of queued requests (`rows` rows each) in one transaction,
+/// answered after COMMIT.
+fn sqlite_writer(conn: rusqlite::Connection, jobs: mpsc::Receiver<SqliteJob>, rows: usize) {
     while let Ok(first) = jobs.recv() {
         let mut group = vec![first];
         while group.len() < SQLITE_GROUP {
@@ -127,7 +145,9 @@ fn sqlite_writer(conn: rusqlite::Connection, jobs: mpsc::Receiver<SqliteJob>) {
             conn.execute_batch("BEGIN IMMEDIATE")?;
             let mut stmt = conn.prepare_cached("INSERT INTO bench_insert (body) VALUES (?1)")?;
             for (body, _) in &group {
-                stmt.execute([body])?;
+                for _ in 0..rows {
+                    stmt.execute([body])?;
+                }
                 ids.push(conn.last_insert_rowid());
             }
             drop(stmt);
@@ -149,9 +169,9 @@ fn sqlite_writer(conn: rusqlite::Connection, jobs: mpsc::Receiver<SqliteJob>) {
     }
 }
 
-/// `tender-bench sqlite-insert`: `POST /insert` stores the JSON body durably in `path`, then
-/// answers.
-pub async fn run_sqlite_insert(listen: SocketAddr, path: &Path) -> anyhow::Result<()> {
+/// `tender-bench sqlite-insert`: `POST /insert` stores the JSON body durably in `path` (as
+/// `rows` rows), then answers.
+pub async fn run_sqlite_insert(listen: SocketAddr, path: &Path, rows: usize) -> anyhow::Result<()> {
     let conn = rusqlite::Connection::open(path)?;
     conn.execute_batch(
         "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;
@@ -160,7 +180,7 @@ pub async fn run_sqlite_insert(listen: SocketAddr, path: &Path) -> anyhow::Resul
     let (tx, rx) = mpsc::channel();
     std::thread::Builder::new()
         .name("bench-sqlite-writer".into())
-        .spawn(move || sqlite_writer(conn, rx))?;
+        .spawn(move || sqlite_writer(conn, rx, rows))?;
     let router = Router::new()
         .route("/insert", post(sqlite_insert))
         .route("/health", get(ok))
