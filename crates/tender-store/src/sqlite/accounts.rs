@@ -270,7 +270,7 @@ impl AccountStore for SqliteStore {
             .write(move |conn| {
                 conn.execute(
                     "DELETE FROM dashboard_sessions WHERE token_hash = ?1",
-                    [token_hash],
+                    [&token_hash],
                 )
                 .map(|_| ())
                 .map_err(|e| classify("delete session", e))

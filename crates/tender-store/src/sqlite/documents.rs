@@ -120,10 +120,11 @@ fn list_records(
     Ok(Page { records, has_more })
 }
 
-/// Applies one batch on the writer's connection (inside the writer's savepoint). `bodies` are
-/// the batch's documents packed beforehand, off the writer ([`body::pack_batch`]).
-fn apply_batch(conn: &Connection, batch: &WriteBatch, bodies: Vec<Vec<u8>>) -> StoreResult<()> {
-    let mut bodies = bodies.into_iter();
+/// Applies one batch on the writer's connection (in the writer's transaction; it may run twice,
+/// see `writer.rs`). `bodies` are the batch's documents packed beforehand, off the writer
+/// ([`body::pack_batch`]).
+fn apply_batch(conn: &Connection, batch: &WriteBatch, bodies: &[Vec<u8>]) -> StoreResult<()> {
+    let mut bodies = bodies.iter();
     // One body per document by construction (the same match in `pack_batch`); an error, never a
     // panic, should they disagree: a panic would end the writer thread.
     let mut next_body = move || {
@@ -155,7 +156,7 @@ fn apply_batch(conn: &Connection, batch: &WriteBatch, bodies: Vec<Vec<u8>>) -> S
                     scope.account.clone().into(),
                     (live as i64).into(),
                     (*created).into(),
-                    next_body()?.into(),
+                    next_body()?.clone().into(),
                 ];
                 values.extend(cols.into_iter().map(|(_, v)| match v {
                     ColumnValue::Text(t) => rusqlite::types::Value::from(t),
@@ -178,7 +179,7 @@ fn apply_batch(conn: &Connection, batch: &WriteBatch, bodies: Vec<Vec<u8>>) -> S
                     "UPDATE {} SET body = ?, version = version + 1{sets} WHERE id = ? AND account_id = ? AND livemode = ? AND version = ?",
                     table(*collection)
                 );
-                let mut values: Vec<rusqlite::types::Value> = vec![next_body()?.into()];
+                let mut values: Vec<rusqlite::types::Value> = vec![next_body()?.clone().into()];
                 values.extend(cols.into_iter().map(|(_, v)| match v {
                     ColumnValue::Text(t) => rusqlite::types::Value::from(t),
                     ColumnValue::Int(i) => rusqlite::types::Value::from(i),
@@ -412,7 +413,7 @@ impl DocumentStore for SqliteStore {
     async fn commit(&self, batch: WriteBatch) -> StoreResult<()> {
         let bodies = body::pack_batch(&batch);
         self.writer
-            .write(move |conn| apply_batch(conn, &batch, bodies))
+            .write(move |conn| apply_batch(conn, &batch, &bodies))
             .await
     }
 
