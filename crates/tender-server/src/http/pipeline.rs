@@ -97,6 +97,12 @@ fn jsonify_bare_errors(resp: Response) -> Response {
 
 /// The JSON body of a request, parsed once by [`api_gate`] (`{}` when empty). The handler takes
 /// it out of the request and its `parse_*` consumes it into the command: no copy of it is made.
+///
+/// Why a `Value` first and not the command straight from the bytes: the idempotency fingerprint
+/// is over the parameters (sorted keys, secrets as keyed digests), so a retry whose client
+/// orders its keys differently is the same request; and the contract's errors name each
+/// unknown parameter with a suggestion and each wrong type by its bracketed name
+/// (`payment_method[card][exp_month]`), which `params.rs` reads off the tree.
 #[derive(Clone)]
 pub struct JsonBody(pub Value);
 
