@@ -26,6 +26,18 @@ struct Chrome {
     _profile: tempfile::TempDir,
 }
 
+/// Ends chromedriver and every Chromium process it started, even when a test panics before
+/// closing its session: killing chromedriver alone leaves its browser running.
+impl Drop for Chrome {
+    fn drop(&mut self) {
+        if let Some(pid) = self._driver.id() {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pid}")])
+                .status();
+        }
+    }
+}
+
 fn on_path(names: &[&str]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
@@ -72,6 +84,8 @@ impl Chrome {
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
+            // Its own process group, with the Chromium it starts: see `Drop for Chrome`.
+            .process_group(0)
             .kill_on_drop(true)
             .spawn()
             .expect("start chromedriver");
@@ -464,7 +478,7 @@ async fn an_account_holder_does_everything_by_clicking() {
         .unwrap();
     assert_eq!(b.path().await, "/dashboard/login");
 
-    b.client.close().await.unwrap();
+    b.client.clone().close().await.unwrap();
 }
 
 /// A 3-D Secure payment completed by clicking on the authentication page, which works without
@@ -706,7 +720,7 @@ async fn an_account_holder_follows_the_balance_pays_out_and_answers_disputes() {
     b.click("nav a[href='/dashboard/balance']").await;
     assert_eq!(b.text("#balance .available").await, "33.00 USD");
     b.shot("24-balance-after-disputes").await;
-    b.client.close().await.unwrap();
+    b.client.clone().close().await.unwrap();
 }
 
 /// Billing by clicking (CONTRACT §10): a product and its price made on the dashboard, a
