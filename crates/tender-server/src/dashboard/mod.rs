@@ -240,8 +240,11 @@ impl IntoResponse for DashError {
             DashError::BadRequest(message) => {
                 layout::error_page(StatusCode::BAD_REQUEST, "Cannot do that", &message)
             }
-            DashError::Core(e @ (CoreError::Store(_) | CoreError::Acquirer(_))) => {
-                tracing::error!(error = %e, source = ?std::error::Error::source(&e), "dashboard request failed");
+            DashError::Core(e) if e.is_internal() => {
+                tracing::error!(
+                    error = %tender_core::error::error_chain(&e),
+                    "dashboard request failed"
+                );
                 layout::error_page(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "Something went wrong",
@@ -260,10 +263,7 @@ impl IntoResponse for DashError {
 
 /// Whether an error is the user's to fix (shown inline on the page) rather than ours.
 pub fn user_message(e: &CoreError) -> Option<String> {
-    match e {
-        CoreError::Store(_) | CoreError::Acquirer(_) => None,
-        e => Some(e.to_string()),
-    }
+    (!e.is_internal()).then(|| e.to_string())
 }
 
 pub type PageResult = Result<Response, DashError>;
@@ -452,5 +452,27 @@ mod tests {
         assert_eq!(f.get("b"), None);
         assert_eq!(f.raw("b"), Some(""));
         assert_eq!(f.all("c"), vec!["1", "2"]);
+    }
+
+    #[tokio::test]
+    async fn an_internal_error_is_a_500_page_that_does_not_show_its_cause() {
+        let cause = std::io::Error::other("secret detail of the failure");
+        let e = CoreError::internal("seal a card", cause);
+        assert_eq!(user_message(&e), None);
+        let resp = DashError::Core(e).into_response();
+        assert_eq!(resp.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let page = String::from_utf8_lossy(&body);
+        assert!(page.contains("Something went wrong"), "{page}");
+        assert!(!page.contains("secret detail"), "{page}");
+        assert!(!page.contains("seal a card"), "{page}");
+    }
+
+    #[test]
+    fn a_refusal_the_user_can_fix_is_shown_to_them() {
+        let e = CoreError::invalid("amount", "parameter_invalid", "Amount too large.");
+        assert_eq!(user_message(&e).as_deref(), Some("Amount too large."));
     }
 }
