@@ -1,9 +1,13 @@
 //! Idempotency keys (CONTRACT §4.9): every rule about them lives in this file; the HTTP layer
 //! only reads the header and translates what [`Services::begin_idempotent`] answers.
 //!
-//! - **Keys** are 1–255 printable ASCII characters ([`check_key`]); records are scoped to
-//!   account and mode, and publishable-key requests get their own namespace ([`stored_key`]):
-//!   a public key can never claim the key the merchant's server uses.
+//! - **Keys** are 1–255 printable ASCII characters ([`check_key`]), read on `POST` and `PATCH`
+//!   only ([`applies_to`]); records are scoped to account and mode, and publishable-key
+//!   requests get their own namespace ([`stored_key`]): a public key can never claim the key the
+//!   merchant's server uses. Tender's own work (an invoice's try) has a third
+//!   ([`Services::begin_internal`]), so no key a client sends can stand in for it.
+//! - **Kept 24 hours** ([`IDEMPOTENCY_TTL_SECS`]): an older record counts as absent
+//!   ([`key_state`]) and is deleted in the background ([`Services::purge_expired_idempotency`]).
 //! - **The fingerprint** is an HMAC-SHA256 under a key derived from the vault key, over the
 //!   method, the path and the canonical body (object keys sorted, so key order does not count).
 //!   Before hashing, a card's `cvc` is dropped (the CVC is never stored in any form, and a replay
@@ -43,14 +47,20 @@ use std::sync::Arc;
 use crate::auth::{KeyKind, Principal, Scope};
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::service::{RequestContext, Services};
-use crate::store::{
-    IdempotencyWrite, KeyRecord, KeyState, StoredResponse, WriteBatch, WriteOp,
-    IDEMPOTENCY_TTL_SECS,
-};
+use crate::store::{IdempotencyWrite, KeyRecord, KeyState, StoredResponse, WriteBatch, WriteOp};
 use crate::vault::derive_key;
 
 /// Longest idempotency key.
 pub const MAX_KEY_LEN: usize = 255;
+
+/// How long an idempotency key is kept (CONTRACT §4.9): 24 hours.
+pub const IDEMPOTENCY_TTL_SECS: i64 = 24 * 60 * 60;
+
+/// Whether a request with `method` uses its `Idempotency-Key` header: the methods that change
+/// something and may be retried (`POST`, `PATCH`). A `GET` or `DELETE` ignores it.
+pub fn applies_to(method: &str) -> bool {
+    matches!(method, "POST" | "PATCH")
+}
 
 /// An `Idempotency-Key` as sent: 1–255 printable ASCII characters (else 400
 /// `idempotency_key_invalid`). `None` means the header's bytes were not text.
@@ -287,24 +297,82 @@ impl Services {
             fingerprint,
             now,
         ));
+        self.begin_hold(&principal.scope, hold, now).await
+    }
+
+    async fn begin_hold(
+        &self,
+        scope: &Scope,
+        hold: Arc<IdempotencyHold>,
+        now: i64,
+    ) -> CoreResult<Begun> {
         let state = self
             .store
-            .find_idempotency(&principal.scope, &hold.stored, &hold.fingerprint, now)
+            .find_idempotency(scope, &hold.stored, &hold.fingerprint, now)
             .await?;
         match state {
             KeyState::Free => Ok(Begun::Run(Claim {
                 services: self.clone(),
-                scope: principal.scope.clone(),
+                scope: scope.clone(),
                 hold,
                 settled: false,
             })),
             KeyState::Replay(stored) => Ok(Begun::Replay(
-                self.open_idempotent_response(&principal.scope, stored)
-                    .await?,
+                self.open_idempotent_response(scope, stored).await?,
             )),
             KeyState::Mismatch => Err(CoreError::IdempotencyMismatch),
             KeyState::InProgress => Err(CoreError::IdempotencyInProgress),
         }
+    }
+
+    /// [`Services::begin_idempotent`] for work Tender does on its own (an invoice's `n`-th try,
+    /// named `name`), as if `method path` had been called with `body` by the account's secret
+    /// key. Its record lives in a namespace no `Idempotency-Key` header can reach
+    /// ([`INTERNAL_NAMESPACE`]), so a client key that spells the same name is the client's own.
+    ///
+    /// Before that namespace, such records were stored under `legacy` in the secret key's
+    /// namespace; a try that finished there (same fingerprint) is answered from it, and one
+    /// still running there is in progress, so a try cut short across an upgrade never charges
+    /// twice. Removable once no node runs a version older than the namespace, plus one TTL.
+    pub async fn begin_internal(
+        &self,
+        scope: &Scope,
+        name: &str,
+        legacy: &str,
+        method: &str,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> CoreResult<Begun> {
+        let fingerprint =
+            Fingerprinter::new(&self.config.vault_key).fingerprint(method, path, body);
+        let now = self.wall_now();
+        match self
+            .store
+            .find_idempotency(scope, legacy, &fingerprint, now)
+            .await?
+        {
+            KeyState::Replay(stored) => {
+                return Ok(Begun::Replay(
+                    self.open_idempotent_response(scope, stored).await?,
+                ))
+            }
+            KeyState::InProgress => return Err(CoreError::IdempotencyInProgress),
+            // Nothing of Tender's there (or a client's own request under that key).
+            KeyState::Free | KeyState::Mismatch => {}
+        }
+        let hold = Arc::new(IdempotencyHold {
+            stored: format!("{INTERNAL_NAMESPACE}{name}"),
+            ..IdempotencyHold::new(name.to_string(), KeyKind::Secret, fingerprint, now)
+        });
+        self.begin_hold(scope, hold, now).await
+    }
+
+    /// Deletes the records that expired ([`IDEMPOTENCY_TTL_SECS`]) and says how many.
+    pub async fn purge_expired_idempotency(&self) -> CoreResult<u64> {
+        Ok(self
+            .store
+            .purge_idempotency(self.now() - IDEMPOTENCY_TTL_SECS)
+            .await?)
     }
 
     /// Claims the request's key before it acts outside its final batch: before it commits
@@ -598,6 +666,10 @@ const FINGERPRINT_PURPOSE: &str = "idempotency fingerprint";
 /// Prefix of publishable-key records. DEL (0x7f) is no visible ASCII, so no `Idempotency-Key`
 /// header can carry it: the two namespaces cannot meet.
 const PUBLISHABLE_NAMESPACE: &str = "\u{7f}publishable:";
+
+/// Prefix of the records of Tender's own work ([`Services::begin_internal`]); like
+/// [`PUBLISHABLE_NAMESPACE`], out of reach of any header.
+const INTERNAL_NAMESPACE: &str = "\u{7f}internal:";
 
 /// The key under which a request's record is stored, given the key the client sent.
 pub fn stored_key(key: &str, kind: KeyKind) -> String {

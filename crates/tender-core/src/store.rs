@@ -796,5 +796,4 @@ pub trait AccountStore: Send + Sync {
     async fn find_api_key(&self, key_hash: &str) -> StoreResult<Option<ApiKeyRecord>>;
 }
 
-/// How long an idempotency key is kept (CONTRACT §4.9): 24 hours.
-pub const IDEMPOTENCY_TTL_SECS: i64 = 24 * 60 * 60;
+pub use crate::idempotency::IDEMPOTENCY_TTL_SECS;

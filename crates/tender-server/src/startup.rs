@@ -16,7 +16,7 @@ use tender_core::clock::{Clock, SystemClock};
 use tender_core::error::{CoreError, StoreError};
 use tender_core::service::accounts::AccountCreated;
 use tender_core::service::{ServiceConfig, Services};
-use tender_core::store::{Store, IDEMPOTENCY_TTL_SECS};
+use tender_core::store::Store;
 use tender_store::DatabaseUrl;
 use tokio::net::TcpListener;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -443,8 +443,7 @@ fn spawn_task_runner(services: Services, mut stop: tokio::sync::watch::Receiver<
 fn spawn_idempotency_purge(services: Services, mut stop: tokio::sync::watch::Receiver<bool>) {
     tokio::spawn(async move {
         loop {
-            let cutoff = services.now() - IDEMPOTENCY_TTL_SECS;
-            match services.store.purge_idempotency(cutoff).await {
+            match services.purge_expired_idempotency().await {
                 Ok(n) if n > 0 => tracing::info!(purged = n, "expired idempotency keys deleted"),
                 Ok(_) => {}
                 Err(e) => {

@@ -261,7 +261,7 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
         idempotency: None,
     };
     let key = match parts.headers.get("idempotency-key") {
-        Some(k) if !refused && matches!(parts.method, Method::POST | Method::PATCH) => Some(
+        Some(k) if !refused && tender_core::idempotency::applies_to(parts.method.as_str()) => Some(
             tender_core::idempotency::check_key(k.to_str().ok())
                 .map_err(|e| ApiError(e).into_response())?,
         ),

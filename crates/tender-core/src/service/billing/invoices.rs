@@ -2,8 +2,9 @@
 //! try's outcome does to the invoice and its subscription.
 //!
 //! - A **try** ([`Services::charge_try`]) creates a payment (`invoice` names the invoice) with
-//!   the customer's card, under the idempotency key `tender-invoice:{id}:{n}` for the n-th try:
-//!   run again after a crash, it gets the same payment back instead of charging twice.
+//!   the customer's card, under Tender's own idempotency key `invoice:{id}:{n}` for the n-th
+//!   try ([`Services::begin_internal`]): run again after a crash, it gets the same payment back
+//!   instead of charging twice.
 //! - **Automatic tries** are the `pay_invoice` task, due at the invoice's
 //!   `next_payment_attempt`. A failed one schedules the next on the dunning days after the
 //!   first failure (`--dunning-days`, default 1, 3, 5, 7) and makes the subscription
@@ -209,13 +210,21 @@ impl Services {
             scope: scope.clone(),
             key_kind: KeyKind::Secret,
         };
-        let key = format!("tender-invoice:{}:{attempt}", invoice.id);
-        // The key alone names the try: not the card, which may have changed between a try cut
-        // short after its payment and its re-run (a new card saved meanwhile). The re-run must
-        // get that payment back, not a mismatch that would leave the invoice stuck.
+        // The name alone says which try: not the card, which may have changed between a try
+        // cut short after its payment and its re-run (a new card saved meanwhile). The re-run
+        // must get that payment back, not a mismatch that would leave the invoice stuck.
+        let name = format!("invoice:{}:{attempt}", invoice.id);
+        let legacy = format!("tender-invoice:{}:{attempt}", invoice.id);
         let fingerprinted = json!({"invoice": invoice.id, "attempt": attempt});
         let claim = match self
-            .begin_idempotent(&principal, key, "POST", "/v2/payments", &fingerprinted)
+            .begin_internal(
+                scope,
+                &name,
+                &legacy,
+                "POST",
+                "/v2/payments",
+                &fingerprinted,
+            )
             .await?
         {
             Begun::Replay(stored) => return outcome_from_response(&stored),
