@@ -197,7 +197,7 @@ impl Claim {
             Ok(()) => Settled::Send,
             Err(StoreError::IdempotencyKeyTaken(_)) => self.look_again().await,
             Err(e) => {
-                tracing::warn!(error = %e, "could not store an idempotent response");
+                tracing::warn!(error = %crate::error::error_chain(&e), "could not store an idempotent response");
                 Settled::Send
             }
         }
@@ -243,7 +243,7 @@ impl Claim {
             .release_idempotency(&self.scope, &self.hold.stored)
             .await
         {
-            tracing::warn!(error = %e, "could not release an idempotency key");
+            tracing::warn!(error = %crate::error::error_chain(&e), "could not release an idempotency key");
         }
     }
 }
@@ -268,7 +268,7 @@ impl Drop for Claim {
                 .release_idempotency(&scope, &hold.stored)
                 .await
             {
-                tracing::warn!(error = %e, "could not release an abandoned idempotency key");
+                tracing::warn!(error = %crate::error::error_chain(&e), "could not release an abandoned idempotency key");
             }
         });
     }

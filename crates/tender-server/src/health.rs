@@ -36,7 +36,7 @@ async fn readyz(State(state): State<AppState>) -> Response {
         )
             .into_response(),
         Err(e) => {
-            tracing::warn!(error = %e, "not ready");
+            tracing::warn!(error = %tender_core::error::error_chain(&e), "not ready");
             let body =
                 serde_json::json!({"status": "unavailable", "reason": e.to_string()}).to_string();
             (

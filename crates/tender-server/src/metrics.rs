@@ -126,7 +126,9 @@ impl Metrics {
             Ok(n) => {
                 self.queue_depth.set(n as i64);
             }
-            Err(e) => tracing::warn!(error = %e, "queue depth unavailable"),
+            Err(e) => {
+                tracing::warn!(error = %tender_core::error::error_chain(&e), "queue depth unavailable")
+            }
         }
         let (in_use, idle) = services.store.pool_status();
         self.connections

@@ -617,7 +617,7 @@ impl Services {
                     idempotency: None,
                 };
                 if let Err(e) = self.store.commit(restore).await {
-                    tracing::warn!(error = %e, payment_method = %pm, "could not give back a claimed payment method");
+                    tracing::warn!(error = %crate::error::error_chain(&e), payment_method = %pm, "could not give back a claimed payment method");
                 }
             }
         }

@@ -87,7 +87,8 @@ async fn render_keys(
     reveal: Option<Reveal>,
 ) -> PageResult {
     let now = state.services().now();
-    let mut keys: Vec<ApiKeyRecord> = state
+    // Newest first, ties by id descending: the store's order, the same the CLI lists.
+    let keys: Vec<ApiKeyRecord> = state
         .services()
         .store
         .list_api_keys(&session.record.account)
@@ -96,7 +97,6 @@ async fn render_keys(
         .into_iter()
         .filter(|k| k.mode == session.mode())
         .collect();
-    keys.sort_by(|a, b| b.created.cmp(&a.created).then(a.id.cmp(&b.id)));
     let body = html! {
         @if let Some(r) = &reveal {
             div.reveal {

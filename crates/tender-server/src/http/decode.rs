@@ -2,7 +2,9 @@
 //! domain command the endpoint's handler would hand to its service, or the 4xx it would answer
 //! first. It calls the very functions the handlers call ([`parse_json_body`], the typed path id's
 //! `Id::found`, each module's `parse_*`), so the fuzz targets
-//! (`fuzz/fuzz_targets/request_decode.rs`) exercise the real parsing of every endpoint.
+//! (`fuzz/fuzz_targets/request_decode.rs`) exercise the real parsing of every endpoint. Which
+//! operation a request names comes from the route table ([`super::routes::resolve`]), as the
+//! router's does; this file only says what each operation parses.
 //!
 //! What it leaves out: authentication, the rate limit, the 64 KiB and `Content-Type` rules and
 //! idempotency (the pipeline's), and everything a service checks against stored state.
@@ -134,227 +136,191 @@ pub fn decode(
     } else {
         Value::Object(Default::default())
     };
-    let path = path.strip_prefix("/v2").unwrap_or(path);
-    let segments: Vec<&str> = path.strip_prefix('/').unwrap_or(path).split('/').collect();
-    let update = matches!(m, "POST" | "PATCH");
+    // The route table says which operation this is; the match below only says what each
+    // operation's handler parses. An operation of the table missing here is caught by
+    // `every_route_decodes_or_names_a_parameter`.
+    let (route, raw) = super::routes::resolve(m, path).ok_or_else(|| no_route(path))?;
+    let raw = || raw.unwrap_or_default().to_string();
     use Command as C;
-    let cmd = match segments.as_slice() {
-        ["payments"] if m == "POST" => C::CreatePayment(payments::parse_create(value)?),
-        ["payments"] if m == "GET" => C::ListPayments(payments::parse_list(query)?),
-        ["payments", raw] => {
-            let pid = PaymentId::found(raw.to_string())?;
-            match m {
-                "GET" => C::RetrievePayment(pid),
-                _ if update => C::UpdatePayment(pid, payments::parse_update(value)?),
-                _ => return Err(no_route(path)),
-            }
+    let cmd = match (m, route.path) {
+        ("POST", "/payments") => C::CreatePayment(payments::parse_create(value)?),
+        ("GET", "/payments") => C::ListPayments(payments::parse_list(query)?),
+        ("GET", "/payments/{id}") => C::RetrievePayment(PaymentId::found(raw())?),
+        ("POST" | "PATCH", "/payments/{id}") => {
+            C::UpdatePayment(PaymentId::found(raw())?, payments::parse_update(value)?)
         }
-        ["payments", raw, "capture"] if m == "POST" => C::CapturePayment(
-            PaymentId::found(raw.to_string())?,
-            payments::parse_capture(value)?,
-        ),
-        ["payments", raw, "cancel"] if m == "POST" => C::CancelPayment(
-            PaymentId::found(raw.to_string())?,
-            payments::parse_cancel(value)?,
-        ),
-        ["payment_methods"] if m == "POST" => {
+        ("POST", "/payments/{id}/capture") => {
+            C::CapturePayment(PaymentId::found(raw())?, payments::parse_capture(value)?)
+        }
+        ("POST", "/payments/{id}/cancel") => {
+            C::CancelPayment(PaymentId::found(raw())?, payments::parse_cancel(value)?)
+        }
+        ("POST", "/payment_methods") => {
             let (card, metadata) = payment_methods::parse_create(value)?;
             C::CreatePaymentMethod(card, metadata)
         }
-        ["payment_methods"] if m == "GET" => {
+        ("GET", "/payment_methods") => {
             let (params, customer) = payment_methods::parse_list(query)?;
             C::ListPaymentMethods(params, customer)
         }
-        ["payment_methods", raw] if m == "GET" => {
-            C::RetrievePaymentMethod(PaymentMethodId::found(raw.to_string())?)
+        ("GET", "/payment_methods/{id}") => {
+            C::RetrievePaymentMethod(PaymentMethodId::found(raw())?)
         }
-        ["payment_methods", raw, "attach"] if m == "POST" => C::AttachPaymentMethod(
-            PaymentMethodId::found(raw.to_string())?,
+        ("POST", "/payment_methods/{id}/attach") => C::AttachPaymentMethod(
+            PaymentMethodId::found(raw())?,
             payment_methods::parse_attach(value)?,
         ),
-        ["payment_methods", raw, "detach"] if m == "POST" => {
-            let pmid = PaymentMethodId::found(raw.to_string())?;
+        ("POST", "/payment_methods/{id}/detach") => {
+            let pmid = PaymentMethodId::found(raw())?;
             payment_methods::parse_detach(value)?;
             C::DetachPaymentMethod(pmid)
         }
-        ["customers"] if m == "POST" => C::CreateCustomer(customers::parse_create(value)?),
-        ["customers"] if m == "GET" => C::ListCustomers(customers::parse_list(query)?),
-        ["customers", raw] => {
-            let cid = CustomerId::found(raw.to_string())?;
-            match m {
-                "GET" => C::RetrieveCustomer(cid),
-                "DELETE" => {
-                    customers::parse_delete(value)?;
-                    C::DeleteCustomer(cid)
-                }
-                _ if update => C::UpdateCustomer(cid, customers::parse_fields(value)?),
-                _ => return Err(no_route(path)),
-            }
+        ("POST", "/customers") => C::CreateCustomer(customers::parse_create(value)?),
+        ("GET", "/customers") => C::ListCustomers(customers::parse_list(query)?),
+        ("GET", "/customers/{id}") => C::RetrieveCustomer(CustomerId::found(raw())?),
+        ("DELETE", "/customers/{id}") => {
+            let cid = CustomerId::found(raw())?;
+            customers::parse_delete(value)?;
+            C::DeleteCustomer(cid)
         }
-        ["refunds"] if m == "POST" => C::CreateRefund(refunds::parse_create(value)?),
-        ["refunds"] if m == "GET" => C::ListRefunds(refunds::parse_list(query)?),
-        ["refunds", raw] => {
-            let rid = RefundId::found(raw.to_string())?;
-            match m {
-                "GET" => C::RetrieveRefund(rid),
-                _ if update => C::UpdateRefund(rid, refunds::parse_update(value)?),
-                _ => return Err(no_route(path)),
-            }
+        ("POST" | "PATCH", "/customers/{id}") => {
+            C::UpdateCustomer(CustomerId::found(raw())?, customers::parse_fields(value)?)
         }
-        ["events"] if m == "GET" => C::ListEvents(events::parse_list(query)?),
-        ["events", "stream"] if m == "GET" => C::StreamEvents(events::parse_stream(query)?),
-        ["events", raw] if m == "GET" => C::RetrieveEvent(EventId::found(raw.to_string())?),
-        ["events", raw, "deliveries"] if m == "GET" => {
-            C::ListEventDeliveries(EventId::found(raw.to_string())?)
+        ("POST", "/refunds") => C::CreateRefund(refunds::parse_create(value)?),
+        ("GET", "/refunds") => C::ListRefunds(refunds::parse_list(query)?),
+        ("GET", "/refunds/{id}") => C::RetrieveRefund(RefundId::found(raw())?),
+        ("POST" | "PATCH", "/refunds/{id}") => {
+            C::UpdateRefund(RefundId::found(raw())?, refunds::parse_update(value)?)
         }
-        ["events", raw, "resend"] if m == "POST" => C::ResendEvent(
-            EventId::found(raw.to_string())?,
-            events::parse_resend(value)?,
-        ),
-        ["webhook_endpoints"] if m == "POST" => {
+        ("GET", "/events") => C::ListEvents(events::parse_list(query)?),
+        ("GET", "/events/stream") => C::StreamEvents(events::parse_stream(query)?),
+        ("GET", "/events/{id}") => C::RetrieveEvent(EventId::found(raw())?),
+        ("GET", "/events/{id}/deliveries") => C::ListEventDeliveries(EventId::found(raw())?),
+        ("POST", "/events/{id}/resend") => {
+            C::ResendEvent(EventId::found(raw())?, events::parse_resend(value)?)
+        }
+        ("POST", "/webhook_endpoints") => {
             C::CreateWebhookEndpoint(webhook_endpoints::parse_fields(value, false)?)
         }
-        ["webhook_endpoints"] if m == "GET" => {
+        ("GET", "/webhook_endpoints") => {
             C::ListWebhookEndpoints(webhook_endpoints::parse_list(query)?)
         }
-        ["webhook_endpoints", raw] => {
-            let wid = WebhookEndpointId::found(raw.to_string())?;
-            match m {
-                "GET" => C::RetrieveWebhookEndpoint(wid),
-                "DELETE" => {
-                    webhook_endpoints::parse_delete(value)?;
-                    C::DeleteWebhookEndpoint(wid)
-                }
-                _ if update => {
-                    C::UpdateWebhookEndpoint(wid, webhook_endpoints::parse_fields(value, true)?)
-                }
-                _ => return Err(no_route(path)),
-            }
+        ("GET", "/webhook_endpoints/{id}") => {
+            C::RetrieveWebhookEndpoint(WebhookEndpointId::found(raw())?)
         }
-        ["webhook_endpoints", raw, "roll_secret"] if m == "POST" => C::RollWebhookSecret(
-            WebhookEndpointId::found(raw.to_string())?,
+        ("DELETE", "/webhook_endpoints/{id}") => {
+            let wid = WebhookEndpointId::found(raw())?;
+            webhook_endpoints::parse_delete(value)?;
+            C::DeleteWebhookEndpoint(wid)
+        }
+        ("POST" | "PATCH", "/webhook_endpoints/{id}") => C::UpdateWebhookEndpoint(
+            WebhookEndpointId::found(raw())?,
+            webhook_endpoints::parse_fields(value, true)?,
+        ),
+        ("POST", "/webhook_endpoints/{id}/roll_secret") => C::RollWebhookSecret(
+            WebhookEndpointId::found(raw())?,
             webhook_endpoints::parse_roll_secret(value)?,
         ),
-        ["connectors"] if m == "POST" => {
-            C::CreateConnector(connectors::parse_fields(value, false)?)
+        ("POST", "/connectors") => C::CreateConnector(connectors::parse_fields(value, false)?),
+        ("GET", "/connectors") => C::ListConnectors(connectors::parse_list(query)?),
+        ("GET", "/connectors/{id}") => C::RetrieveConnector(ConnectorId::found(raw())?),
+        ("DELETE", "/connectors/{id}") => {
+            let cid = ConnectorId::found(raw())?;
+            webhook_endpoints::parse_delete(value)?;
+            C::DeleteConnector(cid)
         }
-        ["connectors"] if m == "GET" => C::ListConnectors(connectors::parse_list(query)?),
-        ["connectors", raw] => {
-            let cid = ConnectorId::found(raw.to_string())?;
-            match m {
-                "GET" => C::RetrieveConnector(cid),
-                "DELETE" => {
-                    webhook_endpoints::parse_delete(value)?;
-                    C::DeleteConnector(cid)
-                }
-                _ if update => C::UpdateConnector(cid, connectors::parse_fields(value, true)?),
-                _ => return Err(no_route(path)),
-            }
-        }
-        ["balance"] if m == "GET" => {
+        ("POST" | "PATCH", "/connectors/{id}") => C::UpdateConnector(
+            ConnectorId::found(raw())?,
+            connectors::parse_fields(value, true)?,
+        ),
+        ("GET", "/balance") => {
             balance::parse_retrieve(query)?;
             C::RetrieveBalance
         }
-        ["balance_transactions"] if m == "GET" => {
-            C::ListBalanceTransactions(balance::parse_list(query)?)
+        ("GET", "/balance_transactions") => C::ListBalanceTransactions(balance::parse_list(query)?),
+        ("GET", "/balance_transactions/{id}") => {
+            C::RetrieveBalanceTransaction(BalanceTransactionId::found(raw())?)
         }
-        ["balance_transactions", raw] if m == "GET" => {
-            C::RetrieveBalanceTransaction(BalanceTransactionId::found(raw.to_string())?)
-        }
-        ["payouts"] if m == "POST" => C::CreatePayout(payouts::parse_create(value)?),
-        ["payouts"] if m == "GET" => C::ListPayouts(payouts::parse_list(query)?),
-        ["payouts", raw] if m == "GET" => C::RetrievePayout(PayoutId::found(raw.to_string())?),
-        ["payouts", raw, "cancel"] if m == "POST" => {
-            let pid = PayoutId::found(raw.to_string())?;
+        ("POST", "/payouts") => C::CreatePayout(payouts::parse_create(value)?),
+        ("GET", "/payouts") => C::ListPayouts(payouts::parse_list(query)?),
+        ("GET", "/payouts/{id}") => C::RetrievePayout(PayoutId::found(raw())?),
+        ("POST", "/payouts/{id}/cancel") => {
+            let pid = PayoutId::found(raw())?;
             payouts::parse_cancel(value)?;
             C::CancelPayout(pid)
         }
-        ["disputes"] if m == "GET" => C::ListDisputes(disputes::parse_list(query)?),
-        ["disputes", raw] if m == "GET" => C::RetrieveDispute(DisputeId::found(raw.to_string())?),
-        ["disputes", raw] if m == "POST" => {
-            let did = DisputeId::found(raw.to_string())?;
-            C::UpdateDispute(did, disputes::parse_update(value)?)
+        ("GET", "/disputes") => C::ListDisputes(disputes::parse_list(query)?),
+        ("GET", "/disputes/{id}") => C::RetrieveDispute(DisputeId::found(raw())?),
+        ("POST", "/disputes/{id}") => {
+            C::UpdateDispute(DisputeId::found(raw())?, disputes::parse_update(value)?)
         }
-        ["disputes", raw, "close"] if m == "POST" => {
-            let did = DisputeId::found(raw.to_string())?;
+        ("POST", "/disputes/{id}/close") => {
+            let did = DisputeId::found(raw())?;
             disputes::parse_close(value)?;
             C::CloseDispute(did)
         }
-        ["products"] if m == "POST" => C::CreateProduct(billing::parse_create_product(value)?),
-        ["products"] if m == "GET" => C::ListProducts(billing::parse_list_products(query)?),
-        ["products", raw] => {
-            let pid = ProductId::found(raw.to_string())?;
-            match m {
-                "GET" => C::RetrieveProduct(pid),
-                "DELETE" => {
-                    billing::parse_empty(value)?;
-                    C::DeleteProduct(pid)
-                }
-                _ if update => C::UpdateProduct(pid, billing::parse_update_product(value)?),
-                _ => return Err(no_route(path)),
-            }
+        ("POST", "/products") => C::CreateProduct(billing::parse_create_product(value)?),
+        ("GET", "/products") => C::ListProducts(billing::parse_list_products(query)?),
+        ("GET", "/products/{id}") => C::RetrieveProduct(ProductId::found(raw())?),
+        ("DELETE", "/products/{id}") => {
+            let pid = ProductId::found(raw())?;
+            billing::parse_empty(value)?;
+            C::DeleteProduct(pid)
         }
-        ["prices"] if m == "POST" => C::CreatePrice(billing::parse_create_price(value)?),
-        ["prices"] if m == "GET" => C::ListPrices(billing::parse_list_prices(query)?),
-        ["prices", raw] => {
-            let pid = PriceId::found(raw.to_string())?;
-            match m {
-                "GET" => C::RetrievePrice(pid),
-                _ if update => C::UpdatePrice(pid, billing::parse_update_price(value)?),
-                _ => return Err(no_route(path)),
-            }
+        ("POST" | "PATCH", "/products/{id}") => C::UpdateProduct(
+            ProductId::found(raw())?,
+            billing::parse_update_product(value)?,
+        ),
+        ("POST", "/prices") => C::CreatePrice(billing::parse_create_price(value)?),
+        ("GET", "/prices") => C::ListPrices(billing::parse_list_prices(query)?),
+        ("GET", "/prices/{id}") => C::RetrievePrice(PriceId::found(raw())?),
+        ("POST" | "PATCH", "/prices/{id}") => {
+            C::UpdatePrice(PriceId::found(raw())?, billing::parse_update_price(value)?)
         }
-        ["subscriptions"] if m == "POST" => {
+        ("POST", "/subscriptions") => {
             C::CreateSubscription(billing::parse_create_subscription(value)?)
         }
-        ["subscriptions"] if m == "GET" => {
+        ("GET", "/subscriptions") => {
             C::ListSubscriptions(billing::parse_list_subscriptions(query)?)
         }
-        ["subscriptions", raw] => {
-            let sid = SubscriptionId::found(raw.to_string())?;
-            match m {
-                "GET" => C::RetrieveSubscription(sid),
-                "DELETE" => {
-                    billing::parse_empty(value)?;
-                    C::CancelSubscription(sid)
-                }
-                _ if update => {
-                    C::UpdateSubscription(sid, billing::parse_update_subscription(value)?)
-                }
-                _ => return Err(no_route(path)),
-            }
+        ("GET", "/subscriptions/{id}") => C::RetrieveSubscription(SubscriptionId::found(raw())?),
+        ("DELETE", "/subscriptions/{id}") => {
+            let sid = SubscriptionId::found(raw())?;
+            billing::parse_empty(value)?;
+            C::CancelSubscription(sid)
         }
-        ["invoices"] if m == "GET" => C::ListInvoices(billing::parse_list_invoices(query)?),
-        ["invoices", raw] if m == "GET" => C::RetrieveInvoice(InvoiceId::found(raw.to_string())?),
-        ["invoices", raw, "pay"] if m == "POST" => {
-            let iid = InvoiceId::found(raw.to_string())?;
+        ("POST" | "PATCH", "/subscriptions/{id}") => C::UpdateSubscription(
+            SubscriptionId::found(raw())?,
+            billing::parse_update_subscription(value)?,
+        ),
+        ("GET", "/invoices") => C::ListInvoices(billing::parse_list_invoices(query)?),
+        ("GET", "/invoices/{id}") => C::RetrieveInvoice(InvoiceId::found(raw())?),
+        ("POST", "/invoices/{id}/pay") => {
+            let iid = InvoiceId::found(raw())?;
             C::PayInvoice(iid, billing::parse_pay_invoice(value)?)
         }
-        ["invoices", raw, "void"] if m == "POST" => {
-            let iid = InvoiceId::found(raw.to_string())?;
+        ("POST", "/invoices/{id}/void") => {
+            let iid = InvoiceId::found(raw())?;
             billing::parse_empty(value)?;
             C::VoidInvoice(iid)
         }
-        ["test_helpers", "test_clocks"] if m == "POST" => {
+        ("POST", "/test_helpers/test_clocks") => {
             let (frozen, name) = billing::parse_create_clock(value)?;
             C::CreateTestClock(frozen, name)
         }
-        ["test_helpers", "test_clocks"] if m == "GET" => {
+        ("GET", "/test_helpers/test_clocks") => {
             C::ListTestClocks(billing::parse_list_clocks(query)?)
         }
-        ["test_helpers", "test_clocks", raw] => {
-            let cid = TestClockId::found(raw.to_string())?;
-            match m {
-                "GET" => C::RetrieveTestClock(cid),
-                "DELETE" => {
-                    billing::parse_empty(value)?;
-                    C::DeleteTestClock(cid)
-                }
-                _ => return Err(no_route(path)),
-            }
+        ("GET", "/test_helpers/test_clocks/{id}") => {
+            C::RetrieveTestClock(TestClockId::found(raw())?)
         }
-        ["test_helpers", "test_clocks", raw, "advance"] if m == "POST" => {
-            let cid = TestClockId::found(raw.to_string())?;
+        ("DELETE", "/test_helpers/test_clocks/{id}") => {
+            let cid = TestClockId::found(raw())?;
+            billing::parse_empty(value)?;
+            C::DeleteTestClock(cid)
+        }
+        ("POST", "/test_helpers/test_clocks/{id}/advance") => {
+            let cid = TestClockId::found(raw())?;
             C::AdvanceTestClock(cid, billing::parse_advance_clock(value)?)
         }
         _ => return Err(no_route(path)),

@@ -25,7 +25,8 @@ use crate::state::AppState;
 
 /// Largest request body (CONTRACT §4.10).
 pub const MAX_BODY: usize = 64 * 1024;
-pub const API_VERSION: &str = "2.1";
+/// The one API version (`Tender-Version`), the same that events carry.
+pub use tender_core::event::API_VERSION;
 
 /// Outermost layer: request id, standard headers, JSON for every error.
 ///

@@ -243,6 +243,33 @@ fn unprefixed(path: &str) -> &str {
     path.strip_prefix("/v2").unwrap_or(path)
 }
 
+/// The operation a request names (`method` upper case as on the wire, `path` as requested,
+/// with or without `/v2`) and its `{id}` segment, as the router would pick it: a literal
+/// segment wins over `{id}` (`/events/stream` is not an event id). `None`: no such operation.
+pub fn resolve<'p>(method: &str, path: &'p str) -> Option<(&'static Route, Option<&'p str>)> {
+    let segments: Vec<&str> = unprefixed(path).split('/').collect();
+    let mut best: Option<(&'static Route, Option<&'p str>)> = None;
+    for route in ROUTES.iter().filter(|r| r.method.as_str() == method) {
+        let template: Vec<&str> = route.path.split('/').collect();
+        if template.len() != segments.len() {
+            continue;
+        }
+        let mut id = None;
+        let matches = template.iter().zip(&segments).all(|(t, s)| match *t {
+            "{id}" if !s.is_empty() => {
+                id = Some(*s);
+                true
+            }
+            t => t == *s,
+        });
+        // A literal match beats one through `{id}`.
+        if matches && (best.is_none() || id.is_none()) {
+            best = Some((route, id));
+        }
+    }
+    best
+}
+
 /// Whether a publishable key may make this request (`path` as requested, ids filled in).
 pub fn publishable(method: &Method, path: &str) -> bool {
     let path = unprefixed(path);
@@ -278,6 +305,27 @@ mod tests {
                 r.method,
                 r.path
             );
+        }
+    }
+
+    #[test]
+    fn a_request_resolves_to_the_operation_the_router_would_pick() {
+        let (r, id) = resolve("GET", "/v2/events/stream").unwrap();
+        assert_eq!((r.path, id), ("/events/stream", None));
+        let (r, id) = resolve("GET", "/v2/events/evt_1").unwrap();
+        assert_eq!((r.path, id), ("/events/{id}", Some("evt_1")));
+        let (r, id) = resolve("PATCH", "/payments/pay_1").unwrap();
+        assert_eq!(
+            (r.method.as_str(), r.path, id),
+            ("PATCH", "/payments/{id}", Some("pay_1"))
+        );
+        assert!(resolve("PUT", "/v2/payments/pay_1").is_none());
+        assert!(resolve("GET", "/v2/payments/").is_none());
+        assert!(resolve("GET", "/v2/payments/pay_1/extra").is_none());
+        for route in ROUTES {
+            let path = format!("/v2{}", route.path.replace("{id}", "x_1"));
+            let (found, _) = resolve(route.method.as_str(), &path).unwrap();
+            assert_eq!((&found.method, found.path), (&route.method, route.path));
         }
     }
 

@@ -241,7 +241,7 @@ fn commit(conn: &Connection, waiting: Vec<(Reply, Result<Output, StoreError>)>) 
         }
         Err(e) => {
             let err = classify("commit", e);
-            tracing::error!(error = %err, "group commit failed; every job of the group fails");
+            tracing::error!(error = %tender_core::error::error_chain(&err), "group commit failed; every job of the group fails");
             let _ = conn.execute_batch("ROLLBACK");
             for (reply, _) in waiting {
                 let _ = reply.send(Err(clone_err(&err)));
