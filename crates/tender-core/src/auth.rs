@@ -27,6 +27,13 @@ impl Mode {
             Mode::Live => "live",
         }
     }
+    /// The mode [`Mode::as_str`] printed; anything else is `None` (a store reading a row
+    /// refuses it rather than guess: a live key read as a test one would move real money).
+    pub fn parse(s: &str) -> Option<Mode> {
+        [Mode::Test, Mode::Live]
+            .into_iter()
+            .find(|m| m.as_str() == s)
+    }
 }
 
 /// Secret keys may do everything; publishable keys only tokenise cards.
@@ -43,6 +50,12 @@ impl KeyKind {
             KeyKind::Secret => "secret",
             KeyKind::Publishable => "publishable",
         }
+    }
+    /// The kind [`KeyKind::as_str`] printed; anything else is `None`.
+    pub fn parse(s: &str) -> Option<KeyKind> {
+        [KeyKind::Secret, KeyKind::Publishable]
+            .into_iter()
+            .find(|k| k.as_str() == s)
     }
 }
 
@@ -115,6 +128,22 @@ pub fn last4(key: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn modes_and_key_kinds_parse_exactly_what_they_print() {
+        for m in [Mode::Test, Mode::Live] {
+            assert_eq!(Mode::parse(m.as_str()), Some(m));
+        }
+        for k in [KeyKind::Secret, KeyKind::Publishable] {
+            assert_eq!(KeyKind::parse(k.as_str()), Some(k));
+        }
+        for bad in ["", "Live", "LIVE", "live ", "prod", "secret"] {
+            assert_eq!(Mode::parse(bad), None, "{bad:?}");
+        }
+        for bad in ["", "Secret", "public", "test"] {
+            assert_eq!(KeyKind::parse(bad), None, "{bad:?}");
+        }
+    }
+
     use super::*;
 
     #[test]

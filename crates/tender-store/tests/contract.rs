@@ -1712,3 +1712,71 @@ async fn stored_forms_read_back(store: &Arc<dyn Store>, s: &Scope) {
         .await;
     assert!(matches!(all, Err(StoreError::Corrupt(_))), "{all:?}");
 }
+
+/// An account `acct_m` with one live secret key whose hash is `hm`.
+async fn account_with_live_key(store: &Arc<dyn Store>) {
+    let account = AccountRecord {
+        id: "acct_m".into(),
+        email: "mode@example.com".into(),
+        name: None,
+        public_email: None,
+        password_hash: "h".into(),
+        created: 1,
+        pricing: None,
+    };
+    let key = ApiKeyRecord {
+        id: "key_m".into(),
+        account: "acct_m".into(),
+        mode: Mode::Live,
+        kind: KeyKind::Secret,
+        key_hash: "hm".into(),
+        public_value: None,
+        last4: "mmmm".into(),
+        created: 1,
+        expires_at: None,
+        revoked: false,
+    };
+    store.insert_account(account, vec![key]).await.unwrap();
+}
+
+/// What both backends must do with a key row whose mode and kind were damaged: refuse it as
+/// `Corrupt`, never read it as a test or publishable key.
+async fn a_damaged_key_row_is_refused(store: &Arc<dyn Store>) {
+    match store.find_api_key("hm").await {
+        Err(StoreError::Corrupt(why)) => assert!(why.contains("prod"), "{why}"),
+        other => panic!("a key of mode 'prod' read as {other:?}"),
+    }
+    assert!(matches!(
+        store.list_api_keys("acct_m").await,
+        Err(StoreError::Corrupt(_))
+    ));
+}
+
+#[tokio::test]
+async fn sqlite_a_key_of_an_unknown_mode_is_refused_not_read_as_test() {
+    let f = sqlite().await.unwrap();
+    account_with_live_key(&f.store).await;
+    let db = rusqlite::Connection::open(f._dir.as_ref().unwrap().path().join("t.sqlite3")).unwrap();
+    db.execute("UPDATE api_keys SET mode = 'prod' WHERE id = 'key_m'", [])
+        .unwrap();
+    a_damaged_key_row_is_refused(&f.store).await;
+}
+
+#[tokio::test]
+async fn postgres_a_key_of_an_unknown_mode_is_refused_not_read_as_test() {
+    let Some(f) = postgres().await else {
+        return;
+    };
+    account_with_live_key(&f.store).await;
+    let tender_store::DatabaseUrl::Postgres(url) = f.url.clone().unwrap() else {
+        unreachable!()
+    };
+    let (db, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    db.execute("UPDATE api_keys SET mode = 'prod' WHERE id = 'key_m'", &[])
+        .await
+        .unwrap();
+    a_damaged_key_row_is_refused(&f.store).await;
+}

@@ -11,6 +11,7 @@
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use tender_core::auth::{KeyKind, Mode};
+use tender_core::error::StoreError;
 use tender_core::store::{AccountRecord, AccountStore, ApiKeyRecord, SessionRecord, StoreResult};
 use tokio_postgres::Row;
 
@@ -35,23 +36,21 @@ fn account_row(r: &Row) -> AccountRecord {
 const KEY_COLUMNS: &str =
     "id, account_id, mode, kind, key_hash, public_value, last4, created, expires_at, revoked";
 
-fn key_row(r: &Row) -> ApiKeyRecord {
-    ApiKeyRecord {
+fn key_row(r: &Row) -> StoreResult<ApiKeyRecord> {
+    let kind: &str = r.get(3);
+    Ok(ApiKeyRecord {
         id: r.get(0),
         account: r.get(1),
-        mode: mode_from(r.get(2)),
-        kind: if r.get::<_, &str>(3) == "secret" {
-            KeyKind::Secret
-        } else {
-            KeyKind::Publishable
-        },
+        mode: mode_from(r.get(2))?,
+        kind: KeyKind::parse(kind)
+            .ok_or_else(|| StoreError::Corrupt(format!("unknown key kind {kind:?}")))?,
         key_hash: r.get(4),
         public_value: r.get(5),
         last4: r.get(6),
         created: r.get(7),
         expires_at: r.get(8),
         revoked: r.get(9),
-    }
+    })
 }
 
 async fn insert_key<C: GenericClient>(c: &C, k: &ApiKeyRecord) -> StoreResult<()> {
@@ -77,15 +76,15 @@ async fn insert_key<C: GenericClient>(c: &C, k: &ApiKeyRecord) -> StoreResult<()
     .map_err(|e| classify("insert key", e))
 }
 
-fn session_row(r: &Row) -> SessionRecord {
-    SessionRecord {
+fn session_row(r: &Row) -> StoreResult<SessionRecord> {
+    Ok(SessionRecord {
         token_hash: r.get(0),
         account: r.get(1),
         csrf_token: r.get(2),
-        mode: mode_from(r.get(3)),
+        mode: mode_from(r.get(3))?,
         created: r.get(4),
         expires_at: r.get(5),
-    }
+    })
 }
 
 #[async_trait]
@@ -260,7 +259,7 @@ impl AccountStore for PgStore {
             .query_opt(&stmt, &[&key_hash])
             .await
             .map_err(|e| classify("find api key", e))?;
-        let found = row.as_ref().map(key_row);
+        let found = row.as_ref().map(key_row).transpose()?;
         if let Some(record) = &found {
             self.keys.put(record);
         }
@@ -273,7 +272,7 @@ impl AccountStore for PgStore {
             .query(&format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created DESC, id DESC"), &[&account])
             .await
             .map_err(|e| classify("list keys", e))?;
-        Ok(rows.iter().map(key_row).collect())
+        rows.iter().map(key_row).collect()
     }
 
     async fn insert_api_key(&self, key: ApiKeyRecord) -> StoreResult<()> {
@@ -326,7 +325,7 @@ impl AccountStore for PgStore {
             )
             .await
             .map_err(|e| classify("find session", e))?;
-        Ok(row.as_ref().map(session_row))
+        row.as_ref().map(session_row).transpose()
     }
 
     async fn update_session_mode(&self, token_hash: &str, mode: Mode) -> StoreResult<()> {

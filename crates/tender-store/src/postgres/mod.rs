@@ -198,12 +198,9 @@ impl PgStore {
     }
 }
 
-fn mode_from(s: &str) -> Mode {
-    if s == "live" {
-        Mode::Live
-    } else {
-        Mode::Test
-    }
+/// A mode as stored; an unknown value fails the read instead of becoming test.
+fn mode_from(s: &str) -> StoreResult<Mode> {
+    Mode::parse(s).ok_or_else(|| StoreError::Corrupt(format!("unknown mode {s:?}")))
 }
 
 fn scope_from(account: String, live: bool) -> Scope {

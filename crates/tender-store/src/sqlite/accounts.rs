@@ -38,8 +38,8 @@ fn key_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ApiKeyRecord> {
     Ok(ApiKeyRecord {
         id: r.get(0)?,
         account: r.get(1)?,
-        mode: parse_mode(&r.get::<_, String>(2)?),
-        kind: parse_kind(&r.get::<_, String>(3)?),
+        mode: parse_mode(r, 2)?,
+        kind: parse_kind(r, 3)?,
         key_hash: r.get(4)?,
         public_value: r.get(5)?,
         last4: r.get(6)?,
@@ -76,7 +76,7 @@ fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRecord> {
         token_hash: r.get(0)?,
         account: r.get(1)?,
         csrf_token: r.get(2)?,
-        mode: parse_mode(&r.get::<_, String>(3)?),
+        mode: parse_mode(r, 3)?,
         created: r.get(4)?,
         expires_at: r.get(5)?,
     })

@@ -204,20 +204,24 @@ fn mode_str(mode: Mode) -> &'static str {
     mode.as_str()
 }
 
-fn parse_mode(s: &str) -> Mode {
-    if s == "live" {
-        Mode::Live
-    } else {
-        Mode::Test
-    }
+/// Column `idx` of a row as a mode; an unknown value fails the read instead of becoming test.
+fn parse_mode(r: &rusqlite::Row<'_>, idx: usize) -> rusqlite::Result<Mode> {
+    let s: String = r.get(idx)?;
+    Mode::parse(&s).ok_or_else(|| unknown_value(idx, "mode", &s))
 }
 
-fn parse_kind(s: &str) -> KeyKind {
-    if s == "secret" {
-        KeyKind::Secret
-    } else {
-        KeyKind::Publishable
-    }
+/// Column `idx` of a row as a key kind; an unknown value fails the read.
+fn parse_kind(r: &rusqlite::Row<'_>, idx: usize) -> rusqlite::Result<KeyKind> {
+    let s: String = r.get(idx)?;
+    KeyKind::parse(&s).ok_or_else(|| unknown_value(idx, "key kind", &s))
+}
+
+fn unknown_value(idx: usize, what: &str, s: &str) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(
+        idx,
+        rusqlite::types::Type::Text,
+        Box::new(StoreError::Corrupt(format!("unknown {what} {s:?}"))),
+    )
 }
 
 fn scope_from(account: String, live: bool) -> Scope {
