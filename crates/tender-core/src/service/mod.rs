@@ -382,32 +382,11 @@ impl Services {
             match attempt().await {
                 Err(CoreError::Store(StoreError::Conflict(what))) => {
                     last = Some(what);
-                    tokio_yield().await;
+                    tokio::task::yield_now().await;
                 }
                 other => return other,
             }
         }
         Err(StoreError::Conflict(last.unwrap_or_default()).into())
     }
-}
-
-/// Gives other tasks a turn between retries without depending on a runtime.
-async fn tokio_yield() {
-    struct YieldNow(bool);
-    impl std::future::Future for YieldNow {
-        type Output = ();
-        fn poll(
-            mut self: std::pin::Pin<&mut Self>,
-            cx: &mut std::task::Context<'_>,
-        ) -> std::task::Poll<()> {
-            if self.0 {
-                std::task::Poll::Ready(())
-            } else {
-                self.0 = true;
-                cx.waker().wake_by_ref();
-                std::task::Poll::Pending
-            }
-        }
-    }
-    YieldNow(false).await
 }

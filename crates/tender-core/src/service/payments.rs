@@ -115,21 +115,18 @@ pub(crate) fn payment_index(p: &Payment) -> IndexValues {
 
 /// Checks an amount against the currency's bounds, naming `param`.
 pub fn check_amount(param: &str, amount: i64, currency: Currency) -> CoreResult<Amount> {
-    Amount::parse(amount, currency).map_err(|e| match e {
-        AmountError::TooSmall => CoreError::invalid(
-            param,
-            "amount_too_small",
-            format!(
+    Amount::parse(amount, currency).map_err(|e| {
+        let message = match e {
+            AmountError::TooSmall => format!(
                 "Amount must be at least {} (amounts are in the currency's smallest unit: {} here).",
                 crate::money::format_amount(currency.minimum_amount(), currency),
                 currency.minimum_amount()
             ),
-        ),
-        AmountError::TooLarge => CoreError::invalid(
-            param,
-            "amount_too_large",
-            format!("Amount must be at most {}.", crate::money::MAX_AMOUNT),
-        ),
+            AmountError::TooLarge => {
+                format!("Amount must be at most {}.", crate::money::MAX_AMOUNT)
+            }
+        };
+        CoreError::invalid(param, e.code(), message)
     })
 }
 
