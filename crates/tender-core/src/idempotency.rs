@@ -288,8 +288,7 @@ impl Services {
         path: &str,
         body: &serde_json::Value,
     ) -> CoreResult<Begun> {
-        let fingerprint =
-            Fingerprinter::new(&self.config.vault_key).fingerprint(method, path, body);
+        let fingerprint = self.fingerprint(method, path, body);
         let now = self.wall_now();
         let hold = Arc::new(IdempotencyHold::new(
             key,
@@ -298,6 +297,11 @@ impl Services {
             now,
         ));
         self.begin_hold(&principal.scope, hold, now).await
+    }
+
+    /// The keyed fingerprint of a request (see the module's doc).
+    fn fingerprint(&self, method: &str, path: &str, body: &serde_json::Value) -> String {
+        Fingerprinter::new(&self.config.vault_key).fingerprint(method, path, body)
     }
 
     async fn begin_hold(
@@ -343,8 +347,7 @@ impl Services {
         path: &str,
         body: &serde_json::Value,
     ) -> CoreResult<Begun> {
-        let fingerprint =
-            Fingerprinter::new(&self.config.vault_key).fingerprint(method, path, body);
+        let fingerprint = self.fingerprint(method, path, body);
         let now = self.wall_now();
         match self
             .store

@@ -272,10 +272,7 @@ pub fn resolve<'p>(method: &str, path: &'p str) -> Option<(&'static Route, Optio
 
 /// Whether a publishable key may make this request (`path` as requested, ids filled in).
 pub fn publishable(method: &Method, path: &str) -> bool {
-    let path = unprefixed(path);
-    ROUTES
-        .iter()
-        .any(|r| r.publishable && r.method == method && r.path == path)
+    resolve(method.as_str(), path).is_some_and(|(route, _)| route.publishable)
 }
 
 /// Whether the router answers `method` on the matched route template `path` with 405: the path
