@@ -128,6 +128,8 @@ pub fn last4(key: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn modes_and_key_kinds_parse_exactly_what_they_print() {
         for m in [Mode::Test, Mode::Live] {
@@ -143,8 +145,6 @@ mod tests {
             assert_eq!(KeyKind::parse(bad), None, "{bad:?}");
         }
     }
-
-    use super::*;
 
     #[test]
     fn classify_key_reads_kind_and_mode() {

@@ -96,9 +96,10 @@ pub struct IdempotencyHold {
 }
 
 impl IdempotencyHold {
-    fn new(key: String, kind: KeyKind, fingerprint: String, began: i64) -> Self {
+    /// The hold of `key`, whose record is stored under `stored`.
+    fn new(key: String, stored: String, fingerprint: String, began: i64) -> Self {
         Self {
-            stored: stored_key(&key, kind),
+            stored,
             key,
             fingerprint,
             began,
@@ -290,12 +291,8 @@ impl Services {
     ) -> CoreResult<Begun> {
         let fingerprint = self.fingerprint(method, path, body);
         let now = self.wall_now();
-        let hold = Arc::new(IdempotencyHold::new(
-            key,
-            principal.key_kind,
-            fingerprint,
-            now,
-        ));
+        let stored = stored_key(&key, principal.key_kind);
+        let hold = Arc::new(IdempotencyHold::new(key, stored, fingerprint, now));
         self.begin_hold(&principal.scope, hold, now).await
     }
 
@@ -337,7 +334,10 @@ impl Services {
     /// Before that namespace, such records were stored under `legacy` in the secret key's
     /// namespace; a try that finished there (same fingerprint) is answered from it, and one
     /// still running there is in progress, so a try cut short across an upgrade never charges
-    /// twice. Removable once no node runs a version older than the namespace, plus one TTL.
+    /// twice. A client's request under that key never has that fingerprint (the pipeline
+    /// fingerprints the path inside `/v2`, `/payments`; Tender's tries, `/v2/payments`), so it
+    /// is a mismatch here and passed over. Removable once no node runs a version older than the
+    /// namespace, plus one TTL.
     pub async fn begin_internal(
         &self,
         scope: &Scope,
@@ -360,21 +360,24 @@ impl Services {
                 ))
             }
             KeyState::InProgress => return Err(CoreError::IdempotencyInProgress),
-            // Nothing of Tender's there (or a client's own request under that key).
+            // Nothing of Tender's there, or a client's own request under that key.
             KeyState::Free | KeyState::Mismatch => {}
         }
-        let hold = Arc::new(IdempotencyHold {
-            stored: format!("{INTERNAL_NAMESPACE}{name}"),
-            ..IdempotencyHold::new(name.to_string(), KeyKind::Secret, fingerprint, now)
-        });
+        let hold = Arc::new(IdempotencyHold::new(
+            name.to_string(),
+            format!("{INTERNAL_NAMESPACE}{name}"),
+            fingerprint,
+            now,
+        ));
         self.begin_hold(scope, hold, now).await
     }
 
-    /// Deletes the records that expired ([`IDEMPOTENCY_TTL_SECS`]) and says how many.
+    /// Deletes the records that expired ([`IDEMPOTENCY_TTL_SECS`] in wall time, the time
+    /// records are dated in and [`key_state`] expires them by) and says how many.
     pub async fn purge_expired_idempotency(&self) -> CoreResult<u64> {
         Ok(self
             .store
-            .purge_idempotency(self.now() - IDEMPOTENCY_TTL_SECS)
+            .purge_idempotency(self.wall_now() - IDEMPOTENCY_TTL_SECS)
             .await?)
     }
 

@@ -139,8 +139,9 @@ pub fn decode(
     // The route table says which operation this is; the match below only says what each
     // operation's handler parses. An operation of the table missing here is caught by
     // `every_route_decodes_or_names_a_parameter`.
-    let (route, raw) = super::routes::resolve(m, path).ok_or_else(|| no_route(path))?;
-    let raw = || raw.unwrap_or_default().to_string();
+    let (route, path_id) = super::routes::resolve(m, path).ok_or_else(|| no_route(path))?;
+    // The `{id}` segment (every route that reads it has one: `resolve` matched it non-empty).
+    let raw = || path_id.unwrap_or_default().to_string();
     use Command as C;
     let cmd = match (m, route.path) {
         ("POST", "/payments") => C::CreatePayment(payments::parse_create(value)?),

@@ -481,49 +481,60 @@ async fn a_declined_start_is_incomplete_then_paid_by_hand_or_expired() {
 #[tokio::test]
 async fn a_key_the_merchant_sends_never_takes_the_place_of_an_invoice_try() {
     // Tender keys its own tries of an invoice; a client's Idempotency-Key that happens to spell
-    // such a key is the client's, in another namespace, and the try still charges the card.
+    // such a key (the one the previous design used, `tender-invoice:{id}:{n}`) is the client's,
+    // whatever it sent under it, and the try still charges the card. Two invoices: under the old
+    // key of each one's second try, a payment of the client's, then the very body the try is
+    // fingerprinted over (refused, and that refusal kept under the key).
     let Some(app) = spawn_app().await else { return };
     let clock = clock(&app, JAN_31_2027).await;
     let (cus, _) = customer_with_card(&app, Some(&clock), DECLINES).await;
     let monthly = price(&app, 2000, "month").await;
-    let s = created(
-        &app,
-        "/v2/subscriptions",
-        json!({"customer": cus, "items": [{"price": monthly}]}),
-    )
-    .await;
-    let inv = s["latest_invoice"].as_str().unwrap().to_string();
-    // The next try is the second: the key the previous design used for it.
-    for key in [format!("tender-invoice:{inv}:2"), format!("{inv}:2")] {
+    let mut invoices = Vec::new();
+    for _ in 0..2 {
+        let s = created(
+            &app,
+            "/v2/subscriptions",
+            json!({"customer": cus, "items": [{"price": monthly}]}),
+        )
+        .await;
+        invoices.push(s["latest_invoice"].as_str().unwrap().to_string());
+    }
+    let sent = [
+        (payment_body(GOOD, 700), 200),
+        (json!({"invoice": invoices[1], "attempt": 2}), 400),
+    ];
+    for (inv, (body, status)) in invoices.iter().zip(sent) {
         let own = app
             .request(
                 reqwest::Method::POST,
                 "/v2/payments",
                 Some(app.sk()),
-                Some(payment_body(GOOD, 700)),
-                &[("Idempotency-Key", &key)],
+                Some(body),
+                &[("Idempotency-Key", &format!("tender-invoice:{inv}:2"))],
             )
             .await;
-        assert_eq!(own.status, 200, "{}", own.body);
+        assert_eq!(own.status, status, "{}", own.body);
     }
     let good = save_card(&app, &cus, GOOD).await;
-    let paid = app
-        .post(
-            &format!("/v2/invoices/{inv}/pay"),
-            app.sk(),
-            json!({"payment_method": good}),
+    for inv in &invoices {
+        let paid = app
+            .post(
+                &format!("/v2/invoices/{inv}/pay"),
+                app.sk(),
+                json!({"payment_method": good}),
+            )
+            .await;
+        assert_eq!(paid.status, 200, "{inv}: {}", paid.body);
+        assert_eq!(paid.body["status"], "paid");
+        assert_eq!(paid.body["attempt_count"], 2);
+        let payment = get(
+            &app,
+            &format!("/v2/payments/{}", paid.body["payment"].as_str().unwrap()),
         )
         .await;
-    assert_eq!(paid.status, 200, "{}", paid.body);
-    assert_eq!(paid.body["status"], "paid");
-    assert_eq!(paid.body["attempt_count"], 2);
-    let payment = get(
-        &app,
-        &format!("/v2/payments/{}", paid.body["payment"].as_str().unwrap()),
-    )
-    .await;
-    assert_eq!(payment["amount"], 2000);
-    assert_eq!(payment["invoice"], inv.as_str());
+        assert_eq!(payment["amount"], 2000);
+        assert_eq!(payment["invoice"], inv.as_str());
+    }
 }
 
 #[tokio::test]
