@@ -50,6 +50,8 @@ impl Tender {
         .arg("--data-dir")
         .arg(data_dir.path())
         .args(["--rate-limit", "0"])
+        // The connector run points a connector at its localstripe through the API.
+        .arg("--allow-connector-settings-via-api")
         .env("TENDER_LOG", "warn");
         let mut pg = None;
         let mut admin = None;

@@ -115,6 +115,23 @@ pub struct ConnectorSettings {
     pub api_key: Option<String>,
     pub webhook_secret: Option<String>,
     pub raw_card_data: bool,
+    /// `raw_card_data` was set by the operator (the CLI, or the API of a server started with
+    /// `--allow-connector-settings-via-api`), never by a merchant's key alone. Settings sealed
+    /// before this existed read `false`: their processors get tokens only until the operator
+    /// confirms (CONTRACT §15).
+    #[serde(default)]
+    pub cards_by_operator: bool,
+}
+
+impl ConnectorSettings {
+    /// Whether a card number may be sent to this connector: the simulator keeps it in the
+    /// process; a processor gets it only when the operator said so.
+    pub fn takes_cards(&self) -> bool {
+        match self.kind {
+            ConnectorType::Simulator => self.raw_card_data,
+            ConnectorType::Stripe => self.raw_card_data && self.cards_by_operator,
+        }
+    }
 }
 
 impl std::fmt::Debug for ConnectorSettings {
@@ -134,6 +151,7 @@ impl std::fmt::Debug for ConnectorSettings {
                     .map(|_| crate::secret::REDACTED),
             )
             .field("raw_card_data", &self.raw_card_data)
+            .field("cards_by_operator", &self.cards_by_operator)
             .finish()
     }
 }
@@ -166,8 +184,12 @@ pub struct AuthorizeRequest<'a> {
 pub enum Upstream {
     /// Made, not confirmed: no money can move until [`Connector::confirm`].
     Created,
-    /// Money moved: `captured` minor units were taken.
-    Succeeded { captured: i64 },
+    /// Money moved: `captured` minor units were taken, in `currency` when the processor said
+    /// which (lower-case ISO 4217, as it wrote it).
+    Succeeded {
+        captured: i64,
+        currency: Option<String>,
+    },
     /// Authorised, waiting for a capture.
     RequiresCapture,
     /// The cardholder must authenticate; `url` is the processor's page for it, if it gave one.
@@ -180,6 +202,63 @@ pub enum Upstream {
     Canceled,
 }
 
+/// The most characters of a processor's own text (a refusal, a reason) that Tender stores in
+/// an object or writes to its log (CONTRACT §15).
+pub const MAX_PROCESSOR_TEXT: usize = 500;
+
+/// `text` cut to [`MAX_PROCESSOR_TEXT`] characters (`…` marks a cut), control characters
+/// replaced: what may be stored or logged of something a processor said.
+pub fn bounded(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .take(MAX_PROCESSOR_TEXT)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if text.chars().nth(MAX_PROCESSOR_TEXT).is_some() {
+        out.pop();
+        out.push('…');
+    }
+    out
+}
+
+/// Why a processor's answer about payment `payment` cannot be believed (CONTRACT §15), or
+/// `None`: a captured amount outside `0..=ceiling` (the authorised amount, or what a capture
+/// asked for), another currency, or a reference other than the one Tender recorded. Such an
+/// answer is treated as no answer: nothing is booked, the payment keeps syncing, it is logged.
+pub fn disbelieve(
+    payment: &crate::payment::Payment,
+    ceiling: i64,
+    reference: Option<&str>,
+    state: &Upstream,
+) -> Option<String> {
+    if let (Some(said), Some(ours)) = (reference, payment.connector_reference.as_deref()) {
+        if said != ours {
+            return Some(format!(
+                "the answer is about {}, not this payment's {ours}",
+                bounded(said)
+            ));
+        }
+    }
+    if let Upstream::Succeeded { captured, currency } = state {
+        if !(0..=ceiling.min(payment.amount)).contains(captured) {
+            return Some(format!(
+                "it reports {captured} captured of {} authorised",
+                ceiling.min(payment.amount)
+            ));
+        }
+        if let Some(currency) = currency {
+            if !currency.eq_ignore_ascii_case(payment.currency.code()) {
+                return Some(format!(
+                    "it reports the money in {}, the payment is in {}",
+                    bounded(currency),
+                    payment.currency.code()
+                ));
+            }
+        }
+    }
+    None
+}
+
 /// What a processor said to a payment operation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer {
@@ -188,8 +267,13 @@ pub enum Answer {
         reference: Option<String>,
         state: Upstream,
     },
-    /// Nothing was made upstream: the request never left (refused or reset connection), or the
-    /// processor refused it (5xx, 429) before making anything. A payment may fail over.
+    /// The request never left Tender: no connection to the processor was made, so nothing
+    /// was sent (not even a card). A payment may fail over, whatever it is paid with.
+    NotSent(String),
+    /// Nothing was made upstream: the processor refused the request (5xx, 429) before making
+    /// anything, or the connection broke before its answer. What the request carried reached
+    /// the processor: a payment paid with a token may fail over, one paid with a card may not
+    /// (CONTRACT §15).
     Unavailable(String),
     /// The request was sent and no answer came back (a time-out, a reset after sending, a 5xx
     /// after the payment may have been made): unknown until [`Connector::sync`] says.
@@ -331,7 +415,7 @@ impl SimulatedConnector {
     /// Runs `act` under the current fault: refused before it, or its answer lost after it.
     fn answer(&self, reference: String, act: impl FnOnce() -> Upstream) -> Answer {
         match self.fault() {
-            Some(Fault::Unavailable) => Answer::Unavailable("connection refused".into()),
+            Some(Fault::Unavailable) => Answer::NotSent("connection refused".into()),
             Some(Fault::ServerError) => Answer::Unavailable("the processor answered 500".into()),
             Some(Fault::TimeoutAfterSend) => {
                 let state = act();
@@ -370,6 +454,7 @@ impl Connector for SimulatedConnector {
                 match SimulatedAcquirer::decide(card.pan.expose(), req.livemode) {
                     Authorization::Approved if req.capture => Upstream::Succeeded {
                         captured: req.amount,
+                        currency: Some(req.currency.code().to_string()),
                     },
                     Authorization::Approved => Upstream::RequiresCapture,
                     Authorization::RequiresAction => Upstream::RequiresAction { url: None },
@@ -388,6 +473,7 @@ impl Connector for SimulatedConnector {
     async fn capture(&self, _payment: &str, reference: &str, amount: i64) -> Answer {
         self.answer(reference.to_string(), || Upstream::Succeeded {
             captured: amount,
+            currency: None,
         })
     }
 
@@ -397,7 +483,7 @@ impl Connector for SimulatedConnector {
 
     async fn sync(&self, reference: &str) -> Answer {
         if self.fault() == Some(Fault::Unavailable) {
-            return Answer::Unavailable("connection refused".into());
+            return Answer::NotSent("connection refused".into());
         }
         match self.state_of(reference) {
             Some(state) => Answer::Known {
@@ -434,19 +520,19 @@ pub struct Unreachable(pub String);
 #[async_trait]
 impl Connector for Unreachable {
     async fn create(&self, _req: &AuthorizeRequest<'_>) -> Answer {
-        Answer::Unavailable(self.0.clone())
+        Answer::NotSent(self.0.clone())
     }
     async fn confirm(&self, _reference: &str, _req: &AuthorizeRequest<'_>) -> Answer {
-        Answer::Unavailable(self.0.clone())
+        Answer::NotSent(self.0.clone())
     }
     async fn capture(&self, _payment: &str, _reference: &str, _amount: i64) -> Answer {
-        Answer::Unavailable(self.0.clone())
+        Answer::NotSent(self.0.clone())
     }
     async fn void(&self, _payment: &str, _reference: &str) -> Answer {
-        Answer::Unavailable(self.0.clone())
+        Answer::NotSent(self.0.clone())
     }
     async fn sync(&self, _reference: &str) -> Answer {
-        Answer::Unavailable(self.0.clone())
+        Answer::NotSent(self.0.clone())
     }
     async fn refund(&self, _refund: &str, _reference: &str, _amount: i64) -> RefundAnswer {
         RefundAnswer::Unavailable(self.0.clone())
@@ -518,7 +604,13 @@ mod tests {
             panic!("known")
         };
         assert_eq!(reference.as_deref(), Some("sim_pay_1"));
-        assert_eq!(state, Upstream::Succeeded { captured: 1000 });
+        assert_eq!(
+            state,
+            Upstream::Succeeded {
+                captured: 1000,
+                currency: Some("usd".into())
+            }
+        );
         let held = authorize(&sim, &request(&ok, false)).await;
         assert!(matches!(
             held,
@@ -544,7 +636,7 @@ mod tests {
         sim.set_fault(Some(Fault::Unavailable));
         assert!(matches!(
             sim.create(&request(&ok, true)).await,
-            Answer::Unavailable(_)
+            Answer::NotSent(_)
         ));
         // Nothing was made: a sync does not know it.
         sim.set_fault(None);
@@ -576,7 +668,10 @@ mod tests {
             sim.sync(reference.as_deref().unwrap()).await,
             Answer::Known {
                 reference: Some("sim_pay_1".into()),
-                state: Upstream::Succeeded { captured: 1000 }
+                state: Upstream::Succeeded {
+                    captured: 1000,
+                    currency: Some("usd".into())
+                }
             }
         );
     }
@@ -598,8 +693,32 @@ mod tests {
             api_key: Some("sk_test_secret".into()),
             webhook_secret: Some("whsec_secret".into()),
             raw_card_data: false,
+            cards_by_operator: false,
         };
         let shown = format!("{s:?}");
         assert!(!shown.contains("sk_test_secret") && !shown.contains("whsec_secret"));
+    }
+
+    #[test]
+    fn a_processor_takes_cards_only_when_the_operator_said_so() {
+        let mut s = ConnectorSettings {
+            kind: ConnectorType::Stripe,
+            api_base: None,
+            api_key: None,
+            webhook_secret: None,
+            raw_card_data: true,
+            cards_by_operator: false,
+        };
+        // Set through a merchant's key before the setting became the operator's.
+        assert!(!s.takes_cards());
+        s.cards_by_operator = true;
+        assert!(s.takes_cards());
+        s.raw_card_data = false;
+        assert!(!s.takes_cards());
+        // The simulator keeps the card in the process: the merchant's choice.
+        s.kind = ConnectorType::Simulator;
+        s.raw_card_data = true;
+        s.cards_by_operator = false;
+        assert!(s.takes_cards());
     }
 }

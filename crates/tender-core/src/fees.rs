@@ -38,9 +38,11 @@ impl Default for Pricing {
     }
 }
 
-/// `bps` of `amount`, rounded half up (amounts are at most 99,999,999, so nothing overflows).
+/// `bps` of `amount`, rounded half up. Computed in `i128` and saturated: whatever amount
+/// reaches it, it never wraps (release builds would wrap an `i64` silently).
 fn share(amount: i64, bps: i64) -> i64 {
-    (amount * bps + 5_000).div_euclid(10_000)
+    let exact = (i128::from(amount) * i128::from(bps) + 5_000).div_euclid(10_000);
+    exact.clamp(i64::MIN.into(), i64::MAX.into()) as i64
 }
 
 impl Pricing {
@@ -81,7 +83,7 @@ impl Pricing {
 
     /// The fee of a card payment that captured `amount`.
     pub fn card_fee(&self, amount: i64) -> i64 {
-        share(amount, self.card_bps) + self.card_fixed
+        share(amount, self.card_bps).saturating_add(self.card_fixed)
     }
 
     /// The fee of a bank transfer of `amount`.
@@ -157,6 +159,21 @@ fn parse_minor(s: &str) -> Result<i64, PricingError> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fees_never_wrap_whatever_amount_reaches_them() {
+        let p = Pricing::default();
+        // i64::MAX × 290 wrapped to a fee of 30 before (T3-H1): now it is exact.
+        assert_eq!(p.card_fee(i64::MAX), 267_477_789_068_788_498 + 30);
+        assert!(p.card_fee(i64::MIN) < 0);
+        let greedy = Pricing {
+            card_bps: 20_000,
+            card_fixed: i64::MAX,
+            ..p
+        };
+        assert_eq!(greedy.card_fee(i64::MAX), i64::MAX);
+        assert_eq!(p.bank_transfer_fee(i64::MAX), p.bank_transfer_cap);
+    }
 
     #[test]
     fn default_fees_round_half_up() {

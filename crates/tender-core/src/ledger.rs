@@ -68,6 +68,11 @@ pub struct Entry {
     pub amount: i64,
 }
 
+/// The largest amount one entry may move (10^15 minor units): far above any payment (at most
+/// 99,999,999) or payout, and low enough that no sum of a ledger's entries can reach `i64`'s
+/// bounds in practice. An outside party's number beyond it never becomes a posting.
+pub const MAX_ENTRY: i64 = 1_000_000_000_000_000;
+
 /// Why a posting could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PostingError {
@@ -110,6 +115,9 @@ impl Posting {
         for e in &entries {
             if e.amount == 0 {
                 return Err(PostingError::ZeroEntry);
+            }
+            if !(-MAX_ENTRY..=MAX_ENTRY).contains(&e.amount) {
+                return Err(PostingError::Overflow);
             }
             match sums.iter_mut().find(|(c, _)| *c == e.currency) {
                 Some((_, sum)) => {
@@ -271,6 +279,12 @@ mod tests {
             ),
             Err(PostingError::Overflow)
         );
+        // Beyond what one entry may move, balanced or not.
+        assert_eq!(
+            Posting::transfer("x", 0, usd(), MAX_ENTRY + 1, Pending, Available),
+            Err(PostingError::Overflow)
+        );
+        assert!(Posting::transfer("x", 0, usd(), MAX_ENTRY, Pending, Available).is_ok());
         assert_eq!(
             Posting::transfer("x", 0, usd(), i64::MIN, Pending, Available),
             Err(PostingError::Overflow)

@@ -43,6 +43,9 @@ pub struct ServerConfig {
     pub behind_tls_proxy: bool,
     /// Test-mode webhooks may reach private ranges (RFC 1918, unique-local).
     pub allow_private_webhook_targets: bool,
+    /// A merchant's API key (and dashboard) may set a connector's `raw_card_data` and
+    /// `api_base`, which decide where card data goes; otherwise only `tender connectors` may.
+    pub allow_connector_settings_via_api: bool,
     /// Open connections per listener at most (plain HTTP).
     pub max_connections: usize,
     /// How long a request body may take to arrive (30 s; tests shorten it).
@@ -71,6 +74,7 @@ impl ServerConfig {
             tls_key: None,
             behind_tls_proxy: false,
             allow_private_webhook_targets: false,
+            allow_connector_settings_via_api: false,
             max_connections: crate::connection::DEFAULT_MAX_CONNECTIONS,
             body_timeout: crate::connection::BODY_DEADLINE,
         }

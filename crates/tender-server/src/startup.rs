@@ -62,6 +62,7 @@ pub async fn open_services(
             bank_settlement_delay: config.bank_settlement_delay as i64,
             connector_sync_delay: config.connector_sync_delay.max(1) as i64,
             allow_private_webhook_targets: config.allow_private_webhook_targets,
+            connector_settings_via_api: config.allow_connector_settings_via_api,
             balance_available_delay: config.balance_available_delay.map(|d| d as i64),
             dunning: config.dunning.clone(),
             task_lease_secs: config.task_lease_secs as i64,

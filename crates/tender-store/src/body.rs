@@ -72,6 +72,26 @@ pub fn pack(json: &str) -> Vec<u8> {
     out
 }
 
+/// Refuses a batch with a document [`unpack`] would refuse (over [`MAX_BODY`] bytes): a
+/// document Tender writes is always one it can read back (CONTRACT §17). Nothing of the batch
+/// is applied; the error names the document.
+pub fn check_sizes(batch: &WriteBatch) -> Result<(), StoreError> {
+    for op in &batch.ops {
+        if let WriteOp::Insert { id, body, .. }
+        | WriteOp::Update { id, body, .. }
+        | WriteOp::Event { id, body, .. } = op
+        {
+            if body.len() as u64 > MAX_BODY {
+                return Err(StoreError::Corrupt(format!(
+                    "refused to write {id}: {} bytes, over the {MAX_BODY} a stored document may have",
+                    body.len()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The documents of a batch packed, in the order of its operations (each `Insert`, `Update` and
 /// `Event`), so that a backend can pack before it takes its writer or transaction.
 pub fn pack_batch(batch: &WriteBatch) -> Vec<Vec<u8>> {

@@ -176,6 +176,68 @@ async fn records_are_invisible_outside_their_scope(store: Arc<dyn Store>) {
         .is_none());
 }
 
+contract!(a_document_too_large_to_read_back_is_never_written);
+/// T3-M1: a 300 MB processor answer once became a payment the store wrote and then refused to
+/// read, breaking the account's lists for good. A document over what a read accepts is refused
+/// with its batch, and the list goes on reading.
+async fn a_document_too_large_to_read_back_is_never_written(store: Arc<dyn Store>) {
+    let s = scope("acct_big", Mode::Test);
+    commit(
+        &store,
+        &s,
+        vec![insert(
+            Collection::Payments,
+            "pay_ok",
+            1,
+            IndexValues::default(),
+        )],
+    )
+    .await
+    .unwrap();
+    let huge = format!("{{\"id\":\"pay_big\",\"m\":\"{}\"}}", "x".repeat(17 << 20));
+    let refused = commit(
+        &store,
+        &s,
+        vec![
+            insert(
+                Collection::Customers,
+                "cus_with_it",
+                2,
+                IndexValues::default(),
+            ),
+            WriteOp::Insert {
+                collection: Collection::Payments,
+                id: "pay_big".into(),
+                created: 2,
+                index: IndexValues::default(),
+                body: huge,
+            },
+        ],
+    )
+    .await;
+    assert!(
+        matches!(refused, Err(StoreError::Corrupt(_))),
+        "{refused:?}"
+    );
+    let page = store
+        .list_records(
+            &s,
+            Collection::Payments,
+            &ListQuery {
+                limit: 10,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(page.records.len(), 1);
+    assert!(store
+        .find_record(&s, Collection::Customers, "cus_with_it")
+        .await
+        .unwrap()
+        .is_none());
+}
+
 contract!(a_stale_version_conflicts_and_nothing_of_the_batch_applies);
 async fn a_stale_version_conflicts_and_nothing_of_the_batch_applies(store: Arc<dyn Store>) {
     let s = scope("acct_a", Mode::Test);

@@ -8,6 +8,7 @@ use tender_core::auth::Scope;
 use tender_core::auth::{KeyKind, Mode};
 use tender_core::clock::SystemClock;
 use tender_core::fees::Pricing;
+use tender_core::service::connectors::ChangedBy;
 use tender_core::service::Services;
 use tender_server::{Application, ServerConfig};
 use tender_store::DatabaseUrl;
@@ -45,6 +46,7 @@ fn serve_config(args: &ServeArgs) -> anyhow::Result<ServerConfig> {
     c.tls_key = args.tls_key.clone();
     c.behind_tls_proxy = args.behind_tls_proxy;
     c.allow_private_webhook_targets = args.allow_private_webhook_targets;
+    c.allow_connector_settings_via_api = args.allow_connector_settings_via_api;
     c.max_connections = args.max_connections;
     Ok(c)
 }
@@ -483,7 +485,7 @@ pub async fn connectors(command: ConnectorsCommand) -> anyhow::Result<()> {
             let mut fields = connector_fields(settings)?;
             fields.kind = Some(kind);
             let created = services
-                .create_connector(&ctx, fields)
+                .create_connector(&ctx, fields, ChangedBy::Operator)
                 .await
                 .map_err(refused)?;
             println!("{}", serde_json::to_string(&created)?);
@@ -500,7 +502,7 @@ pub async fn connectors(command: ConnectorsCommand) -> anyhow::Result<()> {
             let mut fields = connector_fields(settings)?;
             fields.disabled = disabled;
             let updated = services
-                .update_connector(&ctx, &connector, fields)
+                .update_connector(&ctx, &connector, fields, ChangedBy::Operator)
                 .await
                 .map_err(refused)?;
             println!("{}", serde_json::to_string(&updated)?);
@@ -573,10 +575,18 @@ pub async fn ledger_verify(account: Option<String>, store: StoreArgs) -> anyhow:
                 account: account.clone(),
                 mode: m,
             };
-            let report = services
-                .verify_ledger(&scope)
-                .await
-                .with_context(|| format!("reading the ledger of {account} ({})", m.as_str()))?;
+            // An account that cannot be read is reported like a difference, and the accounts
+            // after it are still checked.
+            let report = match services.verify_ledger(&scope).await {
+                Ok(report) => report,
+                Err(e) => tender_core::service::balance::LedgerReport {
+                    differences: vec![format!(
+                        "the ledger could not be read: {}",
+                        tender_core::error::error_chain(&e)
+                    )],
+                    ..Default::default()
+                },
+            };
             println!(
                 "{account} {}: {} balances, {} transactions, {} payments: {}",
                 m.as_str(),

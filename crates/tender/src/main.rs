@@ -489,6 +489,10 @@ struct ServeArgs {
     /// cloud-metadata addresses stay refused.
     #[arg(long, env = "TENDER_ALLOW_PRIVATE_WEBHOOK_TARGETS")]
     allow_private_webhook_targets: bool,
+    /// Let a merchant's API key (and dashboard) set a connector's raw_card_data and api_base,
+    /// which decide where card numbers go. Off: only `tender connectors` sets them.
+    #[arg(long, env = "TENDER_ALLOW_CONNECTOR_SETTINGS_VIA_API")]
+    allow_connector_settings_via_api: bool,
     /// Open connections per listener at most; past it new ones wait to be accepted.
     #[arg(long, env = "TENDER_MAX_CONNECTIONS", default_value_t = 1024)]
     max_connections: usize,

@@ -56,7 +56,12 @@ async fn a_tender_killed_while_the_processor_confirms_settles_the_payment_by_syn
     let proxy = Proxy::start(&stripe.base).await;
     let dir = tempfile::tempdir().unwrap();
     // Syncs start one second after a payment is recorded (60 by default).
-    let flags = ["--connector-sync-delay", "1"];
+    // The test points the connector at its proxy through the API: the operator allowed it.
+    let flags = [
+        "--connector-sync-delay",
+        "1",
+        "--allow-connector-settings-via-api",
+    ];
     let mut server = serve(dir.path(), &flags, &[]);
     let key = support::secret_from(&server.lines).unwrap();
     let client = reqwest::Client::new();

@@ -309,8 +309,9 @@ impl Services {
                 .entry(b.currency.code())
                 .or_insert((b.currency, 0, 0));
             match b.account {
-                LedgerAccount::Available => slot.1 += b.amount,
-                LedgerAccount::Pending => slot.2 += b.amount,
+                // Saturating: an account damaged past i64 still answers (and fails its verify).
+                LedgerAccount::Available => slot.1 = slot.1.saturating_add(b.amount),
+                LedgerAccount::Pending => slot.2 = slot.2.saturating_add(b.amount),
                 _ => {}
             }
         }
@@ -498,7 +499,9 @@ impl Services {
     /// store keeps equals the sum of its entries; `GET /balance` equals the sum of the
     /// transactions' `net` by status; each transaction's `net` is `amount − fee` and its fee
     /// the sum of its fee details; for each payment, captured − refunded − withheld by disputes
-    /// − fees equals the `net` of the transactions it (its refunds, its disputes) sourced.
+    /// − fees equals the `net` of the transactions it (its refunds, its disputes) sourced, and
+    /// `0 ≤ refunded ≤ captured ≤ amount` (CONTRACT §15). Sums saturate instead of wrapping, so
+    /// a ledger damaged past `i64` is reported, not a failure to read it.
     pub async fn verify_ledger(&self, scope: &Scope) -> CoreResult<LedgerReport> {
         let mut report = LedgerReport::default();
         let diff = &mut report.differences;
@@ -545,20 +548,28 @@ impl Services {
         {
             let t: BalanceTransaction = from_body(&record.id, &record.body)?;
             report.transactions_checked += 1;
-            if t.net != t.amount - t.fee {
+            if Some(t.net) != t.amount.checked_sub(t.fee) {
                 diff.push(format!("{}: net {} is not amount − fee", t.id, t.net));
             }
-            if t.fee != t.fee_details.iter().map(|f| f.amount).sum::<i64>() {
+            let details = t
+                .fee_details
+                .iter()
+                .try_fold(0i64, |sum, f| sum.checked_add(f.amount));
+            if Some(t.fee) != details {
                 diff.push(format!(
                     "{}: fee {} is not the sum of its details",
                     t.id, t.fee
                 ));
             }
-            *by_status
-                .entry((t.status.as_str(), t.currency.code()))
-                .or_insert(0) += t.net;
-            *net_by_source.entry(t.source.clone()).or_insert(0) += t.net;
-            *fee_by_source.entry(t.source.clone()).or_insert(0) += t.fee;
+            let add = |slot: &mut i64, v: i64| *slot = slot.saturating_add(v);
+            add(
+                by_status
+                    .entry((t.status.as_str(), t.currency.code()))
+                    .or_insert(0),
+                t.net,
+            );
+            add(net_by_source.entry(t.source.clone()).or_insert(0), t.net);
+            add(fee_by_source.entry(t.source.clone()).or_insert(0), t.fee);
         }
         for (status, figures) in [("available", &shown.available), ("pending", &shown.pending)] {
             for f in figures {
@@ -590,7 +601,8 @@ impl Services {
         for record in self.all_records(scope, Collection::Disputes).await? {
             let d: crate::balance::Dispute = from_body(&record.id, &record.body)?;
             if d.status != crate::balance::DisputeStatus::Won {
-                *withheld.entry(d.payment.clone()).or_insert(0) += d.amount;
+                let slot = withheld.entry(d.payment.clone()).or_insert(0);
+                *slot = slot.saturating_add(d.amount);
             }
             sources_of.entry(d.payment).or_default().push(d.id);
         }
@@ -599,12 +611,30 @@ impl Services {
             report.payments_checked += 1;
             let mut sources = vec![p.id.clone()];
             sources.extend(sources_of.remove(&p.id).unwrap_or_default());
-            let net: i64 = sources.iter().filter_map(|s| net_by_source.get(s)).sum();
-            let fees: i64 = sources.iter().filter_map(|s| fee_by_source.get(s)).sum();
-            let expected = p.amount_captured
-                - p.amount_refunded
-                - withheld.get(&p.id).copied().unwrap_or(0)
-                - fees;
+            let sum = |of: &HashMap<String, i64>| {
+                sources
+                    .iter()
+                    .filter_map(|s| of.get(s))
+                    .fold(0i64, |a, b| a.saturating_add(*b))
+            };
+            let (net, fees) = (sum(&net_by_source), sum(&fee_by_source));
+            if !(0..=p.amount).contains(&p.amount_captured) {
+                diff.push(format!(
+                    "{}: captured {} is outside 0..={} (its amount)",
+                    p.id, p.amount_captured, p.amount
+                ));
+            }
+            if !(0..=p.amount_captured).contains(&p.amount_refunded) {
+                diff.push(format!(
+                    "{}: refunded {} is outside 0..={} (what was captured)",
+                    p.id, p.amount_refunded, p.amount_captured
+                ));
+            }
+            let expected = p
+                .amount_captured
+                .saturating_sub(p.amount_refunded)
+                .saturating_sub(withheld.get(&p.id).copied().unwrap_or(0))
+                .saturating_sub(fees);
             if net != expected {
                 diff.push(format!(
                     "{}: captured {} − refunded {} − disputed {} − fees {fees} is {expected}, its transactions' net is {net}",

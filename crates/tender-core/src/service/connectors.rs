@@ -44,6 +44,19 @@ pub struct ConnectorFields {
 pub struct Routed {
     pub object: ConnectorObject,
     pub connector: Arc<dyn Connector>,
+    /// A card number may be sent to it ([`ConnectorSettings::takes_cards`]).
+    pub takes_cards: bool,
+}
+
+/// Who changes a connector. `raw_card_data` and `api_base` decide where card data goes, so
+/// they are the operator's (CONTRACT §15): a merchant's key or dashboard session may not set
+/// them unless the server was started with `--allow-connector-settings-via-api`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangedBy {
+    /// The `tender connectors` CLI, run by whoever runs the server.
+    Operator,
+    /// An API key or a dashboard session of the account.
+    Merchant,
 }
 
 impl Services {
@@ -83,6 +96,30 @@ impl Services {
         Ok(self.connectors.build(id, &settings, scope.livemode()))
     }
 
+    /// Refuses the operator's settings from a merchant (see [`ChangedBy`]), naming the
+    /// parameter. Turning card data off is always allowed.
+    fn check_changed_by(&self, fields: &ConnectorFields, by: ChangedBy) -> CoreResult<()> {
+        if by == ChangedBy::Operator || self.config.connector_settings_via_api {
+            return Ok(());
+        }
+        let refuse = |param: &'static str, what: &str| {
+            Err(CoreError::invalid(
+                param,
+                "operator_only",
+                format!(
+                    "{param} is set by the operator of this Tender, not with an API key: it decides where card data goes. The operator runs `tender connectors update --connector <id> {what}` (or starts the server with --allow-connector-settings-via-api)."
+                ),
+            ))
+        };
+        if fields.raw_card_data == Some(true) && fields.kind.as_deref() != Some("simulator") {
+            return refuse("raw_card_data", "--raw-card-data true");
+        }
+        if fields.api_base.is_some() {
+            return refuse("api_base", "--api-base <origin>");
+        }
+        Ok(())
+    }
+
     /// Every connector of the scope, in routing order: priority, then oldest first.
     async fn all_connectors(&self, scope: &Scope) -> CoreResult<Vec<ConnectorObject>> {
         let page = self
@@ -118,8 +155,15 @@ impl Services {
             if object.status != ConnectorStatus::Enabled {
                 continue;
             }
-            let connector = self.connector(scope, &object.id).await?;
-            route.push(Routed { object, connector });
+            let settings = self.connector_settings(scope, &object.id).await?;
+            let connector = self
+                .connectors
+                .build(&object.id, &settings, scope.livemode());
+            route.push(Routed {
+                object,
+                connector,
+                takes_cards: settings.takes_cards(),
+            });
         }
         Ok(route)
     }
@@ -211,6 +255,7 @@ impl Services {
         &self,
         ctx: &RequestContext,
         fields: ConnectorFields,
+        by: ChangedBy,
     ) -> CoreResult<ConnectorObject> {
         let scope = ctx.scope();
         let raw_kind = fields.kind.ok_or_else(|| {
@@ -223,6 +268,19 @@ impl Services {
                 format!("Unknown connector type '{raw_kind}': use simulator or stripe."),
             )
         })?;
+        // Checked against the parsed kind: a simulator's card data stays in the process.
+        self.check_changed_by(
+            &ConnectorFields {
+                kind: Some(kind.as_str().into()),
+                api_base: fields.api_base.clone(),
+                raw_card_data: fields.raw_card_data,
+                ..Default::default()
+            },
+            by,
+        )?;
+        let raw_card_data = fields
+            .raw_card_data
+            .unwrap_or(kind == ConnectorType::Simulator);
         let settings = ConnectorSettings {
             kind,
             api_base: fields.api_base.clone(),
@@ -234,9 +292,8 @@ impl Services {
                 .map(|s| s.expose().to_string()),
             // The simulator is in process: card data goes nowhere, so it takes cards unless
             // told otherwise. A processor gets them only when the operator says so.
-            raw_card_data: fields
-                .raw_card_data
-                .unwrap_or(kind == ConnectorType::Simulator),
+            raw_card_data,
+            cards_by_operator: raw_card_data,
         };
         let object = ConnectorObject {
             id: ids::generate(IdKind::Connector),
@@ -254,7 +311,7 @@ impl Services {
                 .clone()
                 .or_else(|| kind.default_api_base().map(str::to_string)),
             api_key_last4: settings.api_key.as_deref().map(last4),
-            raw_card_data: settings.raw_card_data,
+            raw_card_data: settings.takes_cards(),
             livemode: scope.livemode(),
             created: self.now(),
             metadata: metadata::on_create(fields.metadata.unwrap_or_default())?,
@@ -291,12 +348,22 @@ impl Services {
         ctx: &RequestContext,
         id: &str,
         fields: ConnectorFields,
+        by: ChangedBy,
     ) -> CoreResult<ConnectorObject> {
         let scope = ctx.scope();
         self.retry_on_conflict(|| async {
             let (before, version): (ConnectorObject, i64) = self
                 .load(scope, Collection::Connectors, "connector", id)
                 .await?;
+            self.check_changed_by(
+                &ConnectorFields {
+                    kind: Some(before.kind.as_str().into()),
+                    api_base: fields.api_base.clone(),
+                    raw_card_data: fields.raw_card_data,
+                    ..Default::default()
+                },
+                by,
+            )?;
             let mut settings = self.connector_settings(scope, id).await?;
             let mut after = before.clone();
             if let Some(name) = &fields.name {
@@ -317,9 +384,10 @@ impl Services {
                 after.priority = priority;
             }
             if let Some(raw) = fields.raw_card_data {
-                after.raw_card_data = raw;
                 settings.raw_card_data = raw;
+                settings.cards_by_operator = raw;
             }
+            after.raw_card_data = settings.takes_cards();
             if let Some(disabled) = fields.disabled {
                 after.status = if disabled {
                     ConnectorStatus::Disabled

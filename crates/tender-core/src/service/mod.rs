@@ -73,6 +73,9 @@ pub struct ServiceConfig {
     pub connector_sync_delay: i64,
     /// Test-mode webhooks may reach private ranges (`--allow-private-webhook-targets`).
     pub allow_private_webhook_targets: bool,
+    /// A merchant's key may set a connector's `raw_card_data` and `api_base`
+    /// (`--allow-connector-settings-via-api`); otherwise only the operator's CLI may.
+    pub connector_settings_via_api: bool,
     /// Seconds before a charge's money is available (`--balance-available-delay`); `None`:
     /// two days in live mode, a minute in test mode.
     pub balance_available_delay: Option<i64>,

@@ -37,7 +37,8 @@ use crate::acquirer::Decline;
 use crate::auth::{hash_key, Scope};
 use crate::card::ValidatedCard;
 use crate::connector::{
-    Answer, AuthorizeRequest, ConnectorType, RefundAnswer, RefundUpstream, Source, Upstream,
+    disbelieve, Answer, AuthorizeRequest, ConnectorType, RefundAnswer, RefundUpstream, Source,
+    Upstream,
 };
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::ids;
@@ -87,6 +88,18 @@ fn next_sync_delay(first: i64, created: i64, now: i64) -> i64 {
     ((now - created) / 2).clamp((first / 4).max(1), MAX_SYNC_INTERVAL_SECS)
 }
 
+/// `state` when the processor can be believed about `payment` ([`disbelieve`]); otherwise the
+/// refusal is logged and the payment stays where it is, `processing`, for the sync to ask again.
+fn believed(payment: &Payment, ceiling: i64, reference: Option<&str>, state: Upstream) -> Upstream {
+    match disbelieve(payment, ceiling, reference, &state) {
+        None => state,
+        Some(why) => {
+            tracing::warn!(payment = %payment.id, connector = ?payment.connector, %why, "the processor's answer was refused; nothing was booked");
+            Upstream::Processing
+        }
+    }
+}
+
 fn decline_error(d: &Decline, payment: &str) -> CoreError {
     CoreError::Card {
         code: d.code.clone(),
@@ -107,13 +120,13 @@ impl Services {
     ) -> CoreResult<Payment> {
         let scope = ctx.scope();
         let is_card = matches!(up.source, UpstreamSource::Card(_));
-        if is_card && !route[0].object.raw_card_data {
+        if is_card && !route[0].takes_cards {
             self.give_back(scope, &up.declined_ops).await;
             return Err(CoreError::invalid(
                 "payment_method",
                 "connector_requires_token",
                 format!(
-                    "Card details are not sent to connector {} (raw_card_data is false): pay with the processor's own token instead, payment_method: {{type: \"connector_token\", connector_token: \"pm_…\"}}.",
+                    "Card details are not sent to connector {} (the operator has not enabled raw_card_data for it): pay with the processor's own token instead, payment_method: {{type: \"connector_token\", connector_token: \"pm_…\"}}.",
                     route[0].object.id
                 ),
             ));
@@ -197,11 +210,23 @@ impl Services {
         };
         let mut outcome = None;
         let mut kind = route[0].object.kind;
-        for routed in route.iter().filter(|r| !is_card || r.object.raw_card_data) {
+        for routed in route.iter().filter(|r| !is_card || r.takes_cards) {
             let id = &routed.object.id;
+            // A card that went to a processor goes nowhere else: failing over would hand the
+            // same number to a second party on the first one's say (CONTRACT §15).
+            let card_left = is_card && routed.object.kind != ConnectorType::Simulator;
             match routed.connector.create(&req).await {
+                Answer::NotSent(why) => {
+                    tracing::warn!(payment = %payment.id, connector = %id, reason = %crate::connector::bounded(&why), "connector unreachable, nothing sent; trying the next one");
+                }
+                Answer::Unavailable(why) | Answer::Unknown { reason: why, .. } if card_left => {
+                    tracing::warn!(payment = %payment.id, connector = %id, reason = %crate::connector::bounded(&why), "connector unavailable after the card was sent to it; the payment does not fail over");
+                    payment.connector = Some(id.clone());
+                    kind = routed.object.kind;
+                    break;
+                }
                 Answer::Unavailable(why) | Answer::Unknown { reason: why, .. } => {
-                    tracing::warn!(payment = %payment.id, connector = %id, reason = %why, "connector unavailable; trying the next one");
+                    tracing::warn!(payment = %payment.id, connector = %id, reason = %crate::connector::bounded(&why), "connector unavailable; trying the next one");
                 }
                 Answer::Known {
                     reference: Some(reference),
@@ -233,11 +258,14 @@ impl Services {
                     }
                     version += 1;
                     match routed.connector.confirm(&reference, &req).await {
-                        Answer::Unavailable(why) => {
-                            // The confirmation never left: nothing was authorised here.
-                            tracing::warn!(payment = %payment.id, connector = %id, reason = %why, "connector unavailable; trying the next one");
+                        Answer::Unavailable(why) | Answer::NotSent(why) => {
+                            // Nothing was authorised here.
+                            tracing::warn!(payment = %payment.id, connector = %id, reason = %crate::connector::bounded(&why), "connector unavailable at confirmation");
                             let _ = routed.connector.void(&payment.id, &reference).await;
                             payment.connector_reference = None;
+                            if card_left {
+                                break;
+                            }
                         }
                         answer => {
                             kind = routed.object.kind;
@@ -261,10 +289,10 @@ impl Services {
         });
         let state = match answer {
             Answer::Known { reference, state } => {
-                if reference.is_some() {
-                    payment.connector_reference = reference;
+                if payment.connector_reference.is_none() {
+                    payment.connector_reference = reference.clone();
                 }
-                state
+                believed(&payment, payment.amount, reference.as_deref(), state)
             }
             Answer::Unknown { reference, .. } => {
                 if reference.is_some() {
@@ -272,7 +300,7 @@ impl Services {
                 }
                 Upstream::Processing
             }
-            Answer::Unavailable(_) => Upstream::Processing,
+            Answer::Unavailable(_) | Answer::NotSent(_) => Upstream::Processing,
         };
         let before = payment.clone();
         let mut applied = self
@@ -393,7 +421,7 @@ impl Services {
                 payment.status = PaymentStatus::Processing;
                 applied.keep_syncing = true;
             }
-            Upstream::Succeeded { captured } => {
+            Upstream::Succeeded { captured, .. } => {
                 payment.status = PaymentStatus::Succeeded;
                 payment.amount_captured = captured;
                 payment.next_action = None;
@@ -533,9 +561,20 @@ impl Services {
                     Answer::Known { state, .. } if state != Upstream::Created => state,
                     _ => return self.reschedule(task, Some(payment.created)).await,
                 },
-                Answer::Known { state, .. } => state,
-                Answer::Unknown { reason, .. } | Answer::Unavailable(reason) => {
-                    tracing::info!(payment = %payment.id, %reason, "sync: the processor did not answer; asking again later");
+                Answer::Known {
+                    state,
+                    reference: said,
+                } => match believed(&payment, payment.amount, said.as_deref(), state) {
+                    // Refused (logged): asked again later, nothing booked.
+                    Upstream::Processing if payment.status == PaymentStatus::RequiresAction => {
+                        return self.reschedule(task, Some(payment.created)).await
+                    }
+                    state => state,
+                },
+                Answer::Unknown { reason, .. }
+                | Answer::Unavailable(reason)
+                | Answer::NotSent(reason) => {
+                    tracing::info!(payment = %payment.id, reason = %crate::connector::bounded(&reason), "sync: the processor did not answer; asking again later");
                     return self.reschedule(task, Some(payment.created)).await;
                 }
             },
@@ -603,17 +642,30 @@ impl Services {
         let (connector, reference) = self.upstream_of(scope, payment).await?;
         match connector.capture(&payment.id, &reference, amount).await {
             Answer::Known {
-                state: Upstream::Succeeded { captured },
-                ..
-            } => Ok(captured),
+                state,
+                reference: said,
+            } if matches!(state, Upstream::Succeeded { .. }) => {
+                match (disbelieve(payment, amount, said.as_deref(), &state), state) {
+                    (None, Upstream::Succeeded { captured, .. }) => Ok(captured),
+                    (why, _) => {
+                        let why = why.unwrap_or_default();
+                        tracing::warn!(payment = %payment.id, %why, "the processor's answer to a capture was refused; nothing was booked");
+                        Err(CoreError::UnexpectedState {
+                            message: format!("The processor's answer to the capture cannot be accepted ({why}); nothing was booked."),
+                        })
+                    }
+                }
+            }
             Answer::Known { state, .. } => Err(CoreError::UnexpectedState {
                 message: format!(
                     "The processor did not capture this payment; it reports it as {state:?}."
                 ),
             }),
-            Answer::Unavailable(why) | Answer::Unknown { reason: why, .. } => {
-                Err(CoreError::ProcessorUnavailable(why))
-            }
+            Answer::Unavailable(why)
+            | Answer::NotSent(why)
+            | Answer::Unknown { reason: why, .. } => Err(CoreError::ProcessorUnavailable(
+                crate::connector::bounded(&why),
+            )),
         }
     }
 
@@ -630,9 +682,11 @@ impl Services {
                     "The processor did not cancel this payment; it reports it as {state:?}."
                 ),
             }),
-            Answer::Unavailable(why) | Answer::Unknown { reason: why, .. } => {
-                Err(CoreError::ProcessorUnavailable(why))
-            }
+            Answer::Unavailable(why)
+            | Answer::NotSent(why)
+            | Answer::Unknown { reason: why, .. } => Err(CoreError::ProcessorUnavailable(
+                crate::connector::bounded(&why),
+            )),
         }
     }
 
@@ -820,9 +874,11 @@ impl Services {
 
     /// `POST /connector_webhooks/{connector}`: a processor tells where one of its payments is.
     /// Verified with the connector's `webhook_secret` (anything unverified is 400 and changes
-    /// nothing); a `processing` or `requires_action` payment of that connector moves to the
-    /// state reported, with its event; a webhook that repeats a known state, or is about
-    /// something Tender does not track, changes nothing.
+    /// nothing). A verified webhook is only a hint (CONTRACT §15): for a `processing` or
+    /// `requires_action` payment of that connector, Tender asks the processor itself where the
+    /// payment is and moves it there, with its event, when the answer can be believed; a
+    /// webhook that repeats a known state, or is about something Tender does not track, changes
+    /// nothing. What the webhook's body says of amounts is never read.
     pub async fn receive_connector_webhook(
         &self,
         connector_id: &str,
@@ -874,9 +930,23 @@ impl Services {
             if !ours || !waiting || inbound.state == Upstream::Created {
                 return Ok(());
             }
+            // The hint is checked with the processor: its own answer is what moves the payment.
+            let state = match connector.sync(&inbound.reference).await {
+                Answer::Known {
+                    state,
+                    reference: said,
+                } => match believed(&payment, payment.amount, said.as_deref(), state) {
+                    Upstream::Processing | Upstream::Created => return Ok(()),
+                    state => state,
+                },
+                // Not reachable now: the payment's sync task asks again later.
+                Answer::Unknown { .. } | Answer::Unavailable(_) | Answer::NotSent(_) => {
+                    return Ok(())
+                }
+            };
             let before = payment.clone();
             let applied = self
-                .apply_upstream(&scope, &mut payment, inbound.state.clone(), settings.kind)
+                .apply_upstream(&scope, &mut payment, state, settings.kind)
                 .await?;
             if payment == before {
                 return Ok(());

@@ -34,6 +34,10 @@ use tender_core::connector::{
 /// How far a webhook's signed timestamp may be from now, either way (Stripe's libraries' default).
 const WEBHOOK_TOLERANCE_SECS: i64 = 300;
 
+/// The most of an answer Tender reads from a processor (CONTRACT §15): a longer one is an
+/// answer cut, never held whole in memory.
+pub const MAX_ANSWER_BYTES: usize = 1 << 20;
+
 /// A Stripe account (or a server speaking its API) behind the port.
 pub struct Stripe {
     client: reqwest::Client,
@@ -54,6 +58,8 @@ enum Reply {
     Declined(Value),
     /// Another 4xx: the request was refused (status, the error object or the text).
     Refused(u16, Value),
+    /// No connection was made: nothing was sent (why).
+    NotSent(String),
     /// Nothing was made (why).
     Unavailable(String),
     /// Sent, no usable answer (why).
@@ -116,23 +122,26 @@ impl Stripe {
         let response = match request.send().await {
             Ok(r) => r,
             // Never connected: nothing was sent.
-            Err(e) if e.is_connect() => return Reply::Unavailable(format!("connect: {e}")),
+            Err(e) if e.is_connect() => return Reply::NotSent(format!("connect: {e}")),
             Err(e) if effect == Effect::Harmless => {
                 return Reply::Unavailable(format!("no answer: {e}"))
             }
             Err(e) => return Reply::Unknown(format!("no answer after sending: {e}")),
         };
         let status = response.status().as_u16();
-        let text = match response.text().await {
+        let text = match read_bounded(response).await {
             Ok(t) => t,
             Err(e) if effect == Effect::Harmless => {
                 return Reply::Unavailable(format!("answer cut: {e}"))
             }
             Err(e) => return Reply::Unknown(format!("answer cut after sending: {e}")),
         };
-        // localstripe answers some errors in plain text: keep the text as the message.
-        let body: Value = serde_json::from_str(&text)
-            .unwrap_or_else(|_| serde_json::json!({"error": {"message": text.trim()}}));
+        // localstripe answers some errors in plain text: keep (a bounded part of) the text as
+        // the message.
+        let body: Value = serde_json::from_slice(&text).unwrap_or_else(|_| {
+            let text = String::from_utf8_lossy(&text);
+            serde_json::json!({"error": {"message": tender_core::connector::bounded(text.trim())}})
+        });
         match status {
             200..=299 => Reply::Ok(body),
             402 => Reply::Declined(body),
@@ -169,12 +178,13 @@ impl Stripe {
                 state: Upstream::Declined(decline_of(&body["error"])),
             },
             Reply::Refused(status, body) => {
-                tracing::warn!(connector = %self.id, status, error = %body["error"]["message"], "the processor refused a request");
+                tracing::warn!(connector = %self.id, status, error = %message_of(&body["error"]), "the processor refused a request");
                 Answer::Known {
                     reference,
                     state: Upstream::Declined(refusal(&body["error"])),
                 }
             }
+            Reply::NotSent(why) => Answer::NotSent(why),
             Reply::Unavailable(why) => Answer::Unavailable(why),
             Reply::Unknown(why) => Answer::Unknown {
                 reference,
@@ -184,7 +194,32 @@ impl Stripe {
     }
 }
 
-/// A PaymentIntent's state.
+/// Reads at most [`MAX_ANSWER_BYTES`] of an answer's body; a longer one is an error, read no
+/// further.
+async fn read_bounded(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
+    if response
+        .content_length()
+        .is_some_and(|n| n > MAX_ANSWER_BYTES as u64)
+    {
+        return Err(format!("the answer is over {MAX_ANSWER_BYTES} bytes"));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
+        if body.len() + chunk.len() > MAX_ANSWER_BYTES {
+            return Err(format!("the answer is over {MAX_ANSWER_BYTES} bytes"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// A Stripe error's message, as much of it as may be stored or logged.
+fn message_of(error: &Value) -> String {
+    tender_core::connector::bounded(error["message"].as_str().unwrap_or_default())
+}
+
+/// A PaymentIntent's state. A `succeeded` one that does not say how much it took is not an
+/// answer Tender can book: it stays processing (asked again), never booked as 0.
 fn state_of(pi: &Value) -> Upstream {
     match pi["status"].as_str().unwrap_or_default() {
         "requires_confirmation" => Upstream::Created,
@@ -199,16 +234,23 @@ fn state_of(pi: &Value) -> Upstream {
         },
         "processing" => Upstream::Processing,
         "requires_capture" => Upstream::RequiresCapture,
-        "succeeded" => Upstream::Succeeded {
-            captured: pi["amount_received"]
-                .as_i64()
-                .or_else(|| pi["amount"].as_i64())
-                .unwrap_or(0),
+        "succeeded" => match pi["amount_received"]
+            .as_i64()
+            .or_else(|| pi["amount"].as_i64())
+        {
+            Some(captured) => Upstream::Succeeded {
+                captured,
+                currency: Some(pi["currency"].as_str().unwrap_or_default().to_string()),
+            },
+            None => {
+                tracing::warn!("a succeeded PaymentIntent without an amount; asking again later");
+                Upstream::Processing
+            }
         },
         "canceled" => Upstream::Canceled,
         other => {
             tracing::warn!(
-                status = other,
+                status = %tender_core::connector::bounded(other),
                 "a PaymentIntent status Tender does not know"
             );
             Upstream::Processing
@@ -218,10 +260,16 @@ fn state_of(pi: &Value) -> Upstream {
 
 /// A Stripe error (or `last_payment_error`) as a decline of CONTRACT §4.2.
 fn decline_of(error: &Value) -> Decline {
-    let text = |k: &str| error[k].as_str().filter(|s| !s.is_empty());
-    let message = text("message")
-        .unwrap_or("Your card was declined.")
-        .to_string();
+    // Codes are short words; anything else in their place is not a code.
+    let text = |k: &str| {
+        error[k]
+            .as_str()
+            .filter(|s| !s.is_empty() && s.len() <= 100)
+    };
+    let message = match message_of(error) {
+        m if m.is_empty() => "Your card was declined.".to_string(),
+        m => m,
+    };
     let (code, decline_code) = match text("code") {
         Some("card_declined") | None => (
             "card_declined".to_string(),
@@ -248,15 +296,24 @@ fn decline_of(error: &Value) -> Decline {
 /// A request the processor refused (not a decline): the payment fails with
 /// `processing_error`, carrying the processor's message.
 fn refusal(error: &Value) -> Decline {
-    let message = error["message"].as_str().unwrap_or("refused");
+    let message = message_of(error);
+    let message = if message.is_empty() {
+        "refused".into()
+    } else {
+        message
+    };
     Decline {
         code: "processing_error".into(),
         decline_code: error["code"]
             .as_str()
+            .filter(|c| c.len() <= 100)
             .unwrap_or("processor_refused_request")
             .to_string()
             .into(),
-        message: format!("The payment processor refused the payment: {message}").into(),
+        message: tender_core::connector::bounded(&format!(
+            "The payment processor refused the payment: {message}"
+        ))
+        .into(),
     }
 }
 
@@ -339,10 +396,14 @@ impl Connector for Stripe {
             // What was captured: `amount_received` where the processor says it, else the
             // amount asked for (localstripe has no such field).
             Reply::Ok(pi) => Answer::Known {
-                reference: Some(reference.to_string()),
+                reference: pi["id"]
+                    .as_str()
+                    .map(str::to_string)
+                    .or(Some(reference.to_string())),
                 state: match state_of(&pi) {
-                    Upstream::Succeeded { .. } => Upstream::Succeeded {
+                    Upstream::Succeeded { currency, .. } => Upstream::Succeeded {
                         captured: pi["amount_received"].as_i64().unwrap_or(amount),
+                        currency,
                     },
                     other => other,
                 },
@@ -394,7 +455,9 @@ impl Connector for Stripe {
                     return refund_answer(found);
                 }
             }
-            Reply::Unavailable(why) | Reply::Unknown(why) => return RefundAnswer::Unavailable(why),
+            Reply::NotSent(why) | Reply::Unavailable(why) | Reply::Unknown(why) => {
+                return RefundAnswer::Unavailable(why)
+            }
             Reply::Declined(_) | Reply::Refused(..) => {}
         }
         let form = [
@@ -406,13 +469,13 @@ impl Connector for Stripe {
         match self.post("/v1/refunds", &form, &key, Effect::Moves).await {
             Reply::Ok(r) => refund_answer(&r),
             Reply::Declined(body) | Reply::Refused(_, body) => {
-                tracing::warn!(connector = %self.id, error = %body["error"]["message"], "the processor refused a refund");
+                tracing::warn!(connector = %self.id, error = %message_of(&body["error"]), "the processor refused a refund");
                 RefundAnswer::Known {
                     reference: None,
                     state: RefundUpstream::Failed,
                 }
             }
-            Reply::Unavailable(why) => RefundAnswer::Unavailable(why),
+            Reply::NotSent(why) | Reply::Unavailable(why) => RefundAnswer::Unavailable(why),
             Reply::Unknown(why) => RefundAnswer::Unknown(why),
         }
     }
@@ -515,12 +578,25 @@ mod tests {
             Upstream::Created
         );
         assert_eq!(
-            state_of(&json!({"status": "succeeded", "amount": 1000, "amount_received": 600})),
-            Upstream::Succeeded { captured: 600 }
+            state_of(
+                &json!({"status": "succeeded", "amount": 1000, "amount_received": 600, "currency": "usd"})
+            ),
+            Upstream::Succeeded {
+                captured: 600,
+                currency: Some("usd".into())
+            }
         );
         assert_eq!(
-            state_of(&json!({"status": "succeeded", "amount": 1000})),
-            Upstream::Succeeded { captured: 1000 }
+            state_of(&json!({"status": "succeeded", "amount": 1000, "currency": "eur"})),
+            Upstream::Succeeded {
+                captured: 1000,
+                currency: Some("eur".into())
+            }
+        );
+        // Without an amount it is not booked as nothing: asked again.
+        assert_eq!(
+            state_of(&json!({"status": "succeeded"})),
+            Upstream::Processing
         );
         assert_eq!(
             state_of(&json!({"status": "requires_action",

@@ -8,7 +8,7 @@ use maud::{html, Markup};
 use tender_core::connector::{ConnectorObject, ConnectorStatus, ConnectorType};
 use tender_core::error::CoreError;
 use tender_core::secret::Secret;
-use tender_core::service::connectors::ConnectorFields;
+use tender_core::service::connectors::{ChangedBy, ConnectorFields};
 use tender_core::service::ListParams;
 use tender_core::store::Collection;
 
@@ -40,7 +40,10 @@ async fn connectors(
     Ok(all)
 }
 
-fn add_form(session: &Session) -> Markup {
+/// The form that adds a connector. Where card data goes (`api_base`, `raw_card_data`) is the
+/// operator's to set (CONTRACT §15): those fields appear only on a server started with
+/// `--allow-connector-settings-via-api`.
+fn add_form(session: &Session, operator_fields: bool) -> Markup {
     html! {
         form #add-connector method="post" action="/dashboard/connectors" {
             (csrf_field(session))
@@ -59,9 +62,11 @@ fn add_form(session: &Session) -> Markup {
                 label for="api_key" { "Secret API key" }
                 input #api_key type="password" name="api_key" autocomplete="off" placeholder="sk_test_… (Stripe)";
             }
-            div.field {
-                label for="api_base" { "API address" }
-                input #api_base type="text" name="api_base" placeholder="default: the processor's public address";
+            @if operator_fields {
+                div.field {
+                    label for="api_base" { "API address" }
+                    input #api_base type="text" name="api_base" placeholder="default: the processor's public address";
+                }
             }
             div.field {
                 label for="webhook_secret" { "Webhook signing secret" }
@@ -71,8 +76,12 @@ fn add_form(session: &Session) -> Markup {
                 label for="priority" { "Priority" }
                 input #priority type="number" name="priority" min="0" value="0";
             }
-            div.field.checks {
-                label { input type="checkbox" name="raw_card_data" value="true"; "Send card numbers to this processor (your PCI scope covers it)" }
+            @if operator_fields {
+                div.field.checks {
+                    label { input type="checkbox" name="raw_card_data" value="true"; "Send card numbers to this processor (your PCI scope covers it)" }
+                }
+            } @else {
+                p.muted { "A processor gets tokens only. Sending it card numbers, or another API address, is set by the operator of this Tender: " code { "tender connectors update --raw-card-data true" } "." }
             }
             button.primary type="submit" { "Add connector" }
         }
@@ -137,7 +146,7 @@ async fn render_connectors(
         section.card {
             h2 { "Add a connector" }
             p.muted.small { "Secrets are stored encrypted and never shown again. A processor's payments fail over to the next connector only when it cannot be reached, never after a decline." }
-            (add_form(session))
+            (add_form(session, state.services().config.connector_settings_via_api))
         }
     };
     Ok(html_response(
@@ -215,7 +224,7 @@ pub async fn create_connector(State(state): State<DashboardState>, posted: Poste
             };
             state
                 .services()
-                .create_connector(&posted.session.ctx(), fields)
+                .create_connector(&posted.session.ctx(), fields, ChangedBy::Merchant)
                 .await
         }
         Err(e) => Err(e),
@@ -243,7 +252,7 @@ pub async fn edit_connector(
             };
             state
                 .services()
-                .update_connector(&posted.session.ctx(), &id, fields)
+                .update_connector(&posted.session.ctx(), &id, fields, ChangedBy::Merchant)
                 .await
         }
         Err(e) => Err(e),
@@ -263,7 +272,7 @@ async fn set_disabled(
     };
     let result = state
         .services()
-        .update_connector(&posted.session.ctx(), id, fields)
+        .update_connector(&posted.session.ctx(), id, fields, ChangedBy::Merchant)
         .await;
     let done = if disabled { "disabled" } else { "enabled" };
     answer(state, &posted.session, result, done).await

@@ -6,7 +6,7 @@ use serde_json::Value;
 use tender_core::error::CoreError;
 use tender_core::ids::ConnectorId;
 use tender_core::secret::Secret;
-use tender_core::service::connectors::ConnectorFields;
+use tender_core::service::connectors::{ChangedBy, ConnectorFields};
 use tender_core::service::ListParams;
 use tender_core::store::Collection;
 
@@ -57,7 +57,10 @@ pub(crate) async fn create_connector(
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let fields = parse_fields(body, false)?;
-    ok(&state.services.create_connector(&ctx, fields).await?)
+    ok(&state
+        .services
+        .create_connector(&ctx, fields, ChangedBy::Merchant)
+        .await?)
 }
 
 pub(crate) async fn retrieve_connector(
@@ -78,7 +81,10 @@ pub(crate) async fn update_connector(
 ) -> ApiResult {
     let id = ConnectorId::found(id)?;
     let fields = parse_fields(body, true)?;
-    ok(&state.services.update_connector(&ctx, &id, fields).await?)
+    ok(&state
+        .services
+        .update_connector(&ctx, &id, fields, ChangedBy::Merchant)
+        .await?)
 }
 
 pub(crate) async fn delete_connector(

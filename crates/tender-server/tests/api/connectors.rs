@@ -9,7 +9,7 @@
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{card, payment_body, spawn_app, Answer, TestApp};
+use crate::helpers::{card, payment_body, spawn_app_with, Answer, Options, TestApp};
 use crate::localstripe::{refused_base, Fault, LocalStripe, Proxy, STRIPE_KEY};
 
 async fn stripe_connector(app: &TestApp, api_base: &str, priority: i64, raw: bool) -> String {
@@ -30,6 +30,16 @@ async fn sync_now(app: &TestApp) {
     app.clock
         .advance(tender_core::service::upstream::FIRST_SYNC_SECS + 1);
     app.services.run_due_tasks(100).await.unwrap();
+}
+
+/// A server whose operator lets the API point connectors at a test processor and send it
+/// card numbers (`--allow-connector-settings-via-api`): these tests set both through the API.
+async fn spawn_app() -> Option<TestApp> {
+    spawn_app_with(Options {
+        connector_settings_via_api: true,
+        ..Options::default()
+    })
+    .await
 }
 
 async fn setup() -> Option<(TestApp, LocalStripe)> {
@@ -247,14 +257,15 @@ async fn three_d_secure_at_the_processor_completes_by_sync() {
 }
 
 #[tokio::test]
-async fn payments_fail_over_when_a_connector_is_down_and_never_after_a_decline() {
+async fn payments_fail_over_when_a_connector_is_down_never_after_a_decline_and_a_card_never_after_it_was_sent(
+) {
     let Some((app, first)) = setup().await else {
         return;
     };
     let Some(second) = LocalStripe::start().await else {
         return;
     };
-    // The first choice refuses connections: the payment goes to the second.
+    // The first choice refuses connections (nothing was sent): the payment goes to the second.
     let down = stripe_connector(&app, &refused_base().await, 0, true).await;
     let up = stripe_connector(&app, &second.base, 1, true).await;
     let paid = app.pay(app.sk(), "4242424242424242", 1500).await;
@@ -262,7 +273,8 @@ async fn payments_fail_over_when_a_connector_is_down_and_never_after_a_decline()
     assert_eq!(paid.body["connector"], up.as_str());
     assert_eq!(second.payment_intents().await.len(), 1);
 
-    // The first choice answers 503 to everything: the same.
+    // The first choice answers 503 to everything: it got the card (T3-H2's skimmer answers
+    // so), so the payment ends there, failed, and the card goes to no one else.
     let proxy = Proxy::start(&first.base).await;
     proxy.set(Fault::ServerError);
     let flaky = app
@@ -273,9 +285,41 @@ async fn payments_fail_over_when_a_connector_is_down_and_never_after_a_decline()
         )
         .await;
     assert_eq!(flaky.status, 200, "{}", flaky.body);
-    let paid = app.pay(app.sk(), "4242424242424242", 1600).await;
-    assert_eq!(paid.body["connector"], up.as_str(), "{}", paid.body);
+    let stopped = app.pay(app.sk(), "4242424242424242", 1600).await;
+    assert_eq!(stopped.status, 402, "{}", stopped.body);
+    assert_eq!(
+        stopped.body["error"]["decline_code"],
+        "processor_unavailable"
+    );
+    let payment = stopped.body["error"]["payment"].as_str().unwrap();
+    let failed = app.get(&format!("/v2/payments/{payment}"), app.sk()).await;
+    assert_eq!(failed.body["status"], "failed");
+    assert_eq!(failed.body["connector"], down.as_str());
     assert_eq!(first.payment_intents().await.len(), 0);
+    assert_eq!(second.payment_intents().await.len(), 1);
+    // A processor's own token carries no card: it may still fail over.
+    let token = second
+        .post(
+            "/v1/payment_methods",
+            &[
+                ("type", "card"),
+                ("card[number]", "4242424242424242"),
+                ("card[exp_month]", "12"),
+                ("card[exp_year]", "2034"),
+                ("card[cvc]", "123"),
+            ],
+        )
+        .await;
+    let by_token = app
+        .post(
+            "/v2/payments",
+            app.sk(),
+            json!({"amount": 1600, "currency": "usd",
+                   "payment_method": {"type": "connector_token", "connector_token": token["id"]}}),
+        )
+        .await;
+    assert_eq!(by_token.status, 200, "{}", by_token.body);
+    assert_eq!(by_token.body["connector"], up.as_str());
 
     // A decline at the first choice is the answer: nothing is tried at the second.
     proxy.set(Fault::Pass);

@@ -50,6 +50,8 @@ pub struct Options {
     pub rate_limit: u32,
     pub webhook_retry_scale: f64,
     pub allow_private_webhook_targets: bool,
+    /// `--allow-connector-settings-via-api`: the API may set `raw_card_data` and `api_base`.
+    pub connector_settings_via_api: bool,
     pub max_connections: usize,
     pub body_timeout: std::time::Duration,
     /// PostgreSQL: reach the server through this `host:port` (a proxy) instead.
@@ -62,6 +64,7 @@ impl Default for Options {
             rate_limit: 0,
             webhook_retry_scale: 0.001,
             allow_private_webhook_targets: false,
+            connector_settings_via_api: false,
             max_connections: tender_server::connection::DEFAULT_MAX_CONNECTIONS,
             body_timeout: tender_server::connection::BODY_DEADLINE,
             database_via: None,
@@ -90,6 +93,7 @@ pub async fn spawn_app_with(options: Options) -> Option<TestApp> {
     config.rate_limit = options.rate_limit;
     config.webhook_retry_scale = options.webhook_retry_scale;
     config.allow_private_webhook_targets = options.allow_private_webhook_targets;
+    config.allow_connector_settings_via_api = options.connector_settings_via_api;
     config.max_connections = options.max_connections;
     config.body_timeout = options.body_timeout;
     let mut schema = None;

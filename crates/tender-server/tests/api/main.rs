@@ -20,6 +20,7 @@ mod localstripe;
 mod messages;
 mod payments;
 mod pg;
+mod processor_word;
 mod receiver;
 mod refunds;
 mod security;

@@ -39,6 +39,8 @@ mod outage;
 mod payments;
 #[path = "../api/pg.rs"]
 mod pg;
+#[path = "../api/processor_word.rs"]
+mod processor_word;
 #[path = "../api/receiver.rs"]
 mod receiver;
 #[path = "../api/refunds.rs"]

@@ -399,6 +399,7 @@ impl DocumentStore for PgStore {
     }
 
     async fn commit(&self, batch: WriteBatch) -> StoreResult<()> {
+        body::check_sizes(&batch)?;
         let node = self.node.key();
         let stmts = plan(&batch, node);
         self.in_transaction(move |tx| Box::pin(pipeline::run(tx, stmts)))

@@ -96,7 +96,7 @@ pub(super) fn require_balance_statements(
         .returning_rows(),
         Stmt::new(
             "read balance",
-            "SELECT 1 WHERE (SELECT COALESCE(SUM(amount), 0)::bigint FROM ledger_balances
+            "SELECT 1 WHERE (SELECT COALESCE(SUM(amount), 0) FROM ledger_balances
              WHERE account_id = $1 AND livemode = $2 AND ledger_account = $3 AND currency = $4) >= $5::bigint",
             vec![
                 Box::new(scope.account.clone()),
@@ -132,7 +132,7 @@ impl LedgerStore for PgStore {
         let client = self.client().await?;
         let rows = query(
             &client,
-            "SELECT ledger_account, currency, SUM(amount)::bigint FROM ledger_balances
+            "SELECT ledger_account, currency, GREATEST(LEAST(SUM(amount), 9223372036854775807), -9223372036854775808)::bigint FROM ledger_balances
              WHERE account_id = $1 AND livemode = $2
              GROUP BY ledger_account, currency ORDER BY currency, ledger_account",
             &[&scope.account, &scope.livemode()],
@@ -154,7 +154,7 @@ impl LedgerStore for PgStore {
         let client = self.client().await?;
         let rows = query(
             &client,
-            "SELECT e.ledger_account, e.currency, SUM(e.amount)::bigint FROM ledger_entries e
+            "SELECT e.ledger_account, e.currency, GREATEST(LEAST(SUM(e.amount), 9223372036854775807), -9223372036854775808)::bigint FROM ledger_entries e
              JOIN ledger_postings p ON p.seq = e.posting_seq
              WHERE p.account_id = $1 AND p.livemode = $2
              GROUP BY e.ledger_account, e.currency ORDER BY e.currency, e.ledger_account",

@@ -411,6 +411,7 @@ impl DocumentStore for SqliteStore {
     }
 
     async fn commit(&self, batch: WriteBatch) -> StoreResult<()> {
+        body::check_sizes(&batch)?;
         let bodies = body::pack_batch(&batch);
         self.writer
             .write(move |conn| apply_batch(conn, &batch, &bodies))

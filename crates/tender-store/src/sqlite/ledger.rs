@@ -77,23 +77,20 @@ pub(super) fn require_balance(
     currency: Currency,
     at_least: i64,
 ) -> StoreResult<()> {
-    let balance: i64 = conn
-        .prepare_cached(
-            "SELECT COALESCE(SUM(amount), 0) FROM ledger_balances
-             WHERE account_id = ?1 AND livemode = ?2 AND ledger_account = ?3 AND currency = ?4",
-        )
-        .and_then(|mut s| {
-            s.query_row(
-                params![
-                    scope.account,
-                    scope.livemode(),
-                    account.as_str(),
-                    currency.code()
-                ],
-                |r| r.get(0),
-            )
-        })
-        .map_err(|e| classify("read balance", e))?;
+    let balance = saturating_sums(
+        conn,
+        "read balance",
+        "SELECT ledger_account, currency, amount FROM ledger_balances
+         WHERE account_id = ?1 AND livemode = ?2 AND ledger_account = ?3 AND currency = ?4",
+        params![
+            scope.account,
+            scope.livemode(),
+            account.as_str(),
+            currency.code()
+        ],
+    )?
+    .first()
+    .map_or(0, |(_, _, sum)| *sum);
     if balance < at_least {
         return Err(StoreError::BalanceInsufficient(format!(
             "{} {}",
@@ -102,6 +99,49 @@ pub(super) fn require_balance(
         )));
     }
     Ok(())
+}
+
+/// Sums the (ledger account, currency, amount) rows `sql` selects per account and currency, in
+/// `i128`, saturating at `i64`'s bounds: a ledger damaged beyond them (before amounts were
+/// bounded) still reads, and `tender ledger verify` reports it, where SQLite's `SUM` would fail
+/// the read with "integer overflow". Amounts SQLite turned into reals on overflow count with
+/// their sign.
+fn saturating_sums(
+    conn: &Connection,
+    what: &str,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> StoreResult<Vec<(String, String, i64)>> {
+    let mut sums: Vec<(String, String, i128)> = Vec::new();
+    let mut stmt = conn.prepare_cached(sql).map_err(|e| classify(what, e))?;
+    let mut rows = stmt.query(params).map_err(|e| classify(what, e))?;
+    while let Some(row) = rows.next().map_err(|e| classify(what, e))? {
+        let (account, currency): (String, String) = (
+            row.get(0).map_err(|e| classify(what, e))?,
+            row.get(1).map_err(|e| classify(what, e))?,
+        );
+        let amount = match row.get_ref(2).map_err(|e| classify(what, e))? {
+            rusqlite::types::ValueRef::Integer(i) => i128::from(i),
+            rusqlite::types::ValueRef::Real(r) => r.clamp(i64::MIN as f64, i64::MAX as f64) as i128,
+            _ => {
+                return Err(StoreError::Corrupt(format!(
+                    "{what}: an amount that is not a number"
+                )))
+            }
+        };
+        match sums
+            .iter_mut()
+            .find(|(a, c, _)| *a == account && *c == currency)
+        {
+            Some((_, _, sum)) => *sum = sum.saturating_add(amount),
+            None => sums.push((account, currency, amount)),
+        }
+    }
+    sums.sort_by(|x, y| (&x.1, &x.0).cmp(&(&y.1, &y.0)));
+    Ok(sums
+        .into_iter()
+        .map(|(a, c, s)| (a, c, s.clamp(i64::MIN.into(), i64::MAX.into()) as i64))
+        .collect())
 }
 
 /// A stored (account, currency, amount) as the domain's values.
@@ -118,19 +158,14 @@ fn entry_from(account: &str, currency: &str, amount: i64) -> StoreResult<Entry> 
 #[async_trait]
 impl LedgerStore for SqliteStore {
     async fn ledger_balances(&self, scope: &Scope) -> StoreResult<Vec<LedgerBalance>> {
-        let rows: Vec<(String, String, i64)> = self.read_now(|conn| {
-            conn.prepare_cached(
-                "SELECT ledger_account, currency, SUM(amount) FROM ledger_balances
-                 WHERE account_id = ?1 AND livemode = ?2
-                 GROUP BY ledger_account, currency ORDER BY currency, ledger_account",
+        let rows = self.read_now(|conn| {
+            saturating_sums(
+                conn,
+                "ledger balances",
+                "SELECT ledger_account, currency, amount FROM ledger_balances
+                 WHERE account_id = ?1 AND livemode = ?2",
+                params![scope.account, scope.livemode()],
             )
-            .and_then(|mut s| {
-                s.query_map(params![scope.account, scope.livemode()], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-                })?
-                .collect()
-            })
-            .map_err(|e| classify("ledger balances", e))
         })?;
         rows.iter()
             .map(|(a, c, m)| {
@@ -144,20 +179,15 @@ impl LedgerStore for SqliteStore {
     }
 
     async fn recompute_balances(&self, scope: &Scope) -> StoreResult<Vec<LedgerBalance>> {
-        let rows: Vec<(String, String, i64)> = self.read_now(|conn| {
-            conn.prepare_cached(
-                "SELECT e.ledger_account, e.currency, SUM(e.amount) FROM ledger_entries e
+        let rows = self.read_now(|conn| {
+            saturating_sums(
+                conn,
+                "recompute balances",
+                "SELECT e.ledger_account, e.currency, e.amount FROM ledger_entries e
                  JOIN ledger_postings p ON p.seq = e.posting_seq
-                 WHERE p.account_id = ?1 AND p.livemode = ?2
-                 GROUP BY e.ledger_account, e.currency ORDER BY e.currency, e.ledger_account",
+                 WHERE p.account_id = ?1 AND p.livemode = ?2",
+                params![scope.account, scope.livemode()],
             )
-            .and_then(|mut s| {
-                s.query_map(params![scope.account, scope.livemode()], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-                })?
-                .collect()
-            })
-            .map_err(|e| classify("recompute balances", e))
         })?;
         rows.iter()
             .map(|(a, c, m)| {

@@ -1,0 +1,397 @@
+//! The second security review's connector findings (CONTRACT §15, §17): where card data may go
+//! (T3-H2), what a processor's word may do to the ledger (T3-H1), and how much of its answer
+//! Tender reads, stores and logs (T3-M1). The processor here is a fake Stripe the test steers,
+//! standing in for one the key holder controls; localstripe is the honest one elsewhere.
+
+use std::sync::{Arc, Mutex};
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use serde_json::{json, Value};
+use tender_core::service::connectors::{ChangedBy, ConnectorFields};
+
+use crate::helpers::{spawn_app, spawn_app_with, Options, TestApp};
+
+/// What the fake processor answers, per call, and what it was sent.
+#[derive(Default)]
+struct Script {
+    /// `POST /v1/payment_intents/{id}/confirm`: status and JSON.
+    confirm: Option<(u16, Value)>,
+    /// `GET /v1/payment_intents/{id}`.
+    read: Option<Value>,
+    /// Every call's method, path and body, in order.
+    seen: Vec<String>,
+    /// When set, `POST /v1/payment_intents` answers this status with this many bytes of text.
+    refuse_create: Option<(u16, usize)>,
+}
+
+#[derive(Clone)]
+struct Fake {
+    base: String,
+    script: Arc<Mutex<Script>>,
+}
+
+impl Fake {
+    async fn start() -> Self {
+        let script = Arc::new(Mutex::new(Script::default()));
+        let app = axum::Router::new()
+            .fallback(answer)
+            .with_state(script.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        Self { base, script }
+    }
+
+    fn set(&self, f: impl FnOnce(&mut Script)) {
+        f(&mut self.script.lock().unwrap());
+    }
+
+    fn seen(&self) -> Vec<String> {
+        self.script.lock().unwrap().seen.clone()
+    }
+}
+
+/// A PaymentIntent `pi_fake1` of `amount` in usd with `status` and what it says it received.
+fn intent(status: &str, received: Value, currency: &str) -> Value {
+    json!({"id": "pi_fake1", "object": "payment_intent", "status": status, "amount": 1000,
+           "amount_received": received, "currency": currency})
+}
+
+async fn answer(State(script): State<Arc<Mutex<Script>>>, request: Request) -> Response {
+    let (method, path) = (request.method().clone(), request.uri().path().to_string());
+    let body = axum::body::to_bytes(request.into_body(), 1 << 20)
+        .await
+        .unwrap_or_default();
+    let mut s = script.lock().unwrap();
+    s.seen.push(format!(
+        "{method} {path} {}",
+        String::from_utf8_lossy(&body)
+    ));
+    let json = |status: u16, v: Value| {
+        Response::builder()
+            .status(status)
+            .header("content-type", "application/json")
+            .body(Body::from(v.to_string()))
+            .unwrap()
+    };
+    match (method.as_str(), path.as_str()) {
+        ("POST", "/v1/payment_methods") => json(200, json!({"id": "pm_fake"})),
+        ("POST", "/v1/payment_intents") => match s.refuse_create {
+            Some((status, bytes)) => Response::builder()
+                .status(status)
+                .header("content-type", "text/plain")
+                .body(Body::from("x".repeat(bytes)))
+                .unwrap(),
+            None => json(
+                200,
+                json!({"id": "pi_fake1", "object": "payment_intent",
+                       "status": "requires_confirmation", "amount": 1000, "currency": "usd"}),
+            ),
+        },
+        ("POST", p) if p.ends_with("/confirm") => {
+            let (status, v) = s
+                .confirm
+                .clone()
+                .unwrap_or((200, intent("requires_action", json!(0), "usd")));
+            json(status, v)
+        }
+        ("GET", p) if p.starts_with("/v1/payment_intents/") => json(
+            200,
+            s.read
+                .clone()
+                .unwrap_or_else(|| intent("requires_action", json!(0), "usd")),
+        ),
+        _ => json(404, json!({"error": {"message": "no such route"}})),
+    }
+}
+
+/// A server whose operator allows connector targets through the API, with one stripe
+/// connector at `fake` that takes cards.
+async fn app_with(fake: &Fake) -> (TestApp, String) {
+    let app = spawn_app_with(Options {
+        connector_settings_via_api: true,
+        ..Options::default()
+    })
+    .await
+    .expect("app");
+    let created = app
+        .post(
+            "/v2/connectors",
+            app.sk(),
+            json!({"type": "stripe", "api_key": "sk_test_fake", "api_base": fake.base,
+                   "raw_card_data": true, "webhook_secret": "whsec_fake_connector_secret"}),
+        )
+        .await;
+    assert_eq!(created.status, 200, "{}", created.body);
+    (app, created.id())
+}
+
+async fn sync_now(app: &TestApp) {
+    app.clock
+        .advance(tender_core::service::upstream::FIRST_SYNC_SECS + 1);
+    app.services.run_due_tasks(100).await.unwrap();
+}
+
+async fn ledger_problems(app: &TestApp) -> Vec<String> {
+    app.services
+        .verify_ledger(&tender_core::auth::Scope {
+            account: app.account.account.clone(),
+            mode: tender_core::auth::Mode::Test,
+        })
+        .await
+        .unwrap()
+        .differences
+}
+
+#[tokio::test]
+async fn a_merchants_key_cannot_choose_where_card_data_goes() {
+    let Some(app) = spawn_app().await else {
+        return;
+    };
+    // T3-H2: the address and the card data of a processor connector are the operator's.
+    for (body, param) in [
+        (
+            json!({"type": "stripe", "api_key": "sk_test_x1", "api_base": "http://127.0.0.1:9"}),
+            "api_base",
+        ),
+        (
+            json!({"type": "stripe", "api_key": "sk_test_x1", "raw_card_data": true}),
+            "raw_card_data",
+        ),
+    ] {
+        let refused = app.post("/v2/connectors", app.sk(), body).await;
+        assert_eq!(refused.status, 400, "{}", refused.body);
+        assert_eq!(refused.error_code(), "operator_only");
+        assert_eq!(refused.error_param(), param);
+        let live = app.post("/v2/connectors", app.sk_live(), json!({"type": "stripe",
+            "api_key": "sk_live_x1", "api_base": "https://collector.example", "raw_card_data": true})).await;
+        assert_eq!(live.status, 400, "{}", live.body);
+    }
+    assert_eq!(
+        app.get("/v2/connectors", app.sk()).await.body["data"],
+        json!([])
+    );
+    // Tokens only, at the processor's public address: allowed, and it gets no card.
+    let tokens = app
+        .post(
+            "/v2/connectors",
+            app.sk(),
+            json!({"type": "stripe", "api_key": "sk_test_x1", "raw_card_data": false}),
+        )
+        .await;
+    assert_eq!(tokens.status, 200, "{}", tokens.body);
+    assert_eq!(tokens.body["raw_card_data"], false);
+    let conn = tokens.id();
+    for body in [
+        json!({"raw_card_data": true}),
+        json!({"api_base": "http://127.0.0.1:9"}),
+    ] {
+        let refused = app
+            .post(&format!("/v2/connectors/{conn}"), app.sk(), body)
+            .await;
+        assert_eq!(refused.status, 400, "{}", refused.body);
+        assert_eq!(refused.error_code(), "operator_only");
+    }
+    // The simulator keeps a card in the process: the merchant may let it take them.
+    let sim = app
+        .post(
+            "/v2/connectors",
+            app.sk(),
+            json!({"type": "simulator", "raw_card_data": true, "priority": 5}),
+        )
+        .await;
+    assert_eq!(sim.status, 200, "{}", sim.body);
+    // A card, or one saved before: never sent to the token-only processor first in line.
+    let pm = app
+        .post(
+            "/v2/payment_methods",
+            app.pk(),
+            crate::helpers::card("4242424242424242"),
+        )
+        .await;
+    assert_eq!(pm.status, 200, "{}", pm.body);
+    let refused = app
+        .post(
+            "/v2/payments",
+            app.sk(),
+            json!({"amount": 1000, "currency": "usd", "payment_method": pm.id()}),
+        )
+        .await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert_eq!(refused.error_code(), "connector_requires_token");
+
+    // The operator sets them (the CLI's path), and the card then goes there.
+    let fake = Fake::start().await;
+    let ctx = tender_core::service::RequestContext {
+        principal: tender_core::auth::Principal {
+            scope: tender_core::auth::Scope {
+                account: app.account.account.clone(),
+                mode: tender_core::auth::Mode::Test,
+            },
+            key_kind: tender_core::auth::KeyKind::Secret,
+        },
+        request_id: "req_operator".into(),
+        idempotency: None,
+    };
+    let set = app
+        .services
+        .update_connector(
+            &ctx,
+            &conn,
+            ConnectorFields {
+                api_base: Some(fake.base.clone()),
+                raw_card_data: Some(true),
+                ..Default::default()
+            },
+            ChangedBy::Operator,
+        )
+        .await
+        .unwrap();
+    assert!(set.raw_card_data);
+    fake.set(|s| s.confirm = Some((200, intent("succeeded", json!(1000), "usd"))));
+    let paid = app
+        .post(
+            "/v2/payments",
+            app.sk(),
+            json!({"amount": 1000, "currency": "usd", "payment_method": pm.id()}),
+        )
+        .await;
+    assert_eq!(paid.status, 200, "{}", paid.body);
+    assert_eq!(paid.body["connector"], conn.as_str());
+    assert!(fake.seen()[0].contains("card%5Bnumber%5D=4242424242424242"));
+}
+
+#[tokio::test]
+async fn a_processors_amounts_outside_the_payment_are_never_booked() {
+    let fake = Fake::start().await;
+    let (app, conn) = app_with(&fake).await;
+    // T3-H1: the processor says it took far more than the payment's amount, or another
+    // currency, or answers about another PaymentIntent: nothing is booked, the payment waits.
+    for confirm in [
+        intent("succeeded", json!(1_000_000_000_000i64), "usd"),
+        intent("succeeded", json!(i64::MAX), "usd"),
+        intent("succeeded", json!(-5000), "usd"),
+        intent("succeeded", json!(1000), "eur"),
+        {
+            let mut other = intent("succeeded", json!(1000), "usd");
+            other["id"] = json!("pi_someone_else");
+            other
+        },
+    ] {
+        fake.set(|s| s.confirm = Some((200, confirm.clone())));
+        let paid = app.pay(app.sk(), "4242424242424242", 1000).await;
+        assert_eq!(paid.status, 200, "{confirm}: {}", paid.body);
+        assert_eq!(paid.body["status"], "processing", "{confirm}");
+        assert_eq!(paid.body["amount_captured"], 0);
+        assert_eq!(paid.body["connector"], conn.as_str());
+    }
+    let balance = app.get("/v2/balance", app.sk()).await;
+    assert_eq!(balance.status, 200);
+    assert_eq!(balance.body["pending"], json!([]), "{}", balance.body);
+    assert_eq!(
+        app.get("/v2/balance_transactions", app.sk()).await.body["data"],
+        json!([])
+    );
+    // The sync asks again; while the processor keeps saying it, nothing moves.
+    fake.set(|s| s.read = Some(intent("succeeded", json!(1_000_000_000_000i64), "usd")));
+    sync_now(&app).await;
+    let list = app.get("/v2/payments?status=processing", app.sk()).await;
+    assert_eq!(list.body["data"].as_array().unwrap().len(), 5);
+    // Once it tells the truth, each is booked for what it was.
+    fake.set(|s| s.read = Some(intent("succeeded", json!(1000), "usd")));
+    sync_now(&app).await;
+    sync_now(&app).await;
+    let done = app.get("/v2/payments?status=succeeded", app.sk()).await;
+    let done = done.body["data"].as_array().unwrap();
+    // The one whose answer named another PaymentIntent is synced by its own reference.
+    assert_eq!(done.len(), 5);
+    assert!(done.iter().all(|p| p["amount_captured"] == 1000));
+    assert!(ledger_problems(&app).await.is_empty());
+}
+
+/// `Stripe-Signature` for `body` under `secret`, now.
+fn sign(app: &TestApp, secret: &str, body: &[u8]) -> String {
+    use hmac::Mac;
+    let t = app.services.now();
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(format!("{t}.").as_bytes());
+    mac.update(body);
+    format!("t={t},v1={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+#[tokio::test]
+async fn a_processors_webhook_is_a_hint_checked_with_the_processor() {
+    let fake = Fake::start().await;
+    let (app, conn) = app_with(&fake).await;
+    let waiting = app.pay(app.sk(), "4242424242424242", 1000).await;
+    assert_eq!(
+        waiting.body["status"], "requires_action",
+        "{}",
+        waiting.body
+    );
+    let id = waiting.id();
+    let hook = |received: Value| {
+        serde_json::to_vec(&json!({"type": "payment_intent.succeeded",
+            "data": {"object": {"object": "payment_intent", "id": "pi_fake1", "status": "succeeded",
+                                "amount_received": received, "currency": "usd",
+                                "metadata": {"tender_payment": id}}}}))
+        .unwrap()
+    };
+    let post = |body: Vec<u8>| {
+        let signature = sign(&app, "whsec_fake_connector_secret", &body);
+        app.client
+            .post(format!("{}/connector_webhooks/{conn}", app.base))
+            .header("Stripe-Signature", signature)
+            .header("Content-Type", "application/json")
+            .body(body)
+            .send()
+    };
+    // A signed webhook claiming i64::MAX, while the processor itself still says
+    // requires_action: accepted as a hint, changes nothing.
+    let sent = post(hook(json!(i64::MAX))).await.unwrap();
+    assert_eq!(sent.status(), 200);
+    let still = app.get(&format!("/v2/payments/{id}"), app.sk()).await;
+    assert_eq!(still.body["status"], "requires_action");
+    assert!(fake
+        .seen()
+        .iter()
+        .any(|c| c.starts_with("GET /v1/payment_intents/pi_fake1")));
+    // The processor says succeeded for i64::MAX: refused, still nothing.
+    fake.set(|s| s.read = Some(intent("succeeded", json!(i64::MAX), "usd")));
+    post(hook(json!(1000))).await.unwrap();
+    let still = app.get(&format!("/v2/payments/{id}"), app.sk()).await;
+    assert_eq!(still.body["status"], "requires_action");
+    // The processor's own answer, not the webhook's amount, moves it.
+    fake.set(|s| s.read = Some(intent("succeeded", json!(1000), "usd")));
+    post(hook(json!(9_999_999))).await.unwrap();
+    let paid = app.get(&format!("/v2/payments/{id}"), app.sk()).await;
+    assert_eq!(paid.body["status"], "succeeded");
+    assert_eq!(paid.body["amount_captured"], 1000);
+    assert!(ledger_problems(&app).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_processors_long_answers_are_cut_and_never_break_a_list() {
+    let fake = Fake::start().await;
+    let (app, _) = app_with(&fake).await;
+    // T3-M1: 20 KB of refusal text: the payment fails with at most 500 characters of it.
+    fake.set(|s| s.refuse_create = Some((400, 20_000)));
+    let refused = app.pay(app.sk(), "4242424242424242", 1000).await;
+    assert_eq!(refused.status, 402, "{}", refused.body);
+    let message = refused.body["error"]["message"].as_str().unwrap();
+    assert!(message.chars().count() <= 500, "{}", message.len());
+    // 3 MiB: read no further than 1 MiB, the payment fails as the processor unavailable.
+    fake.set(|s| s.refuse_create = Some((400, 3 << 20)));
+    let cut = app.pay(app.sk(), "4242424242424242", 1000).await;
+    assert_eq!(cut.status, 402, "{}", cut.status);
+    assert!(cut.raw.len() < 4096, "{}", cut.raw.len());
+    assert_eq!(cut.body["error"]["decline_code"], "processor_unavailable");
+    // Both are stored, short, and the account's lists still read.
+    for path in ["/v2/payments", "/v2/events"] {
+        let list = app.get(path, app.sk()).await;
+        assert_eq!(list.status, 200, "{path}: {}", list.body);
+        assert!(list.raw.len() < 64 * 1024, "{path}: {}", list.raw.len());
+    }
+}
