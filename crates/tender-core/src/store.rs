@@ -589,6 +589,43 @@ pub trait DocumentStore: Send + Sync {
         collection: Collection,
         id: &str,
     ) -> StoreResult<Option<(Scope, Record)>>;
+
+    /// The scope's events after `after` in stream order, at most `limit`: only events that
+    /// are final (no event can later become visible before the last one returned), so a
+    /// stream that goes on from the last position returned never skips one and never shows
+    /// one twice (CONTRACT §17). SQLite's single writer commits in `seq` order; PostgreSQL
+    /// orders by writing transaction and holds back what running transactions may still
+    /// precede.
+    async fn stream_events(
+        &self,
+        scope: &Scope,
+        after: StreamPosition,
+        limit: u32,
+    ) -> StoreResult<Vec<StreamedEvent>>;
+
+    /// Where a stream starting now begins: after every event final now.
+    async fn stream_head(&self, scope: &Scope) -> StoreResult<StreamPosition>;
+
+    /// The position of event `id` of the scope (a stream resuming after it), if it exists.
+    async fn stream_position(&self, scope: &Scope, id: &str)
+        -> StoreResult<Option<StreamPosition>>;
+}
+
+/// A place in a scope's stream of events ([`DocumentStore::stream_events`]), ordered
+/// lexicographically; [`StreamPosition::START`] is before every event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct StreamPosition(pub i64, pub i64);
+
+impl StreamPosition {
+    pub const START: StreamPosition = StreamPosition(i64::MIN, i64::MIN);
+}
+
+/// An event as a stream gives it: its position, id and stored JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamedEvent {
+    pub position: StreamPosition,
+    pub id: String,
+    pub body: String,
 }
 
 // ---- The ledger ------------------------------------------------------------------------------

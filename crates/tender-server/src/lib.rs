@@ -23,6 +23,7 @@ pub mod rate_limit;
 pub mod receipts;
 pub mod startup;
 pub mod state;
+pub mod streams;
 pub mod tls;
 pub mod vault;
 pub mod worker;

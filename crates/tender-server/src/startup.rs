@@ -175,6 +175,9 @@ impl Application {
             rate_limiter: Arc::new(RateLimiter::new(config.rate_limit)),
             metrics: Arc::new(crate::metrics::Metrics::new()),
             stopping,
+            streams: Arc::new(crate::streams::StreamSlots::new(
+                config.max_connections.max(1),
+            )),
         };
         Ok(Self {
             api_listener,

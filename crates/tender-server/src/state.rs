@@ -15,4 +15,6 @@ pub struct AppState {
     /// Turns true when the server begins to stop: responses that never end on their own (the
     /// event stream) end then, so a stop is not held up for the grace period.
     pub stopping: tokio::sync::watch::Receiver<bool>,
+    /// Slots of the open event streams ([`crate::streams`]).
+    pub streams: Arc<crate::streams::StreamSlots>,
 }

@@ -178,6 +178,29 @@ impl Services {
     }
 }
 
+impl Services {
+    /// Whether `key` still stands for `principal`, asked of the database itself rather than
+    /// a node's key cache: a response that outlives its request (an event stream) ends within
+    /// one check of the key's revocation or the end of its grace period, on any node
+    /// (CONTRACT §17).
+    pub async fn key_still_valid(&self, key: &str, principal: &Principal) -> CoreResult<bool> {
+        let hash = hash_key(key);
+        let now = self.now();
+        Ok(self
+            .store
+            .list_api_keys(&principal.scope.account)
+            .await?
+            .iter()
+            .any(|r| {
+                r.key_hash == hash
+                    && !r.revoked
+                    && r.kind == principal.key_kind
+                    && r.mode == principal.scope.mode
+                    && r.expires_at.is_none_or(|at| at > now)
+            }))
+    }
+}
+
 /// How long a dashboard session lasts.
 pub const SESSION_TTL_SECS: i64 = 12 * 3600;
 /// Longest grace period of a rolled key (CONTRACT §3).

@@ -44,6 +44,9 @@ pub enum HttpFailure {
     UnsupportedMediaType,
     /// The account's rate limit; the response also carries `Retry-After`.
     RateLimited,
+    /// The account (in this mode) already has its most event streams open, or the listener
+    /// its share of them (CONTRACT §17); the response also carries `Retry-After`.
+    TooManyStreams,
     /// A panic, or a 5xx the framework made.
     Internal,
     /// Any other 4xx the framework made.
@@ -93,6 +96,11 @@ pub fn wire(failure: Failure<'_>) -> Wire<'_> {
                     StatusCode::TOO_MANY_REQUESTS,
                     "rate_limit_error",
                     "rate_limit",
+                ),
+                HttpFailure::TooManyStreams => (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "rate_limit_error",
+                    "too_many_streams",
                 ),
                 HttpFailure::Internal => (
                     StatusCode::INTERNAL_SERVER_ERROR,
@@ -182,6 +190,10 @@ fn http_message(failure: &HttpFailure) -> String {
         HttpFailure::RateLimited => {
             "Too many requests; slow down and retry after the Retry-After seconds.".into()
         }
+        HttpFailure::TooManyStreams => format!(
+            "At most {} event streams may be open per account and mode; close one (or retry after the Retry-After seconds).",
+            crate::streams::PER_SCOPE
+        ),
         HttpFailure::Internal => INTERNAL_MESSAGE.into(),
         HttpFailure::Other(_) => "The request could not be handled.".into(),
     }

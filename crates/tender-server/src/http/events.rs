@@ -7,7 +7,7 @@ use axum::response::IntoResponse;
 use tender_core::error::CoreError;
 use tender_core::ids::EventId;
 use tender_core::service::ListParams;
-use tender_core::store::{Collection, Field};
+use tender_core::store::{Collection, Field, StreamPosition};
 
 use super::params::{Params, Query};
 use super::pipeline::{Ctx, JsonBody};
@@ -138,18 +138,23 @@ pub fn parse_stream(query: Option<&str>) -> Result<Option<String>, CoreError> {
     Ok(resume)
 }
 
-/// The events after `after` (all of them when `None`), up to `limit`, oldest last.
-fn after(after: Option<String>, limit: u32) -> ListParams {
-    ListParams {
-        limit,
-        ending_before: after,
-        ..ListParams::default()
-    }
-}
+/// How often a stream asks the database whether its key still holds (CONTRACT §17: a stream
+/// ends within a second of its key's revocation).
+const KEY_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// `GET /events/stream`: the account's events as server-sent events, oldest first, each with
 /// `id:` its event id and `data:` the event; then every new event as it is committed (looked
 /// for every 250 ms), with a comment every 15 s to keep proxies from closing the connection.
+///
+/// - The store gives events in stream order and only once they are final
+///   ([`tender_core::store::DocumentStore::stream_events`]): a stream never skips an event that
+///   committed behind it, and one opened before any event exists starts at the first.
+/// - At most [`crate::streams::PER_SCOPE`] streams per account and mode, and a quarter of the
+///   connection cap in all: past that, 429 `too_many_streams`.
+/// - Before each event the key is authenticated again (this node's cache forgets a key it
+///   revokes), and each second it is checked against the database itself (another node's
+///   revocation): revoked, or rolled past its grace, ends the stream.
+///
 /// A store error or the server stopping ends the stream; the client reconnects with
 /// `Last-Event-ID`.
 pub(crate) async fn stream_events(
@@ -160,72 +165,90 @@ pub(crate) async fn stream_events(
 ) -> ApiResult {
     let scope = ctx.scope().clone();
     let services = state.services.clone();
+    let key = super::pipeline::presented_key(&headers)?;
     let start = match stream_start(&headers, q.as_deref())? {
-        Some((id, param)) => {
-            // An unknown id is a 400 now, named as the client sent it, not a stream that ends.
-            let checked = services
-                .list_raw(
-                    &scope,
-                    Collection::Events,
-                    &after(Some(id.clone()), 1),
-                    vec![],
-                )
-                .await;
-            if let Err(CoreError::InvalidParam { code, message, .. }) = checked {
-                return Err(CoreError::InvalidParam {
-                    param: Some(param.into()),
-                    code,
-                    message,
-                }
-                .into());
-            }
-            checked?;
-            Some(id)
-        }
-        None => {
-            let newest = services
-                .list_raw(&scope, Collection::Events, &after(None, 1), vec![])
-                .await?;
-            newest.data.first().map(|e| event_id(e)).transpose()?
-        }
+        // An unknown id is a 400 now, named as the client sent it, not a stream that ends.
+        Some((id, param)) => services
+            .store
+            .stream_position(&scope, &id)
+            .await
+            .map_err(CoreError::from)?
+            .ok_or_else(|| {
+                CoreError::invalid(param, "resource_missing", format!("No such event: '{id}'"))
+            })?,
+        None => services
+            .store
+            .stream_head(&scope)
+            .await
+            .map_err(CoreError::from)?,
     };
-    /// Where the stream is: the last event queued, and those not sent yet.
+    let Some(slot) = state.streams.open(&scope) else {
+        let mut refused = super::error::HttpFailure::TooManyStreams.into_response();
+        refused.headers_mut().insert(
+            axum::http::header::RETRY_AFTER,
+            axum::http::HeaderValue::from_static("5"),
+        );
+        return Ok(refused);
+    };
+    /// Where the stream is: the last position queued, and events not sent yet.
     struct Tail {
         services: tender_core::service::Services,
-        scope: tender_core::auth::Scope,
-        last: Option<String>,
+        principal: tender_core::auth::Principal,
+        key: String,
+        last: StreamPosition,
         queued: std::collections::VecDeque<(String, String)>,
+        checked: std::time::Instant,
+        _slot: crate::streams::StreamSlot,
     }
     let tail = Tail {
         services,
-        scope,
+        principal: ctx.principal.clone(),
+        key,
         last: start,
         queued: Default::default(),
+        checked: std::time::Instant::now(),
+        _slot: slot,
     };
     let stream = futures::stream::unfold(tail, |mut t| async move {
         loop {
+            // This node's key cache forgets a key it revokes: a revocation here ends the stream
+            // before its next event. Another node's is seen by the check each second.
+            if t.services.authenticate(&t.key).await.ok().as_ref() != Some(&t.principal) {
+                return None;
+            }
+            if t.checked.elapsed() >= KEY_CHECK {
+                // Revoked, expired, or not answerable: the stream ends (the client's reconnect
+                // then gets its 401, or resumes once the database answers).
+                if !t
+                    .services
+                    .key_still_valid(&t.key, &t.principal)
+                    .await
+                    .unwrap_or(false)
+                {
+                    return None;
+                }
+                t.checked = std::time::Instant::now();
+            }
             if let Some((id, body)) = t.queued.pop_front() {
                 let event = SseEvent::default().id(id).data(body);
                 return Some((Ok::<_, std::convert::Infallible>(event), t));
             }
-            // Without a cursor there was no event at connection time: every event is new.
             let page = t
                 .services
-                .list_raw(
-                    &t.scope,
-                    Collection::Events,
-                    &after(t.last.clone(), 100),
-                    vec![],
-                )
+                .store
+                .stream_events(&t.principal.scope, t.last, 100)
                 .await
                 .ok()?;
-            if page.data.is_empty() {
+            if page.is_empty() {
                 tokio::time::sleep(STREAM_POLL).await;
             }
-            for body in page.data.into_iter().rev() {
-                let id = event_id(&body).ok()?;
-                t.last = Some(id.clone());
-                t.queued.push_back((id, body));
+            let renderer = t.services.renderer();
+            for event in page {
+                t.last = event.position;
+                let body = renderer
+                    .document(Collection::Events, &event.id, event.body)
+                    .ok()?;
+                t.queued.push_back((event.id, body));
             }
         }
     });
@@ -238,15 +261,4 @@ pub(crate) async fn stream_events(
     Ok(Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(std::time::Duration::from_secs(15)))
         .into_response())
-}
-
-/// The `id` of a stored event document.
-fn event_id(body: &str) -> Result<String, CoreError> {
-    #[derive(serde::Deserialize)]
-    struct Id {
-        id: String,
-    }
-    serde_json::from_str::<Id>(body)
-        .map(|i| i.id)
-        .map_err(|e| CoreError::internal("read an event's id", e))
 }

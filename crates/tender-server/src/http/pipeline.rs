@@ -133,7 +133,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Ctx {
 }
 
 /// The API key presented in `Authorization` (Bearer, or Basic with the key as user).
-fn presented_key(headers: &HeaderMap) -> Result<String, CoreError> {
+pub(crate) fn presented_key(headers: &HeaderMap) -> Result<String, CoreError> {
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return Err(CoreError::Unauthenticated(AuthFailure::Missing));
     };

@@ -16,10 +16,18 @@ struct Stream {
 
 impl Stream {
     async fn open(app: &TestApp, last_event_id: Option<&str>) -> Result<Self, reqwest::Response> {
+        Self::open_with(app, app.sk(), last_event_id).await
+    }
+
+    async fn open_with(
+        app: &TestApp,
+        key: &str,
+        last_event_id: Option<&str>,
+    ) -> Result<Self, reqwest::Response> {
         let mut req = app
             .client
             .get(format!("{}/v2/events/stream", app.base))
-            .bearer_auth(app.sk());
+            .bearer_auth(key);
         if let Some(id) = last_event_id {
             req = req.header("Last-Event-ID", id);
         }
@@ -140,4 +148,137 @@ async fn an_unknown_last_event_id_or_parameter_is_a_400() {
         .request(reqwest::Method::GET, "/v2/events/stream", None, None, &[])
         .await;
     assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn every_event_of_a_burst_streams_once_whether_the_stream_began_empty_or_resumed() {
+    let Some(app) = spawn_app().await else { return };
+    // T3-M6: opened on an account without any event, then 2,000 arrive at once.
+    let mut fresh = open_ok(&app, None).await;
+    // T3-M7: resumed after an event, with writers committing out of order around it.
+    let first = app
+        .post("/v2/customers", app.sk(), json!({"name": "First"}))
+        .await;
+    let (first_event, _) = fresh.next().await;
+    let mut resumed = open_ok(&app, Some(&first_event)).await;
+    const CLIENTS: usize = 16;
+    const EACH: usize = 125;
+    let mut writers = Vec::new();
+    for _ in 0..CLIENTS {
+        let (client, base, key) = (app.client.clone(), app.base.clone(), app.sk().to_string());
+        writers.push(tokio::spawn(async move {
+            let mut ids = Vec::new();
+            for _ in 0..EACH {
+                let paid = client
+                    .post(format!("{base}/v2/payments"))
+                    .bearer_auth(&key)
+                    .json(&payment_body("4242424242424242", 1000))
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(paid.status(), 200);
+                let body: Value = paid.json().await.unwrap();
+                ids.push(body["id"].as_str().unwrap().to_string());
+            }
+            ids
+        }));
+    }
+    let mut made = std::collections::BTreeSet::new();
+    for w in writers {
+        made.extend(w.await.unwrap());
+    }
+    assert_eq!(made.len(), CLIENTS * EACH);
+    for (name, stream) in [("fresh", &mut fresh), ("resumed", &mut resumed)] {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut ids = std::collections::BTreeSet::new();
+        while seen.len() < made.len() {
+            let (id, event) = stream.next().await;
+            assert!(ids.insert(id), "{name}: an event streamed twice");
+            assert_ne!(event["data"]["object"]["id"], first.id());
+            if event["type"] == "payment.succeeded" {
+                seen.insert(event["data"]["object"]["id"].as_str().unwrap().to_string());
+            }
+        }
+        assert_eq!(seen, made, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn streams_are_capped_per_account_and_end_when_their_key_is_revoked() {
+    let Some(app) = spawn_app().await else { return };
+    // T3-M2: five per account and mode; the sixth is refused, others' are not.
+    let mut open = Vec::new();
+    for _ in 0..5 {
+        open.push(open_ok(&app, None).await);
+    }
+    let Err(sixth) = Stream::open(&app, None).await else {
+        panic!("a sixth stream opened");
+    };
+    assert_eq!(sixth.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(sixth.headers().contains_key("retry-after"));
+    let body = answer(sixth).await;
+    assert_eq!(body.error_code(), "too_many_streams");
+    assert_eq!(body.error_type(), "rate_limit_error");
+    let other = app.other_account().await;
+    let theirs = Stream::open_with(&app, &other.keys.test.secret, None).await;
+    assert!(theirs.is_ok(), "another account's stream was refused");
+    open.pop();
+    drop(theirs);
+    // A closed stream gives its slot back (the server notices the peer is gone).
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let again = loop {
+        match Stream::open(&app, None).await {
+            Ok(s) => break s,
+            Err(r) => {
+                assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the slot never came back"
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    drop(again);
+    drop(open);
+
+    // T3-M3: a stream ends within about a second of its key's revocation.
+    let (key, record) = app
+        .services
+        .create_api_key(
+            &app.account.account,
+            tender_core::auth::Mode::Test,
+            tender_core::auth::KeyKind::Secret,
+        )
+        .await
+        .unwrap();
+    let mut stream = match Stream::open_with(&app, &key, None).await {
+        Ok(s) => s,
+        Err(r) => panic!("{}", r.status()),
+    };
+    app.post("/v2/customers", app.sk(), json!({"name": "Seen"}))
+        .await;
+    let (_, seen) = stream.next().await;
+    assert_eq!(seen["data"]["object"]["name"], "Seen");
+    app.services
+        .revoke_api_key(&app.account.account, &record.id)
+        .await
+        .unwrap();
+    let revoked_at = std::time::Instant::now();
+    app.post("/v2/customers", app.sk(), json!({"name": "Unseen"}))
+        .await;
+    let ended = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            match stream.response.chunk().await {
+                Ok(Some(chunk)) => {
+                    let text = String::from_utf8_lossy(&chunk).to_string();
+                    assert!(!text.contains("Unseen"), "a revoked key's stream went on");
+                }
+                _ => break,
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the stream outlived its key");
+    assert!(revoked_at.elapsed() < Duration::from_millis(2500));
 }

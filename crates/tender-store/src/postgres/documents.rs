@@ -20,7 +20,8 @@ use deadpool_postgres::GenericClient;
 use tender_core::auth::Scope;
 use tender_core::error::StoreError;
 use tender_core::store::{
-    Collection, Cursor, DocumentStore, ListQuery, Page, Record, StoreResult, WriteBatch, WriteOp,
+    Collection, Cursor, DocumentStore, ListQuery, Page, Record, StoreResult, StreamPosition,
+    StreamedEvent, WriteBatch, WriteOp,
 };
 use tokio_postgres::Row;
 
@@ -457,5 +458,74 @@ impl DocumentStore for PgStore {
             .await
             .map_err(|e| classify("find sealed", e))?;
         Ok(row.map(|r| (super::scope_from(r.get(0), r.get(1)), r.get(2))))
+    }
+
+    /// Positions are `(txid, seq)` (migration 0009): only events of transactions older than
+    /// every one still running are read, in (txid, seq) order. A transaction still running
+    /// holds back the events of later ones, so an event committing behind a stream's position
+    /// cannot exist (T3-M7): every transaction below the horizon has finished.
+    async fn stream_events(
+        &self,
+        scope: &Scope,
+        after: StreamPosition,
+        limit: u32,
+    ) -> StoreResult<Vec<StreamedEvent>> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                &format!(
+                    "SELECT txid, seq, id, {BODY} FROM events
+                     WHERE account_id = $1 AND livemode = $2 AND (txid, seq) > ($3, $4)
+                       AND txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+                     ORDER BY txid, seq LIMIT $5"
+                ),
+                &[
+                    &scope.account,
+                    &scope.livemode(),
+                    &after.0,
+                    &after.1,
+                    &i64::from(limit),
+                ],
+            )
+            .await
+            .map_err(|e| classify("stream events", e))?;
+        rows.iter()
+            .map(|r| {
+                Ok(StreamedEvent {
+                    position: StreamPosition(r.get(0), r.get(1)),
+                    id: r.get(2),
+                    body: document(r, 3)?,
+                })
+            })
+            .collect()
+    }
+
+    /// The horizon now: events of transactions running now (or later) are new.
+    async fn stream_head(&self, _scope: &Scope) -> StoreResult<StreamPosition> {
+        let client = self.client().await?;
+        let row = client
+            .query_one(
+                "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint",
+                &[],
+            )
+            .await
+            .map_err(|e| classify("stream head", e))?;
+        Ok(StreamPosition(row.get::<_, i64>(0), i64::MIN))
+    }
+
+    async fn stream_position(
+        &self,
+        scope: &Scope,
+        id: &str,
+    ) -> StoreResult<Option<StreamPosition>> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT txid, seq FROM events WHERE id = $1 AND account_id = $2 AND livemode = $3",
+                &[&id, &scope.account, &scope.livemode()],
+            )
+            .await
+            .map_err(|e| classify("stream position", e))?;
+        Ok(row.map(|r| StreamPosition(r.get(0), r.get(1))))
     }
 }

@@ -38,6 +38,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         8,
         include_str!("../../migrations/postgres/0008_ledger_entries_without_foreign_key.sql"),
     ),
+    (
+        9,
+        include_str!("../../migrations/postgres/0009_event_stream_order.sql"),
+    ),
 ];
 
 /// An arbitrary constant naming Tender's migration lock.

@@ -20,7 +20,8 @@ use tender_core::auth::{Mode, Scope};
 use tender_core::error::StoreError;
 use tender_core::ids::{self, IdKind};
 use tender_core::store::{
-    Collection, Cursor, DocumentStore, ListQuery, Page, Record, StoreResult, WriteBatch, WriteOp,
+    Collection, Cursor, DocumentStore, ListQuery, Page, Record, StoreResult, StreamPosition,
+    StreamedEvent, WriteBatch, WriteOp,
 };
 
 use super::idempotency::write_idempotency;
@@ -447,6 +448,69 @@ impl DocumentStore for SqliteStore {
                 .optional()
             })
             .map_err(|e| classify("find unscoped", e))
+        })
+        .await
+    }
+
+    /// One writer commits one batch at a time, each with `seq`s above every earlier one: what
+    /// a reader sees is final in `seq` order. Positions are `(0, seq)`.
+    async fn stream_events(
+        &self,
+        scope: &Scope,
+        after: StreamPosition,
+        limit: u32,
+    ) -> StoreResult<Vec<StreamedEvent>> {
+        let (account, live) = (scope.account.clone(), scope.livemode());
+        let from = after.1;
+        self.read(move |conn| {
+            conn.prepare_cached(
+                "SELECT seq, id, body FROM events WHERE account_id = ?1 AND livemode = ?2 AND seq > ?3
+                 ORDER BY seq LIMIT ?4",
+            )
+            .and_then(|mut s| {
+                s.query_map(params![account, live, from, limit], |r| {
+                    Ok(StreamedEvent {
+                        position: StreamPosition(0, r.get(0)?),
+                        id: r.get(1)?,
+                        body: r.get::<_, Document>(2)?.0,
+                    })
+                })?
+                .collect()
+            })
+            .map_err(|e| classify("stream events", e))
+        })
+        .await
+    }
+
+    async fn stream_head(&self, scope: &Scope) -> StoreResult<StreamPosition> {
+        let (account, live) = (scope.account.clone(), scope.livemode());
+        self.read(move |conn| {
+            conn.prepare_cached(
+                "SELECT COALESCE(MAX(seq), 0) FROM events WHERE account_id = ?1 AND livemode = ?2",
+            )
+            .and_then(|mut s| s.query_row(params![account, live], |r| r.get(0)))
+            .map(|seq| StreamPosition(0, seq))
+            .map_err(|e| classify("stream head", e))
+        })
+        .await
+    }
+
+    async fn stream_position(
+        &self,
+        scope: &Scope,
+        id: &str,
+    ) -> StoreResult<Option<StreamPosition>> {
+        let (account, live, id) = (scope.account.clone(), scope.livemode(), id.to_string());
+        self.read(move |conn| {
+            conn.prepare_cached(
+                "SELECT seq FROM events WHERE id = ?1 AND account_id = ?2 AND livemode = ?3",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![id, account, live], |r| r.get(0))
+                    .optional()
+            })
+            .map(|seq| seq.map(|seq| StreamPosition(0, seq)))
+            .map_err(|e| classify("stream position", e))
         })
         .await
     }
