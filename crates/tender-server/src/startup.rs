@@ -178,6 +178,7 @@ impl Application {
             streams: Arc::new(crate::streams::StreamSlots::new(
                 config.max_connections.max(1),
             )),
+            hosted_guard: Default::default(),
         };
         Ok(Self {
             api_listener,

@@ -17,4 +17,6 @@ pub struct AppState {
     pub stopping: tokio::sync::watch::Receiver<bool>,
     /// Slots of the open event streams ([`crate::streams`]).
     pub streams: Arc<crate::streams::StreamSlots>,
+    /// Limits of the receipt host's buttons that charge ([`crate::receipts::guard`]).
+    pub hosted_guard: Arc<crate::receipts::guard::Guard>,
 }

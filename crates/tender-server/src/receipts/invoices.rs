@@ -5,12 +5,13 @@
 //!   button naming the card on file it charges.
 //! - `POST /invoices/{invoice_id}/pay`: that button. It tries the invoice now, as
 //!   `POST /invoices/{id}/pay` would, then shows the page again (303) — or, declined, the page
-//!   with the bank's reason (402). Like the 3-D Secure form, it works without JavaScript, and
-//!   the unguessable invoice id in the URL is what stands between it and cross-site forgery;
-//!   paying twice cannot charge twice (a paid invoice is no longer open).
+//!   with the bank's reason (402). It works without JavaScript. What guards it (CONTRACT §17):
+//!   the page's one-time token (a form field; a press is one try, a second press of the same
+//!   page answers as the first), the `Origin` check and the rate limits of [`super::guard`]
+//!   (429 page); a press while the same page's try still runs is the 409 page, never a 500.
 
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{html, Markup};
 use tender_core::billing::InvoiceStatus;
@@ -33,8 +34,9 @@ fn status_words(s: InvoiceStatus) -> &'static str {
     }
 }
 
-/// The page; `notice` is a line above the pay button (why the last try failed).
-fn render(h: &HostedInvoice, notice: Option<&str>) -> Markup {
+/// The page; `notice` is a line above the pay button (why the last try failed); `token` the
+/// one-time token its button sends.
+fn render(h: &HostedInvoice, notice: Option<&str>, token: &str) -> Markup {
     let inv = &h.invoice;
     let title = match &h.merchant {
         Some(m) => format!("Invoice from {m}"),
@@ -84,6 +86,7 @@ fn render(h: &HostedInvoice, notice: Option<&str>) -> Markup {
                     @match &h.card {
                         Some(pm) => {
                             form method="post" action=(format!("/invoices/{}/pay", inv.id)) {
+                                input type="hidden" name="token" value=(token);
                                 button.primary type="submit" {
                                     "Pay " (format_amount(due, inv.currency)) " with "
                                     (pm.card.brand.display_name()) " •••• " (pm.card.last4)
@@ -110,22 +113,85 @@ pub(super) async fn invoice_page(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Response {
-    match state.services.find_hosted_invoice(&id).await {
-        Ok(Some(h)) => html_response(StatusCode::OK, render(&h, None)),
+    show(&state, &id, StatusCode::OK, None).await
+}
+
+/// The page with a fresh token, answering `status` with `notice` above the button.
+async fn show(state: &AppState, id: &str, status: StatusCode, notice: Option<&str>) -> Response {
+    match state.services.find_hosted_invoice(id).await {
+        Ok(Some(h)) => {
+            let token = state.services.hosted_pay_token(&h.invoice.id);
+            html_response(status, render(&h, notice, &token))
+        }
         Ok(None) => not_found().await,
         Err(e) => server_error(e),
     }
 }
 
-pub(super) async fn pay(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+#[derive(serde::Deserialize)]
+pub(super) struct PayForm {
+    token: Option<String>,
+}
+
+pub(super) async fn pay(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    peer: Option<axum::Extension<ConnectInfo<std::net::SocketAddr>>>,
+    headers: HeaderMap,
+    form: Result<axum::Form<PayForm>, axum::extract::rejection::FormRejection>,
+) -> Response {
+    let origin = headers.get("origin").and_then(|v| v.to_str().ok());
+    if !super::guard::same_origin(origin, &state.services.config.receipt_base) {
+        return show(
+            &state,
+            &id,
+            StatusCode::FORBIDDEN,
+            Some("This form can only be sent from this page."),
+        )
+        .await;
+    }
+    if let Err(wait) = state.hosted_guard.post(
+        &id,
+        peer.map(|axum::Extension(ConnectInfo(addr))| addr.ip()),
+    ) {
+        let mut resp = show(
+            &state,
+            &id,
+            StatusCode::TOO_MANY_REQUESTS,
+            Some(&format!(
+                "Too many attempts. Please wait {wait} seconds and try again."
+            )),
+        )
+        .await;
+        if let Ok(v) = axum::http::HeaderValue::from_str(&wait.to_string()) {
+            resp.headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, v);
+        }
+        return resp;
+    }
+    let token = form.ok().and_then(|f| f.0.token);
     let request_id = crate::http::error::current_request_id();
-    let (status, notice) = match state.services.pay_hosted_invoice(&id, request_id).await {
+    let (status, notice) = match state
+        .services
+        .pay_hosted_invoice(&id, token.as_deref(), request_id)
+        .await
+    {
         Ok(Some(_)) => return Redirect::to(&format!("/invoices/{id}")).into_response(),
         Ok(None) => return not_found().await,
         Err(CoreError::Card { message, .. }) => (
             StatusCode::PAYMENT_REQUIRED,
             format!("Your card was declined: {message}"),
         ),
+        // The same page's press is still being tried (a double press): the page, not an error.
+        Err(CoreError::IdempotencyInProgress) => (
+            StatusCode::CONFLICT,
+            "A payment of this invoice is in progress; refresh this page in a moment.".into(),
+        ),
+        Err(CoreError::InvalidParam {
+            code: "token_invalid",
+            message,
+            ..
+        }) => (StatusCode::BAD_REQUEST, message.into_owned()),
         // Paid, voided or written off meanwhile: the page says which.
         Err(e @ (CoreError::InvalidParam { .. } | CoreError::UnexpectedState { .. })) => (
             StatusCode::CONFLICT,
@@ -133,9 +199,5 @@ pub(super) async fn pay(State(state): State<AppState>, Path(id): Path<String>) -
         ),
         Err(e) => return server_error(e),
     };
-    match state.services.find_hosted_invoice(&id).await {
-        Ok(Some(h)) => html_response(status, render(&h, Some(&notice))),
-        Ok(None) => not_found().await,
-        Err(e) => server_error(e),
-    }
+    show(&state, &id, status, Some(&notice)).await
 }

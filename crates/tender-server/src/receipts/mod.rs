@@ -24,6 +24,7 @@ use tender_core::service::payments::Receipt;
 
 use crate::state::AppState;
 
+pub mod guard;
 mod invoices;
 
 pub fn router(state: AppState) -> Router {
@@ -66,14 +67,32 @@ fn page(title: &str, body: Markup) -> Markup {
     }
 }
 
+/// The receipt host's pages: no third-party anything (CSP: nothing but the page's own inline
+/// style, no framing, no `<base>`), no sniffing, no referrer to the links customers follow,
+/// never cached (CONTRACT §14, §17).
+pub const CONTENT_SECURITY_POLICY: &str =
+    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'";
+
 fn html_response(status: StatusCode, markup: Markup) -> Response {
     let mut resp = (status, Html(markup.into_string())).into_response();
-    resp.headers_mut().insert(
+    let headers = resp.headers_mut();
+    headers.insert(
         header::CACHE_CONTROL,
         header::HeaderValue::from_static("no-store"),
     );
-    resp.headers_mut()
-        .insert("x-frame-options", header::HeaderValue::from_static("DENY"));
+    headers.insert("x-frame-options", header::HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        header::HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        header::HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        header::HeaderValue::from_static("no-referrer"),
+    );
     resp
 }
 

@@ -1012,6 +1012,21 @@ async fn receipt_page(url: &str) -> (u16, String) {
     (status, r.text().await.unwrap())
 }
 
+/// The one-time token a hosted invoice page's pay button sends.
+fn token_of(html: &str) -> String {
+    let at = html.find("name=\"token\" value=\"").expect("a pay token") + 20;
+    html[at..at + html[at..].find('"').unwrap()].to_string()
+}
+
+/// Presses the pay button of the page at `url` as its form does (token, no Origin).
+async fn press(http: &reqwest::Client, url: &str, token: &str) -> reqwest::Response {
+    http.post(format!("{url}/pay"))
+        .form(&[("token", token)])
+        .send()
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn the_hosted_invoice_page_shows_the_invoice_and_its_pay_button_pays_it() {
     let Some(app) = spawn_app().await else { return };
@@ -1055,8 +1070,7 @@ async fn the_hosted_invoice_page_shows_the_invoice_and_its_pay_button_pays_it() 
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();
-    let pay = format!("{url}/pay");
-    let r = http.post(&pay).send().await.unwrap();
+    let r = press(&http, &url, &token_of(&html)).await;
     assert_eq!(r.status().as_u16(), 402);
     let html = r.text().await.unwrap();
     assert!(html.contains("Your card was declined"), "{html}");
@@ -1069,7 +1083,9 @@ async fn the_hosted_invoice_page_shows_the_invoice_and_its_pay_button_pays_it() 
     save_card(&app, &cus, GOOD).await;
     let (_, html) = receipt_page(&url).await;
     assert!(html.contains("Pay 30.00 USD with Visa •••• 4242"), "{html}");
-    let r = http.post(&pay).send().await.unwrap();
+    let token = token_of(&html);
+    let (_, second_tab) = receipt_page(&url).await;
+    let r = press(&http, &url, &token).await;
     assert_eq!(r.status().as_u16(), 303);
     assert_eq!(r.headers()["location"], format!("/invoices/{inv_id}"));
     let inv = get(&app, &format!("/v2/invoices/{inv_id}")).await;
@@ -1086,8 +1102,10 @@ async fn the_hosted_invoice_page_shows_the_invoice_and_its_pay_button_pays_it() 
     assert!(!html.contains("<button"), "no pay button once paid: {html}");
     assert!(html.contains(&format!("href=\"/{}\"", inv["payment"].as_str().unwrap())));
 
-    // Pressed again (a second tab): nothing more is charged.
-    let r = http.post(&pay).send().await.unwrap();
+    // Pressed again (the same page, or a second tab): nothing more is charged.
+    let r = press(&http, &url, &token).await;
+    assert_eq!(r.status().as_u16(), 303);
+    let r = press(&http, &url, &token_of(&second_tab)).await;
     assert_eq!(r.status().as_u16(), 409);
     assert!(r.text().await.unwrap().contains("cannot be paid now"));
     let inv = get(&app, &format!("/v2/invoices/{inv_id}")).await;
@@ -1098,4 +1116,120 @@ async fn the_hosted_invoice_page_shows_the_invoice_and_its_pay_button_pays_it() 
     assert_eq!(receipt_page(&missing).await.0, 404);
     let r = http.post(format!("{missing}/pay")).send().await.unwrap();
     assert_eq!(r.status().as_u16(), 404);
+}
+
+#[tokio::test]
+async fn the_hosted_pay_button_needs_its_pages_token_and_origin_is_throttled_and_one_press_is_one_try(
+) {
+    let Some(app) = spawn_app().await else { return };
+    let clock = clock(&app, JAN_31_2027).await;
+    let (cus, _) = customer_with_card(&app, Some(&clock), DECLINES).await;
+    let monthly = price(&app, 1500, "month").await;
+    let s = created(
+        &app,
+        "/v2/subscriptions",
+        json!({"customer": cus, "items": [{"price": monthly}], "trial_period_days": 3}),
+    )
+    .await;
+    advance(&app, &clock, JAN_31_2027 + 3 * DAY).await;
+    let sub = get(
+        &app,
+        &format!("/v2/subscriptions/{}", s["id"].as_str().unwrap()),
+    )
+    .await;
+    let inv_id = sub["latest_invoice"].as_str().unwrap().to_string();
+    let url = format!("{}/invoices/{inv_id}", app.receipt_base);
+    let attempts = |inv: &Value| inv["attempt_count"].as_i64().unwrap();
+    let before = attempts(&get(&app, &format!("/v2/invoices/{inv_id}")).await);
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    // T3-I4: every page of the receipt host says what it may load and where it may go.
+    let page = http.get(&url).send().await.unwrap();
+    for (name, value) in [
+        ("x-content-type-options", "nosniff"),
+        ("referrer-policy", "no-referrer"),
+        ("x-frame-options", "DENY"),
+    ] {
+        assert_eq!(page.headers()[name], value);
+    }
+    let csp = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'none'"));
+    let html = page.text().await.unwrap();
+    let token = token_of(&html);
+
+    // T3-M4: no token, a forged one, or another site's form: refused, nothing tried.
+    let none = http.post(format!("{url}/pay")).send().await.unwrap();
+    assert_eq!(none.status().as_u16(), 400);
+    assert!(none.text().await.unwrap().contains("expired"));
+    let last = if token.ends_with('0') { "1" } else { "0" };
+    let forged = press(&http, &url, &format!("{}{last}", &token[..token.len() - 1])).await;
+    assert_eq!(forged.status().as_u16(), 400);
+    let cross = http
+        .post(format!("{url}/pay"))
+        .header("Origin", "https://evil.example")
+        .form(&[("token", token.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cross.status().as_u16(), 403);
+    assert_eq!(
+        attempts(&get(&app, &format!("/v2/invoices/{inv_id}")).await),
+        before
+    );
+
+    // T3-L1: eight presses of one page at once: one try, each answered with the page.
+    let presses: Vec<_> = (0..8)
+        .map(|_| {
+            let (http, url, token) = (http.clone(), url.clone(), token.clone());
+            tokio::spawn(async move {
+                let r = http
+                    .post(format!("{url}/pay"))
+                    .header(
+                        "Origin",
+                        url::Url::parse(&url)
+                            .unwrap()
+                            .origin()
+                            .ascii_serialization(),
+                    )
+                    .form(&[("token", token)])
+                    .send()
+                    .await
+                    .unwrap();
+                let status = r.status().as_u16();
+                if status != 303 {
+                    let html = r.text().await.unwrap();
+                    assert!(html.contains("Invoice"), "{status}: {html}");
+                }
+                status
+            })
+        })
+        .collect();
+    for p in presses {
+        let status = p.await.unwrap();
+        assert!([303, 402, 409].contains(&status), "{status}");
+    }
+    let inv = get(&app, &format!("/v2/invoices/{inv_id}")).await;
+    assert_eq!(attempts(&inv), before + 1, "one press, one try");
+
+    // At most 10 posts a minute to one page (8 + 3 forged and foreign ones so far count).
+    let mut limited = None;
+    for _ in 0..10 {
+        let r = press(&http, &url, &token).await;
+        if r.status().as_u16() == 429 {
+            limited = Some(r);
+            break;
+        }
+    }
+    let limited = limited.expect("no limit per page");
+    assert!(limited.headers().contains_key("retry-after"));
+    assert!(limited.text().await.unwrap().contains("Too many attempts"));
+    assert_eq!(
+        attempts(&get(&app, &format!("/v2/invoices/{inv_id}")).await),
+        before + 1
+    );
 }
