@@ -31,6 +31,25 @@ pub const TRIAL_WILL_END_SECS: i64 = 3 * 86_400;
 pub const INCOMPLETE_EXPIRY_SECS: i64 = 23 * 3600;
 /// A test clock moves forward at most this many months at a time.
 pub const MAX_ADVANCE_MONTHS: u32 = 24;
+/// Test-clock quotas (CONTRACT §17): what one test key can make a shared server do.
+/// Clocks of an account advancing at once…
+pub const MAX_ADVANCING_CLOCKS: i64 = 3;
+/// …customers on one clock…
+pub const MAX_CUSTOMERS_PER_CLOCK: i64 = 100;
+/// …and invoices one advance may make (every renewal of every subscription on the clock).
+pub const MAX_INVOICES_PER_ADVANCE: u64 = 10_000;
+
+/// How many period ends of the schedule anchored at `anchor` fall in `(after, until]`, counting
+/// no further than `cap + 1` (enough to say it is over `cap`).
+pub fn periods_between(anchor: i64, recurring: Recurring, after: i64, until: i64, cap: u64) -> u64 {
+    let mut count = 0;
+    let mut end = next_period_end(anchor, recurring, after);
+    while end <= until && count <= cap {
+        count += 1;
+        end = next_period_end(anchor, recurring, end);
+    }
+    count
+}
 
 fn is_zero(n: &u32) -> bool {
     *n == 0

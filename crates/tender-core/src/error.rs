@@ -32,6 +32,10 @@ pub enum StoreError {
     /// A batch's [`crate::store::WriteOp::RequireBalance`] did not hold: nothing was applied.
     #[error("the balance of {0} is insufficient")]
     BalanceInsufficient(String),
+    /// A batch's [`crate::store::WriteOp::RequireAtMost`] did not hold (what was counted):
+    /// nothing was applied.
+    #[error("the limit of {0} is reached")]
+    LimitReached(String),
     /// A stored document could not be decoded (a bug or a corrupted row).
     #[error("corrupt record {0}")]
     Corrupt(String),

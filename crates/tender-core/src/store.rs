@@ -120,7 +120,7 @@ impl Collection {
             Collection::Prices => &[Field::Product, Field::Active, Field::Type, Field::Currency],
             Collection::Subscriptions => &[Field::Customer, Field::Status, Field::Prices],
             Collection::Invoices => &[Field::Customer, Field::Subscription, Field::Status],
-            Collection::TestClocks => &[],
+            Collection::TestClocks => &[Field::Status],
         }
     }
 }
@@ -381,6 +381,18 @@ pub enum WriteOp {
         account: crate::ledger::LedgerAccount,
         currency: crate::money::Currency,
         at_least: i64,
+    },
+    /// Fails the batch with [`StoreError::LimitReached`] (naming `what`) unless the scope has at
+    /// most `at_most` documents in `collection` (those whose `filter` column holds the value,
+    /// when given), counting what the batch wrote before this operation. Batches of one scope
+    /// and collection that carry it are serialised with each other (SQLite's one writer; on
+    /// PostgreSQL a transaction-scoped advisory lock taken before counting), so racing
+    /// creations cannot pass a limit together (CONTRACT §17).
+    RequireAtMost {
+        collection: Collection,
+        filter: Option<(Field, String)>,
+        at_most: i64,
+        what: String,
     },
     /// An event. In the same transaction the store writes one pending delivery (the outbox) for
     /// every enabled endpoint of the scope whose `enabled_events` match, due at `created`.

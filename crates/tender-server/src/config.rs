@@ -50,6 +50,10 @@ pub struct ServerConfig {
     pub max_connections: usize,
     /// How long a request body may take to arrive (30 s; tests shorten it).
     pub body_timeout: std::time::Duration,
+    /// Whether this node runs the scheduled background tasks (settlements, expiries, syncs,
+    /// renewals, clock advances). True by default; false leaves them to the other nodes, or to
+    /// a test that steps them itself with `Services::run_due_tasks`.
+    pub run_tasks: bool,
 }
 
 impl ServerConfig {
@@ -77,6 +81,7 @@ impl ServerConfig {
             allow_connector_settings_via_api: false,
             max_connections: crate::connection::DEFAULT_MAX_CONNECTIONS,
             body_timeout: crate::connection::BODY_DEADLINE,
+            run_tasks: true,
         }
     }
 

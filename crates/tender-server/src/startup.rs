@@ -118,6 +118,8 @@ pub struct Application {
     _database_lock: Option<tender_store::files::DatabaseLock>,
     /// How long a request body may take to arrive.
     body_timeout: std::time::Duration,
+    /// Whether this node runs the background tasks ([`ServerConfig::run_tasks`]).
+    run_tasks: bool,
     /// Set to true to stop the listeners, the workers and the event streams.
     stop: tokio::sync::watch::Sender<bool>,
 }
@@ -190,6 +192,7 @@ impl Application {
             max_connections: config.max_connections.max(1),
             _database_lock: database_lock,
             body_timeout: config.body_timeout,
+            run_tasks: config.run_tasks,
             stop,
         })
     }
@@ -274,7 +277,9 @@ impl Application {
             self.state.metrics.clone(),
         )?;
         let worker_task = tokio::spawn(worker.run(stop_rx.clone()));
-        spawn_task_runner(self.state.services.clone(), stop_rx.clone());
+        if self.run_tasks {
+            spawn_task_runner(self.state.services.clone(), stop_rx.clone());
+        }
 
         if let Some(tls) = &self.tls {
             tls.reload_on_sighup();

@@ -238,6 +238,67 @@ async fn a_document_too_large_to_read_back_is_never_written(store: Arc<dyn Store
         .is_none());
 }
 
+contract!(a_limit_in_the_batch_holds_against_racing_batches);
+/// T3-L2: a count read before the batch let 19 connectors past a limit of 16 on PostgreSQL.
+/// `RequireAtMost` counts inside the batch, with what it wrote, serialised per collection.
+async fn a_limit_in_the_batch_holds_against_racing_batches(store: Arc<dyn Store>) {
+    let s = scope("acct_limit", Mode::Test);
+    let tries = futures::future::join_all((0..20).map(|i| {
+        let store = store.clone();
+        let s = s.clone();
+        async move {
+            commit(
+                &store,
+                &s,
+                vec![
+                    insert(
+                        Collection::Customers,
+                        &format!("cus_limit_{i}"),
+                        1,
+                        IndexValues {
+                            test_clock: Some("clock_a".into()),
+                            ..Default::default()
+                        },
+                    ),
+                    WriteOp::RequireAtMost {
+                        collection: Collection::Customers,
+                        filter: Some((Field::TestClock, "clock_a".into())),
+                        at_most: 5,
+                        what: "customers of clock_a".into(),
+                    },
+                ],
+            )
+            .await
+        }
+    }))
+    .await;
+    assert_eq!(tries.iter().filter(|r| r.is_ok()).count(), 5, "{tries:?}");
+    assert!(tries
+        .iter()
+        .all(|r| matches!(r, Ok(()) | Err(StoreError::LimitReached(_)))));
+    // Another clock's customers, and another scope, count apart.
+    commit(
+        &store,
+        &s,
+        vec![
+            insert(
+                Collection::Customers,
+                "cus_other_clock",
+                1,
+                IndexValues::default(),
+            ),
+            WriteOp::RequireAtMost {
+                collection: Collection::Customers,
+                filter: Some((Field::TestClock, "clock_b".into())),
+                at_most: 0,
+                what: "customers of clock_b".into(),
+            },
+        ],
+    )
+    .await
+    .unwrap();
+}
+
 contract!(a_stale_version_conflicts_and_nothing_of_the_batch_applies);
 async fn a_stale_version_conflicts_and_nothing_of_the_batch_applies(store: Arc<dyn Store>) {
     let s = scope("acct_a", Mode::Test);

@@ -317,12 +317,15 @@ impl Services {
             metadata: metadata::on_create(fields.metadata.unwrap_or_default())?,
         };
         self.check_connector(scope, &object, &settings)?;
-        if self.all_connectors(scope).await?.len() >= MAX_CONNECTORS {
-            return Err(CoreError::invalid(
+        let limit = || {
+            CoreError::invalid(
                 "type",
                 "connectors_limit",
                 format!("An account can have at most {MAX_CONNECTORS} connectors per mode; delete one first."),
-            ));
+            )
+        };
+        if self.all_connectors(scope).await?.len() >= MAX_CONNECTORS {
+            return Err(limit());
         }
         let ops = vec![
             WriteOp::Insert {
@@ -336,10 +339,20 @@ impl Services {
                 owner: object.id.clone(),
                 sealed: self.seal_settings(&settings)?,
             },
+            // The count above was read outside the batch: racing creations are held to the
+            // limit here, in it (T3-L2).
+            WriteOp::RequireAtMost {
+                collection: Collection::Connectors,
+                filter: None,
+                at_most: MAX_CONNECTORS as i64,
+                what: "connectors".into(),
+            },
         ];
         let shown = super::to_value(&object)?;
-        self.commit(ctx, ops, Ok(&shown)).await?;
-        Ok(object)
+        match self.commit(ctx, ops, Ok(&shown)).await {
+            Err(CoreError::Store(StoreError::LimitReached(_))) => Err(limit()),
+            other => other.map(|()| object),
+        }
     }
 
     /// `POST /connectors/{id}`.

@@ -139,7 +139,7 @@ impl Services {
             created: self.now(),
         };
         let object = to_value(&customer)?;
-        let ops = vec![
+        let mut ops = vec![
             WriteOp::Insert {
                 collection: Collection::Customers,
                 id: customer.id.clone(),
@@ -149,8 +149,27 @@ impl Services {
             },
             self.event_op(Some(ctx), scope, "customer.created", object.clone(), None)?,
         ];
-        self.commit(ctx, ops, Ok(&object)).await?;
-        Ok(customer)
+        if let Some(clock) = &customer.test_clock {
+            ops.push(WriteOp::RequireAtMost {
+                collection: Collection::Customers,
+                filter: Some((crate::store::Field::TestClock, clock.clone())),
+                at_most: crate::billing::MAX_CUSTOMERS_PER_CLOCK,
+                what: "customers per test clock".into(),
+            });
+        }
+        match self.commit(ctx, ops, Ok(&object)).await {
+            Err(CoreError::Store(crate::error::StoreError::LimitReached(_))) => {
+                Err(CoreError::invalid(
+                    "test_clock",
+                    "test_clock_customers_limit",
+                    format!(
+                        "A test clock can have at most {} customers; use another clock.",
+                        crate::billing::MAX_CUSTOMERS_PER_CLOCK
+                    ),
+                ))
+            }
+            other => other.map(|()| customer),
+        }
     }
 
     /// `POST /customers/{id}`.

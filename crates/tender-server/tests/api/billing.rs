@@ -1233,3 +1233,118 @@ async fn the_hosted_pay_button_needs_its_pages_token_and_origin_is_throttled_and
         before + 1
     );
 }
+
+/// Asks clock `c` to advance a day (without running the advance).
+async fn advance_a_day(app: &TestApp, c: &str) -> Answer {
+    app.post(
+        &format!("/v2/test_helpers/test_clocks/{c}/advance"),
+        app.sk(),
+        json!({"frozen_time": JAN_31_2027 + DAY}),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn test_clocks_have_quotas_that_racing_requests_cannot_pass() {
+    // The server runs no tasks of its own: advancing clocks stay advancing until the test
+    // steps them.
+    let Some(app) = spawn_app_with(Options {
+        run_tasks: false,
+        ..Options::default()
+    })
+    .await
+    else {
+        return;
+    };
+    // T3-M5: at most 3 clocks of an account advance at once.
+    let mut clocks = Vec::new();
+    for _ in 0..4 {
+        clocks.push(clock(&app, JAN_31_2027).await);
+    }
+    let tries = futures::future::join_all(clocks.iter().map(|c| advance_a_day(&app, c))).await;
+    let ok = tries.iter().filter(|r| r.status == 200).count();
+    assert_eq!(
+        ok,
+        3,
+        "{:?}",
+        tries.iter().map(|r| r.body.to_string()).collect::<Vec<_>>()
+    );
+    let refused = tries.iter().find(|r| r.status != 200).unwrap();
+    assert_eq!(refused.status, 400);
+    assert_eq!(refused.error_code(), "test_clocks_advancing_limit");
+    assert_eq!(refused.error_param(), "test_clock");
+    while app.services.run_due_tasks(100).await.unwrap() > 0 {}
+    let waiting = clocks
+        .iter()
+        .zip(&tries)
+        .find(|(_, r)| r.status != 200)
+        .unwrap()
+        .0;
+    assert_eq!(advance_a_day(&app, waiting).await.status, 200);
+    while app.services.run_due_tasks(100).await.unwrap() > 0 {}
+
+    // At most 100 customers on one clock, however fast they come.
+    let crowded = clock(&app, JAN_31_2027).await;
+    let made = futures::future::join_all((0..110).map(|i| {
+        app.post(
+            "/v2/customers",
+            app.sk(),
+            json!({"name": format!("C{i}"), "test_clock": crowded}),
+        )
+    }))
+    .await;
+    assert_eq!(made.iter().filter(|r| r.status == 200).count(), 100);
+    let over = made.iter().find(|r| r.status != 200).unwrap();
+    assert_eq!(over.status, 400, "{}", over.body);
+    assert_eq!(over.error_code(), "test_clock_customers_limit");
+    let listed = app
+        .get(
+            &format!("/v2/customers?test_clock={crowded}&limit=100"),
+            app.sk(),
+        )
+        .await;
+    if listed.status == 200 {
+        assert!(!listed.body["has_more"].as_bool().unwrap());
+    }
+
+    // An advance that would make more than 10,000 invoices is refused before it starts.
+    let busy = clock(&app, JAN_31_2027).await;
+    let daily = price(&app, 100, "day").await;
+    for _ in 0..14 {
+        let (cus, _) = customer_with_card(&app, Some(&busy), GOOD).await;
+        created(
+            &app,
+            "/v2/subscriptions",
+            json!({"customer": cus, "items": [{"price": daily}]}),
+        )
+        .await;
+    }
+    // 14 daily subscriptions × 729 days: 10,206 renewals.
+    let too_far = app
+        .post(
+            &format!("/v2/test_helpers/test_clocks/{busy}/advance"),
+            app.sk(),
+            json!({"frozen_time": JAN_31_2027 + 729 * DAY}),
+        )
+        .await;
+    assert_eq!(too_far.status, 400, "{}", too_far.body);
+    assert_eq!(too_far.error_code(), "test_clock_advance_too_large");
+    assert_eq!(too_far.error_param(), "frozen_time");
+    assert!(too_far.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("10000"));
+    let c = app
+        .get(&format!("/v2/test_helpers/test_clocks/{busy}"), app.sk())
+        .await;
+    assert_eq!(c.body["status"], "ready");
+    // 14 × 700 = 9,800: allowed.
+    let fine = app
+        .post(
+            &format!("/v2/test_helpers/test_clocks/{busy}/advance"),
+            app.sk(),
+            json!({"frozen_time": JAN_31_2027 + 700 * DAY}),
+        )
+        .await;
+    assert_eq!(fine.status, 200, "{}", fine.body);
+}

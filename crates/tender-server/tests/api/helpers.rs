@@ -52,6 +52,8 @@ pub struct Options {
     pub allow_private_webhook_targets: bool,
     /// `--allow-connector-settings-via-api`: the API may set `raw_card_data` and `api_base`.
     pub connector_settings_via_api: bool,
+    /// False: the server runs no background tasks; the test steps them.
+    pub run_tasks: bool,
     pub max_connections: usize,
     pub body_timeout: std::time::Duration,
     /// PostgreSQL: reach the server through this `host:port` (a proxy) instead.
@@ -65,6 +67,7 @@ impl Default for Options {
             webhook_retry_scale: 0.001,
             allow_private_webhook_targets: false,
             connector_settings_via_api: false,
+            run_tasks: true,
             max_connections: tender_server::connection::DEFAULT_MAX_CONNECTIONS,
             body_timeout: tender_server::connection::BODY_DEADLINE,
             database_via: None,
@@ -94,6 +97,7 @@ pub async fn spawn_app_with(options: Options) -> Option<TestApp> {
     config.webhook_retry_scale = options.webhook_retry_scale;
     config.allow_private_webhook_targets = options.allow_private_webhook_targets;
     config.allow_connector_settings_via_api = options.connector_settings_via_api;
+    config.run_tasks = options.run_tasks;
     config.max_connections = options.max_connections;
     config.body_timeout = options.body_timeout;
     let mut schema = None;

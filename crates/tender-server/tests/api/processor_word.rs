@@ -395,3 +395,25 @@ async fn a_processors_long_answers_are_cut_and_never_break_a_list() {
         assert!(list.raw.len() < 64 * 1024, "{path}: {}", list.raw.len());
     }
 }
+
+#[tokio::test]
+async fn the_connector_limit_holds_against_racing_creations() {
+    let Some(app) = spawn_app().await else {
+        return;
+    };
+    // T3-L2: 30 at once, 16 at most, on either backend.
+    let made = futures::future::join_all((0..30).map(|i| {
+        app.post(
+            "/v2/connectors",
+            app.sk(),
+            json!({"type": "simulator", "priority": i}),
+        )
+    }))
+    .await;
+    assert_eq!(made.iter().filter(|r| r.status == 200).count(), 16);
+    let refused = made.iter().find(|r| r.status != 200).unwrap();
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert_eq!(refused.error_code(), "connectors_limit");
+    let listed = app.get("/v2/connectors?limit=100", app.sk()).await;
+    assert_eq!(listed.body["data"].as_array().unwrap().len(), 16);
+}

@@ -233,6 +233,46 @@ fn plan(batch: &WriteBatch, node: i64) -> Vec<Stmt> {
             } => out.extend(super::ledger::require_balance_statements(
                 scope, *account, *currency, *at_least,
             )),
+            WriteOp::RequireAtMost {
+                collection,
+                filter,
+                at_most,
+                what,
+            } => {
+                let t = table(*collection);
+                out.push(
+                    Stmt::new(
+                        "lock count",
+                        "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+                        vec![Box::new(format!(
+                            "tender-count:{}:{live}:{t}",
+                            scope.account
+                        ))],
+                    )
+                    .returning_rows(),
+                );
+                let (condition, mut params): (String, Vec<Value>) = match filter {
+                    Some((field, value)) => (
+                        format!(" AND {} = $4", column(*field)),
+                        vec![Box::new(value.clone())],
+                    ),
+                    None => (String::new(), Vec::new()),
+                };
+                let mut all: Vec<Value> =
+                    vec![account(), Box::new(live), Box::new(*at_most)];
+                all.append(&mut params);
+                out.push(
+                    Stmt::new(
+                        "count",
+                        format!(
+                            "SELECT 1 WHERE (SELECT COUNT(*) FROM {t} WHERE account_id = $1 AND livemode = $2{condition}) <= $3::bigint"
+                        ),
+                        all,
+                    )
+                    .returning_rows()
+                    .exactly_one(StoreError::LimitReached(what.clone())),
+                );
+            }
             WriteOp::DeleteTask { id } => out.push(
                 Stmt::new(
                     "delete task",

@@ -42,6 +42,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         9,
         include_str!("../../migrations/postgres/0009_event_stream_order.sql"),
     ),
+    (
+        10,
+        include_str!("../../migrations/postgres/0010_test_clock_status.sql"),
+    ),
 ];
 
 /// An arbitrary constant naming Tender's migration lock.

@@ -284,6 +284,33 @@ fn apply_batch(conn: &Connection, batch: &WriteBatch, bodies: &[Vec<u8>]) -> Sto
                 currency,
                 at_least,
             } => super::ledger::require_balance(conn, scope, *account, *currency, *at_least)?,
+            WriteOp::RequireAtMost {
+                collection,
+                filter,
+                at_most,
+                what,
+            } => {
+                let mut sql = format!(
+                    "SELECT COUNT(*) FROM {} WHERE account_id = ?1 AND livemode = ?2",
+                    table(*collection)
+                );
+                if let Some((field, _)) = filter {
+                    sql.push_str(&format!(" AND {} = ?3", column(*field)));
+                }
+                let mut stmt = conn
+                    .prepare_cached(&sql)
+                    .map_err(|e| classify("count", e))?;
+                let count: i64 = match filter {
+                    Some((_, value)) => {
+                        stmt.query_row(params![scope.account, live, value], |r| r.get(0))
+                    }
+                    None => stmt.query_row(params![scope.account, live], |r| r.get(0)),
+                }
+                .map_err(|e| classify("count", e))?;
+                if count > *at_most {
+                    return Err(StoreError::LimitReached(what.clone()));
+                }
+            }
             WriteOp::DeleteTask { id } => {
                 let n = conn
                     .prepare_cached("DELETE FROM scheduled_tasks WHERE id = ?1 AND account_id = ?2 AND livemode = ?3")

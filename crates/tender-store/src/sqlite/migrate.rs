@@ -39,6 +39,14 @@ const MIGRATIONS: &[(i64, &str)] = &[
         8,
         include_str!("../../migrations/sqlite/0008_ledger_entries_without_foreign_key.sql"),
     ),
+    (
+        9,
+        include_str!("../../migrations/sqlite/0009_event_stream_order.sql"),
+    ),
+    (
+        10,
+        include_str!("../../migrations/sqlite/0010_test_clock_status.sql"),
+    ),
 ];
 
 /// Applies the migrations not yet applied, each in its own transaction.

@@ -17,7 +17,9 @@
 use std::time::{Duration, Instant};
 
 use crate::billing::{
-    add_calendar_months, Advancing, ClockStatus, ClockStatusDetails, TestClock, MAX_ADVANCE_MONTHS,
+    add_calendar_months, periods_between, Advancing, ClockStatus, ClockStatusDetails, Subscription,
+    SubscriptionStatus, TestClock, MAX_ADVANCE_MONTHS, MAX_ADVANCING_CLOCKS,
+    MAX_INVOICES_PER_ADVANCE,
 };
 use crate::customer::Customer;
 use crate::error::{CoreError, CoreResult};
@@ -34,6 +36,15 @@ const CLOCK_TASKS_AT_ONCE: usize = 32;
 const ADVANCE_SLICES_PER_LEASE: i64 = 6;
 /// The latest `frozen_time` (the end of 9999); the earliest is 0 (1970).
 const LATEST_TIME: i64 = 253_402_300_799;
+
+/// A clock's indexed status: the advancing ones are counted (at most
+/// [`MAX_ADVANCING_CLOCKS`] per account).
+fn clock_index(c: &TestClock) -> IndexValues {
+    IndexValues {
+        status: Some(c.status.as_str().into()),
+        ..IndexValues::default()
+    }
+}
 
 fn clock_state_error(c: &TestClock, what: &str) -> CoreError {
     CoreError::invalid(
@@ -132,6 +143,16 @@ impl Services {
                     ),
                 ));
             }
+            let invoices = self.invoices_of_advance(scope, &before, frozen_time).await?;
+            if invoices > MAX_INVOICES_PER_ADVANCE {
+                return Err(CoreError::invalid(
+                    "frozen_time",
+                    "test_clock_advance_too_large",
+                    format!(
+                        "This advance would make more than {MAX_INVOICES_PER_ADVANCE} invoices (the limit of one advance): advance by less, or put fewer subscriptions on the clock."
+                    ),
+                ));
+            }
             let mut after = before.clone();
             after.status = ClockStatus::Advancing;
             after.status_details.advancing = Some(Advancing {
@@ -143,16 +164,123 @@ impl Services {
                     collection: Collection::TestClocks,
                     id: after.id.clone(),
                     expected_version: version,
-                    index: IndexValues::default(),
+                    index: clock_index(&after),
                     body: to_body(&after)?,
                 },
                 // In wall time: the advance itself runs now.
                 self.schedule_op(TaskKind::AdvanceClock, &after.id, self.wall_now()),
+                WriteOp::RequireAtMost {
+                    collection: Collection::TestClocks,
+                    filter: Some((Field::Status, ClockStatus::Advancing.as_str().into())),
+                    at_most: MAX_ADVANCING_CLOCKS,
+                    what: "advancing test clocks".into(),
+                },
             ];
-            self.commit(ctx, ops, Ok(&object)).await?;
-            Ok(after)
+            match self.commit(ctx, ops, Ok(&object)).await {
+                Err(CoreError::Store(crate::error::StoreError::LimitReached(_))) => {
+                    Err(CoreError::invalid(
+                        "test_clock",
+                        "test_clocks_advancing_limit",
+                        format!(
+                            "At most {MAX_ADVANCING_CLOCKS} test clocks of an account advance at once; wait for one to be ready."
+                        ),
+                    ))
+                }
+                other => other.map(|()| after),
+            }
         })
         .await
+    }
+
+    /// How many invoices advancing `clock` to `target` would make, at most (every renewal and
+    /// trial end of its customers' live subscriptions), counting no further than just past
+    /// [`MAX_INVOICES_PER_ADVANCE`].
+    async fn invoices_of_advance(
+        &self,
+        scope: &crate::auth::Scope,
+        clock: &TestClock,
+        target: i64,
+    ) -> CoreResult<u64> {
+        let mut total = 0u64;
+        let customers = self
+            .records_where(scope, Collection::Customers, Field::TestClock, &clock.id)
+            .await?;
+        for customer in customers {
+            for record in self
+                .records_where(
+                    scope,
+                    Collection::Subscriptions,
+                    Field::Customer,
+                    &customer.id,
+                )
+                .await?
+            {
+                let sub: Subscription = from_body(&record.id, &record.body)?;
+                let ended = matches!(
+                    sub.status,
+                    SubscriptionStatus::Canceled | SubscriptionStatus::IncompleteExpired
+                );
+                let Some(recurring) = sub.recurring().filter(|_| !ended) else {
+                    continue;
+                };
+                let cap = MAX_INVOICES_PER_ADVANCE - total.min(MAX_INVOICES_PER_ADVANCE);
+                total += periods_between(
+                    sub.billing_cycle_anchor,
+                    recurring,
+                    clock.frozen_time,
+                    target,
+                    cap,
+                );
+                if sub
+                    .trial_end
+                    .is_some_and(|t| t > clock.frozen_time && t <= target)
+                {
+                    total += 1;
+                }
+                if total > MAX_INVOICES_PER_ADVANCE {
+                    return Ok(total);
+                }
+            }
+        }
+        Ok(total)
+    }
+
+    /// Every document of `collection` whose indexed `field` is `value`.
+    async fn records_where(
+        &self,
+        scope: &crate::auth::Scope,
+        collection: Collection,
+        field: Field,
+        value: &str,
+    ) -> CoreResult<Vec<crate::store::Record>> {
+        let mut out = Vec::new();
+        let mut cursor = crate::store::Cursor::Newest;
+        loop {
+            let page = self
+                .store
+                .list_records(
+                    scope,
+                    collection,
+                    &crate::store::ListQuery {
+                        filters: vec![(field, value.to_string())],
+                        created: Default::default(),
+                        available_on: Default::default(),
+                        cursor: cursor.clone(),
+                        limit: 100,
+                    },
+                )
+                .await?;
+            let Some(last) = page.records.last() else {
+                break;
+            };
+            cursor = crate::store::Cursor::StartingAfter(last.id.clone());
+            let more = page.has_more;
+            out.extend(page.records);
+            if !more {
+                break;
+            }
+        }
+        Ok(out)
     }
 
     /// The `advance_clock` task (see the module's doc).
@@ -237,7 +365,7 @@ impl Services {
                 collection: Collection::TestClocks,
                 id: after.id.clone(),
                 expected_version: record.version,
-                index: IndexValues::default(),
+                index: clock_index(&after),
                 body: to_body(&after)?,
             },
             self.event_op(
