@@ -301,6 +301,33 @@ pub fn fair_pick(
     picked
 }
 
+/// Host names of cloud providers' instance-metadata services (credentials live there). A URL
+/// naming one is refused when it is given, in both modes (CONTRACT §17), whether or not the
+/// name resolves where Tender runs; their addresses are refused at every connection anyway.
+const METADATA_HOSTS: [&str; 10] = [
+    "metadata.google.internal",
+    "metadata.goog",
+    "metadata",
+    "metadata.azure.com",
+    "instance-data",
+    "instance-data.ec2.internal",
+    "metadata.ec2.internal",
+    "metadata.tencentyun.com",
+    "metadata.platformequinix.com",
+    "metadata.packet.net",
+];
+
+/// Whether host name `name` is a cloud metadata service's ([`METADATA_HOSTS`]), in any case,
+/// with or without a trailing dot, or any name under `metadata.google.internal`.
+pub fn is_metadata_host(name: &str) -> bool {
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    METADATA_HOSTS.contains(&name.as_str()) || name.ends_with(".metadata.google.internal")
+}
+
+/// Alibaba Cloud's metadata service: inside the shared 100.64/10 range that private targets
+/// may otherwise reach.
+const ALIBABA_METADATA: std::net::Ipv4Addr = std::net::Ipv4Addr::new(100, 100, 100, 200);
+
 /// Whether a webhook in this mode may connect to `ip` (CONTRACT §5): live mode only to public
 /// addresses ([`is_forbidden_address`]); test mode also to loopback (local development), to
 /// private ranges (RFC 1918, unique-local, shared 100.64/10) only when the operator allowed them,
@@ -321,6 +348,7 @@ pub fn webhook_address_allowed(ip: IpAddr, livemode: bool, allow_private: bool) 
             let o = v4.octets();
             v4.is_loopback()
                 || (allow_private
+                    && v4 != ALIBABA_METADATA
                     && (v4.is_private() || (o[0] == 100 && (64..128).contains(&o[1]))))
         }
         IpAddr::V6(v6) => {
@@ -459,6 +487,33 @@ mod tests {
         let full: HashMap<_, _> = [("we_b0".to_string(), 8)].into();
         let picked = fair_pick(candidates, &none, &full, 100, 8, 3);
         assert_eq!(picked, ["b1", "a0", "b3"]);
+    }
+
+    #[test]
+    fn metadata_host_names_are_known_in_any_spelling() {
+        for name in [
+            "metadata.google.internal",
+            "METADATA.google.internal.",
+            "computeMetadata.metadata.google.internal",
+            "metadata.azure.com",
+            "metadata",
+            "instance-data.ec2.internal",
+        ] {
+            assert!(is_metadata_host(name), "{name}");
+        }
+        for name in [
+            "example.com",
+            "metadata.example.com",
+            "google.internal",
+            "localhost",
+        ] {
+            assert!(!is_metadata_host(name), "{name}");
+        }
+        assert!(!webhook_address_allowed(
+            IpAddr::V4(ALIBABA_METADATA),
+            false,
+            true
+        ));
     }
 
     #[test]

@@ -181,6 +181,7 @@ impl Application {
                 config.max_connections.max(1),
             )),
             hosted_guard: Default::default(),
+            webhook_refusals: Default::default(),
         };
         Ok(Self {
             api_listener,

@@ -19,4 +19,7 @@ pub struct AppState {
     pub streams: Arc<crate::streams::StreamSlots>,
     /// Limits of the receipt host's buttons that charge ([`crate::receipts::guard`]).
     pub hosted_guard: Arc<crate::receipts::guard::Guard>,
+    /// Refused processor webhooks per client address this minute
+    /// ([`crate::http::connector_webhooks`]).
+    pub webhook_refusals: Arc<crate::receipts::guard::Counters>,
 }

@@ -22,6 +22,8 @@ use crate::vault::Sealer;
 
 /// Connectors an account may have in each mode.
 pub const MAX_CONNECTORS: usize = 16;
+/// Characters a connector's `webhook_secret` has at least after its `whsec_` prefix.
+pub const MIN_WEBHOOK_SECRET: usize = 16;
 
 /// `POST /connectors` and `POST /connectors/{id}`, as read from the body.
 #[derive(Debug, Default)]
@@ -229,11 +231,14 @@ impl Services {
                     ));
                 }
                 if let Some(secret) = &settings.webhook_secret {
-                    if !secret.starts_with("whsec_") || secret.len() > 250 {
+                    // A secret is what comes after its prefix: at least 16 characters of it
+                    // (Stripe's have 32), or anyone could sign the connector's webhooks.
+                    let body = secret.strip_prefix("whsec_").unwrap_or_default();
+                    if !(MIN_WEBHOOK_SECRET..=244).contains(&body.len()) {
                         return Err(CoreError::invalid(
                             "webhook_secret",
                             "parameter_invalid",
-                            "webhook_secret must be the endpoint's signing secret (whsec_…).",
+                            format!("webhook_secret must be the endpoint's signing secret: whsec_ and at least {MIN_WEBHOOK_SECRET} more characters."),
                         ));
                     }
                 }
@@ -512,6 +517,19 @@ fn check_api_base_address(raw: &str, livemode: bool, allow_private: bool) -> Cor
         Some(url::Host::Ipv6(ip)) => Some(std::net::IpAddr::V6(ip)),
         _ => None,
     });
+    let named = url::Url::parse(raw)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string));
+    if named
+        .as_deref()
+        .is_some_and(crate::webhook::is_metadata_host)
+    {
+        return Err(CoreError::invalid(
+            "api_base",
+            "url_invalid",
+            "api_base may not name a cloud metadata service.",
+        ));
+    }
     match literal {
         Some(ip) if !crate::webhook::webhook_address_allowed(ip, livemode, allow_private) => {
             Err(CoreError::invalid(

@@ -885,10 +885,16 @@ impl Services {
         signature: Option<&str>,
         body: &[u8],
     ) -> CoreResult<()> {
-        let rejected = |why: &str| CoreError::InvalidParam {
-            param: None,
-            code: "webhook_signature_invalid",
-            message: format!("The webhook was not accepted: {why}.").into(),
+        // One answer for every refusal (no such connector, no secret, a bad signature): the
+        // sender learns nothing of which connectors exist (T3-I2). Why is logged.
+        let rejected = |why: &str| {
+            tracing::info!(connector = %crate::connector::bounded(connector_id), reason = %why, "a connector webhook was refused");
+            CoreError::InvalidParam {
+                param: None,
+                code: "webhook_signature_invalid",
+                message: "The webhook was not accepted: its signature could not be verified."
+                    .into(),
+            }
         };
         if !ids::looks_like(crate::ids::IdKind::Connector, connector_id) {
             return Err(rejected("no such connector"));

@@ -176,6 +176,11 @@ fn check_endpoint_url_rules(
     match host {
         url::Host::Ipv4(ip) => check_addresses(vec![IpAddr::V4(ip)], livemode, allow_private)?,
         url::Host::Ipv6(ip) => check_addresses(vec![IpAddr::V6(ip)], livemode, allow_private)?,
+        url::Host::Domain(name) if crate::webhook::is_metadata_host(name) => {
+            return Err(url_invalid(
+                "Webhook URLs may not name a cloud metadata service.",
+            ))
+        }
         url::Host::Domain(_) => {}
     }
     Ok(url)

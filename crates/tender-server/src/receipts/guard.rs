@@ -50,6 +50,14 @@ impl Counters {
         *count += 1;
         Ok(())
     }
+
+    /// Seconds to wait when `key` already had `limit` this minute, without counting.
+    pub fn over(&self, key: &str, limit: u32) -> Option<u64> {
+        let windows = self.windows.lock().ok()?;
+        let (start, count) = windows.get(key)?;
+        let elapsed = Instant::now().duration_since(*start);
+        (elapsed < WINDOW && *count >= limit).then(|| (WINDOW - elapsed).as_secs().max(1))
+    }
 }
 
 /// The limits of the receipt host's buttons.

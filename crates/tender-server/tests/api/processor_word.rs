@@ -417,3 +417,98 @@ async fn the_connector_limit_holds_against_racing_creations() {
     let listed = app.get("/v2/connectors?limit=100", app.sk()).await;
     assert_eq!(listed.body["data"].as_array().unwrap().len(), 16);
 }
+
+#[tokio::test]
+async fn a_connector_webhook_says_nothing_of_what_exists_and_its_refusals_are_throttled() {
+    let fake = Fake::start().await;
+    let (app, conn) = app_with(&fake).await;
+    let body = br#"{"type":"payment_intent.succeeded","data":{"object":{"object":"payment_intent","id":"pi_x"}}}"#;
+    let post = |path: String, signature: &'static str| {
+        app.client
+            .post(format!("{}/connector_webhooks/{path}", app.base))
+            .header("Stripe-Signature", signature)
+            .header("Content-Type", "application/json")
+            .body(body.to_vec())
+            .send()
+    };
+    // T3-I2: a real connector with a bad signature and no connector at all: the same answer.
+    let answers = [
+        post(conn.clone(), "t=1,v1=00").await.unwrap(),
+        post("conn_000000000000000000000000".into(), "t=1,v1=00")
+            .await
+            .unwrap(),
+        post("nonsense".into(), "t=1,v1=00").await.unwrap(),
+    ];
+    let mut bodies = Vec::new();
+    for a in answers {
+        assert_eq!(a.status(), 400);
+        let mut v: Value = a.json().await.unwrap();
+        v["error"]["request_id"] = Value::Null;
+        bodies.push(v);
+    }
+    assert!(bodies.windows(2).all(|w| w[0] == w[1]), "{bodies:?}");
+    // More than 60 refusals a minute from one address: 429.
+    let mut limited = false;
+    for _ in 0..70 {
+        if post(conn.clone(), "t=1,v1=00").await.unwrap().status() == 429 {
+            limited = true;
+            break;
+        }
+    }
+    assert!(limited, "refused webhooks are not throttled");
+    // A secret must be more than its prefix.
+    for secret in ["whsec_", "whsec_a", "whsec_secretA123"] {
+        let refused = app
+            .post(
+                &format!("/v2/connectors/{conn}"),
+                app.sk(),
+                json!({"webhook_secret": secret}),
+            )
+            .await;
+        assert_eq!(refused.status, 400, "{secret}");
+        assert_eq!(refused.error_param(), "webhook_secret");
+    }
+}
+
+#[tokio::test]
+async fn urls_naming_a_cloud_metadata_service_are_refused_in_both_modes() {
+    let Some(app) = spawn_app_with(Options {
+        allow_private_webhook_targets: true,
+        connector_settings_via_api: true,
+        ..Options::default()
+    })
+    .await
+    else {
+        return;
+    };
+    for (key, scheme) in [(app.sk(), "http"), (app.sk_live(), "https")] {
+        for host in [
+            "metadata.google.internal",
+            "METADATA.GOOGLE.INTERNAL.",
+            "metadata.azure.com",
+            "169.254.169.254",
+            "[fd00:ec2::254]",
+            "100.100.100.200",
+        ] {
+            let url = format!("{scheme}://{host}/hook");
+            let refused = app
+                .post(
+                    "/v2/webhook_endpoints",
+                    key,
+                    json!({"url": url, "enabled_events": ["*"]}),
+                )
+                .await;
+            assert_eq!(refused.status, 400, "{url}: {}", refused.body);
+            assert_eq!(refused.error_code(), "url_invalid", "{url}");
+        }
+    }
+    let connector = app
+        .post(
+            "/v2/connectors",
+            app.sk(),
+            json!({"type": "stripe", "api_key": "sk_test_x1", "api_base": "http://metadata.google.internal"}),
+        )
+        .await;
+    assert_eq!(connector.status, 400, "{}", connector.body);
+    assert_eq!(connector.error_param(), "api_base");
+}
