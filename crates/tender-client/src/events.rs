@@ -156,6 +156,31 @@ pub struct ResendEvent {
 
 /// The longest one stream connection is kept (then it ends; connect again with the last id).
 const STREAM_MAX: Duration = Duration::from_secs(24 * 3600);
+/// The longest line a stream may send (an event is one `data:` line): a server that sends a
+/// longer one is not followed further, so it cannot fill the client's memory.
+pub const MAX_STREAM_LINE: usize = 1 << 20;
+
+/// Counts the bytes of the line a stream is in; `Err` once one passes [`MAX_STREAM_LINE`].
+#[derive(Default)]
+struct LineBound {
+    current: usize,
+}
+
+impl LineBound {
+    fn take(&mut self, chunk: &[u8]) -> Result<(), usize> {
+        for &b in chunk {
+            if b == b'\n' || b == b'\r' {
+                self.current = 0;
+            } else {
+                self.current += 1;
+                if self.current > MAX_STREAM_LINE {
+                    return Err(self.current);
+                }
+            }
+        }
+        Ok(())
+    }
+}
 
 /// One event from [`Events::stream`]: its id and its JSON exactly as the server sent it (the
 /// bytes a webhook delivery of it carries).
@@ -234,10 +259,23 @@ impl Events<'_> {
         // The server sends a keep-alive comment every 15 s: a longer silence means the
         // connection is dead (a peer gone without closing it).
         let idle = self.client.stream_idle();
-        let bytes = futures::stream::unfold(Some(resp.bytes_stream()), move |state| async move {
-            let mut bytes = state?;
+        let start = (resp.bytes_stream(), LineBound::default());
+        let bytes = futures::stream::unfold(Some(start), move |state| async move {
+            let (mut bytes, mut line) = state?;
             match tokio::time::timeout(idle, bytes.next()).await {
-                Ok(Some(chunk)) => Some((chunk.map_err(Error::Transport), Some(bytes))),
+                Ok(Some(Ok(chunk))) => match line.take(&chunk) {
+                    Ok(()) => Some((Ok(chunk), Some((bytes, line)))),
+                    // Longer than any event: the stream is given up, nothing more is read.
+                    Err(_) => Some((
+                        Err(Error::UnexpectedResponse {
+                            status,
+                            body: format!("a stream line longer than {MAX_STREAM_LINE} bytes"),
+                            request_id: None,
+                        }),
+                        None,
+                    )),
+                },
+                Ok(Some(Err(e))) => Some((Err(Error::Transport(e)), Some((bytes, line)))),
                 Ok(None) => None,
                 Err(_) => Some((Err(Error::Stalled { idle }), None)),
             }

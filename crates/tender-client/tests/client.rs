@@ -1079,3 +1079,51 @@ async fn a_silent_event_stream_is_given_up_as_stalled() {
         "a stalled stream ends"
     );
 }
+
+#[tokio::test]
+async fn an_endless_stream_line_is_given_up_at_one_mebibyte() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // T3-L4: a server that sends one event, then a line that never ends. The client stops
+    // reading past 1 MiB of it instead of buffering it all.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let sent = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = sent.clone();
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut request = [0u8; 4096];
+        let _ = socket.read(&mut request).await.unwrap();
+        socket
+            .write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n\
+                  id: evt_1\ndata: {\"id\":\"evt_1\"}\n\ndata: ",
+            )
+            .await
+            .unwrap();
+        let chunk = vec![b'x'; 64 * 1024];
+        // Up to 64 MiB, for as long as the client reads.
+        for _ in 0..1024 {
+            if socket.write_all(&chunk).await.is_err() {
+                break;
+            }
+            counted.fetch_add(chunk.len(), std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    let client = Client::builder(format!("http://{addr}/v2"), "sk_test_x").build();
+    let mut stream = client.events().stream(None).await.unwrap();
+    assert_eq!(stream.try_next().await.unwrap().unwrap().id, "evt_1");
+    match stream.try_next().await {
+        Err(Error::UnexpectedResponse { body, .. }) => {
+            assert!(body.contains("longer than"), "{body}")
+        }
+        other => panic!("expected the line to be refused, got {other:?}"),
+    }
+    assert!(
+        stream.try_next().await.unwrap().is_none(),
+        "the stream ends"
+    );
+    drop(stream);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let read = sent.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(read < 16 << 20, "the client went on reading: {read} bytes");
+}

@@ -27,7 +27,7 @@ use tender_core::webhook::{listen_secret, standard_signature, tender_signature};
 use tender_core::clock::{Clock, SystemClock};
 use tender_core::error::root_cause;
 
-use crate::api::explain;
+use crate::api::{explain, printable};
 
 /// How long a receiver has to answer.
 const FORWARD_TIMEOUT: Duration = Duration::from_secs(10);
@@ -92,7 +92,11 @@ pub async fn listen(args: Listen) -> anyhow::Result<()> {
                 if args.events.is_empty() || args.events.contains(&kind) {
                     let answer = forward(&http, &args.forward_to, &secret, &event).await;
                     let now = tender_core::clock::format_local(SystemClock.now(), 0);
-                    println!("{now}  {kind} [{}] -> {answer}", event.id);
+                    println!(
+                        "{now}  {} [{}] -> {answer}",
+                        printable(&kind),
+                        printable(&event.id)
+                    );
                 }
                 continue;
             }
@@ -100,12 +104,13 @@ pub async fn listen(args: Listen) -> anyhow::Result<()> {
             None => "the server closed the stream".to_string(),
         };
         eprintln!(
-            "lost the connection to {} ({lost}); reconnecting…",
-            args.api
+            "lost the connection to {} ({}); reconnecting…",
+            args.api,
+            printable(&lost)
         );
         stream = reconnect(&client, &args.api, &mut last).await?;
         match &last {
-            Some(id) => eprintln!("reconnected; resuming after {id}"),
+            Some(id) => eprintln!("reconnected; resuming after {}", printable(id)),
             None => eprintln!("reconnected"),
         }
     }

@@ -124,8 +124,13 @@ struct ApiArgs {
     /// TENDER_API_KEY to keep it out of the shell history.
     #[arg(long, env = "TENDER_API_KEY", hide_env_values = true)]
     api_key: String,
-    /// The service's address, without /v2.
-    #[arg(long, env = "TENDER_API", default_value = "http://127.0.0.1:4242")]
+    /// The service's address, without /v2 (plain http only to this machine).
+    #[arg(
+        long,
+        env = "TENDER_API",
+        default_value = "http://127.0.0.1:4242",
+        value_parser = api::check_api_address
+    )]
     api: String,
 }
 
