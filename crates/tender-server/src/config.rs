@@ -54,6 +54,12 @@ pub struct ServerConfig {
     /// renewals, clock advances). True by default; false leaves them to the other nodes, or to
     /// a test that steps them itself with `Services::run_due_tasks`.
     pub run_tasks: bool,
+    /// Connections of one address that may wait for their first request head at once (0: no
+    /// limit); loopback peers are not counted unless `count_loopback_half_open`.
+    pub max_half_open_per_address: usize,
+    /// Count loopback peers too (tests; a server whose clients all come through a local proxy
+    /// must not, or the proxy's address would be the one limited).
+    pub count_loopback_half_open: bool,
 }
 
 impl ServerConfig {
@@ -82,6 +88,8 @@ impl ServerConfig {
             max_connections: crate::connection::DEFAULT_MAX_CONNECTIONS,
             body_timeout: crate::connection::BODY_DEADLINE,
             run_tasks: true,
+            max_half_open_per_address: crate::connection::DEFAULT_MAX_HALF_OPEN_PER_ADDRESS,
+            count_loopback_half_open: false,
         }
     }
 

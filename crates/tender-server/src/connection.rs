@@ -1,6 +1,8 @@
 //! Bounds on what one client connection may hold (CONTRACT §12): how long a request body may
-//! take to arrive, and how many connections are open at once. The header read timeout and
-//! HTTP/1-only serving are set where the connections are served (`startup.rs`).
+//! take to arrive, how many connections are open at once, and how many of one address may be
+//! half-sent (accepted, no complete request head yet: [`HalfOpen`], CONTRACT §17). The header
+//! read timeout and HTTP/1-only serving are set where the connections are served
+//! (`startup.rs`).
 //!
 //! Depends on tokio and the HTTP body types only.
 
@@ -23,6 +25,69 @@ pub const BODY_DEADLINE: Duration = Duration::from_secs(30);
 /// Open connections per listener at most (`--max-connections`); past it, new connections wait
 /// in the kernel's accept queue until one closes.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+
+/// Connections of one address that may wait for their first request head at once
+/// (`--max-half-open-per-address`); past it, that address's new connections are closed at once.
+pub const DEFAULT_MAX_HALF_OPEN_PER_ADDRESS: usize = 32;
+
+/// The connections of each client address that have not sent a complete request head yet: one
+/// client cannot hold the listener's connection slots with idle half-sent requests (T3-L5).
+/// Loopback peers (a local TLS proxy, this machine's own tools) are not counted unless told.
+pub struct HalfOpen {
+    per_address: usize,
+    count_loopback: bool,
+    open: std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>,
+}
+
+impl HalfOpen {
+    /// `per_address` 0: no limit.
+    pub fn new(per_address: usize, count_loopback: bool) -> std::sync::Arc<Self> {
+        std::sync::Arc::new(Self {
+            per_address,
+            count_loopback,
+            open: Default::default(),
+        })
+    }
+
+    /// A new connection from `ip`: its mark (held until its first request head arrives or it
+    /// closes), `Some(None)` when it is not counted, or `None` when the address already has
+    /// its most half-sent connections.
+    pub fn admit(self: &std::sync::Arc<Self>, ip: std::net::IpAddr) -> Option<Option<HalfSent>> {
+        if self.per_address == 0 || (ip.is_loopback() && !self.count_loopback) {
+            return Some(None);
+        }
+        let mut open = self.open.lock().ok()?;
+        let n = open.entry(ip).or_insert(0);
+        if *n >= self.per_address {
+            return None;
+        }
+        *n += 1;
+        Some(Some(HalfSent {
+            of: std::sync::Arc::clone(self),
+            ip,
+        }))
+    }
+}
+
+/// A connection counted as half-sent; dropping it (its first request head arrived, or it
+/// closed) frees its place.
+pub struct HalfSent {
+    of: std::sync::Arc<HalfOpen>,
+    ip: std::net::IpAddr,
+}
+
+impl Drop for HalfSent {
+    fn drop(&mut self) {
+        if let Ok(mut open) = self.of.open.lock() {
+            if let Some(n) = open.get_mut(&self.ip) {
+                *n -= 1;
+                if *n == 0 {
+                    open.remove(&self.ip);
+                }
+            }
+        }
+    }
+}
 
 /// The error a body past its deadline yields; readers recognise it with [`is_body_timeout`].
 #[derive(Debug)]

@@ -120,6 +120,8 @@ pub struct Application {
     body_timeout: std::time::Duration,
     /// Whether this node runs the background tasks ([`ServerConfig::run_tasks`]).
     run_tasks: bool,
+    /// Half-sent connections per address, shared by both listeners.
+    half_open: Arc<crate::connection::HalfOpen>,
     /// Set to true to stop the listeners, the workers and the event streams.
     stop: tokio::sync::watch::Sender<bool>,
 }
@@ -194,6 +196,10 @@ impl Application {
             _database_lock: database_lock,
             body_timeout: config.body_timeout,
             run_tasks: config.run_tasks,
+            half_open: crate::connection::HalfOpen::new(
+                config.max_half_open_per_address,
+                config.count_loopback_half_open,
+            ),
             stop,
         })
     }
@@ -290,14 +296,14 @@ impl Application {
             self.api_listener,
             api,
             self.tls.clone(),
-            cap,
+            (cap, self.half_open.clone()),
             stop_rx.clone(),
         );
         let receipt_server = serve(
             self.receipt_listener,
             receipts,
             self.tls.clone(),
-            cap,
+            (cap, self.half_open.clone()),
             stop_rx.clone(),
         );
         tokio::spawn(async move {
@@ -346,7 +352,7 @@ async fn serve(
     listener: TcpListener,
     router: Router,
     tls: Option<crate::tls::Tls>,
-    max_connections: usize,
+    (max_connections, half_open): (usize, Arc<crate::connection::HalfOpen>),
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
     match tls {
@@ -397,10 +403,20 @@ async fn serve(
                     },
                     _ = async { let _ = stop.wait_for(|s| *s).await; } => break,
                 };
+                // Half-sent until its first request head arrives (T3-L5): an address with too
+                // many of those has this one closed at once.
+                let Some(half_sent) = half_open.admit(peer.ip()) else {
+                    drop(stream);
+                    continue;
+                };
+                let half_sent = Arc::new(std::sync::Mutex::new(half_sent));
                 // The peer address, as `axum::serve` would give it (login throttling uses it).
                 let service = TowerToHyperService::new(tower::ServiceExt::map_request(
                     router.clone(),
                     move |mut req: axum::http::Request<_>| {
+                        if let Ok(mut h) = half_sent.lock() {
+                            h.take();
+                        }
                         req.extensions_mut()
                             .insert(axum::extract::ConnectInfo(peer));
                         req

@@ -48,6 +48,7 @@ fn serve_config(args: &ServeArgs) -> anyhow::Result<ServerConfig> {
     c.allow_private_webhook_targets = args.allow_private_webhook_targets;
     c.allow_connector_settings_via_api = args.allow_connector_settings_via_api;
     c.max_connections = args.max_connections;
+    c.max_half_open_per_address = args.max_half_open_per_address;
     Ok(c)
 }
 

@@ -501,6 +501,11 @@ struct ServeArgs {
     /// Open connections per listener at most; past it new ones wait to be accepted.
     #[arg(long, env = "TENDER_MAX_CONNECTIONS", default_value_t = 1024)]
     max_connections: usize,
+    /// Connections of one client address that may wait for their first request head at once
+    /// (0: no limit); past it that address's new connections are closed. Loopback is not
+    /// counted (a local proxy).
+    #[arg(long, env = "TENDER_MAX_HALF_OPEN_PER_ADDRESS", default_value_t = 32)]
+    max_half_open_per_address: usize,
     #[command(flatten)]
     store: StoreArgs,
 }

@@ -54,6 +54,8 @@ pub struct Options {
     pub connector_settings_via_api: bool,
     /// False: the server runs no background tasks; the test steps them.
     pub run_tasks: bool,
+    /// Count loopback peers against the half-sent connections per address.
+    pub count_loopback_half_open: bool,
     pub max_connections: usize,
     pub body_timeout: std::time::Duration,
     /// PostgreSQL: reach the server through this `host:port` (a proxy) instead.
@@ -68,6 +70,7 @@ impl Default for Options {
             allow_private_webhook_targets: false,
             connector_settings_via_api: false,
             run_tasks: true,
+            count_loopback_half_open: false,
             max_connections: tender_server::connection::DEFAULT_MAX_CONNECTIONS,
             body_timeout: tender_server::connection::BODY_DEADLINE,
             database_via: None,
@@ -98,6 +101,7 @@ pub async fn spawn_app_with(options: Options) -> Option<TestApp> {
     config.allow_private_webhook_targets = options.allow_private_webhook_targets;
     config.allow_connector_settings_via_api = options.connector_settings_via_api;
     config.run_tasks = options.run_tasks;
+    config.count_loopback_half_open = options.count_loopback_half_open;
     config.max_connections = options.max_connections;
     config.body_timeout = options.body_timeout;
     let mut schema = None;

@@ -498,6 +498,77 @@ async fn connections_past_the_cap_wait_for_a_free_slot() {
     assert_eq!(served.status(), StatusCode::OK);
 }
 
+/// T3-L5: one address's idle half-sent requests take at most 32 connections; past that its
+/// new connections are closed at once, and another address is served as before.
+#[tokio::test]
+async fn half_sent_requests_of_one_address_cannot_take_every_connection() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Some(app) = spawn_app_with(Options {
+        max_connections: 64,
+        count_loopback_half_open: true,
+        ..Options::default()
+    })
+    .await
+    else {
+        return;
+    };
+    let addr: std::net::SocketAddr = app.base.trim_start_matches("http://").parse().unwrap();
+    let mut opened = Vec::new();
+    for _ in 0..40 {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let mut stream = socket.connect(addr).await.unwrap();
+        // A write to a connection the server already closed may fail: it is seen below.
+        let _ = stream
+            .write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n")
+            .await;
+        opened.push(stream);
+    }
+    // All at once: each is closed by the server (or reset), or still waits for the rest of
+    // its head after a second.
+    let outcomes = futures::future::join_all(opened.into_iter().map(|mut stream| async move {
+        let mut buf = [0u8; 64];
+        match tokio::time::timeout(std::time::Duration::from_secs(1), stream.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => None,
+            Ok(Ok(n)) => panic!("a half-sent request was answered: {:?}", &buf[..n]),
+            Err(_) => Some(stream),
+        }
+    }))
+    .await;
+    let closed = outcomes.iter().filter(|o| o.is_none()).count();
+    let mut held: Vec<_> = outcomes.into_iter().flatten().collect();
+    assert_eq!(held.len(), 32, "{closed} closed");
+    assert_eq!(closed, 8);
+    // Another address is served at once, though this one holds 32 connections.
+    let other = reqwest::Client::builder()
+        .local_address(std::net::IpAddr::from([127, 0, 0, 2]))
+        .build()
+        .unwrap();
+    let served = other
+        .get(format!("{}/healthz", app.base))
+        .timeout(std::time::Duration::from_secs(2))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(served.status(), StatusCode::OK);
+    // A held one that finishes its head is answered, and frees its address's place.
+    let mut done = held.pop().unwrap();
+    done.write_all(b"\r\n").await.unwrap();
+    let mut buf = [0u8; 64];
+    let n = done.read(&mut buf).await.unwrap();
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
+    let again = reqwest::Client::builder()
+        .local_address(std::net::IpAddr::from([127, 0, 0, 1]))
+        .build()
+        .unwrap()
+        .get(format!("{}/healthz", app.base))
+        .timeout(std::time::Duration::from_secs(2))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), StatusCode::OK);
+}
+
 /// M4: ten charges at once of one single-use payment method: one is authorised and recorded,
 /// the others are told the method is used (400), none gets a 500, and only one payment exists.
 #[tokio::test]
