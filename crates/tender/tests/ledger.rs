@@ -388,3 +388,88 @@ async fn payments_from_before_the_ledger_are_booked_once_by_backfill() {
         "{p}"
     );
 }
+
+#[tokio::test]
+async fn a_ledger_damaged_past_i64_still_answers_and_verify_reports_every_account() {
+    // T3-H1: a processor's amounts once took a ledger past i64 (now refused before they are
+    // booked). Such a ledger, from before the fix, must not take /balance or the check down.
+    let dir = tempfile::tempdir().unwrap();
+    let server = serve(dir.path(), &[], &[]);
+    let key = secret_from(&server.lines).unwrap();
+    let damaged = account_from(&server.lines);
+    let other: Value = serde_json::from_slice(
+        &run(
+            dir.path(),
+            &["accounts", "create", "--email", "other@example.com"],
+        )
+        .stdout,
+    )
+    .unwrap();
+    let c = reqwest::Client::new();
+    for k in [
+        key.as_str(),
+        other["keys"]["test"]["secret"].as_str().unwrap(),
+    ] {
+        let p: Value = c
+            .post(format!("{}/v2/payments", server.base))
+            .bearer_auth(k)
+            .json(&card_payment(1000))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(p["status"], "succeeded", "{p}");
+    }
+    drop(server);
+    // Two balance rows and two entries of the first account, each near i64::MAX.
+    let db = rusqlite::Connection::open(dir.path().join("tender.sqlite3")).unwrap();
+    let huge = i64::MAX - 1000;
+    db.execute(
+        "INSERT INTO ledger_balances (account_id, livemode, ledger_account, currency, shard, amount)
+         SELECT account_id, livemode, ledger_account, currency, shard + 1, ?2 FROM ledger_balances
+         WHERE account_id = ?1 AND ledger_account = 'pending'",
+        rusqlite::params![damaged, huge],
+    )
+    .unwrap();
+    db.execute(
+        "UPDATE ledger_balances SET amount = ?2 WHERE account_id = ?1 AND ledger_account = 'pending'",
+        rusqlite::params![damaged, huge],
+    )
+    .unwrap();
+    db.execute(
+        "UPDATE ledger_entries SET amount = ?2 WHERE posting_seq IN
+         (SELECT seq FROM ledger_postings WHERE account_id = ?1) AND ledger_account = 'pending'",
+        rusqlite::params![damaged, huge],
+    )
+    .unwrap();
+    drop(db);
+
+    let verified = run(dir.path(), &["ledger", "verify"]);
+    assert!(!verified.status.success());
+    let report = stdout(&verified);
+    let other_account = other["account"].as_str().unwrap();
+    // The damaged account is reported, and the accounts after it are still checked.
+    assert!(
+        report.contains(&format!("{damaged} test:")) && report.contains("differences"),
+        "{report}"
+    );
+    assert!(
+        report
+            .lines()
+            .any(|l| l.starts_with(other_account) && l.ends_with("ok")),
+        "{report}"
+    );
+    // The server still answers the damaged account's balance.
+    let server = serve(dir.path(), &[], &[]);
+    let balance = c
+        .get(format!("{}/v2/balance", server.base))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(balance.status(), 200);
+    let balance: Value = balance.json().await.unwrap();
+    assert_eq!(balance["pending"][0]["amount"], i64::MAX, "{balance}");
+}
