@@ -19,7 +19,7 @@ class Error1(TypedDict, closed=True):
 
 class Error(TypedDict, closed=True):
     """
-    The error envelope of every non-2xx response (CONTRACT §4.7).
+    The error envelope of every non-2xx response.
     """
 
     error: Error1

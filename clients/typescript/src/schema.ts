@@ -891,7 +891,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description The error envelope of every non-2xx response (CONTRACT §4.7). */
+        /** @description The error envelope of every non-2xx response. */
         Error: {
             error: {
                 /** @enum {string} */

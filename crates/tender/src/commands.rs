@@ -268,7 +268,7 @@ pub async fn keys(command: KeysCommand) -> anyhow::Result<()> {
             store,
         } => {
             let services = services(&store).await?;
-            require_account(&services, &account).await?;
+            let account = resolve_account(&services, &account).await?;
             let kind = match kind {
                 KindArg::Secret => KeyKind::Secret,
                 KindArg::Publishable => KeyKind::Publishable,
@@ -281,7 +281,7 @@ pub async fn keys(command: KeysCommand) -> anyhow::Result<()> {
         }
         KeysCommand::List { account, store } => {
             let services = services(&store).await?;
-            require_account(&services, &account).await?;
+            let account = resolve_account(&services, &account).await?;
             for k in services.store.list_api_keys(&account).await? {
                 println!(
                     "{}",
@@ -300,6 +300,7 @@ pub async fn keys(command: KeysCommand) -> anyhow::Result<()> {
             store,
         } => {
             let services = services(&store).await?;
+            let account = resolve_account(&services, &account).await?;
             let (new_key, record) = services
                 .roll_api_key(&account, &key, grace)
                 .await
@@ -314,8 +315,9 @@ pub async fn keys(command: KeysCommand) -> anyhow::Result<()> {
             key,
             store,
         } => {
-            services(&store)
-                .await?
+            let services = services(&store).await?;
+            let account = resolve_account(&services, &account).await?;
+            services
                 .revoke_api_key(&account, &key)
                 .await
                 .map_err(anyhow::Error::msg)?;

@@ -185,7 +185,9 @@ enum ReportsCommand {
         /// --to 2026-12-01 is November).
         #[arg(long)]
         to: String,
-        #[arg(long, value_enum, default_value_t = ModeArg::Live)]
+        /// Test or live: which mode's transactions (required, as for keys and connectors: a
+        /// report of the wrong mode would be a quietly empty file).
+        #[arg(long, value_enum)]
         mode: ModeArg,
         /// Write the file here instead of to standard output.
         #[arg(long)]
@@ -282,7 +284,7 @@ enum KindArg {
 enum KeysCommand {
     /// Create a key; prints it in full, once.
     Create {
-        /// The account's id (`acct_…`).
+        /// The account's id (`acct_…`) or its login e-mail.
         #[arg(long)]
         account: String,
         /// Test or live.
@@ -296,7 +298,7 @@ enum KeysCommand {
     },
     /// List an account's keys by last four (publishable keys in full).
     List {
-        /// The account's id (`acct_…`).
+        /// The account's id (`acct_…`) or its login e-mail.
         #[arg(long)]
         account: String,
         #[command(flatten)]
@@ -304,7 +306,7 @@ enum KeysCommand {
     },
     /// Replace a key; the old one keeps working for the grace period.
     Roll {
-        /// The account's id (`acct_…`).
+        /// The account's id (`acct_…`) or its login e-mail.
         #[arg(long)]
         account: String,
         /// The key's id (`key_…`, from `keys list`).
@@ -318,7 +320,7 @@ enum KeysCommand {
     },
     /// Revoke a key at once.
     Revoke {
-        /// The account's id (`acct_…`).
+        /// The account's id (`acct_…`) or its login e-mail.
         #[arg(long)]
         account: String,
         /// The key's id (`key_…`, from `keys list`).

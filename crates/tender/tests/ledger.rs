@@ -206,8 +206,25 @@ async fn pricing_is_set_from_the_command_line_and_the_ledger_is_verified_and_exp
         ],
     );
     assert_eq!(stdout(&to_stdout), csv);
-    // Live mode has nothing; a day before has nothing.
+    // Live mode has nothing; without --mode it is a usage error, never a quietly empty file
+    // (the first-run review's report came out header-only in live mode).
     let live = run(
+        dir.path(),
+        &[
+            "reports",
+            "balance",
+            "--account",
+            &account,
+            "--mode",
+            "live",
+            "--from",
+            &today,
+            "--to",
+            &tomorrow,
+        ],
+    );
+    assert_eq!(stdout(&live).lines().count(), 1, "{}", stdout(&live));
+    let no_mode = run(
         dir.path(),
         &[
             "reports",
@@ -220,7 +237,8 @@ async fn pricing_is_set_from_the_command_line_and_the_ledger_is_verified_and_exp
             &tomorrow,
         ],
     );
-    assert_eq!(stdout(&live).lines().count(), 1, "{}", stdout(&live));
+    assert_eq!(no_mode.status.code(), Some(2));
+    assert!(stderr(&no_mode).contains("--mode"), "{}", stderr(&no_mode));
     for (from, to) in [
         ("2026-13-01", "2027-01-01"),
         (&tomorrow[..], &today[..]),
@@ -233,6 +251,8 @@ async fn pricing_is_set_from_the_command_line_and_the_ledger_is_verified_and_exp
                 "balance",
                 "--account",
                 &account,
+                "--mode",
+                "test",
                 "--from",
                 from,
                 "--to",

@@ -319,6 +319,11 @@ async fn the_cli_manages_keys_while_the_server_runs() {
     let (ok, out, _) = run(&["keys", "list", "--account", &acct], dir.path());
     assert!(ok);
     assert!(out.contains(&live_key[live_key.len() - 4..]));
+    // By the login e-mail too, as the other commands take it (first-run review).
+    let email = account["email"].as_str().unwrap();
+    let (ok, by_email, err) = run(&["keys", "list", "--account", email], dir.path());
+    assert!(ok, "{err}");
+    assert_eq!(by_email, out);
     assert!(
         !out.contains(&live_key),
         "secret keys are listed by last four only"

@@ -100,9 +100,9 @@ fn daily(txns: &[BalanceTransaction], currency: Currency, since: i64) -> Vec<(i6
     for t in txns.iter().filter(|t| t.currency == currency) {
         let day = ((t.created - since) / 86_400).clamp(0, DAYS - 1) as usize;
         if t.kind == TxnType::Charge {
-            days[day].0 += t.amount;
+            days[day].0 = days[day].0.saturating_add(t.amount);
         }
-        days[day].1 += t.net;
+        days[day].1 = days[day].1.saturating_add(t.net);
     }
     days
 }
@@ -241,7 +241,9 @@ async fn render_balance(
     // The chart shows the currency with the most gross volume in the period.
     let mut gross: BTreeMap<&'static str, (Currency, i64)> = BTreeMap::new();
     for t in recent.iter().filter(|t| t.kind == TxnType::Charge) {
-        gross.entry(t.currency.code()).or_insert((t.currency, 0)).1 += t.amount;
+        let slot = &mut gross.entry(t.currency.code()).or_insert((t.currency, 0)).1;
+        // Saturating: a ledger damaged past i64 still shows its page.
+        *slot = slot.saturating_add(t.amount);
     }
     let main = gross.values().max_by_key(|(_, g)| *g).map(|(c, _)| *c);
     let today = tender_core::clock::format_local(now, 0)[..10].to_string();

@@ -187,11 +187,11 @@ fn figures(payments: &[Payment], since: i64, truncated: bool) -> Markup {
                 let (_, t) = per_currency
                     .entry(p.currency.code())
                     .or_insert_with(|| (p.currency, Totals::default()));
-                t.gross += p.amount_captured;
-                t.refunded += p.amount_refunded;
+                t.gross = t.gross.saturating_add(p.amount_captured);
+                t.refunded = t.refunded.saturating_add(p.amount_refunded);
                 t.count += 1;
                 let day = ((p.created - since) / 86_400).clamp(0, DAYS - 1) as usize;
-                t.daily[day] += p.amount_captured;
+                t.daily[day] = t.daily[day].saturating_add(p.amount_captured);
             }
             _ => {}
         }

@@ -70,8 +70,16 @@ pub async fn unknown_path(
 ) -> Response {
     let path = uri.path();
     let hint = match path.strip_prefix("/v1") {
-        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+        // A hint only to a route that exists: a Stripe path with no /v2 twin (charges,
+        // payment_intents) is not sent to a second 404 (first-run review).
+        Some(rest)
+            if (rest.is_empty() || rest.starts_with('/'))
+                && routes::resolve(method.as_str(), &format!("/v2{rest}")).is_some() =>
+        {
             format!(" Tender's API is at /v2: try {method} /v2{rest}.")
+        }
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            " Tender's API is at /v2, which has no such operation: docs/api.md lists them.".into()
         }
         _ if path.ends_with('/') && path.len() > 1 => {
             format!(

@@ -78,11 +78,16 @@ impl Guard {
     }
 }
 
-/// Whether a post's `Origin` (when the browser sent one) is the receipt host's own: a form
-/// posted from another site is refused. Browsers send `Origin` on every cross-site POST; a
-/// client without one (curl) still needs the page's token.
-pub fn same_origin(origin: Option<&str>, own_base: &str) -> bool {
-    let Some(origin) = origin else {
+/// Whether a post comes from the receipt host's own page: a form posted from another site is
+/// refused. `Sec-Fetch-Site` decides when the browser sends it (every current one does); else
+/// `Origin`, when it names a site. The pages send `Referrer-Policy: no-referrer`, under which
+/// Chromium sends even a same-origin form's `Origin` as `null`, so `null` alone proves nothing
+/// either way; a client that sends neither (curl) still needs the page's token.
+pub fn same_origin(origin: Option<&str>, fetch_site: Option<&str>, own_base: &str) -> bool {
+    if let Some(site) = fetch_site {
+        return site.eq_ignore_ascii_case("same-origin");
+    }
+    let Some(origin) = origin.filter(|o| *o != "null") else {
         return true;
     };
     let own = url::Url::parse(own_base).ok().map(|u| u.origin());
@@ -122,10 +127,13 @@ mod tests {
     #[test]
     fn only_the_receipt_hosts_own_origin_may_post() {
         let own = "http://127.0.0.1:4243";
-        assert!(same_origin(None, own));
-        assert!(same_origin(Some("http://127.0.0.1:4243"), own));
-        assert!(!same_origin(Some("https://evil.example"), own));
-        assert!(!same_origin(Some("null"), own));
-        assert!(!same_origin(Some("http://127.0.0.1:4242"), own));
+        assert!(same_origin(None, None, own));
+        assert!(same_origin(Some("http://127.0.0.1:4243"), None, own));
+        assert!(!same_origin(Some("https://evil.example"), None, own));
+        assert!(!same_origin(Some("http://127.0.0.1:4242"), None, own));
+        // A browser's own word, whatever Origin says (null under no-referrer).
+        assert!(same_origin(Some("null"), Some("same-origin"), own));
+        assert!(!same_origin(Some("null"), Some("cross-site"), own));
+        assert!(!same_origin(None, Some("same-site"), own));
     }
 }

@@ -140,8 +140,12 @@ pub(super) async fn pay(
     headers: HeaderMap,
     form: Result<axum::Form<PayForm>, axum::extract::rejection::FormRejection>,
 ) -> Response {
-    let origin = headers.get("origin").and_then(|v| v.to_str().ok());
-    if !super::guard::same_origin(origin, &state.services.config.receipt_base) {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if !super::guard::same_origin(
+        header("origin"),
+        header("sec-fetch-site"),
+        &state.services.config.receipt_base,
+    ) {
         return show(
             &state,
             &id,

@@ -1177,6 +1177,15 @@ async fn the_hosted_pay_button_needs_its_pages_token_and_origin_is_throttled_and
         .await
         .unwrap();
     assert_eq!(cross.status().as_u16(), 403);
+    let cross_site = http
+        .post(format!("{url}/pay"))
+        .header("Origin", "null")
+        .header("Sec-Fetch-Site", "cross-site")
+        .form(&[("token", token.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cross_site.status().as_u16(), 403);
     assert_eq!(
         attempts(&get(&app, &format!("/v2/invoices/{inv_id}")).await),
         before

@@ -141,6 +141,17 @@ async fn another_api_version_path_is_a_json_404_resource_missing() {
         .await;
     assert_eq!(post.status, StatusCode::NOT_FOUND);
     assert_eq!(post.error_code(), "resource_missing");
+    // The hint names a /v2 route only where one exists (a Stripe path like /v1/charges has
+    // none: no second 404 to follow).
+    let hinted = app.get("/v1/customers", app.sk()).await;
+    assert!(hinted.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("try GET /v2/customers"));
+    let unhinted = app.get("/v1/charges", app.sk()).await;
+    let message = unhinted.body["error"]["message"].as_str().unwrap();
+    assert!(!message.contains("/v2/charges"), "{message}");
+    assert!(message.contains("no such operation"), "{message}");
 }
 
 #[tokio::test]
