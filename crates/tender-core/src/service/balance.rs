@@ -375,30 +375,9 @@ impl Services {
         collection: Collection,
         created: crate::store::CreatedRange,
     ) -> CoreResult<Vec<crate::store::Record>> {
-        let mut out = Vec::new();
-        let mut cursor = crate::store::Cursor::Newest;
-        loop {
-            let page = self
-                .store
-                .list_records(
-                    scope,
-                    collection,
-                    &crate::store::ListQuery {
-                        filters: Vec::new(),
-                        created,
-                        available_on: Default::default(),
-                        cursor: cursor.clone(),
-                        limit: 100,
-                    },
-                )
-                .await?;
-            let last = page.records.last().map(|r| r.id.clone());
-            out.extend(page.records);
-            match (page.has_more, last) {
-                (true, Some(id)) => cursor = crate::store::Cursor::StartingAfter(id),
-                _ => break,
-            }
-        }
+        let mut out = self
+            .every_record(scope, collection, Vec::new(), created)
+            .await?;
         out.reverse();
         Ok(out)
     }

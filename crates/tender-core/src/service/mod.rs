@@ -322,6 +322,42 @@ impl Services {
     }
 
     /// A page of a collection as the API shows it, newest first.
+    /// Every document of `collection` in the scope that matches `filters` and was created in
+    /// `created`, newest first, page by page.
+    pub(crate) async fn every_record(
+        &self,
+        scope: &Scope,
+        collection: Collection,
+        filters: Vec<(Field, String)>,
+        created: crate::store::CreatedRange,
+    ) -> CoreResult<Vec<crate::store::Record>> {
+        let mut out = Vec::new();
+        let mut cursor = Cursor::Newest;
+        loop {
+            let page = self
+                .store
+                .list_records(
+                    scope,
+                    collection,
+                    &ListQuery {
+                        filters: filters.clone(),
+                        created,
+                        available_on: Default::default(),
+                        cursor: cursor.clone(),
+                        limit: 100,
+                    },
+                )
+                .await?;
+            let last = page.records.last().map(|r| r.id.clone());
+            out.extend(page.records);
+            match (page.has_more, last) {
+                (true, Some(id)) => cursor = Cursor::StartingAfter(id),
+                _ => break,
+            }
+        }
+        Ok(out)
+    }
+
     pub async fn list_raw(
         &self,
         scope: &Scope,

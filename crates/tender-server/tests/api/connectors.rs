@@ -25,6 +25,23 @@ async fn stripe_connector(app: &TestApp, api_base: &str, priority: i64, raw: boo
     created.id()
 }
 
+/// A card tokenised at the processor itself, as Stripe.js would: its `pm_…`.
+async fn processor_token(stripe: &LocalStripe) -> String {
+    let pm = stripe
+        .post(
+            "/v1/payment_methods",
+            &[
+                ("type", "card"),
+                ("card[number]", "4242424242424242"),
+                ("card[exp_month]", "12"),
+                ("card[exp_year]", "2034"),
+                ("card[cvc]", "123"),
+            ],
+        )
+        .await;
+    pm["id"].as_str().unwrap().to_string()
+}
+
 /// Runs the due background tasks after the first sync is due.
 async fn sync_now(app: &TestApp) {
     app.clock
@@ -298,24 +315,13 @@ async fn payments_fail_over_when_a_connector_is_down_never_after_a_decline_and_a
     assert_eq!(first.payment_intents().await.len(), 0);
     assert_eq!(second.payment_intents().await.len(), 1);
     // A processor's own token carries no card: it may still fail over.
-    let token = second
-        .post(
-            "/v1/payment_methods",
-            &[
-                ("type", "card"),
-                ("card[number]", "4242424242424242"),
-                ("card[exp_month]", "12"),
-                ("card[exp_year]", "2034"),
-                ("card[cvc]", "123"),
-            ],
-        )
-        .await;
+    let token = processor_token(&second).await;
     let by_token = app
         .post(
             "/v2/payments",
             app.sk(),
             json!({"amount": 1600, "currency": "usd",
-                   "payment_method": {"type": "connector_token", "connector_token": token["id"]}}),
+                   "payment_method": {"type": "connector_token", "connector_token": token}}),
         )
         .await;
     assert_eq!(by_token.status, 200, "{}", by_token.body);
@@ -486,19 +492,8 @@ async fn connector_tokens_pass_through_and_raw_cards_need_the_operators_consent(
     assert_eq!(refused.error_param(), "payment_method");
     assert_eq!(stripe.payment_intents().await.len(), 0);
     // The client tokenised the card with the processor itself.
-    let pm = stripe
-        .post(
-            "/v1/payment_methods",
-            &[
-                ("type", "card"),
-                ("card[number]", "4242424242424242"),
-                ("card[exp_month]", "12"),
-                ("card[exp_year]", "2034"),
-                ("card[cvc]", "123"),
-            ],
-        )
-        .await;
-    let token = pm["id"].as_str().unwrap();
+    let token = processor_token(&stripe).await;
+    let token = token.as_str();
     let paid = app
         .post(
             "/v2/payments",

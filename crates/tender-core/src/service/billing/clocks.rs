@@ -203,15 +203,20 @@ impl Services {
     ) -> CoreResult<u64> {
         let mut total = 0u64;
         let customers = self
-            .records_where(scope, Collection::Customers, Field::TestClock, &clock.id)
+            .every_record(
+                scope,
+                Collection::Customers,
+                vec![(Field::TestClock, clock.id.clone())],
+                Default::default(),
+            )
             .await?;
         for customer in customers {
             for record in self
-                .records_where(
+                .every_record(
                     scope,
                     Collection::Subscriptions,
-                    Field::Customer,
-                    &customer.id,
+                    vec![(Field::Customer, customer.id.clone())],
+                    Default::default(),
                 )
                 .await?
             {
@@ -243,44 +248,6 @@ impl Services {
             }
         }
         Ok(total)
-    }
-
-    /// Every document of `collection` whose indexed `field` is `value`.
-    async fn records_where(
-        &self,
-        scope: &crate::auth::Scope,
-        collection: Collection,
-        field: Field,
-        value: &str,
-    ) -> CoreResult<Vec<crate::store::Record>> {
-        let mut out = Vec::new();
-        let mut cursor = crate::store::Cursor::Newest;
-        loop {
-            let page = self
-                .store
-                .list_records(
-                    scope,
-                    collection,
-                    &crate::store::ListQuery {
-                        filters: vec![(field, value.to_string())],
-                        created: Default::default(),
-                        available_on: Default::default(),
-                        cursor: cursor.clone(),
-                        limit: 100,
-                    },
-                )
-                .await?;
-            let Some(last) = page.records.last() else {
-                break;
-            };
-            cursor = crate::store::Cursor::StartingAfter(last.id.clone());
-            let more = page.has_more;
-            out.extend(page.records);
-            if !more {
-                break;
-            }
-        }
-        Ok(out)
     }
 
     /// The `advance_clock` task (see the module's doc).
