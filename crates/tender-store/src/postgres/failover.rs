@@ -56,6 +56,12 @@ pub fn harden(config: &mut tokio_postgres::Config) {
             .keepalives_interval(Duration::from_secs(1))
             .keepalives_retries(3);
     }
+    // Tender never leaves a transaction idle (its statements are pipelined): one left open by a
+    // node cut off mid-batch is ended by the server, not held until TCP gives up, since an open
+    // transaction holds back every event stream of the cluster (migration 0009).
+    if config.get_options().is_none() {
+        config.options("-c idle_in_transaction_session_timeout=30000");
+    }
 }
 
 /// The pool of `manager`'s connections: `size` at most, every wait bounded, stale
@@ -117,8 +123,17 @@ mod tests {
         assert_eq!(c.get_ports(), &[5432, 5433]);
 
         let mut plain: tokio_postgres::Config = "postgres://u@h1/db".parse().unwrap();
+        let mut own: tokio_postgres::Config = "postgres://u@h1/db?options=-c%20work_mem%3D8MB"
+            .parse()
+            .unwrap();
+        harden(&mut own);
+        assert_eq!(own.get_options(), Some("-c work_mem=8MB"));
         harden(&mut plain);
         assert_eq!(plain.get_connect_timeout(), Some(&CONNECT_TIMEOUT));
         assert_eq!(plain.get_keepalives_idle(), KEEPALIVES_IDLE);
+        assert_eq!(
+            plain.get_options(),
+            Some("-c idle_in_transaction_session_timeout=30000")
+        );
     }
 }
