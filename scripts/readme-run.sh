@@ -27,13 +27,13 @@ bash -c "$cmd" >"$work/out" 2>"$work/err" &
 server_pid=$!
 
 api=""
-for _ in $(seq 1 1800); do  # a cold release build can take minutes
+for _ in $(seq 1 4500); do  # a cold release build takes minutes (over 6 on 2 cores)
   api="$(sed -n 's/^listening on \(http[^ ]*\)$/\1/p' "$work/out")"
   [ -n "$api" ] && break
   kill -0 "$server_pid" 2>/dev/null || { echo "the README command exited:"; tail -20 "$work/err"; exit 1; }
   sleep 0.2
 done
-[ -n "$api" ] || { echo "no 'listening on' line within 6 minutes"; tail -20 "$work/err"; exit 1; }
+[ -n "$api" ] || { echo "no 'listening on' line within 15 minutes"; tail -20 "$work/err"; exit 1; }
 sk="$(sed -n 's/^ *test secret key: *\(sk_test_[A-Za-z0-9]*\)$/\1/p' "$work/out")"
 [ -n "$sk" ] || { echo "first start printed no test secret key:"; cat "$work/out"; exit 1; }
 
