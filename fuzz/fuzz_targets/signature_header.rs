@@ -1,5 +1,5 @@
 //! The webhook signature parsers on arbitrary headers: `Tender-Signature` through
-//! `tender_core::webhook::verify_tender_signature` (and the client's `verify_at`), and the
+//! `tender_core::webhooks::webhook::verify_tender_signature` (and the client's `verify_at`), and the
 //! Standard Webhooks headers through `tender_client::webhook::verify_standard_at`.
 //!
 //! The input is split on the first two newlines into header, timestamp text and body.
@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
 use tender_client::webhook::{verify_at, verify_standard_at};
-use tender_core::webhook::{tender_signature, verify_tender_signature};
+use tender_core::webhooks::webhook::{tender_signature, verify_tender_signature};
 
 const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const TOLERANCE: i64 = 300;
@@ -51,7 +51,7 @@ fuzz_target!(|data: &[u8]| {
     // Appending may make the header malformed (a bad `t=` or `v1=`), never a mismatch.
     assert!(
         verdict.is_ok()
-            || verdict == Err(tender_core::webhook::VerifyError::Malformed)
+            || verdict == Err(tender_core::webhooks::webhook::VerifyError::Malformed)
             || header.contains("t=")
     );
     let mut other = body.to_vec();

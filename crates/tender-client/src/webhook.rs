@@ -18,13 +18,13 @@
 //!
 //! Verify the bytes exactly as received, before any JSON parsing or re-encoding. While a
 //! secret is being rolled the header carries one `v1=` per live secret; either secret
-//! verifies. The work is done by `tender_core::webhook::verify_tender_signature`, the same
+//! verifies. The work is done by `tender_core::webhooks::webhook::verify_tender_signature`, the same
 //! function the server's own tests verify deliveries with (constant-time comparison).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tender_core::auth::secrets_equal;
-use tender_core::webhook::{
+use tender_core::webhooks::webhook::{
     standard_signature, tender_signature, verify_tender_signature, VerifyError,
 };
 

@@ -72,7 +72,7 @@ pub struct Event {
 
 /// An event as stored: what cannot be derived, with `data.object` in its collection's stored
 /// form. Its id (the row's), `object` and `api_version` are added when it is rendered
-/// ([`crate::render::Renderer::event`]); rows stored whole before are read the same.
+/// ([`crate::documents::render::Renderer::event`]); rows stored whole before are read the same.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredEvent {
     #[serde(rename = "type")]

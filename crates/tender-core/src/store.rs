@@ -283,7 +283,7 @@ pub enum KeyState {
 }
 
 /// The record under an idempotency key as a store reads it; what it means for a request is
-/// decided by [`crate::idempotency::key_state`].
+/// decided by [`crate::documents::idempotency::key_state`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyRecord {
     pub fingerprint: String,
@@ -370,15 +370,15 @@ pub enum WriteOp {
     /// A balanced ledger posting, written with the change that causes it. One posting per cause
     /// and scope: a posting whose cause is already posted writes nothing (and fails nothing), so
     /// a retry or a replayed webhook never posts twice. The store keeps each ledger account's
-    /// balance in the same transaction, in the posting's shard ([`crate::ledger::Posting::shard`]).
-    Post(crate::ledger::Posting),
+    /// balance in the same transaction, in the posting's shard ([`crate::balance::ledger::Posting::shard`]).
+    Post(crate::balance::ledger::Posting),
     /// Fails the batch with [`StoreError::BalanceInsufficient`] unless the scope's balance of
     /// `account` in `currency`, with this batch's postings (those before it in the batch), is at
     /// least `at_least`. Batches carrying this op for the same (scope, account, currency) are
     /// serialised with each other (on PostgreSQL by a transaction-scoped advisory lock taken
     /// before the balance is read), so two racing withdrawals cannot both see the money.
     RequireBalance {
-        account: crate::ledger::LedgerAccount,
+        account: crate::balance::ledger::LedgerAccount,
         currency: crate::money::Currency,
         at_least: i64,
     },
@@ -497,7 +497,7 @@ pub struct AccountRecord {
     /// Argon2id PHC string of the dashboard password.
     pub password_hash: String,
     pub created: i64,
-    /// The account's prices as [`crate::fees::Pricing::encode`] writes them; `None`: the
+    /// The account's prices as [`crate::balance::fees::Pricing::encode`] writes them; `None`: the
     /// defaults.
     pub pricing: Option<String>,
 }
@@ -651,21 +651,21 @@ pub trait LedgerStore: Send + Sync {
     async fn ledger_balances(
         &self,
         scope: &Scope,
-    ) -> StoreResult<Vec<crate::ledger::LedgerBalance>>;
+    ) -> StoreResult<Vec<crate::balance::ledger::LedgerBalance>>;
 
     /// The entries of the posting for `cause`, if it was posted.
     async fn posting_entries(
         &self,
         scope: &Scope,
         cause: &str,
-    ) -> StoreResult<Option<Vec<crate::ledger::Entry>>>;
+    ) -> StoreResult<Option<Vec<crate::balance::ledger::Entry>>>;
 
     /// Every ledger account balance of the scope recomputed from the postings' entries (for
     /// `tender ledger verify`, which compares them with [`LedgerStore::ledger_balances`]).
     async fn recompute_balances(
         &self,
         scope: &Scope,
-    ) -> StoreResult<Vec<crate::ledger::LedgerBalance>>;
+    ) -> StoreResult<Vec<crate::balance::ledger::LedgerBalance>>;
 
     /// The causes of the scope's postings whose entries do not sum to zero in some currency
     /// (none, unless a row was changed behind the store's back).
@@ -845,4 +845,4 @@ pub trait AccountStore: Send + Sync {
     async fn find_api_key(&self, key_hash: &str) -> StoreResult<Option<ApiKeyRecord>>;
 }
 
-pub use crate::idempotency::IDEMPOTENCY_TTL_SECS;
+pub use crate::documents::idempotency::IDEMPOTENCY_TTL_SECS;

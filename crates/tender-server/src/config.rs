@@ -27,7 +27,7 @@ pub struct ServerConfig {
     /// mode, 60 s in test mode (CONTRACT §9).
     pub balance_available_delay: Option<u64>,
     /// When a failed subscription invoice is tried again (`--dunning-days`, CONTRACT §10).
-    pub dunning: tender_core::billing::Dunning,
+    pub dunning: tender_core::billing::model::Dunning,
     /// Seconds a node holds a background task it claimed (`--task-lease-secs`): the tasks of
     /// a node that died are taken over this long after it claimed them.
     pub task_lease_secs: u64,
@@ -74,10 +74,10 @@ impl ServerConfig {
             rate_limit: 100,
             webhook_retry_scale: 1.0,
             bank_settlement_delay: 10,
-            connector_sync_delay: tender_core::service::upstream::FIRST_SYNC_SECS as u64,
+            connector_sync_delay: tender_core::payments::upstream::FIRST_SYNC_SECS as u64,
             balance_available_delay: None,
             dunning: Default::default(),
-            task_lease_secs: tender_core::service::tasks::TASK_LEASE_SECS as u64,
+            task_lease_secs: tender_core::tasks::TASK_LEASE_SECS as u64,
             vault_key: None,
             secure_cookies: false,
             tls_cert: None,

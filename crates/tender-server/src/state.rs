@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use tender_core::service::Services;
+use tender_core::services::Services;
 
 use crate::metrics::Metrics;
 use crate::rate_limit::RateLimiter;

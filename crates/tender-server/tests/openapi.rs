@@ -164,7 +164,7 @@ async fn the_document_is_openapi_3_1_with_every_reference_resolving() {
             "{schema}.enabled_events"
         );
     }
-    let statuses: Vec<String> = tender_core::payment::PaymentStatus::ALL
+    let statuses: Vec<String> = tender_core::payments::payment::PaymentStatus::ALL
         .iter()
         .map(|s| s.as_str().to_string())
         .collect();

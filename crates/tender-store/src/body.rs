@@ -1,6 +1,6 @@
 //! Stored document bodies: what the `body` column of every document table holds.
 //!
-//! A body is the document's stored form (the compact JSON of `tender_core::render`) compressed
+//! A body is the document's stored form (the compact JSON of `tender_core::documents::render`) compressed
 //! as one zstd frame with a dictionary trained on Tender's own documents
 //! (`dict/documents-1.zdict`, made by `scripts/train-dictionary.py`). Documents are small — a
 //! payment about 480 bytes, its event 650 — and mostly field names, id prefixes and enum

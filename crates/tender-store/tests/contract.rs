@@ -1510,7 +1510,7 @@ async fn a_checkpointed_claim_stays_in_progress_then_completes_and_a_released_on
 
 contract!(a_posting_moves_balances_once_per_cause_and_only_with_its_batch);
 async fn a_posting_moves_balances_once_per_cause_and_only_with_its_batch(store: Arc<dyn Store>) {
-    use tender_core::ledger::{Entry, LedgerAccount::*, Posting};
+    use tender_core::balance::ledger::{Entry, LedgerAccount::*, Posting};
     use tender_core::money::Currency;
     let s = scope("acct_a", Mode::Test);
     let usd = Currency::parse("usd").unwrap();
@@ -1662,7 +1662,7 @@ contract!(concurrent_postings_to_one_balance_all_count_and_one_cause_counts_once
 async fn concurrent_postings_to_one_balance_all_count_and_one_cause_counts_once(
     store: Arc<dyn Store>,
 ) {
-    use tender_core::ledger::{LedgerAccount::*, Posting};
+    use tender_core::balance::ledger::{LedgerAccount::*, Posting};
     use tender_core::money::Currency;
     let s = scope("acct_a", Mode::Test);
     let usd = Currency::parse("usd").unwrap();

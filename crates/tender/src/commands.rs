@@ -6,10 +6,10 @@ use std::sync::Arc;
 use anyhow::{bail, Context};
 use tender_core::auth::Scope;
 use tender_core::auth::{KeyKind, Mode};
+use tender_core::balance::fees::Pricing;
 use tender_core::clock::SystemClock;
-use tender_core::fees::Pricing;
-use tender_core::service::connectors::ChangedBy;
-use tender_core::service::Services;
+use tender_core::connectors::service::ChangedBy;
+use tender_core::services::Services;
 use tender_server::{Application, ServerConfig};
 use tender_store::DatabaseUrl;
 
@@ -202,7 +202,7 @@ pub async fn accounts(command: AccountsCommand) -> anyhow::Result<()> {
             let services = services(&store).await?;
             let id = resolve_account(&services, &account).await?;
             let mut pricing = services.pricing(&id).await?;
-            let bad = |flag: &str, e: tender_core::fees::PricingError| {
+            let bad = |flag: &str, e: tender_core::balance::fees::PricingError| {
                 anyhow::anyhow!("--{flag}: {}", e.0)
             };
             if let Some(s) = &card {
@@ -412,9 +412,9 @@ pub async fn config_check(args: ServeArgs) -> anyhow::Result<()> {
 async fn connector_ctx(
     services: &Services,
     scope: &ConnectorScope,
-) -> anyhow::Result<tender_core::service::RequestContext> {
+) -> anyhow::Result<tender_core::services::RequestContext> {
     let account = resolve_account(services, &scope.account).await?;
-    Ok(tender_core::service::RequestContext {
+    Ok(tender_core::services::RequestContext {
         principal: tender_core::auth::Principal {
             scope: tender_core::auth::Scope {
                 account,
@@ -430,7 +430,7 @@ async fn connector_ctx(
 /// The use case's fields from the flags; secrets from the environment or a file.
 fn connector_fields(
     settings: ConnectorSettingsArgs,
-) -> anyhow::Result<tender_core::service::connectors::ConnectorFields> {
+) -> anyhow::Result<tender_core::connectors::service::ConnectorFields> {
     let api_key = match (&settings.api_key_env, &settings.api_key_file) {
         (_, Some(path)) => Some(
             std::fs::read_to_string(path)
@@ -441,7 +441,7 @@ fn connector_fields(
         (Some(key), None) => Some(key.trim().to_string()),
         (None, None) => None,
     };
-    Ok(tender_core::service::connectors::ConnectorFields {
+    Ok(tender_core::connectors::service::ConnectorFields {
         name: settings.name.map(Some),
         api_key: api_key.map(tender_core::secret::Secret::new),
         api_base: settings.api_base,
@@ -465,7 +465,7 @@ pub async fn connectors(command: ConnectorsCommand) -> anyhow::Result<()> {
                 .list_raw(
                     ctx.scope(),
                     tender_core::store::Collection::Connectors,
-                    &tender_core::service::ListParams {
+                    &tender_core::services::ListParams {
                         limit: 100,
                         ..Default::default()
                     },
@@ -582,7 +582,7 @@ pub async fn ledger_verify(account: Option<String>, store: StoreArgs) -> anyhow:
             // after it are still checked.
             let report = match services.verify_ledger(&scope).await {
                 Ok(report) => report,
-                Err(e) => tender_core::service::balance::LedgerReport {
+                Err(e) => tender_core::balance::service::LedgerReport {
                     differences: vec![format!(
                         "the ledger could not be read: {}",
                         tender_core::error::error_chain(&e)
@@ -626,7 +626,7 @@ pub async fn reports(command: ReportsCommand) -> anyhow::Result<()> {
             store,
         } => {
             let day = |flag: &str, s: &str| {
-                tender_core::report::parse_day(s).ok_or_else(|| {
+                tender_core::balance::report::parse_day(s).ok_or_else(|| {
                     anyhow::anyhow!("--{flag} {s:?}: expected YYYY-MM-DD or Unix seconds")
                 })
             };

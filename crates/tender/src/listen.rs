@@ -22,7 +22,7 @@ use anyhow::{bail, Context};
 use futures::stream::BoxStream;
 use futures::StreamExt;
 use tender_client::{Client, Error, StreamedEvent};
-use tender_core::webhook::{listen_secret, standard_signature, tender_signature};
+use tender_core::webhooks::webhook::{listen_secret, standard_signature, tender_signature};
 
 use tender_core::clock::{Clock, SystemClock};
 use tender_core::error::root_cause;

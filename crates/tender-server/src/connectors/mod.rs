@@ -1,10 +1,10 @@
-//! The processors' HTTP clients behind the connector port ([`tender_core::connector`]): the
+//! The processors' HTTP clients behind the connector port ([`tender_core::connectors::connector`]): the
 //! factory the server gives the use cases, and one module per processor ([`stripe`]).
 //!
 //! One HTTP client per mode (rustls, a connection pool, no proxy from the environment, no
 //! redirects) is shared by every connector; each connector built from its settings is a cheap
 //! handle. The clients reach only the addresses webhooks of the mode may reach
-//! ([`tender_core::webhook::webhook_address_allowed`], checked on the resolved addresses and on
+//! ([`tender_core::webhooks::webhook::webhook_address_allowed`], checked on the resolved addresses and on
 //! address literals): a merchant's `api_base` cannot turn Tender into a probe of the network it
 //! runs in. Depends on the connector port and `reqwest`.
 
@@ -13,16 +13,16 @@ pub mod stripe;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tender_core::connector::{
+use tender_core::connectors::connector::{
     Connector, ConnectorFactory, ConnectorSettings, ConnectorType, SimulatedConnector, Unreachable,
 };
-use tender_core::webhook::webhook_address_allowed;
+use tender_core::webhooks::webhook::webhook_address_allowed;
 
 /// How long a processor may take to answer one call. A payment makes at most three calls, so a
 /// request waits at most 45 s for its processor: under the first sync of a payment left
-/// unknown ([`tender_core::service::upstream::FIRST_SYNC_SECS`]), so a sync rarely meets a
+/// unknown ([`tender_core::payments::upstream::FIRST_SYNC_SECS`]), so a sync rarely meets a
 /// request still waiting (and when it does, the processor decides: see
-/// `tender_core::service::upstream`).
+/// `tender_core::payments::upstream`).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long connecting may take; a connection that was never made sent nothing.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);

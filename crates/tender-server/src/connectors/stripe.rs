@@ -25,11 +25,11 @@ use async_trait::async_trait;
 use hmac::{Hmac, Mac};
 use serde_json::Value;
 use sha2::Sha256;
-use tender_core::acquirer::Decline;
-use tender_core::connector::{
+use tender_core::connectors::connector::{
     upstream_key, Answer, AuthorizeRequest, Connector, Inbound, RefundAnswer, RefundUpstream,
     Source, Upstream, WebhookRejected,
 };
+use tender_core::payments::acquirer::Decline;
 
 /// How far a webhook's signed timestamp may be from now, either way (Stripe's libraries' default).
 const WEBHOOK_TOLERANCE_SECS: i64 = 300;
@@ -140,7 +140,7 @@ impl Stripe {
         // the message.
         let body: Value = serde_json::from_slice(&text).unwrap_or_else(|_| {
             let text = String::from_utf8_lossy(&text);
-            serde_json::json!({"error": {"message": tender_core::connector::bounded(text.trim())}})
+            serde_json::json!({"error": {"message": tender_core::connectors::connector::bounded(text.trim())}})
         });
         match status {
             200..=299 => Reply::Ok(body),
@@ -215,7 +215,7 @@ async fn read_bounded(mut response: reqwest::Response) -> Result<Vec<u8>, String
 
 /// A Stripe error's message, as much of it as may be stored or logged.
 fn message_of(error: &Value) -> String {
-    tender_core::connector::bounded(error["message"].as_str().unwrap_or_default())
+    tender_core::connectors::connector::bounded(error["message"].as_str().unwrap_or_default())
 }
 
 /// A PaymentIntent's state. A `succeeded` one that does not say how much it took is not an
@@ -250,7 +250,7 @@ fn state_of(pi: &Value) -> Upstream {
         "canceled" => Upstream::Canceled,
         other => {
             tracing::warn!(
-                status = %tender_core::connector::bounded(other),
+                status = %tender_core::connectors::connector::bounded(other),
                 "a PaymentIntent status Tender does not know"
             );
             Upstream::Processing
@@ -310,7 +310,7 @@ fn refusal(error: &Value) -> Decline {
             .unwrap_or("processor_refused_request")
             .to_string()
             .into(),
-        message: tender_core::connector::bounded(&format!(
+        message: tender_core::connectors::connector::bounded(&format!(
             "The payment processor refused the payment: {message}"
         ))
         .into(),

@@ -14,13 +14,15 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::IntoResponse;
 use maud::{html, Markup, PreEscaped};
 use serde::Deserialize;
-use tender_core::balance::{BalanceTransaction, Dispute, DisputeStatus, Evidence, Payout, TxnType};
+use tender_core::balance::disputes::UpdateDispute;
+use tender_core::balance::payouts::CreatePayout;
+use tender_core::balance::transactions::{
+    BalanceTransaction, Dispute, DisputeStatus, Evidence, Payout, TxnType,
+};
 use tender_core::error::CoreError;
 use tender_core::money::Currency;
 use tender_core::secret::Secret;
-use tender_core::service::disputes::UpdateDispute;
-use tender_core::service::payouts::CreatePayout;
-use tender_core::service::ListParams;
+use tender_core::services::ListParams;
 use tender_core::store::{Collection, CreatedRange};
 
 use super::auth::Done;
@@ -184,7 +186,7 @@ fn payouts_table(session: &Session, payouts: &[Payout]) -> Markup {
                         td { (when(p.arrival_date)) }
                         td { (when(p.created)) }
                         td.actions {
-                            @if p.status == tender_core::balance::PayoutStatus::Pending {
+                            @if p.status == tender_core::balance::transactions::PayoutStatus::Pending {
                                 (post_button(session, &format!("/dashboard/payouts/{}/cancel", p.id), "Cancel", "small danger"))
                             }
                         }
@@ -332,7 +334,10 @@ pub async fn export_balance(
     session: Session,
     Query(q): Query<Period>,
 ) -> PageResult {
-    let day = |s: &Option<String>| s.as_deref().and_then(tender_core::report::parse_day);
+    let day = |s: &Option<String>| {
+        s.as_deref()
+            .and_then(tender_core::balance::report::parse_day)
+    };
     let (Some(from), Some(to)) = (day(&q.from), day(&q.to)) else {
         return render_balance(
             &state,
@@ -389,7 +394,7 @@ fn payout_command(posted: &Posted) -> Result<CreatePayout, CoreError> {
                 "Write the amount like 100.00.",
             )
         })?;
-    let amount = tender_core::service::payments::check_amount("amount", amount, currency)?;
+    let amount = tender_core::payments::create::check_amount("amount", amount, currency)?;
     Ok(CreatePayout {
         amount,
         currency,

@@ -11,13 +11,13 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use maud::{html, Markup};
 use serde::Deserialize;
-use tender_core::billing::{Invoice, Price, Product, Subscription};
+use tender_core::billing::catalog::{CreatePrice, CreateProduct};
+use tender_core::billing::model::{Invoice, Price, Product, Subscription};
 use tender_core::clock::format_date;
 use tender_core::error::CoreError;
 use tender_core::money::Currency;
-use tender_core::payment::Payment;
-use tender_core::service::billing::catalog::{CreatePrice, CreateProduct};
-use tender_core::service::{ListParams, RawPage};
+use tender_core::payments::payment::Payment;
+use tender_core::services::{ListParams, RawPage};
 use tender_core::store::{Collection, Field};
 
 use super::layout::{self, badge, html_response, money, page, pager, Notice, Section};

@@ -5,11 +5,11 @@
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use maud::{html, Markup};
-use tender_core::connector::{ConnectorObject, ConnectorStatus, ConnectorType};
+use tender_core::connectors::connector::{ConnectorObject, ConnectorStatus, ConnectorType};
+use tender_core::connectors::service::{ChangedBy, ConnectorFields};
 use tender_core::error::CoreError;
 use tender_core::secret::Secret;
-use tender_core::service::connectors::{ChangedBy, ConnectorFields};
-use tender_core::service::ListParams;
+use tender_core::services::ListParams;
 use tender_core::store::Collection;
 
 use super::auth::Done;

@@ -5,16 +5,16 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use maud::html;
 use serde::Deserialize;
-use tender_core::customer::Customer;
-use tender_core::payment::Payment;
-use tender_core::payment_method::PaymentMethod;
-use tender_core::service::{ListParams, RawPage};
+use tender_core::customers::customer::Customer;
+use tender_core::payment_methods::payment_method::PaymentMethod;
+use tender_core::payments::payment::Payment;
+use tender_core::services::{ListParams, RawPage};
 use tender_core::store::{Collection, Field};
 
 use super::layout::{self, html_response, page, pager, Notice, Section};
 use super::payments::{blank_to_none, parse_page, payments_table};
 use super::{see_other, user_message, DashboardState, PageResult, Posted, Session};
-use tender_core::service::customers::CustomerFields;
+use tender_core::customers::service::CustomerFields;
 
 #[derive(Deserialize, Default)]
 pub struct CustomerFilters {
@@ -35,7 +35,7 @@ pub async fn list_customers(
     let mut notice = Notice::None;
     let filters = email
         .iter()
-        .map(|e| tender_core::service::customers::email_filter(e))
+        .map(|e| tender_core::customers::service::email_filter(e))
         .collect::<Vec<_>>();
     let params = ListParams {
         limit: super::PAGE_SIZE,

@@ -51,7 +51,7 @@ use axum::Router;
 use maud::html;
 use tender_core::auth::{secrets_equal, KeyKind, Mode, Principal, Scope};
 use tender_core::error::CoreError;
-use tender_core::service::{RequestContext, Services};
+use tender_core::services::{RequestContext, Services};
 use tender_core::store::SessionRecord;
 
 use crate::http::error::current_request_id;

@@ -14,8 +14,8 @@ use axum::http::StatusCode;
 use maud::{html, Markup, PreEscaped};
 use serde::Deserialize;
 use tender_core::money::Currency;
-use tender_core::payment::{Payment, PaymentStatus};
-use tender_core::service::ListParams;
+use tender_core::payments::payment::{Payment, PaymentStatus};
+use tender_core::services::ListParams;
 use tender_core::store::{Collection, CreatedRange};
 
 use super::layout::{html_response, money, page, Notice, Section};
@@ -123,7 +123,7 @@ pub async fn overview(
                         limit: 100,
                         ..ListParams::default()
                     },
-                    vec![tender_core::service::customers::email_filter(term)],
+                    vec![tender_core::customers::service::email_filter(term)],
                 )
                 .await?;
             for c in parse_page::<serde_json::Value>(&raw)? {

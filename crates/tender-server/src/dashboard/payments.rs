@@ -9,10 +9,10 @@ use maud::{html, Markup};
 use serde::Deserialize;
 use tender_core::error::CoreError;
 use tender_core::ids::PaymentId;
-use tender_core::payment::{CancellationReason, Payment, PaymentStatus};
-use tender_core::refund::{Refund, RefundReason, RefundStatus};
-use tender_core::service::refunds::CreateRefund;
-use tender_core::service::{ListParams, RawPage};
+use tender_core::payments::payment::{CancellationReason, Payment, PaymentStatus};
+use tender_core::refunds::refund::{Refund, RefundReason, RefundStatus};
+use tender_core::refunds::service::CreateRefund;
+use tender_core::services::{ListParams, RawPage};
 use tender_core::store::{Collection, Field};
 
 use super::auth::Done;

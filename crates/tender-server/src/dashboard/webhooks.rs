@@ -10,10 +10,10 @@ use maud::{html, Markup};
 use serde_json::Value;
 use tender_core::error::CoreError;
 use tender_core::event::EVENT_TYPES;
-use tender_core::service::webhooks::EndpointFields;
-use tender_core::service::ListParams;
+use tender_core::services::ListParams;
 use tender_core::store::Collection;
-use tender_core::webhook::{EndpointStatus, WebhookEndpoint};
+use tender_core::webhooks::service::EndpointFields;
+use tender_core::webhooks::webhook::{EndpointStatus, WebhookEndpoint};
 
 use super::auth::Done;
 use super::layout::{self, badge, csrf_field, html_response, page, post_button, Notice, Section};

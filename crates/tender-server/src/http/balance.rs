@@ -2,11 +2,11 @@
 //! every movement of it. Reads only: transactions are written by the changes that cause them.
 
 use axum::extract::{Path, RawQuery, State};
-use tender_core::balance::TxnType;
+use tender_core::balance::transactions::TxnType;
 use tender_core::error::CoreError;
 use tender_core::ids::BalanceTransactionId;
 use tender_core::money::Currency;
-use tender_core::service::ListParams;
+use tender_core::services::ListParams;
 use tender_core::store::Field;
 
 use super::params::Query;

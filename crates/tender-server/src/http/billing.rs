@@ -1,19 +1,17 @@
 //! Recurring billing's endpoints (CONTRACT §10): `/v2/products`, `/v2/prices`,
 //! `/v2/subscriptions`, `/v2/invoices` and `/v2/test_helpers/test_clocks`. Each section parses
-//! its bodies and queries into the commands of `tender_core::service::billing` (the `parse_*`
+//! its bodies and queries into the commands of `tender_core::billing` (the `parse_*`
 //! functions are what the fuzz targets call) and hands them over; nothing else happens here.
 
 use axum::extract::{Path, RawQuery, State};
 use serde_json::Value;
-use tender_core::billing::{InvoiceStatus, SubscriptionStatus, MAX_ITEMS};
+use tender_core::billing::catalog::{CreatePrice, CreateProduct, UpdatePrice, UpdateProduct};
+use tender_core::billing::model::{InvoiceStatus, SubscriptionStatus, MAX_ITEMS};
+use tender_core::billing::subscriptions::{CreateSubscription, UpdateSubscription};
 use tender_core::error::CoreError;
 use tender_core::ids::{self, IdKind};
 use tender_core::ids::{InvoiceId, PriceId, ProductId, SubscriptionId, TestClockId};
-use tender_core::service::billing::catalog::{
-    CreatePrice, CreateProduct, UpdatePrice, UpdateProduct,
-};
-use tender_core::service::billing::subscriptions::{CreateSubscription, UpdateSubscription};
-use tender_core::service::ListParams;
+use tender_core::services::ListParams;
 use tender_core::store::{prices_filter, Collection, Field};
 
 use super::params::{Params, Query};

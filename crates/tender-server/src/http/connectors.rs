@@ -3,11 +3,11 @@
 
 use axum::extract::{Path, RawQuery, State};
 use serde_json::Value;
+use tender_core::connectors::service::{ChangedBy, ConnectorFields};
 use tender_core::error::CoreError;
 use tender_core::ids::ConnectorId;
 use tender_core::secret::Secret;
-use tender_core::service::connectors::{ChangedBy, ConnectorFields};
-use tender_core::service::ListParams;
+use tender_core::services::ListParams;
 use tender_core::store::Collection;
 
 use super::params::{Params, Query};

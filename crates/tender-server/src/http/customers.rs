@@ -1,11 +1,11 @@
 //! `/v2/customers`: create, retrieve, update, delete, list.
 
 use axum::extract::{Path, RawQuery, State};
-use tender_core::customer::Address;
+use tender_core::customers::customer::Address;
+use tender_core::customers::service::CustomerFields;
 use tender_core::error::CoreError;
 use tender_core::ids::CustomerId;
-use tender_core::service::customers::CustomerFields;
-use tender_core::service::ListParams;
+use tender_core::services::ListParams;
 use tender_core::store::{Collection, Field};
 
 use super::params::{Params, Query};
@@ -125,7 +125,7 @@ pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String
     let params = q.list_params()?;
     let filters = q
         .get("email")
-        .map(tender_core::service::customers::email_filter)
+        .map(tender_core::customers::service::email_filter)
         .into_iter()
         .collect();
     Ok((params, filters))

@@ -11,20 +11,20 @@
 
 use serde_json::Value;
 use tender_core::card::CardInput;
+use tender_core::connectors::service::ConnectorFields;
+use tender_core::customers::service::CustomerFields;
 use tender_core::error::CoreError;
 use tender_core::ids::{
     BalanceTransactionId, ConnectorId, CustomerId, DisputeId, EventId, InvoiceId, PaymentId,
     PaymentMethodId, PayoutId, PriceId, ProductId, RefundId, SubscriptionId, TestClockId,
     WebhookEndpointId,
 };
-use tender_core::payment::CancellationReason;
-use tender_core::service::connectors::ConnectorFields;
-use tender_core::service::customers::CustomerFields;
-use tender_core::service::payments::{CreatePayment, UpdatePayment};
-use tender_core::service::refunds::CreateRefund;
-use tender_core::service::webhooks::EndpointFields;
-use tender_core::service::ListParams;
+use tender_core::payments::create::{CreatePayment, UpdatePayment};
+use tender_core::payments::payment::CancellationReason;
+use tender_core::refunds::service::CreateRefund;
+use tender_core::services::ListParams;
 use tender_core::store::Field;
+use tender_core::webhooks::service::EndpointFields;
 
 use super::pipeline::parse_json_body;
 use super::{
@@ -78,12 +78,12 @@ pub enum Command {
     RetrieveBalance,
     ListBalanceTransactions(ListRequest),
     RetrieveBalanceTransaction(BalanceTransactionId),
-    CreatePayout(tender_core::service::payouts::CreatePayout),
+    CreatePayout(tender_core::balance::payouts::CreatePayout),
     RetrievePayout(PayoutId),
     CancelPayout(PayoutId),
     ListPayouts(ListRequest),
     RetrieveDispute(DisputeId),
-    UpdateDispute(DisputeId, tender_core::service::disputes::UpdateDispute),
+    UpdateDispute(DisputeId, tender_core::balance::disputes::UpdateDispute),
     CloseDispute(DisputeId),
     ListDisputes(ListRequest),
     CreateProduct(billing_cmd::CreateProduct),
@@ -113,12 +113,10 @@ pub enum Command {
 
 /// The commands of recurring billing, under one name.
 mod billing_cmd {
-    pub use tender_core::service::billing::catalog::{
+    pub use tender_core::billing::catalog::{
         CreatePrice, CreateProduct, UpdatePrice, UpdateProduct,
     };
-    pub use tender_core::service::billing::subscriptions::{
-        CreateSubscription, UpdateSubscription,
-    };
+    pub use tender_core::billing::subscriptions::{CreateSubscription, UpdateSubscription};
 }
 
 /// Decodes one request as the router, the pipeline and the handler would. `method` is upper
@@ -342,7 +340,7 @@ mod tests {
     use super::*;
     use serde_json::json;
     use tender_core::ids::IdKind;
-    use tender_core::service::payments::PaymentMethodInput;
+    use tender_core::payments::create::PaymentMethodInput;
 
     fn sample_id(template: &str) -> String {
         let kind = match template.split('/').nth(1).unwrap() {

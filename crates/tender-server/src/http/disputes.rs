@@ -2,11 +2,11 @@
 
 use axum::extract::{Path, RawQuery, State};
 use serde_json::Value;
-use tender_core::balance::Evidence;
+use tender_core::balance::disputes::UpdateDispute;
+use tender_core::balance::transactions::Evidence;
 use tender_core::error::CoreError;
 use tender_core::ids::DisputeId;
-use tender_core::service::disputes::UpdateDispute;
-use tender_core::service::ListParams;
+use tender_core::services::ListParams;
 use tender_core::store::{Collection, Field};
 
 use super::params::{Params, Query};

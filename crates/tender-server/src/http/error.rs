@@ -9,7 +9,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value};
 use tender_core::error::{AuthFailure, CoreError, StoreError};
-use tender_core::service::ResponseEncoder;
+use tender_core::services::ResponseEncoder;
 use tender_core::store::StoredResponse;
 
 tokio::task_local! {

@@ -6,7 +6,7 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::IntoResponse;
 use tender_core::error::CoreError;
 use tender_core::ids::EventId;
-use tender_core::service::ListParams;
+use tender_core::services::ListParams;
 use tender_core::store::{Collection, Field, StreamPosition};
 
 use super::params::{Params, Query};
@@ -192,7 +192,7 @@ pub(crate) async fn stream_events(
     };
     /// Where the stream is: the last position queued, and events not sent yet.
     struct Tail {
-        services: tender_core::service::Services,
+        services: tender_core::services::Services,
         principal: tender_core::auth::Principal,
         key: String,
         last: StreamPosition,

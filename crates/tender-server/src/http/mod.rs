@@ -39,7 +39,7 @@ use axum::response::Response;
 use axum::Router;
 use serde::Serialize;
 use tender_core::error::CoreError;
-use tender_core::service::RawPage;
+use tender_core::services::RawPage;
 
 use crate::state::AppState;
 use axum::response::IntoResponse;

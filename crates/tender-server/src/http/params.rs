@@ -286,7 +286,7 @@ impl Query {
     }
 
     /// `limit` (1–100, default 10), cursors and `created[…]`.
-    pub fn list_params(&self) -> Result<tender_core::service::ListParams, CoreError> {
+    pub fn list_params(&self) -> Result<tender_core::services::ListParams, CoreError> {
         let limit = match self.int("limit")? {
             None => 10,
             Some(n) if (1..=100).contains(&n) => n as u32,
@@ -297,7 +297,7 @@ impl Query {
                 ))
             }
         };
-        Ok(tender_core::service::ListParams {
+        Ok(tender_core::services::ListParams {
             limit,
             starting_after: self.get("starting_after").map(str::to_string),
             ending_before: self.get("ending_before").map(str::to_string),

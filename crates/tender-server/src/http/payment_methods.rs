@@ -6,7 +6,7 @@ use serde_json::Value;
 use tender_core::card::CardInput;
 use tender_core::error::CoreError;
 use tender_core::ids::{CustomerId, PaymentMethodId};
-use tender_core::service::ListParams;
+use tender_core::services::ListParams;
 use tender_core::store::{Collection, Field};
 
 use super::params::{Params, Query};

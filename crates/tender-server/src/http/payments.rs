@@ -7,12 +7,12 @@ use tender_core::card::CardInput;
 use tender_core::error::CoreError;
 use tender_core::ids::{CustomerId, PaymentId, PaymentMethodId};
 use tender_core::money::Currency;
-use tender_core::payment::{CancellationReason, PaymentStatus};
-use tender_core::secret::Secret;
-use tender_core::service::payments::{
+use tender_core::payments::create::{
     CreatePayment, CreatePaymentFields, PaymentMethodInput, UpdatePayment,
 };
-use tender_core::service::ListParams;
+use tender_core::payments::payment::{CancellationReason, PaymentStatus};
+use tender_core::secret::Secret;
+use tender_core::services::ListParams;
 use tender_core::store::{Collection, Field};
 
 use super::params::{Params, Query};

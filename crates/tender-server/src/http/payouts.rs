@@ -2,13 +2,13 @@
 
 use axum::extract::{Path, RawQuery, State};
 use serde_json::Value;
-use tender_core::balance::PayoutStatus;
+use tender_core::balance::payouts::CreatePayout;
+use tender_core::balance::transactions::PayoutStatus;
 use tender_core::error::CoreError;
 use tender_core::ids::PayoutId;
+use tender_core::payments::create::check_amount;
 use tender_core::secret::Secret;
-use tender_core::service::payments::check_amount;
-use tender_core::service::payouts::CreatePayout;
-use tender_core::service::ListParams;
+use tender_core::services::ListParams;
 use tender_core::store::{Collection, Field};
 
 use super::params::{Params, Query};

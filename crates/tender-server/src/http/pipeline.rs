@@ -15,10 +15,10 @@ use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use serde_json::Value;
 use tender_core::auth::{KeyKind, Principal};
+use tender_core::documents::idempotency::{Begun, Settled};
 use tender_core::error::{AuthFailure, CoreError};
-use tender_core::idempotency::{Begun, Settled};
 use tender_core::ids::{self, IdKind};
-use tender_core::service::RequestContext;
+use tender_core::services::RequestContext;
 
 use super::error::{json_response, ApiError, HttpFailure, REQUEST_ID};
 use crate::state::AppState;
@@ -262,13 +262,18 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
         idempotency: None,
     };
     let key = match parts.headers.get("idempotency-key") {
-        Some(k) if !refused && tender_core::idempotency::applies_to(parts.method.as_str()) => Some(
-            tender_core::idempotency::check_key(k.to_str().ok())
-                .map_err(|e| ApiError(e).into_response())?,
-        ),
+        Some(k)
+            if !refused
+                && tender_core::documents::idempotency::applies_to(parts.method.as_str()) =>
+        {
+            Some(
+                tender_core::documents::idempotency::check_key(k.to_str().ok())
+                    .map_err(|e| ApiError(e).into_response())?,
+            )
+        }
         _ => None,
     };
-    // Every rule of the claim, the replay and the answer kept: tender_core::idempotency.
+    // Every rule of the claim, the replay and the answer kept: tender_core::documents::idempotency.
     let mut claim = None;
     if let Some(key) = key {
         let begun = state
@@ -301,7 +306,7 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
 
     let Some(claim) = claim else { return Ok(resp) };
     // Whether the answer is kept, sent as it is, or replaced by another request's answer:
-    // tender_core::idempotency::Claim::settle.
+    // tender_core::documents::idempotency::Claim::settle.
     let (resp_parts, body) = resp.into_parts();
     let bytes = axum::body::to_bytes(body, usize::MAX)
         .await

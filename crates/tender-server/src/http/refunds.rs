@@ -4,9 +4,9 @@ use axum::extract::{Path, RawQuery, State};
 use serde_json::Value;
 use tender_core::error::CoreError;
 use tender_core::ids::RefundId;
-use tender_core::refund::RefundReason;
-use tender_core::service::refunds::CreateRefund;
-use tender_core::service::ListParams;
+use tender_core::refunds::refund::RefundReason;
+use tender_core::refunds::service::CreateRefund;
+use tender_core::services::ListParams;
 use tender_core::store::{Collection, Field};
 
 use super::params::{Params, Query};

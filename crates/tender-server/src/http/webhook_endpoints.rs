@@ -5,9 +5,9 @@ use axum::extract::{Path, RawQuery, State};
 use serde_json::Value;
 use tender_core::error::CoreError;
 use tender_core::ids::WebhookEndpointId;
-use tender_core::service::webhooks::EndpointFields;
-use tender_core::service::ListParams;
+use tender_core::services::ListParams;
 use tender_core::store::Collection;
+use tender_core::webhooks::service::EndpointFields;
 
 use super::params::{Params, Query};
 use super::pipeline::{Ctx, JsonBody};

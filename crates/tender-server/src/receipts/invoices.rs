@@ -14,11 +14,11 @@ use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{html, Markup};
-use tender_core::billing::InvoiceStatus;
+use tender_core::billing::hosted::HostedInvoice;
+use tender_core::billing::model::InvoiceStatus;
 use tender_core::clock::format_date;
 use tender_core::error::CoreError;
 use tender_core::money::format_amount;
-use tender_core::service::billing::hosted::HostedInvoice;
 
 use super::{html_response, not_found, page, server_error};
 use crate::state::AppState;

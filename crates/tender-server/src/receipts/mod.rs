@@ -19,8 +19,8 @@ use maud::{html, Markup, DOCTYPE};
 use serde::Deserialize;
 use tender_core::clock::format_utc;
 use tender_core::money::format_amount;
-use tender_core::payment::Payment;
-use tender_core::service::payments::Receipt;
+use tender_core::payments::create::Receipt;
+use tender_core::payments::payment::Payment;
 
 use crate::state::AppState;
 
@@ -129,7 +129,7 @@ fn method_line(p: &Payment) -> String {
 
 /// The payment's state in the words of the person who paid.
 fn status_words(p: &Payment) -> &'static str {
-    use tender_core::payment::PaymentStatus as S;
+    use tender_core::payments::payment::PaymentStatus as S;
     match p.status {
         S::Succeeded if p.refunded => "Refunded",
         S::Succeeded if p.amount_refunded > 0 => "Partly refunded",
@@ -144,7 +144,7 @@ fn status_words(p: &Payment) -> &'static str {
 
 /// A line under the amount that says plainly what happened to the customer's money.
 fn outcome_line(p: &Payment) -> Option<String> {
-    use tender_core::payment::PaymentStatus as S;
+    use tender_core::payments::payment::PaymentStatus as S;
     match p.status {
         S::Failed => Some("This payment failed. You were not charged.".into()),
         S::Canceled => Some("This payment was canceled. You were not charged.".into()),

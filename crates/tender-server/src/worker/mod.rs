@@ -16,9 +16,11 @@ pub(crate) mod client;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tender_core::service::webhooks::{AttemptResult, DeliveryTask};
-use tender_core::service::Services;
-use tender_core::webhook::{standard_signature, tender_signature, webhook_address_allowed};
+use tender_core::services::Services;
+use tender_core::webhooks::service::{AttemptResult, DeliveryTask};
+use tender_core::webhooks::webhook::{
+    standard_signature, tender_signature, webhook_address_allowed,
+};
 use tokio::sync::{watch, Semaphore};
 
 pub use client::SystemResolver;

@@ -1388,7 +1388,7 @@ async fn a_thousand_random_cards_leave_no_card_number_in_the_store_responses_or_
 #[test]
 fn secret_types_show_no_secret_in_debug_output() {
     use tender_core::card::{validate_card, CardInput};
-    use tender_core::payment_method::VaultedCard;
+    use tender_core::payment_methods::payment_method::VaultedCard;
     use tender_core::secret::Secret;
     use tender_core::vault::Sealer;
 
@@ -1410,7 +1410,7 @@ fn secret_types_show_no_secret_in_debug_output() {
     let key = [0x5au8; 32];
     let sealer = Sealer::new(&key, "cards");
     let iban = tender_core::validate::iban::validate("DE89370400440532013000").expect("iban");
-    let signing = tender_core::webhook::SigningSecret {
+    let signing = tender_core::webhooks::webhook::SigningSecret {
         secret: "whsec_c2VjcmV0LXNpZ25pbmcta2V5LWZvci10ZXN0cw".into(),
         expires_at: None,
     };
@@ -1451,12 +1451,12 @@ async fn shown_once_secrets_are_not_in_debug_output() {
     assert!(account.contains(&app.account.account));
 
     let principal = app.services.authenticate(app.sk()).await.expect("key");
-    let ctx = tender_core::service::RequestContext {
+    let ctx = tender_core::services::RequestContext {
         principal,
         request_id: "req_debug".into(),
         idempotency: None,
     };
-    let fields = tender_core::service::webhooks::EndpointFields {
+    let fields = tender_core::webhooks::service::EndpointFields {
         url: Some("http://127.0.0.1:9/debug".into()),
         enabled_events: Some(vec!["*".into()]),
         ..Default::default()

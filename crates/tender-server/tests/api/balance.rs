@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tender_core::fees::Pricing;
+use tender_core::balance::fees::Pricing;
 
 use crate::helpers::*;
 

@@ -45,7 +45,7 @@ async fn processor_token(stripe: &LocalStripe) -> String {
 /// Runs the due background tasks after the first sync is due.
 async fn sync_now(app: &TestApp) {
     app.clock
-        .advance(tender_core::service::upstream::FIRST_SYNC_SECS + 1);
+        .advance(tender_core::payments::upstream::FIRST_SYNC_SECS + 1);
     app.services.run_due_tasks(100).await.unwrap();
 }
 

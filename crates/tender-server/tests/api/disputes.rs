@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tender_core::fees::Pricing;
+use tender_core::balance::fees::Pricing;
 
 use crate::balance::{assert_ledger_holds, balance, settle_tasks};
 use crate::helpers::*;

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
+use tender_core::accounts::AccountCreated;
 use tender_core::clock::OffsetClock;
-use tender_core::service::accounts::AccountCreated;
 use tender_server::{Application, ServerConfig};
 
 /// A running server and the keys of one account.
@@ -15,7 +15,7 @@ pub struct TestApp {
     pub client: reqwest::Client,
     pub account: AccountCreated,
     pub clock: Arc<OffsetClock>,
-    pub services: tender_core::service::Services,
+    pub services: tender_core::services::Services,
     pub data_dir: tempfile::TempDir,
     _schema: Option<crate::pg::SchemaGuard>,
 }

@@ -9,7 +9,7 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::Response;
 use serde_json::{json, Value};
-use tender_core::service::connectors::{ChangedBy, ConnectorFields};
+use tender_core::connectors::service::{ChangedBy, ConnectorFields};
 
 use crate::helpers::{spawn_app, spawn_app_with, Options, TestApp};
 
@@ -130,7 +130,7 @@ async fn app_with(fake: &Fake) -> (TestApp, String) {
 
 async fn sync_now(app: &TestApp) {
     app.clock
-        .advance(tender_core::service::upstream::FIRST_SYNC_SECS + 1);
+        .advance(tender_core::payments::upstream::FIRST_SYNC_SECS + 1);
     app.services.run_due_tasks(100).await.unwrap();
 }
 
@@ -224,7 +224,7 @@ async fn a_merchants_key_cannot_choose_where_card_data_goes() {
 
     // The operator sets them (the CLI's path), and the card then goes there.
     let fake = Fake::start().await;
-    let ctx = tender_core::service::RequestContext {
+    let ctx = tender_core::services::RequestContext {
         principal: tender_core::auth::Principal {
             scope: tender_core::auth::Scope {
                 account: app.account.account.clone(),

@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
+use tender_core::accounts::AccountCreated;
 use tender_core::clock::OffsetClock;
-use tender_core::service::accounts::AccountCreated;
-use tender_core::service::Services;
+use tender_core::services::Services;
 use tender_server::{Application, ServerConfig};
 
 /// A running server and its bootstrap account.

@@ -18,8 +18,8 @@
 
 use async_trait::async_trait;
 use tender_core::auth::Scope;
+use tender_core::balance::ledger::{Entry, LedgerAccount, LedgerBalance, Posting};
 use tender_core::error::StoreError;
-use tender_core::ledger::{Entry, LedgerAccount, LedgerBalance, Posting};
 use tender_core::money::Currency;
 use tender_core::store::{LedgerStore, StoreResult};
 

@@ -7,7 +7,7 @@
 //!   Recording an attempt releases the delivery's lease.
 //! - A delivery claim looks only at each account and mode's oldest few due deliveries (an index
 //!   range each, through `LATERAL`) plus the oldest overall, as on SQLite, and lets
-//!   `tender_core::webhook::fair_pick` choose.
+//!   `tender_core::webhooks::webhook::fair_pick` choose.
 //! - Deliveries are created by the outbox (in [`super::documents`], in their event's batch) or by
 //!   `schedule_delivery`: one per event and endpoint.
 //!
@@ -126,7 +126,7 @@ impl QueueStore for PgStore {
 
     async fn claim_deliveries(&self, claim: DeliveryClaim) -> StoreResult<Vec<ClaimedDelivery>> {
         use std::collections::HashMap;
-        use tender_core::webhook::{fair_pick, DueDelivery, CANDIDATES_PER_SCOPE};
+        use tender_core::webhooks::webhook::{fair_pick, DueDelivery, CANDIDATES_PER_SCOPE};
         let client = self.client().await?;
         let now_ms = claim.now_ms;
         let mut busy_accounts: HashMap<(String, bool), usize> = HashMap::new();

@@ -17,8 +17,8 @@
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension};
 use tender_core::auth::Scope;
+use tender_core::documents::idempotency::key_state;
 use tender_core::error::StoreError;
-use tender_core::idempotency::key_state;
 use tender_core::store::{
     IdempotencyStore, IdempotencyWrite, KeyRecord, KeyState, StoreResult, StoredResponse,
     IDEMPOTENCY_TTL_SECS,

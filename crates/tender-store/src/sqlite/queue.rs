@@ -5,7 +5,7 @@
 //! - Leases are taken on the writer, so no other worker takes a leased delivery or task until its
 //!   lease runs out; recording an attempt releases the delivery's lease.
 //! - A delivery claim looks only at each account and mode's oldest few due deliveries plus the
-//!   oldest overall, and lets `tender_core::webhook::fair_pick` choose: the cost grows with the
+//!   oldest overall, and lets `tender_core::webhooks::webhook::fair_pick` choose: the cost grows with the
 //!   number of scopes, not with the backlog.
 //! - Deliveries are created by the outbox (in [`super::documents`], in their event's batch) or by
 //!   `schedule_delivery`: one per event and endpoint.
@@ -23,13 +23,13 @@ use tender_core::store::{
 
 use super::{classify, scope_from, Document, SqliteStore};
 
-/// Leases what `tender_core::webhook::fair_pick` chooses among the due deliveries: each
+/// Leases what `tender_core::webhooks::webhook::fair_pick` chooses among the due deliveries: each
 /// account and mode's oldest few (an index range each; scopes come from the endpoints table,
 /// which is small), plus the oldest overall (deliveries of deleted endpoints, whose scope may
 /// have no endpoint left). The cost grows with the number of scopes, not with the backlog.
 fn claim_deliveries(conn: &Connection, claim: DeliveryClaim) -> StoreResult<Vec<ClaimedDelivery>> {
     use std::collections::HashMap;
-    use tender_core::webhook::{fair_pick, DueDelivery, CANDIDATES_PER_SCOPE};
+    use tender_core::webhooks::webhook::{fair_pick, DueDelivery, CANDIDATES_PER_SCOPE};
     let (now_ms, lease_until_ms) = (claim.now_ms, claim.lease_until_ms);
     let mut busy_accounts: HashMap<(String, bool), usize> = HashMap::new();
     let mut busy_endpoints: HashMap<String, usize> = HashMap::new();

@@ -1,0 +1,365 @@
+//! Disputes (`dp_`, CONTRACT §9): a cardholder's bank takes a payment's money back, and the
+//! merchant answers with evidence.
+//!
+//! - Opening one ([`Services::open_dispute`], the `open_dispute` task scheduled when a test-mode
+//!   payment on the disputed test card is approved) withdraws the disputed amount and charges the
+//!   account's dispute fee at once: an `adjustment` transaction and its posting (available →
+//!   disputes + fees), in the batch that records the dispute and marks the payment `disputed`
+//!   (which from then on refuses refunds). A payment not captured yet is looked at again later;
+//!   one that never captures is never disputed.
+//! - `POST /disputes/{id}` changes evidence and metadata while the dispute `needs_response`
+//!   (metadata at any time); `submit: true` sends the evidence (→ `under_review`) and schedules
+//!   the decision a moment later (`resolve_dispute`): in test mode `uncategorized_text` =
+//!   `winning_evidence` wins (a second `adjustment` gives the amount back, the fee is kept),
+//!   anything else loses (the withheld amount leaves the ledger for good). In live mode nobody
+//!   decides here: the dispute stays `under_review`.
+//! - `POST /disputes/{id}/close` accepts the loss while the dispute `needs_response`; a dispute
+//!   nobody answers by `evidence_details.due_by` is lost the same way.
+//!
+//! Every change is one batch with its event (`dispute.created`, `dispute.updated`,
+//! `dispute.closed`). Depends on the domain ([`crate::balance::transactions`]) and the storage port.
+
+use crate::auth::Scope;
+use crate::balance::transactions::{self, At, Dispute, DisputeStatus, Evidence, EvidenceDetails};
+use crate::error::{CoreError, CoreResult};
+use crate::ids::{self, IdKind};
+use crate::metadata;
+use crate::payments::create::payment_index;
+use crate::payments::payment::{Payment, PaymentStatus};
+use crate::services::{from_body, to_body, to_value, RequestContext, Services};
+use crate::store::{ClaimedTask, Collection, IndexValues, WriteOp};
+use crate::tasks::TaskKind;
+
+/// A test-mode payment on the disputed card is disputed this long after it is approved (and
+/// captured); a submitted dispute is decided this long after its submission.
+pub const DISPUTE_DELAY_SECS: i64 = 2;
+/// How long a merchant has to answer a dispute.
+pub const EVIDENCE_WINDOW_SECS: i64 = 7 * 24 * 3600;
+/// Each evidence field is at most this many characters (the API's limit for any string, so the
+/// dashboard's form, which does not pass through the API's parser, takes what the API takes).
+const EVIDENCE_MAX_CHARS: usize = 5_000;
+
+/// `POST /disputes/{id}`, parsed. Each evidence field given replaces the one kept (an empty
+/// string clears it).
+#[derive(Debug, Default)]
+pub struct UpdateDispute {
+    pub evidence: Option<Evidence>,
+    pub metadata: Option<Vec<(String, String)>>,
+    pub submit: bool,
+}
+
+pub(crate) fn dispute_index(d: &Dispute) -> IndexValues {
+    IndexValues {
+        payment: Some(d.payment.clone()),
+        status: Some(d.status.as_str().to_string()),
+        ..IndexValues::default()
+    }
+}
+
+fn state_error(d: &Dispute, what: &str) -> CoreError {
+    CoreError::invalid(
+        "dispute",
+        "dispute_unexpected_state",
+        format!(
+            "This dispute's status is {}; {what} only while it needs a response.",
+            d.status.as_str()
+        ),
+    )
+}
+
+fn posting_failed(e: crate::balance::ledger::PostingError) -> CoreError {
+    CoreError::internal("build a ledger posting", e)
+}
+
+/// `given` over `kept`, field by field; an empty string clears a field.
+fn merge_evidence(kept: &Evidence, given: Evidence) -> CoreResult<Evidence> {
+    let field = |name: &str, kept: &Option<String>, given: Option<String>| match given {
+        None => Ok(kept.clone()),
+        Some(s) if s.is_empty() => Ok(None),
+        Some(s) if s.chars().count() > EVIDENCE_MAX_CHARS => Err(CoreError::invalid(
+            format!("evidence[{name}]"),
+            "parameter_invalid",
+            format!("evidence[{name}] must be at most {EVIDENCE_MAX_CHARS} characters."),
+        )),
+        Some(s) => Ok(Some(s)),
+    };
+    Ok(Evidence {
+        customer_name: field("customer_name", &kept.customer_name, given.customer_name)?,
+        customer_email_address: field(
+            "customer_email_address",
+            &kept.customer_email_address,
+            given.customer_email_address,
+        )?,
+        product_description: field(
+            "product_description",
+            &kept.product_description,
+            given.product_description,
+        )?,
+        uncategorized_text: field(
+            "uncategorized_text",
+            &kept.uncategorized_text,
+            given.uncategorized_text,
+        )?,
+    })
+}
+
+impl Services {
+    /// The `open_dispute` task: the cardholder's bank disputes the payment's captured amount
+    /// (less what was refunded).
+    pub(crate) async fn open_dispute(&self, task: &ClaimedTask) -> CoreResult<()> {
+        let scope = &task.scope;
+        let Some(record) = self
+            .store
+            .find_record(scope, Collection::Payments, &task.object_id)
+            .await?
+        else {
+            return self.drop_task(task, "payment missing").await;
+        };
+        let before: Payment = from_body(&record.id, &record.body)?;
+        let amount = before.amount_captured - before.amount_refunded;
+        match before.status {
+            _ if before.disputed => return self.drop_task(task, "already disputed").await,
+            PaymentStatus::RequiresCapture
+            | PaymentStatus::RequiresAction
+            | PaymentStatus::Processing => {
+                // Not captured yet: look again when it may be.
+                let ops = vec![
+                    WriteOp::DeleteTask {
+                        id: task.id.clone(),
+                    },
+                    self.schedule_op(
+                        TaskKind::OpenDispute,
+                        &before.id,
+                        self.now() + self.available_delay(scope.livemode()),
+                    ),
+                ];
+                return self.commit_background(scope, ops).await;
+            }
+            _ if amount <= 0 => return self.drop_task(task, "nothing captured to dispute").await,
+            _ => {}
+        }
+        let now = self.now();
+        let id = ids::generate(IdKind::Dispute);
+        let txn_id = ids::generate(IdKind::BalanceTransaction);
+        let fee = self.pricing(&scope.account).await?.dispute;
+        let booking = transactions::dispute(
+            At {
+                txn_id: &txn_id,
+                now,
+                livemode: scope.livemode(),
+            },
+            &id,
+            &before.id,
+            before.currency,
+            amount,
+            fee,
+        )
+        .map_err(posting_failed)?;
+        let dispute = Dispute {
+            id: id.clone(),
+            object: "dispute".into(),
+            amount,
+            currency: before.currency,
+            payment: before.id.clone(),
+            reason: "fraudulent".into(),
+            status: DisputeStatus::NeedsResponse,
+            evidence: Evidence::default(),
+            evidence_details: EvidenceDetails {
+                due_by: now + EVIDENCE_WINDOW_SECS,
+                submission_count: 0,
+            },
+            balance_transactions: booking.transaction.iter().cloned().collect(),
+            metadata: Default::default(),
+            created: now,
+            livemode: scope.livemode(),
+        };
+        let mut payment = before;
+        payment.disputed = true;
+        let mut ops = vec![
+            WriteOp::Insert {
+                collection: Collection::Disputes,
+                id: id.clone(),
+                created: now,
+                index: dispute_index(&dispute),
+                body: to_body(&dispute)?,
+            },
+            WriteOp::Update {
+                collection: Collection::Payments,
+                id: payment.id.clone(),
+                expected_version: record.version,
+                index: payment_index(&payment),
+                body: to_body(&payment)?,
+            },
+            self.schedule_op(TaskKind::ResolveDispute, &id, now + EVIDENCE_WINDOW_SECS),
+            WriteOp::DeleteTask {
+                id: task.id.clone(),
+            },
+        ];
+        ops.extend(self.booking_ops(booking)?);
+        ops.push(self.event_op(None, scope, "dispute.created", to_value(&dispute)?, None)?);
+        self.commit_background(scope, ops).await
+    }
+
+    /// One dispute of the scope.
+    pub async fn retrieve_dispute(&self, scope: &Scope, id: &str) -> CoreResult<Dispute> {
+        let (d, _) = self
+            .load(scope, Collection::Disputes, "dispute", id)
+            .await?;
+        Ok(d)
+    }
+
+    /// `POST /disputes/{id}`: evidence, metadata, and submitting the evidence.
+    pub async fn update_dispute(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        cmd: UpdateDispute,
+    ) -> CoreResult<Dispute> {
+        self.retry_on_conflict(|| async {
+            let scope = ctx.scope();
+            let (before, version): (Dispute, i64) = self
+                .load(scope, Collection::Disputes, "dispute", id)
+                .await?;
+            let mut after = before.clone();
+            if let Some(evidence) = &cmd.evidence {
+                if before.status != DisputeStatus::NeedsResponse {
+                    return Err(state_error(&before, "evidence can be changed"));
+                }
+                after.evidence = merge_evidence(&before.evidence, evidence.clone())?;
+            }
+            if let Some(input) = &cmd.metadata {
+                after.metadata = metadata::merge(&before.metadata, input.clone())?;
+            }
+            let mut ops = Vec::new();
+            if cmd.submit {
+                if before.status != DisputeStatus::NeedsResponse {
+                    return Err(state_error(&before, "evidence can be submitted"));
+                }
+                after.status = DisputeStatus::UnderReview;
+                after.evidence_details.submission_count += 1;
+                ops.push(self.schedule_op(
+                    TaskKind::ResolveDispute,
+                    &after.id,
+                    self.now() + DISPUTE_DELAY_SECS,
+                ));
+            }
+            let update = WriteOp::Update {
+                collection: Collection::Disputes,
+                id: after.id.clone(),
+                expected_version: version,
+                index: dispute_index(&after),
+                body: to_body(&after)?,
+            };
+            let (object, changed) = self.update_ops(
+                Some(ctx),
+                scope,
+                (&before, &after),
+                update,
+                "dispute.updated",
+            )?;
+            ops.extend(changed);
+            self.commit(ctx, ops, Ok(&object)).await?;
+            Ok(after)
+        })
+        .await
+    }
+
+    /// `POST /disputes/{id}/close`: the merchant accepts the loss.
+    pub async fn close_dispute(&self, ctx: &RequestContext, id: &str) -> CoreResult<Dispute> {
+        self.retry_on_conflict(|| async {
+            let scope = ctx.scope();
+            let (before, version): (Dispute, i64) = self
+                .load(scope, Collection::Disputes, "dispute", id)
+                .await?;
+            if before.status != DisputeStatus::NeedsResponse {
+                return Err(state_error(&before, "it can be closed"));
+            }
+            let (after, mut ops) = self.decide(scope, &before, version, false)?;
+            let object = to_value(&after)?;
+            ops.push(self.event_op(Some(ctx), scope, "dispute.closed", object.clone(), None)?);
+            self.commit(ctx, ops, Ok(&object)).await?;
+            Ok(after)
+        })
+        .await
+    }
+
+    /// The `resolve_dispute` task: a submitted dispute is decided (test mode), or one nobody
+    /// answered by its due date is lost.
+    pub(crate) async fn resolve_dispute(&self, task: &ClaimedTask) -> CoreResult<()> {
+        let scope = &task.scope;
+        let Some(record) = self
+            .store
+            .find_record(scope, Collection::Disputes, &task.object_id)
+            .await?
+        else {
+            return self.drop_task(task, "dispute missing").await;
+        };
+        let before: Dispute = from_body(&record.id, &record.body)?;
+        let won = match before.status {
+            DisputeStatus::UnderReview if !scope.livemode() => {
+                before.evidence.uncategorized_text.as_deref()
+                    == Some(transactions::WINNING_EVIDENCE)
+            }
+            DisputeStatus::NeedsResponse if self.now() >= before.evidence_details.due_by => false,
+            _ => return self.drop_task(task, "nothing to decide").await,
+        };
+        let (after, mut ops) = self.decide(scope, &before, record.version, won)?;
+        ops.push(self.event_op(None, scope, "dispute.closed", to_value(&after)?, None)?);
+        ops.push(WriteOp::DeleteTask {
+            id: task.id.clone(),
+        });
+        self.commit_background(scope, ops).await
+    }
+
+    /// The dispute won or lost, and the writes that move its money: back to the balance when
+    /// won (the fee is kept), out of the ledger when lost.
+    fn decide(
+        &self,
+        scope: &Scope,
+        before: &Dispute,
+        version: i64,
+        won: bool,
+    ) -> CoreResult<(Dispute, Vec<WriteOp>)> {
+        let now = self.now();
+        let mut after = before.clone();
+        let mut ops = Vec::with_capacity(3);
+        if won {
+            after.status = DisputeStatus::Won;
+            let txn_id = ids::generate(IdKind::BalanceTransaction);
+            let booking = transactions::dispute_won(
+                At {
+                    txn_id: &txn_id,
+                    now,
+                    livemode: scope.livemode(),
+                },
+                &before.id,
+                &before.payment,
+                before.currency,
+                before.amount,
+            )
+            .map_err(posting_failed)?;
+            after
+                .balance_transactions
+                .extend(booking.transaction.iter().cloned());
+            ops.extend(self.booking_ops(booking)?);
+        } else {
+            after.status = DisputeStatus::Lost;
+            ops.extend(
+                transactions::dispute_lost(now, &before.id, before.currency, before.amount)
+                    .map_err(posting_failed)?
+                    .map(WriteOp::Post),
+            );
+        }
+        ops.insert(
+            0,
+            WriteOp::Update {
+                collection: Collection::Disputes,
+                id: after.id.clone(),
+                expected_version: version,
+                index: dispute_index(&after),
+                body: to_body(&after)?,
+            },
+        );
+        Ok((after, ops))
+    }
+}

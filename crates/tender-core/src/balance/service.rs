@@ -1,0 +1,637 @@
+//! The merchant's balance as use cases (CONTRACT §9): an account's prices, the writes that book
+//! each movement of money in the batch of the change that causes it, the availability task, and
+//! the reads (`GET /balance`, balance transactions).
+//!
+//! - Booking: [`Services::book_charge`] (a payment whose capture or settlement this batch
+//!   records), [`Services::book_refund`] and [`Services::book_refund_failure`] return the writes
+//!   of a [`crate::balance::transactions::Booking`]: the transaction document, the ledger posting, and for a
+//!   charge the task that makes it available. Each sets the id of its transaction on the object
+//!   that caused it, so a second booking of the same payment or refund books nothing, and the
+//!   store posts each cause once whatever happens.
+//! - Prices are read from the account and kept [`PRICING_TTL_SECS`] per process (the services'
+//!   clock), so a payment does not read the account row; this process's own changes clear it, and
+//!   another process sees a change within the TTL. A booked transaction keeps the fee it had.
+//! - `GET /balance` is read from the ledger's `pending` and `available` accounts, which equal the
+//!   sum of `net` of the transactions of each status by construction; `tender ledger verify`
+//!   checks that they do ([`Services::verify_ledger`]).
+//!
+//! Depends on the domain ([`crate::balance::transactions`], [`crate::balance::ledger`], [`crate::balance::fees`]) and the
+//! storage port.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+
+use serde::Serialize;
+
+use crate::auth::Scope;
+use crate::balance::fees::Pricing;
+use crate::balance::ledger::LedgerAccount;
+use crate::balance::transactions::{self, At, BalanceTransaction, Booking, TxnStatus};
+use crate::error::{CoreError, CoreResult};
+use crate::ids::{self, IdKind};
+use crate::payments::payment::Payment;
+use crate::refunds::refund::Refund;
+use crate::services::{from_body, to_body, RawPage, Services};
+use crate::store::{ClaimedTask, Collection, Field, IndexValues, WriteOp};
+
+/// How long a process trusts the prices it read.
+pub const PRICING_TTL_SECS: i64 = 5;
+/// The availability delay by default: two days in live mode, a minute in test mode.
+pub const LIVE_AVAILABLE_DELAY_SECS: i64 = 172_800;
+pub const TEST_AVAILABLE_DELAY_SECS: i64 = 60;
+
+/// Prices read recently, by account.
+#[derive(Default)]
+pub struct PricingCache {
+    entries: Mutex<HashMap<String, (i64, Pricing)>>,
+}
+
+impl PricingCache {
+    fn get(&self, account: &str, now: i64) -> Option<Pricing> {
+        let entries = self.entries.lock().ok()?;
+        let (at, pricing) = entries.get(account)?;
+        (now - at < PRICING_TTL_SECS).then_some(*pricing)
+    }
+
+    fn put(&self, account: &str, now: i64, pricing: Pricing) {
+        if let Ok(mut entries) = self.entries.lock() {
+            if entries.len() >= 10_000 {
+                entries.clear();
+            }
+            entries.insert(account.to_string(), (now, pricing));
+        }
+    }
+
+    fn forget(&self, account: &str) {
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.remove(account);
+        }
+    }
+}
+
+/// One currency's figure of the balance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BalanceAmount {
+    pub amount: i64,
+    pub currency: crate::money::Currency,
+}
+
+/// `GET /balance`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Balance {
+    pub object: &'static str,
+    pub available: Vec<BalanceAmount>,
+    pub pending: Vec<BalanceAmount>,
+    pub livemode: bool,
+}
+
+/// The indexed columns of a balance transaction.
+pub(crate) fn txn_index(t: &BalanceTransaction) -> IndexValues {
+    use crate::balance::transactions::TxnType;
+    IndexValues {
+        event_type: Some(t.kind.as_str().to_string()),
+        source: Some(t.source.clone()),
+        payout: matches!(t.kind, TxnType::Payout | TxnType::PayoutFailure)
+            .then(|| t.source.clone()),
+        currency: Some(t.currency.code().to_string()),
+        status: Some(t.status.as_str().to_string()),
+        available_on: Some(t.available_on),
+        ..IndexValues::default()
+    }
+}
+
+fn posting_failed(e: crate::balance::ledger::PostingError) -> CoreError {
+    CoreError::internal("build a ledger posting", e)
+}
+
+impl Services {
+    /// The account's prices (cached for [`PRICING_TTL_SECS`]).
+    pub async fn pricing(&self, account: &str) -> CoreResult<Pricing> {
+        let now = self.now();
+        if let Some(p) = self.pricing_cache.get(account, now) {
+            return Ok(p);
+        }
+        let stored = self
+            .store
+            .find_account(account)
+            .await?
+            .and_then(|a| a.pricing);
+        let pricing = match stored.as_deref() {
+            None => Pricing::default(),
+            Some(s) => Pricing::decode(s).ok_or_else(|| {
+                crate::error::StoreError::Corrupt(format!("pricing of {account}"))
+            })?,
+        };
+        self.pricing_cache.put(account, now, pricing);
+        Ok(pricing)
+    }
+
+    /// Sets the account's prices (`tender accounts pricing`); transactions booked before keep
+    /// their fees.
+    pub async fn set_pricing(&self, account: &str, pricing: Pricing) -> CoreResult<()> {
+        if self.store.find_account(account).await?.is_none() {
+            return Err(CoreError::NotFound {
+                kind: "account",
+                id: account.to_string(),
+            });
+        }
+        self.store
+            .update_account_pricing(account, Some(&pricing.encode()))
+            .await?;
+        self.pricing_cache.forget(account);
+        Ok(())
+    }
+
+    /// Seconds between a charge and its money becoming available.
+    pub fn available_delay(&self, livemode: bool) -> i64 {
+        match (self.config.balance_available_delay, livemode) {
+            (Some(d), _) => d,
+            (None, true) => LIVE_AVAILABLE_DELAY_SECS,
+            (None, false) => TEST_AVAILABLE_DELAY_SECS,
+        }
+    }
+
+    /// The writes of `booking`: its transaction and its posting.
+    pub(crate) fn booking_ops(&self, booking: Booking) -> CoreResult<Vec<WriteOp>> {
+        let mut ops = Vec::with_capacity(2);
+        if let Some(txn) = booking.transaction {
+            ops.push(WriteOp::Insert {
+                collection: Collection::BalanceTransactions,
+                id: txn.id.clone(),
+                created: txn.created,
+                index: txn_index(&txn),
+                body: to_body(&txn)?,
+            });
+        }
+        if let Some(posting) = booking.posting {
+            ops.push(WriteOp::Post(posting));
+        }
+        Ok(ops)
+    }
+
+    /// The writes that book what `payment` captured (or a bank transfer settled), to go in the
+    /// batch that records it; sets its `balance_transaction`. Nothing when nothing was captured
+    /// or it is booked already.
+    pub(crate) async fn book_charge(
+        &self,
+        scope: &Scope,
+        payment: &mut Payment,
+    ) -> CoreResult<Vec<WriteOp>> {
+        if payment.amount_captured <= 0 || payment.balance_transaction.is_some() {
+            return Ok(Vec::new());
+        }
+        let pricing = self.pricing(&scope.account).await?;
+        let captured = payment.amount_captured;
+        let (fee, what) = if payment.payment_method.kind == "bank_transfer" {
+            (
+                pricing.bank_transfer_fee(captured),
+                "Tender bank transfer fee",
+            )
+        } else {
+            (pricing.card_fee(captured), "Tender card fee")
+        };
+        let txn_id = ids::generate(IdKind::BalanceTransaction);
+        let now = self.now();
+        let available_on = now + self.available_delay(scope.livemode());
+        let booking = transactions::charge(
+            At {
+                txn_id: &txn_id,
+                now,
+                livemode: scope.livemode(),
+            },
+            &payment.id,
+            payment.currency,
+            captured,
+            fee,
+            what,
+            available_on,
+        )
+        .map_err(posting_failed)?;
+        payment.balance_transaction = Some(txn_id.clone());
+        let mut ops = self.booking_ops(booking)?;
+        ops.push(self.schedule_op(crate::tasks::TaskKind::MakeAvailable, &txn_id, available_on));
+        Ok(ops)
+    }
+
+    /// The writes that book `refund` leaving the balance (at its creation, pending or not);
+    /// sets its `balance_transaction`.
+    pub(crate) fn book_refund(
+        &self,
+        scope: &Scope,
+        refund: &mut Refund,
+    ) -> CoreResult<Vec<WriteOp>> {
+        if refund.balance_transaction.is_some() {
+            return Ok(Vec::new());
+        }
+        let txn_id = ids::generate(IdKind::BalanceTransaction);
+        let booking = transactions::refund(
+            At {
+                txn_id: &txn_id,
+                now: self.now(),
+                livemode: scope.livemode(),
+            },
+            &refund.id,
+            &refund.payment,
+            refund.currency,
+            refund.amount,
+        )
+        .map_err(posting_failed)?;
+        refund.balance_transaction = Some(txn_id);
+        self.booking_ops(booking)
+    }
+
+    /// The writes that give a failed refund's amount back; sets its
+    /// `failure_balance_transaction`.
+    pub(crate) fn book_refund_failure(
+        &self,
+        scope: &Scope,
+        refund: &mut Refund,
+    ) -> CoreResult<Vec<WriteOp>> {
+        if refund.balance_transaction.is_none() || refund.failure_balance_transaction.is_some() {
+            return Ok(Vec::new());
+        }
+        let txn_id = ids::generate(IdKind::BalanceTransaction);
+        let booking = transactions::refund_failure(
+            At {
+                txn_id: &txn_id,
+                now: self.now(),
+                livemode: scope.livemode(),
+            },
+            &refund.id,
+            refund.currency,
+            refund.amount,
+        )
+        .map_err(posting_failed)?;
+        refund.failure_balance_transaction = Some(txn_id);
+        self.booking_ops(booking)
+    }
+
+    /// The availability task: a pending charge's money becomes available.
+    pub(crate) async fn make_available(&self, task: &ClaimedTask) -> CoreResult<()> {
+        let Some(record) = self
+            .store
+            .find_record(
+                &task.scope,
+                Collection::BalanceTransactions,
+                &task.object_id,
+            )
+            .await?
+        else {
+            return self.drop_task(task, "balance transaction missing").await;
+        };
+        let txn: BalanceTransaction = from_body(&record.id, &record.body)?;
+        if txn.status != TxnStatus::Pending {
+            return self.drop_task(task, "already available").await;
+        }
+        let (after, posting) =
+            transactions::make_available(&txn, self.now()).map_err(posting_failed)?;
+        let mut ops = vec![
+            WriteOp::Update {
+                collection: Collection::BalanceTransactions,
+                id: after.id.clone(),
+                expected_version: record.version,
+                index: txn_index(&after),
+                body: to_body(&after)?,
+            },
+            WriteOp::DeleteTask {
+                id: task.id.clone(),
+            },
+        ];
+        ops.extend(posting.map(WriteOp::Post));
+        self.commit_background(&task.scope, ops).await
+    }
+
+    /// `GET /balance`: per currency that has transactions, what is pending and available.
+    pub async fn balance(&self, scope: &Scope) -> CoreResult<Balance> {
+        let mut by_currency: BTreeMap<&'static str, (crate::money::Currency, i64, i64)> =
+            BTreeMap::new();
+        for b in self.store.ledger_balances(scope).await? {
+            let slot = by_currency
+                .entry(b.currency.code())
+                .or_insert((b.currency, 0, 0));
+            match b.account {
+                // Saturating: an account damaged past i64 still answers (and fails its verify).
+                LedgerAccount::Available => slot.1 = slot.1.saturating_add(b.amount),
+                LedgerAccount::Pending => slot.2 = slot.2.saturating_add(b.amount),
+                _ => {}
+            }
+        }
+        let (mut available, mut pending) = (Vec::new(), Vec::new());
+        for (currency, avail, pend) in by_currency.into_values() {
+            available.push(BalanceAmount {
+                amount: avail,
+                currency,
+            });
+            pending.push(BalanceAmount {
+                amount: pend,
+                currency,
+            });
+        }
+        Ok(Balance {
+            object: "balance",
+            available,
+            pending,
+            livemode: scope.livemode(),
+        })
+    }
+
+    /// `GET /balance_transactions`, newest first, with its filters.
+    pub async fn list_balance_transactions(
+        &self,
+        scope: &Scope,
+        params: &crate::services::ListParams,
+        filters: Vec<(Field, String)>,
+    ) -> CoreResult<RawPage> {
+        self.list_raw(scope, Collection::BalanceTransactions, params, filters)
+            .await
+    }
+}
+
+/// What `tender ledger verify` found for one scope.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LedgerReport {
+    /// Ledger account balances (per currency), balance transactions and payments looked at.
+    pub balances_checked: usize,
+    pub transactions_checked: usize,
+    pub payments_checked: usize,
+    /// Every difference, one line each; empty when the ledger holds.
+    pub differences: Vec<String>,
+}
+
+impl Services {
+    /// Every document of a collection in the scope, oldest first.
+    async fn all_records(
+        &self,
+        scope: &Scope,
+        collection: Collection,
+    ) -> CoreResult<Vec<crate::store::Record>> {
+        self.records_created(scope, collection, Default::default())
+            .await
+    }
+
+    /// The documents of a collection created in `created`, oldest first.
+    async fn records_created(
+        &self,
+        scope: &Scope,
+        collection: Collection,
+        created: crate::store::CreatedRange,
+    ) -> CoreResult<Vec<crate::store::Record>> {
+        let mut out = self
+            .every_record(scope, collection, Vec::new(), created)
+            .await?;
+        out.reverse();
+        Ok(out)
+    }
+
+    /// Books what was captured and refunded before the ledger existed (rows written by a
+    /// version before migration 0005): `tender ledger backfill`. Each payment and refund is
+    /// booked in its own batch, as at the time it happens now (a charge pending for the
+    /// availability delay), and only if it is not booked yet, so a second run, or two nodes at
+    /// once, book nothing twice. Returns how many objects it booked.
+    pub async fn backfill_ledger(&self, scope: &Scope) -> CoreResult<usize> {
+        let mut booked = 0;
+        for record in self.all_records(scope, Collection::Payments).await? {
+            let p: Payment = from_body(&record.id, &record.body)?;
+            if p.amount_captured <= 0 || p.balance_transaction.is_some() {
+                continue;
+            }
+            let done = self
+                .retry_on_conflict(|| async {
+                    let (mut p, version): (Payment, i64) = self
+                        .load(scope, Collection::Payments, "payment", &record.id)
+                        .await?;
+                    let mut ops = self.book_charge(scope, &mut p).await?;
+                    if ops.is_empty() {
+                        return Ok(false);
+                    }
+                    ops.insert(
+                        0,
+                        WriteOp::Update {
+                            collection: Collection::Payments,
+                            id: p.id.clone(),
+                            expected_version: version,
+                            index: crate::payments::create::payment_index(&p),
+                            body: to_body(&p)?,
+                        },
+                    );
+                    self.commit_background(scope, ops).await?;
+                    Ok(true)
+                })
+                .await?;
+            booked += usize::from(done);
+        }
+        for record in self.all_records(scope, Collection::Refunds).await? {
+            let r: Refund = from_body(&record.id, &record.body)?;
+            if r.balance_transaction.is_some() {
+                continue;
+            }
+            let done = self
+                .retry_on_conflict(|| async {
+                    let (mut r, version): (Refund, i64) = self
+                        .load(scope, Collection::Refunds, "refund", &record.id)
+                        .await?;
+                    let mut ops = self.book_refund(scope, &mut r)?;
+                    if ops.is_empty() {
+                        return Ok(false);
+                    }
+                    if r.status == crate::refunds::refund::RefundStatus::Failed {
+                        ops.extend(self.book_refund_failure(scope, &mut r)?);
+                    }
+                    ops.insert(
+                        0,
+                        WriteOp::Update {
+                            collection: Collection::Refunds,
+                            id: r.id.clone(),
+                            expected_version: version,
+                            index: crate::refunds::service::refund_index(&r),
+                            body: to_body(&r)?,
+                        },
+                    );
+                    self.commit_background(scope, ops).await?;
+                    Ok(true)
+                })
+                .await?;
+            booked += usize::from(done);
+        }
+        Ok(booked)
+    }
+
+    /// The CSV of the balance transactions created in `[from, to)` (Unix seconds), oldest
+    /// first: `tender reports balance` and the dashboard's download ([`crate::balance::report`]).
+    pub async fn balance_report(&self, scope: &Scope, from: i64, to: i64) -> CoreResult<Vec<u8>> {
+        let range = crate::store::CreatedRange {
+            gte: Some(from),
+            lt: Some(to),
+            ..Default::default()
+        };
+        let mut txns = Vec::new();
+        for record in self
+            .records_created(scope, Collection::BalanceTransactions, range)
+            .await?
+        {
+            txns.push(from_body::<BalanceTransaction>(&record.id, &record.body)?);
+        }
+        Ok(crate::balance::report::balance_csv(&txns))
+    }
+
+    /// Recomputes the scope's ledger from its postings and checks every invariant of CONTRACT
+    /// §9 against what the API serves: each posting sums to zero per currency; each balance the
+    /// store keeps equals the sum of its entries; `GET /balance` equals the sum of the
+    /// transactions' `net` by status; each transaction's `net` is `amount − fee` and its fee
+    /// the sum of its fee details; for each payment, captured − refunded − withheld by disputes
+    /// − fees equals the `net` of the transactions it (its refunds, its disputes) sourced, and
+    /// `0 ≤ refunded ≤ captured ≤ amount` (CONTRACT §15). Sums saturate instead of wrapping, so
+    /// a ledger damaged past `i64` is reported, not a failure to read it.
+    pub async fn verify_ledger(&self, scope: &Scope) -> CoreResult<LedgerReport> {
+        let mut report = LedgerReport::default();
+        let diff = &mut report.differences;
+        for cause in self.store.unbalanced_postings(scope).await? {
+            diff.push(format!("posting {cause} does not sum to zero"));
+        }
+        let key =
+            |b: &crate::balance::ledger::LedgerBalance| (b.account.as_str(), b.currency.code());
+        let kept: BTreeMap<_, i64> = self
+            .store
+            .ledger_balances(scope)
+            .await?
+            .iter()
+            .map(|b| (key(b), b.amount))
+            .collect();
+        let recomputed: BTreeMap<_, i64> = self
+            .store
+            .recompute_balances(scope)
+            .await?
+            .iter()
+            .map(|b| (key(b), b.amount))
+            .collect();
+        for k in kept.keys().chain(recomputed.keys()) {
+            let (a, b) = (
+                kept.get(k).copied().unwrap_or(0),
+                recomputed.get(k).copied().unwrap_or(0),
+            );
+            if a != b {
+                diff.push(format!(
+                    "ledger account {} {}: kept {a}, postings sum to {b}",
+                    k.0, k.1
+                ));
+            }
+        }
+        report.balances_checked = recomputed.len();
+
+        // The balance the API serves, and the transactions.
+        let shown = self.balance(scope).await?;
+        let mut by_status: BTreeMap<(&'static str, &'static str), i64> = BTreeMap::new();
+        let mut net_by_source: HashMap<String, i64> = HashMap::new();
+        let mut fee_by_source: HashMap<String, i64> = HashMap::new();
+        for record in self
+            .all_records(scope, Collection::BalanceTransactions)
+            .await?
+        {
+            let t: BalanceTransaction = from_body(&record.id, &record.body)?;
+            report.transactions_checked += 1;
+            if Some(t.net) != t.amount.checked_sub(t.fee) {
+                diff.push(format!("{}: net {} is not amount − fee", t.id, t.net));
+            }
+            let details = t
+                .fee_details
+                .iter()
+                .try_fold(0i64, |sum, f| sum.checked_add(f.amount));
+            if Some(t.fee) != details {
+                diff.push(format!(
+                    "{}: fee {} is not the sum of its details",
+                    t.id, t.fee
+                ));
+            }
+            let add = |slot: &mut i64, v: i64| *slot = slot.saturating_add(v);
+            add(
+                by_status
+                    .entry((t.status.as_str(), t.currency.code()))
+                    .or_insert(0),
+                t.net,
+            );
+            add(net_by_source.entry(t.source.clone()).or_insert(0), t.net);
+            add(fee_by_source.entry(t.source.clone()).or_insert(0), t.fee);
+        }
+        for (status, figures) in [("available", &shown.available), ("pending", &shown.pending)] {
+            for f in figures {
+                let sum = by_status.remove(&(status, f.currency.code())).unwrap_or(0);
+                if sum != f.amount {
+                    diff.push(format!(
+                        "balance {status} {}: shows {}, transactions sum to {sum}",
+                        f.currency.code(),
+                        f.amount
+                    ));
+                }
+            }
+        }
+        for ((status, currency), sum) in by_status {
+            if sum != 0 {
+                diff.push(format!(
+                    "balance {status} {currency}: not shown, transactions sum to {sum}"
+                ));
+            }
+        }
+
+        // Each payment against what it sourced.
+        let mut sources_of: HashMap<String, Vec<String>> = HashMap::new();
+        for record in self.all_records(scope, Collection::Refunds).await? {
+            let r: Refund = from_body(&record.id, &record.body)?;
+            sources_of.entry(r.payment).or_default().push(r.id);
+        }
+        let mut withheld: HashMap<String, i64> = HashMap::new();
+        for record in self.all_records(scope, Collection::Disputes).await? {
+            let d: crate::balance::transactions::Dispute = from_body(&record.id, &record.body)?;
+            if d.status != crate::balance::transactions::DisputeStatus::Won {
+                let slot = withheld.entry(d.payment.clone()).or_insert(0);
+                *slot = slot.saturating_add(d.amount);
+            }
+            sources_of.entry(d.payment).or_default().push(d.id);
+        }
+        for record in self.all_records(scope, Collection::Payments).await? {
+            let p: Payment = from_body(&record.id, &record.body)?;
+            report.payments_checked += 1;
+            let mut sources = vec![p.id.clone()];
+            sources.extend(sources_of.remove(&p.id).unwrap_or_default());
+            let sum = |of: &HashMap<String, i64>| {
+                sources
+                    .iter()
+                    .filter_map(|s| of.get(s))
+                    .fold(0i64, |a, b| a.saturating_add(*b))
+            };
+            let (net, fees) = (sum(&net_by_source), sum(&fee_by_source));
+            if !(0..=p.amount).contains(&p.amount_captured) {
+                diff.push(format!(
+                    "{}: captured {} is outside 0..={} (its amount)",
+                    p.id, p.amount_captured, p.amount
+                ));
+            }
+            if !(0..=p.amount_captured).contains(&p.amount_refunded) {
+                diff.push(format!(
+                    "{}: refunded {} is outside 0..={} (what was captured)",
+                    p.id, p.amount_refunded, p.amount_captured
+                ));
+            }
+            let expected = p
+                .amount_captured
+                .saturating_sub(p.amount_refunded)
+                .saturating_sub(withheld.get(&p.id).copied().unwrap_or(0))
+                .saturating_sub(fees);
+            if net != expected {
+                diff.push(format!(
+                    "{}: captured {} − refunded {} − disputed {} − fees {fees} is {expected}, its transactions' net is {net}",
+                    p.id,
+                    p.amount_captured,
+                    p.amount_refunded,
+                    withheld.get(&p.id).copied().unwrap_or(0)
+                ));
+            }
+            if p.amount_captured > 0 && p.balance_transaction.is_none() {
+                diff.push(format!(
+                    "{}: captured but has no balance transaction (written before the ledger existed? `tender ledger backfill` books it)",
+                    p.id
+                ));
+            }
+        }
+        Ok(report)
+    }
+}

@@ -1,0 +1,866 @@
+//! The merchant's balance as the API shows it (CONTRACT §9): balance transactions (`txn_`),
+//! payouts (`po_`) and disputes (`dp_`), and every movement of money between them as the
+//! [`Booking`] that records it — the transaction a merchant sees and the ledger posting under
+//! it, built together so that they cannot disagree.
+//!
+//! The rules, one function each (table-tested below):
+//!
+//! | cause                  | transaction (amount, fee, status)    | posting                                  |
+//! |------------------------|--------------------------------------|------------------------------------------|
+//! | [`charge`]             | `charge` +captured, fee, pending     | external → pending (net) + fees (fee)    |
+//! | [`make_available`]     | (the charge becomes `available`)     | pending → available (net)                |
+//! | [`refund`]             | `refund` −amount, 0, available       | available → external                     |
+//! | [`refund_failure`]     | `refund_failure` +amount, available  | external → available                     |
+//! | [`payout`]             | `payout` −amount, available          | available → payouts in transit           |
+//! | [`payout_paid`]        | —                                    | payouts in transit → external            |
+//! | [`payout_failure`]     | `payout_failure` +amount, available  | payouts in transit → available           |
+//! | [`dispute`]            | `adjustment` −amount, dispute fee    | available → disputes (amount) + fees     |
+//! | [`dispute_won`]        | `adjustment` +amount, 0              | disputes → available                     |
+//! | [`dispute_lost`]       | —                                    | disputes → external                      |
+//!
+//! So the ledger's `pending` and `available` accounts always equal the sum of `net` of the
+//! transactions of that status (what `GET /balance` shows), and each cause posts once (the
+//! store keeps one posting per cause).
+//!
+//! Pure; depends on [`crate::balance::ledger`], [`crate::money`], [`crate::metadata`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::balance::ledger::{Entry, LedgerAccount, Posting, PostingError};
+use crate::metadata::Metadata;
+use crate::money::Currency;
+
+/// What kind of movement a balance transaction is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TxnType {
+    Charge,
+    Refund,
+    /// A refund the processor refused after it was booked: the amount comes back.
+    RefundFailure,
+    Adjustment,
+    Payout,
+    PayoutFailure,
+}
+
+impl TxnType {
+    pub const ALL: [TxnType; 6] = [
+        TxnType::Charge,
+        TxnType::Refund,
+        TxnType::RefundFailure,
+        TxnType::Adjustment,
+        TxnType::Payout,
+        TxnType::PayoutFailure,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TxnType::Charge => "charge",
+            TxnType::Refund => "refund",
+            TxnType::RefundFailure => "refund_failure",
+            TxnType::Adjustment => "adjustment",
+            TxnType::Payout => "payout",
+            TxnType::PayoutFailure => "payout_failure",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TxnStatus {
+    Pending,
+    Available,
+}
+
+impl TxnStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TxnStatus::Pending => "pending",
+            TxnStatus::Available => "available",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FeeType {
+    TenderFee,
+    DisputeFee,
+}
+
+/// One part of a transaction's fee.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FeeDetail {
+    pub amount: i64,
+    pub currency: Currency,
+    #[serde(rename = "type")]
+    pub kind: FeeType,
+    pub description: String,
+}
+
+/// A balance transaction (`txn_…`): one movement of the merchant's balance. Stored as shown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BalanceTransaction {
+    pub id: String,
+    pub object: String,
+    /// Signed: money leaving the balance is negative.
+    pub amount: i64,
+    pub currency: Currency,
+    pub fee: i64,
+    pub fee_details: Vec<FeeDetail>,
+    /// `amount − fee`.
+    pub net: i64,
+    #[serde(rename = "type")]
+    pub kind: TxnType,
+    pub status: TxnStatus,
+    pub available_on: i64,
+    /// The object that caused it (`pay_`, `re_`, `po_`, `dp_`).
+    pub source: String,
+    pub reporting_category: String,
+    pub description: Option<String>,
+    pub created: i64,
+    pub livemode: bool,
+}
+
+impl BalanceTransaction {
+    /// The cause of the posting that makes this pending charge available.
+    pub fn available_cause(&self) -> String {
+        format!("available:{}", self.id)
+    }
+}
+
+/// A booking: the transaction a merchant sees (if the movement shows on the balance) and the
+/// posting under it (if anything moves: a zero-amount change posts nothing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Booking {
+    pub transaction: Option<BalanceTransaction>,
+    pub posting: Option<Posting>,
+}
+
+/// Who a movement is for, and when.
+#[derive(Debug, Clone, Copy)]
+pub struct At<'a> {
+    /// The new transaction's id (`txn_…`), when the movement shows on the balance.
+    pub txn_id: &'a str,
+    pub now: i64,
+    pub livemode: bool,
+}
+
+/// A posting of the non-zero `entries` for `cause`; `None` when nothing moves.
+fn posting(cause: String, now: i64, entries: Vec<Entry>) -> Result<Option<Posting>, PostingError> {
+    let entries: Vec<Entry> = entries.into_iter().filter(|e| e.amount != 0).collect();
+    if entries.is_empty() {
+        return Ok(None);
+    }
+    Posting::new(cause, now, entries).map(Some)
+}
+
+fn entry(account: LedgerAccount, currency: Currency, amount: i64) -> Entry {
+    Entry {
+        account,
+        currency,
+        amount,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn transaction(
+    at: At<'_>,
+    kind: TxnType,
+    amount: i64,
+    currency: Currency,
+    fee_details: Vec<FeeDetail>,
+    status: TxnStatus,
+    available_on: i64,
+    source: &str,
+    reporting_category: &str,
+    description: Option<String>,
+) -> BalanceTransaction {
+    let fee: i64 = fee_details.iter().map(|f| f.amount).sum();
+    BalanceTransaction {
+        id: at.txn_id.to_string(),
+        object: "balance_transaction".into(),
+        amount,
+        currency,
+        fee,
+        fee_details,
+        net: amount - fee,
+        kind,
+        status,
+        available_on,
+        source: source.to_string(),
+        reporting_category: reporting_category.into(),
+        description,
+        created: at.now,
+        livemode: at.livemode,
+    }
+}
+
+/// A captured payment (`payment`), or a settled bank transfer: `captured` in, less `fee`,
+/// pending until `available_on`.
+pub fn charge(
+    at: At<'_>,
+    payment: &str,
+    currency: Currency,
+    captured: i64,
+    fee: i64,
+    fee_description: &str,
+    available_on: i64,
+) -> Result<Booking, PostingError> {
+    let fee_details = if fee == 0 {
+        Vec::new()
+    } else {
+        vec![FeeDetail {
+            amount: fee,
+            currency,
+            kind: FeeType::TenderFee,
+            description: fee_description.into(),
+        }]
+    };
+    let txn = transaction(
+        at,
+        TxnType::Charge,
+        captured,
+        currency,
+        fee_details,
+        TxnStatus::Pending,
+        available_on,
+        payment,
+        "charge",
+        Some(format!("Payment {payment}")),
+    );
+    let posting = posting(
+        format!("charge:{payment}"),
+        at.now,
+        vec![
+            entry(LedgerAccount::External, currency, -captured),
+            entry(LedgerAccount::Pending, currency, txn.net),
+            entry(LedgerAccount::Fees, currency, fee),
+        ],
+    )?;
+    Ok(Booking {
+        transaction: Some(txn),
+        posting,
+    })
+}
+
+/// A pending charge's money becomes available: the transaction as it is now, and the posting.
+pub fn make_available(
+    txn: &BalanceTransaction,
+    now: i64,
+) -> Result<(BalanceTransaction, Option<Posting>), PostingError> {
+    let mut after = txn.clone();
+    after.status = TxnStatus::Available;
+    let posting = posting(
+        txn.available_cause(),
+        now,
+        vec![
+            entry(LedgerAccount::Pending, txn.currency, -txn.net),
+            entry(LedgerAccount::Available, txn.currency, txn.net),
+        ],
+    )?;
+    Ok((after, posting))
+}
+
+/// Money leaving the available balance for the outside world at once (a refund, a payout) or
+/// coming back to it: one transaction and a transfer between `from` and `to`.
+#[allow(clippy::too_many_arguments)]
+fn transfer(
+    at: At<'_>,
+    cause: &str,
+    kind: TxnType,
+    signed_amount: i64,
+    currency: Currency,
+    source: &str,
+    category: &str,
+    description: Option<String>,
+    from: LedgerAccount,
+    to: LedgerAccount,
+) -> Result<Booking, PostingError> {
+    let moved = signed_amount.abs();
+    let txn = transaction(
+        at,
+        kind,
+        signed_amount,
+        currency,
+        Vec::new(),
+        TxnStatus::Available,
+        at.now,
+        source,
+        category,
+        description,
+    );
+    let posting = posting(
+        format!("{cause}:{source}"),
+        at.now,
+        vec![entry(from, currency, -moved), entry(to, currency, moved)],
+    )?;
+    Ok(Booking {
+        transaction: Some(txn),
+        posting,
+    })
+}
+
+/// A refund (`refund`) of `amount`: out of the available balance at once.
+pub fn refund(
+    at: At<'_>,
+    refund: &str,
+    payment: &str,
+    currency: Currency,
+    amount: i64,
+) -> Result<Booking, PostingError> {
+    transfer(
+        at,
+        "refund",
+        TxnType::Refund,
+        -amount,
+        currency,
+        refund,
+        "refund",
+        Some(format!("Refund of payment {payment}")),
+        LedgerAccount::Available,
+        LedgerAccount::External,
+    )
+}
+
+/// A booked refund the processor refused: the amount comes back.
+pub fn refund_failure(
+    at: At<'_>,
+    refund: &str,
+    currency: Currency,
+    amount: i64,
+) -> Result<Booking, PostingError> {
+    transfer(
+        at,
+        "refund_failure",
+        TxnType::RefundFailure,
+        amount,
+        currency,
+        refund,
+        "refund_failure",
+        Some(format!("Refund {refund} failed")),
+        LedgerAccount::External,
+        LedgerAccount::Available,
+    )
+}
+
+/// A payout (`payout`) of `amount` leaves the available balance at once.
+pub fn payout(
+    at: At<'_>,
+    payout: &str,
+    currency: Currency,
+    amount: i64,
+) -> Result<Booking, PostingError> {
+    transfer(
+        at,
+        "payout",
+        TxnType::Payout,
+        -amount,
+        currency,
+        payout,
+        "payout",
+        Some(format!("Payout {payout}")),
+        LedgerAccount::Available,
+        LedgerAccount::PayoutsInTransit,
+    )
+}
+
+/// A payout reached the bank: the money leaves the ledger (no transaction: the balance moved
+/// when it was created).
+pub fn payout_paid(
+    now: i64,
+    payout: &str,
+    currency: Currency,
+    amount: i64,
+) -> Result<Option<Posting>, PostingError> {
+    posting(
+        format!("payout_paid:{payout}"),
+        now,
+        vec![
+            entry(LedgerAccount::PayoutsInTransit, currency, -amount),
+            entry(LedgerAccount::External, currency, amount),
+        ],
+    )
+}
+
+/// A payout failed or was canceled: its amount comes back to the available balance.
+pub fn payout_failure(
+    at: At<'_>,
+    payout: &str,
+    currency: Currency,
+    amount: i64,
+) -> Result<Booking, PostingError> {
+    transfer(
+        at,
+        "payout_failure",
+        TxnType::PayoutFailure,
+        amount,
+        currency,
+        payout,
+        "payout_reversal",
+        Some(format!("Payout {payout} returned")),
+        LedgerAccount::PayoutsInTransit,
+        LedgerAccount::Available,
+    )
+}
+
+/// A dispute (`dispute`) of `amount` withholds it, and its `fee` is charged, at once.
+pub fn dispute(
+    at: At<'_>,
+    dispute: &str,
+    payment: &str,
+    currency: Currency,
+    amount: i64,
+    fee: i64,
+) -> Result<Booking, PostingError> {
+    let fee_details = if fee == 0 {
+        Vec::new()
+    } else {
+        vec![FeeDetail {
+            amount: fee,
+            currency,
+            kind: FeeType::DisputeFee,
+            description: "Dispute fee".into(),
+        }]
+    };
+    let txn = transaction(
+        at,
+        TxnType::Adjustment,
+        -amount,
+        currency,
+        fee_details,
+        TxnStatus::Available,
+        at.now,
+        dispute,
+        "dispute",
+        Some(format!("Chargeback withdrawal for {payment}")),
+    );
+    let posting = posting(
+        format!("dispute:{dispute}"),
+        at.now,
+        vec![
+            entry(LedgerAccount::Available, currency, txn.net),
+            entry(LedgerAccount::Disputes, currency, amount),
+            entry(LedgerAccount::Fees, currency, fee),
+        ],
+    )?;
+    Ok(Booking {
+        transaction: Some(txn),
+        posting,
+    })
+}
+
+/// A won dispute gives the withheld amount back (the fee is kept).
+pub fn dispute_won(
+    at: At<'_>,
+    dispute: &str,
+    payment: &str,
+    currency: Currency,
+    amount: i64,
+) -> Result<Booking, PostingError> {
+    transfer(
+        at,
+        "dispute_won",
+        TxnType::Adjustment,
+        amount,
+        currency,
+        dispute,
+        "dispute_reversal",
+        Some(format!("Chargeback reversal for {payment}")),
+        LedgerAccount::Disputes,
+        LedgerAccount::Available,
+    )
+}
+
+/// A lost dispute: the withheld amount goes to the cardholder (no transaction: the balance
+/// moved when the dispute opened).
+pub fn dispute_lost(
+    now: i64,
+    dispute: &str,
+    currency: Currency,
+    amount: i64,
+) -> Result<Option<Posting>, PostingError> {
+    posting(
+        format!("dispute_lost:{dispute}"),
+        now,
+        vec![
+            entry(LedgerAccount::Disputes, currency, -amount),
+            entry(LedgerAccount::External, currency, amount),
+        ],
+    )
+}
+
+// ---- Payouts ---------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PayoutStatus {
+    Pending,
+    InTransit,
+    Paid,
+    Failed,
+    Canceled,
+}
+
+impl PayoutStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PayoutStatus::Pending => "pending",
+            PayoutStatus::InTransit => "in_transit",
+            PayoutStatus::Paid => "paid",
+            PayoutStatus::Failed => "failed",
+            PayoutStatus::Canceled => "canceled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            PayoutStatus::Pending,
+            PayoutStatus::InTransit,
+            PayoutStatus::Paid,
+            PayoutStatus::Failed,
+            PayoutStatus::Canceled,
+        ]
+        .into_iter()
+        .find(|p| p.as_str() == s)
+    }
+}
+
+/// Where a payout goes, as shown: never the whole IBAN.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PayoutDestination {
+    pub last4: String,
+    pub country: String,
+    pub account_holder_name: String,
+}
+
+/// A payout (`po_…`) to the merchant's bank account. Stored as shown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Payout {
+    pub id: String,
+    pub object: String,
+    pub amount: i64,
+    pub currency: Currency,
+    pub status: PayoutStatus,
+    /// When the money is expected at the bank (Unix seconds).
+    pub arrival_date: i64,
+    pub destination: PayoutDestination,
+    pub balance_transaction: Option<String>,
+    pub failure_balance_transaction: Option<String>,
+    pub failure_code: Option<String>,
+    pub failure_message: Option<String>,
+    pub description: Option<String>,
+    pub metadata: Metadata,
+    pub created: i64,
+    pub livemode: bool,
+}
+
+/// A test-mode IBAN ending in this fails its payout (`account_closed`).
+pub const FAILING_IBAN_SUFFIX: &str = "3001";
+
+// ---- Disputes --------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DisputeStatus {
+    NeedsResponse,
+    UnderReview,
+    Won,
+    Lost,
+}
+
+impl DisputeStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DisputeStatus::NeedsResponse => "needs_response",
+            DisputeStatus::UnderReview => "under_review",
+            DisputeStatus::Won => "won",
+            DisputeStatus::Lost => "lost",
+        }
+    }
+
+    /// Whether the dispute is over.
+    pub fn is_closed(self) -> bool {
+        matches!(self, DisputeStatus::Won | DisputeStatus::Lost)
+    }
+}
+
+/// What a merchant submits against a dispute.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub customer_name: Option<String>,
+    pub customer_email_address: Option<String>,
+    pub product_description: Option<String>,
+    pub uncategorized_text: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EvidenceDetails {
+    /// Evidence must be submitted before this (Unix seconds).
+    pub due_by: i64,
+    pub submission_count: u32,
+}
+
+/// A dispute (`dp_…`) of a payment. Stored as shown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dispute {
+    pub id: String,
+    pub object: String,
+    pub amount: i64,
+    pub currency: Currency,
+    pub payment: String,
+    pub reason: String,
+    pub status: DisputeStatus,
+    pub evidence: Evidence,
+    pub evidence_details: EvidenceDetails,
+    /// The transactions it caused, oldest first: the withdrawal, then a reversal if won.
+    pub balance_transactions: Vec<BalanceTransaction>,
+    pub metadata: Metadata,
+    pub created: i64,
+    pub livemode: bool,
+}
+
+/// In test mode, evidence whose `uncategorized_text` is this wins the dispute.
+pub const WINNING_EVIDENCE: &str = "winning_evidence";
+
+/// The test card whose payments succeed and are then disputed.
+pub const DISPUTED_CARD: &str = "4000000000000259";
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn usd() -> Currency {
+        Currency::parse("usd").unwrap()
+    }
+
+    fn at(id: &str) -> At<'_> {
+        At {
+            txn_id: id,
+            now: 100,
+            livemode: false,
+        }
+    }
+
+    /// The ledger balances after `postings`, by account.
+    fn apply(postings: &[&Posting]) -> HashMap<LedgerAccount, i64> {
+        let mut out = HashMap::new();
+        for p in postings {
+            for e in p.entries() {
+                *out.entry(e.account).or_insert(0) += e.amount;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn each_movement_books_the_transaction_and_the_posting_that_agree() {
+        use LedgerAccount::*;
+        // (booking, type, amount, fee, net, status, the posting's entries by account)
+        let charge = charge(at("txn_c"), "pay_1", usd(), 1000, 59, "Card fee", 500).unwrap();
+        let refund = refund(at("txn_r"), "re_1", "pay_1", usd(), 300).unwrap();
+        let refund_failure = refund_failure(at("txn_rf"), "re_1", usd(), 300).unwrap();
+        let payout = payout(at("txn_p"), "po_1", usd(), 400).unwrap();
+        let payout_failure = payout_failure(at("txn_pf"), "po_1", usd(), 400).unwrap();
+        let dispute = dispute(at("txn_d"), "dp_1", "pay_1", usd(), 1000, 1500).unwrap();
+        let won = dispute_won(at("txn_w"), "dp_1", "pay_1", usd(), 1000).unwrap();
+        type Row<'a> = (
+            &'a Booking,
+            TxnType,
+            i64,
+            i64,
+            i64,
+            TxnStatus,
+            Vec<(LedgerAccount, i64)>,
+        );
+        let table: Vec<Row<'_>> = vec![
+            (
+                &charge,
+                TxnType::Charge,
+                1000,
+                59,
+                941,
+                TxnStatus::Pending,
+                vec![(External, -1000), (Pending, 941), (Fees, 59)],
+            ),
+            (
+                &refund,
+                TxnType::Refund,
+                -300,
+                0,
+                -300,
+                TxnStatus::Available,
+                vec![(Available, -300), (External, 300)],
+            ),
+            (
+                &refund_failure,
+                TxnType::RefundFailure,
+                300,
+                0,
+                300,
+                TxnStatus::Available,
+                vec![(External, -300), (Available, 300)],
+            ),
+            (
+                &payout,
+                TxnType::Payout,
+                -400,
+                0,
+                -400,
+                TxnStatus::Available,
+                vec![(Available, -400), (PayoutsInTransit, 400)],
+            ),
+            (
+                &payout_failure,
+                TxnType::PayoutFailure,
+                400,
+                0,
+                400,
+                TxnStatus::Available,
+                vec![(PayoutsInTransit, -400), (Available, 400)],
+            ),
+            (
+                &dispute,
+                TxnType::Adjustment,
+                -1000,
+                1500,
+                -2500,
+                TxnStatus::Available,
+                vec![(Available, -2500), (Disputes, 1000), (Fees, 1500)],
+            ),
+            (
+                &won,
+                TxnType::Adjustment,
+                1000,
+                0,
+                1000,
+                TxnStatus::Available,
+                vec![(Disputes, -1000), (Available, 1000)],
+            ),
+        ];
+        for (booking, kind, amount, fee, net, status, entries) in table {
+            let txn = booking.transaction.as_ref().unwrap();
+            assert_eq!(
+                (txn.kind, txn.amount, txn.fee, txn.net, txn.status),
+                (kind, amount, fee, net, status),
+                "{txn:?}"
+            );
+            assert_eq!(txn.net, txn.amount - txn.fee);
+            let got: Vec<(LedgerAccount, i64)> = booking
+                .posting
+                .as_ref()
+                .unwrap()
+                .entries()
+                .iter()
+                .map(|e| (e.account, e.amount))
+                .collect();
+            assert_eq!(got, entries, "{}", txn.id);
+            // The transaction's net is exactly what the merchant's balance (pending + available) moves.
+            let balance: i64 = got
+                .iter()
+                .filter(|(a, _)| matches!(a, Pending | Available))
+                .map(|(_, m)| m)
+                .sum();
+            assert_eq!(balance, txn.net, "{}", txn.id);
+        }
+        assert_eq!(charge.transaction.as_ref().unwrap().available_on, 500);
+        assert_eq!(
+            charge.transaction.as_ref().unwrap().fee_details[0].kind,
+            FeeType::TenderFee
+        );
+        assert_eq!(
+            dispute.transaction.as_ref().unwrap().fee_details[0].kind,
+            FeeType::DisputeFee
+        );
+        assert_eq!(
+            dispute.transaction.as_ref().unwrap().reporting_category,
+            "dispute"
+        );
+        // Causes are distinct per movement, so each posts once.
+        let causes: std::collections::HashSet<&str> = [
+            &charge,
+            &refund,
+            &refund_failure,
+            &payout,
+            &payout_failure,
+            &dispute,
+            &won,
+        ]
+        .iter()
+        .map(|b| b.posting.as_ref().unwrap().cause())
+        .collect();
+        assert_eq!(causes.len(), 7);
+    }
+
+    #[test]
+    fn a_charge_becomes_available_and_movements_without_transactions_only_post() {
+        use LedgerAccount::*;
+        let c = charge(at("txn_c"), "pay_1", usd(), 1000, 59, "Card fee", 500).unwrap();
+        let txn = c.transaction.clone().unwrap();
+        let (after, moved) = make_available(&txn, 600).unwrap();
+        assert_eq!(after.status, TxnStatus::Available);
+        assert_eq!(after.net, 941);
+        let paid = payout_paid(700, "po_1", usd(), 400).unwrap().unwrap();
+        let lost = dispute_lost(700, "dp_1", usd(), 1000).unwrap().unwrap();
+        let p = payout(at("txn_p"), "po_1", usd(), 400).unwrap();
+        let d = dispute(at("txn_d"), "dp_1", "pay_1", usd(), 1000, 1500).unwrap();
+        let all = [
+            c.posting.as_ref().unwrap(),
+            moved.as_ref().unwrap(),
+            p.posting.as_ref().unwrap(),
+            &paid,
+            d.posting.as_ref().unwrap(),
+            &lost,
+        ];
+        let balances = apply(&all);
+        // 941 available − 400 paid out − 2,500 disputed: −1,959; the world got 400 + 1,000
+        // and gave 1,000; fees 59 + 1,500.
+        assert_eq!(balances[&Available], -1959);
+        assert_eq!(balances[&Pending], 0);
+        assert_eq!(balances[&PayoutsInTransit], 0);
+        assert_eq!(balances[&Disputes], 0);
+        assert_eq!(balances[&External], 400);
+        assert_eq!(balances[&Fees], 1559);
+        assert_eq!(balances.values().sum::<i64>(), 0);
+    }
+
+    #[test]
+    fn nothing_moves_nothing_is_posted() {
+        // A free card price: the charge has no fee line; a fee equal to the amount leaves no
+        // pending entry.
+        let free = charge(at("txn_c"), "pay_1", usd(), 1000, 0, "Card fee", 5).unwrap();
+        assert!(free.transaction.as_ref().unwrap().fee_details.is_empty());
+        assert_eq!(free.posting.as_ref().unwrap().entries().len(), 2);
+        let all_fee = charge(at("txn_c"), "pay_1", usd(), 30, 30, "Card fee", 5).unwrap();
+        let (_, moved) = make_available(all_fee.transaction.as_ref().unwrap(), 6).unwrap();
+        assert_eq!(moved, None);
+        // A fee above the amount leaves a negative pending net, moved like any other.
+        let over = charge(at("txn_c"), "pay_1", usd(), 10, 30, "Card fee", 5).unwrap();
+        assert_eq!(over.transaction.as_ref().unwrap().net, -20);
+        let (_, moved) = make_available(over.transaction.as_ref().unwrap(), 6).unwrap();
+        let e: Vec<i64> = moved.unwrap().entries().iter().map(|e| e.amount).collect();
+        assert_eq!(e, vec![20, -20]);
+    }
+
+    #[test]
+    fn wire_names() {
+        for t in TxnType::ALL {
+            assert_eq!(TxnType::parse(t.as_str()), Some(t));
+            assert_eq!(serde_json::to_value(t).unwrap(), t.as_str());
+        }
+        assert_eq!(
+            PayoutStatus::parse("in_transit"),
+            Some(PayoutStatus::InTransit)
+        );
+        assert_eq!(
+            serde_json::to_value(DisputeStatus::NeedsResponse).unwrap(),
+            "needs_response"
+        );
+    }
+}

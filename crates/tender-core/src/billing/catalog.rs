@@ -1,0 +1,350 @@
+//! Products (`prod_`) and prices (`price_`): what a merchant sells and for how much. A price's
+//! amount, currency and schedule never change (a new price replaces an old one; the old one is
+//! made inactive); a product can be deleted only while it has no price.
+
+use crate::billing::model::{Interval, Price, PriceType, Product, Recurring, NAME_MAX_CHARS};
+use crate::error::{CoreError, CoreResult};
+use crate::ids::{self, IdKind};
+use crate::metadata;
+use crate::money::{Currency, MAX_AMOUNT};
+use crate::payments::create::check_text;
+use crate::services::{to_body, to_value, RequestContext, Services};
+use crate::store::{Collection, Field, IndexValues, ListQuery, WriteOp};
+
+/// `POST /products`, parsed.
+#[derive(Debug)]
+pub struct CreateProduct {
+    pub name: String,
+    pub description: Option<String>,
+    pub active: bool,
+    pub metadata: Vec<(String, String)>,
+}
+
+/// `POST /products/{id}`: `None` leaves a field as it is; a description of `Some(None)` clears
+/// it.
+#[derive(Debug, Default)]
+pub struct UpdateProduct {
+    pub name: Option<String>,
+    pub description: Option<Option<String>>,
+    pub active: Option<bool>,
+    pub metadata: Option<Vec<(String, String)>>,
+}
+
+/// `POST /prices`, parsed.
+#[derive(Debug)]
+pub struct CreatePrice {
+    pub product: String,
+    pub currency: Currency,
+    pub unit_amount: i64,
+    /// `(interval, interval_count)` as given; `None`: a one-time price.
+    pub recurring: Option<(String, Option<i64>)>,
+    pub active: bool,
+    pub nickname: Option<String>,
+    pub metadata: Vec<(String, String)>,
+}
+
+/// `POST /prices/{id}`: only these change.
+#[derive(Debug, Default)]
+pub struct UpdatePrice {
+    pub active: Option<bool>,
+    pub nickname: Option<Option<String>>,
+    pub metadata: Option<Vec<(String, String)>>,
+}
+
+pub(crate) fn product_index(p: &Product) -> IndexValues {
+    IndexValues {
+        active: Some(p.active),
+        ..IndexValues::default()
+    }
+}
+
+pub(crate) fn price_index(p: &Price) -> IndexValues {
+    IndexValues {
+        product: Some(p.product.clone()),
+        active: Some(p.active),
+        event_type: Some(p.kind.as_str().to_string()),
+        currency: Some(p.currency.code().to_string()),
+        ..IndexValues::default()
+    }
+}
+
+fn check_name(param: &str, name: &str) -> CoreResult<()> {
+    if name.trim().is_empty() {
+        return Err(CoreError::invalid(
+            param,
+            "parameter_invalid",
+            format!("{param} cannot be empty."),
+        ));
+    }
+    check_text(param, Some(name), NAME_MAX_CHARS)
+}
+
+/// A recurring schedule as given → the schedule, or a 400 naming the sub-parameter.
+fn check_recurring(interval: &str, count: Option<i64>) -> CoreResult<Recurring> {
+    let interval = Interval::parse(interval).ok_or_else(|| {
+        CoreError::invalid(
+            "recurring[interval]",
+            "parameter_invalid",
+            "recurring[interval] must be one of day, week, month, year.",
+        )
+    })?;
+    let count = count.unwrap_or(1);
+    let max = interval.max_count();
+    if count < 1 || count > i64::from(max) {
+        return Err(CoreError::invalid(
+            "recurring[interval_count]",
+            "parameter_invalid",
+            format!(
+                "recurring[interval_count] must be 1 to {max} for interval {} (a period lasts at most a year).",
+                interval.as_str()
+            ),
+        ));
+    }
+    Ok(Recurring {
+        interval,
+        interval_count: count as u32,
+    })
+}
+
+impl Services {
+    pub async fn create_product(
+        &self,
+        ctx: &RequestContext,
+        cmd: CreateProduct,
+    ) -> CoreResult<Product> {
+        check_name("name", &cmd.name)?;
+        check_text("description", cmd.description.as_deref(), 5000)?;
+        let scope = ctx.scope();
+        let product = Product {
+            id: ids::generate(IdKind::Product),
+            object: "product".into(),
+            name: cmd.name,
+            description: cmd.description,
+            active: cmd.active,
+            metadata: metadata::on_create(cmd.metadata)?,
+            created: self.now(),
+            livemode: scope.livemode(),
+        };
+        let object = to_value(&product)?;
+        let ops = vec![
+            WriteOp::Insert {
+                collection: Collection::Products,
+                id: product.id.clone(),
+                created: product.created,
+                index: product_index(&product),
+                body: to_body(&product)?,
+            },
+            self.event_op(Some(ctx), scope, "product.created", object.clone(), None)?,
+        ];
+        self.commit(ctx, ops, Ok(&object)).await?;
+        Ok(product)
+    }
+
+    pub async fn update_product(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        cmd: UpdateProduct,
+    ) -> CoreResult<Product> {
+        if let Some(name) = &cmd.name {
+            check_name("name", name)?;
+        }
+        if let Some(d) = &cmd.description {
+            check_text("description", d.as_deref(), 5000)?;
+        }
+        self.retry_on_conflict(|| async {
+            let scope = ctx.scope();
+            let (before, version): (Product, i64) = self
+                .load(scope, Collection::Products, "product", id)
+                .await?;
+            let mut after = before.clone();
+            if let Some(name) = &cmd.name {
+                after.name = name.clone();
+            }
+            if let Some(d) = &cmd.description {
+                after.description = d.clone();
+            }
+            if let Some(a) = cmd.active {
+                after.active = a;
+            }
+            if let Some(m) = &cmd.metadata {
+                after.metadata = metadata::merge(&before.metadata, m.clone())?;
+            }
+            let update = WriteOp::Update {
+                collection: Collection::Products,
+                id: after.id.clone(),
+                expected_version: version,
+                index: product_index(&after),
+                body: to_body(&after)?,
+            };
+            let (object, ops) = self.update_ops(
+                Some(ctx),
+                scope,
+                (&before, &after),
+                update,
+                "product.updated",
+            )?;
+            self.commit(ctx, ops, Ok(&object)).await?;
+            Ok(after)
+        })
+        .await
+    }
+
+    /// `DELETE /products/{id}`: only a product without prices (a price names its product for
+    /// ever: subscriptions and invoices refer to it).
+    pub async fn delete_product(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+    ) -> CoreResult<serde_json::Value> {
+        self.retry_on_conflict(|| async {
+            let scope = ctx.scope();
+            let (product, version): (Product, i64) = self
+                .load(scope, Collection::Products, "product", id)
+                .await?;
+            let prices = self
+                .store
+                .list_records(
+                    scope,
+                    Collection::Prices,
+                    &ListQuery {
+                        filters: vec![(Field::Product, product.id.clone())],
+                        limit: 1,
+                        ..ListQuery::default()
+                    },
+                )
+                .await?;
+            if !prices.records.is_empty() {
+                return Err(CoreError::invalid(
+                    "id",
+                    "product_has_prices",
+                    "This product has prices, so it cannot be deleted; make it inactive instead (active=false).",
+                ));
+            }
+            let deleted =
+                serde_json::json!({"id": product.id, "object": "product", "deleted": true});
+            let ops = vec![
+                WriteOp::Delete {
+                    collection: Collection::Products,
+                    id: product.id.clone(),
+                    expected_version: version,
+                },
+                self.event_op(
+                    Some(ctx),
+                    scope,
+                    "product.deleted",
+                    to_value(&product)?,
+                    None,
+                )?,
+            ];
+            self.commit(ctx, ops, Ok(&deleted)).await?;
+            Ok(deleted)
+        })
+        .await
+    }
+
+    pub async fn create_price(&self, ctx: &RequestContext, cmd: CreatePrice) -> CoreResult<Price> {
+        if cmd.unit_amount < 0 || cmd.unit_amount > MAX_AMOUNT {
+            return Err(CoreError::invalid(
+                "unit_amount",
+                "parameter_invalid",
+                format!("unit_amount must be 0 to {MAX_AMOUNT}, in the currency's smallest unit."),
+            ));
+        }
+        let recurring = match &cmd.recurring {
+            Some((interval, count)) => Some(check_recurring(interval, *count)?),
+            None => None,
+        };
+        check_text("nickname", cmd.nickname.as_deref(), NAME_MAX_CHARS)?;
+        let scope = ctx.scope();
+        // The product must exist here (a price cannot be made for a deleted product); the
+        // Check keeps it from being deleted before the price is recorded.
+        let product = self
+            .referenced(
+                scope,
+                (Collection::Products, IdKind::Product, "product"),
+                &cmd.product,
+                "product",
+            )
+            .await?;
+        let price = Price {
+            id: ids::generate(IdKind::Price),
+            object: "price".into(),
+            product: product.id.clone(),
+            currency: cmd.currency,
+            unit_amount: cmd.unit_amount,
+            kind: if recurring.is_some() {
+                PriceType::Recurring
+            } else {
+                PriceType::OneTime
+            },
+            recurring,
+            active: cmd.active,
+            nickname: cmd.nickname,
+            metadata: metadata::on_create(cmd.metadata)?,
+            created: self.now(),
+            livemode: scope.livemode(),
+        };
+        let object = to_value(&price)?;
+        let ops = vec![
+            WriteOp::Check {
+                collection: Collection::Products,
+                id: product.id.clone(),
+                expected_version: product.version,
+            },
+            WriteOp::Insert {
+                collection: Collection::Prices,
+                id: price.id.clone(),
+                created: price.created,
+                index: price_index(&price),
+                body: to_body(&price)?,
+            },
+            self.event_op(Some(ctx), scope, "price.created", object.clone(), None)?,
+        ];
+        match self.commit(ctx, ops, Ok(&object)).await {
+            Err(CoreError::Store(crate::error::StoreError::Conflict(_))) => Err(
+                CoreError::missing_reference("product", "product", &cmd.product),
+            ),
+            other => other,
+        }?;
+        Ok(price)
+    }
+
+    pub async fn update_price(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        cmd: UpdatePrice,
+    ) -> CoreResult<Price> {
+        if let Some(n) = &cmd.nickname {
+            check_text("nickname", n.as_deref(), NAME_MAX_CHARS)?;
+        }
+        self.retry_on_conflict(|| async {
+            let scope = ctx.scope();
+            let (before, version): (Price, i64) =
+                self.load(scope, Collection::Prices, "price", id).await?;
+            let mut after = before.clone();
+            if let Some(a) = cmd.active {
+                after.active = a;
+            }
+            if let Some(n) = &cmd.nickname {
+                after.nickname = n.clone();
+            }
+            if let Some(m) = &cmd.metadata {
+                after.metadata = metadata::merge(&before.metadata, m.clone())?;
+            }
+            let update = WriteOp::Update {
+                collection: Collection::Prices,
+                id: after.id.clone(),
+                expected_version: version,
+                index: price_index(&after),
+                body: to_body(&after)?,
+            };
+            let (object, ops) =
+                self.update_ops(Some(ctx), scope, (&before, &after), update, "price.updated")?;
+            self.commit(ctx, ops, Ok(&object)).await?;
+            Ok(after)
+        })
+        .await
+    }
+}

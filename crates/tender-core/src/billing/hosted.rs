@@ -1,0 +1,179 @@
+//! The hosted invoice page (`hosted_invoice_url`, on the receipt host): an invoice found by its
+//! id alone (unguessable, like a payment's for its receipt), with who bills it and the card its
+//! pay button would charge; and that button, which tries the open invoice now as
+//! `POST /invoices/{id}/pay` does (a try that leaves the dunning schedule alone).
+//!
+//! Every rendering of the page carries a one-time token ([`Services::hosted_pay_token`]): an
+//! HMAC under a key derived from the vault key, bound to the invoice and valid for an hour. The
+//! button sends it back, and a token is one try: it names the try's idempotency record, so two
+//! presses of one page (or a replayed form) charge once, the second answering as the first, or
+//! "in progress" while it runs (CONTRACT §17).
+//!
+//! Depends on the storage port, the idempotency rules and the other billing use cases.
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+use crate::auth::{KeyKind, Principal};
+use crate::billing::model::{Invoice, InvoiceStatus};
+use crate::documents::idempotency::{Begun, Settled};
+use crate::error::{CoreError, CoreResult};
+use crate::ids::{self, IdKind};
+use crate::payment_methods::payment_method::PaymentMethod;
+use crate::services::{from_body, to_value, RequestContext, Services};
+use crate::store::Collection;
+
+/// How long a rendered page's pay token may be used.
+pub const HOSTED_TOKEN_TTL_SECS: i64 = 3600;
+
+/// What the hosted invoice page shows.
+#[derive(Debug, Clone)]
+pub struct HostedInvoice {
+    pub invoice: Invoice,
+    /// The business name (else its public e-mail); `None` when the account set neither.
+    pub merchant: Option<String>,
+    /// The account's public e-mail, for customers to write to.
+    pub merchant_email: Option<String>,
+    /// The card the pay button charges (open invoices only; `None`: no card on file).
+    pub card: Option<PaymentMethod>,
+}
+
+impl Services {
+    /// The invoice `id` for its hosted page, or `None` when there is no such invoice.
+    pub async fn find_hosted_invoice(&self, id: &str) -> CoreResult<Option<HostedInvoice>> {
+        if !ids::looks_like(IdKind::Invoice, id) {
+            return Ok(None);
+        }
+        let Some((scope, record)) = self.store.find_unscoped(Collection::Invoices, id).await?
+        else {
+            return Ok(None);
+        };
+        let invoice: Invoice = from_body(&record.id, &record.body)?;
+        let (merchant, merchant_email) = self.merchant(&scope.account).await?;
+        let mut card = None;
+        if invoice.status == InvoiceStatus::Open {
+            let subscription = self.invoice_subscription(&scope, &invoice).await?;
+            card = self
+                .card_to_charge(&scope, &invoice, subscription.as_ref().map(|(s, _)| s))
+                .await?;
+        }
+        Ok(Some(HostedInvoice {
+            invoice,
+            merchant,
+            merchant_email,
+            card,
+        }))
+    }
+
+    /// A one-time token for a rendering of invoice `id`'s page: `{issued}.{nonce}.{mac}`.
+    pub fn hosted_pay_token(&self, id: &str) -> String {
+        let issued = self.wall_now();
+        let nonce = ids::random_base62(20);
+        format!("{issued}.{nonce}.{}", self.hosted_mac(id, issued, &nonce))
+    }
+
+    fn hosted_mac(&self, id: &str, issued: i64, nonce: &str) -> String {
+        let key = crate::vault::derive_key(&self.config.vault_key, "hosted page token");
+        let mut mac = Hmac::<Sha256>::new_from_slice(&key).expect("any key length");
+        mac.update(format!("{id}.{issued}.{nonce}").as_bytes());
+        hex::encode(mac.finalize().into_bytes())
+    }
+
+    /// The nonce of `token` when it is one this service issued for invoice `id` within the
+    /// hour (compared in constant time); otherwise the 400 the page shows.
+    fn check_hosted_token(&self, id: &str, token: Option<&str>) -> CoreResult<String> {
+        let refused = || {
+            CoreError::invalid(
+                "token",
+                "token_invalid",
+                "This page has expired. Reload it and press the button again.",
+            )
+        };
+        let mut parts = token.ok_or_else(refused)?.splitn(3, '.');
+        let (Some(issued), Some(nonce), Some(mac)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return Err(refused());
+        };
+        let issued: i64 = issued.parse().map_err(|_| refused())?;
+        let age = self.wall_now() - issued;
+        let expected = self.hosted_mac(id, issued, nonce);
+        let same: bool = subtle::ConstantTimeEq::ct_eq(expected.as_bytes(), mac.as_bytes()).into();
+        if !same || !(0..=HOSTED_TOKEN_TTL_SECS).contains(&age) || nonce.len() > 64 {
+            return Err(refused());
+        }
+        Ok(nonce.to_string())
+    }
+
+    /// The hosted page's pay button: tries open invoice `id` now with the card on file, as its
+    /// account's `POST /invoices/{id}/pay` would, once per page token. `None` when there is no
+    /// such invoice; a decline, or an invoice no longer open, is the error that call would
+    /// answer; a token already used answers what its try answered (or 409 in progress).
+    pub async fn pay_hosted_invoice(
+        &self,
+        id: &str,
+        token: Option<&str>,
+        request_id: String,
+    ) -> CoreResult<Option<Invoice>> {
+        if !ids::looks_like(IdKind::Invoice, id) {
+            return Ok(None);
+        }
+        let Some((scope, _)) = self.store.find_unscoped(Collection::Invoices, id).await? else {
+            return Ok(None);
+        };
+        let nonce = self.check_hosted_token(id, token)?;
+        let name = format!("hosted-pay:{id}:{nonce}");
+        let fingerprinted = serde_json::json!({"invoice": id});
+        let claim = match self
+            .begin_internal(
+                &scope,
+                &name,
+                &name,
+                "POST",
+                "/invoices/pay",
+                &fingerprinted,
+            )
+            .await?
+        {
+            // Pressed again: what the first press did stands (the page shows the invoice).
+            Begun::Replay(_) => return self.current_invoice(&scope, id).await,
+            Begun::Run(claim) => claim,
+        };
+        let ctx = RequestContext {
+            principal: Principal {
+                scope: scope.clone(),
+                key_kind: KeyKind::Secret,
+            },
+            request_id,
+            idempotency: Some(claim.hold()),
+        };
+        let result = self.pay_invoice(&ctx, id, None).await;
+        let shown = match &result {
+            Ok(invoice) => Some(to_value(invoice)?),
+            Err(_) => None,
+        };
+        let answer = self.encoder.encode(
+            match (&shown, &result) {
+                (Some(v), _) => Ok(v),
+                (None, Err(e)) => Err(e),
+                (None, Ok(_)) => unreachable!("an invoice is always shown"),
+            },
+            &ctx.request_id,
+        );
+        match claim.settle(answer.status, &answer.body).await {
+            Settled::Send => result.map(Some),
+            Settled::Replay(_) => self.current_invoice(&scope, id).await,
+            Settled::Refuse(e) => Err(e),
+        }
+    }
+
+    async fn current_invoice(
+        &self,
+        scope: &crate::auth::Scope,
+        id: &str,
+    ) -> CoreResult<Option<Invoice>> {
+        let (invoice, _): (Invoice, i64) = self
+            .load(scope, Collection::Invoices, "invoice", id)
+            .await?;
+        Ok(Some(invoice))
+    }
+}

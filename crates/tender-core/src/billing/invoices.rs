@@ -1,0 +1,563 @@
+//! Invoices (`in_`): each try to collect one, through the normal payment path, and what the
+//! try's outcome does to the invoice and its subscription.
+//!
+//! - A **try** ([`Services::charge_try`]) creates a payment (`invoice` names the invoice) with
+//!   the customer's card, under Tender's own idempotency key `invoice:{id}:{n}` for the n-th
+//!   try ([`Services::begin_internal`]): run again after a crash, it gets the same payment back
+//!   instead of charging twice.
+//! - **Automatic tries** are the `pay_invoice` task, due at the invoice's
+//!   `next_payment_attempt`. A failed one schedules the next on the dunning days after the
+//!   first failure (`--dunning-days`, default 1, 3, 5, 7) and makes the subscription
+//!   `past_due`; a hard decline, or the last day, makes the invoice `uncollectible` and the
+//!   subscription `unpaid`. The first invoice of a subscription without a trial is tried once,
+//!   in the request that creates it: declined, the subscription stays `incomplete`.
+//! - **`POST /invoices/{id}/pay`** tries now (optionally with another card of the customer's):
+//!   it counts as a try but leaves the dunning schedule as it is; a decline answers 402.
+//! - The card an automatic try charges: the subscription's `default_payment_method` while it
+//!   is still attached to the customer, else the card the customer saved last — so a customer
+//!   who saves a new card is charged on it at the next try.
+
+use serde_json::json;
+
+use crate::auth::{KeyKind, Principal, Scope};
+use crate::billing::model::{
+    is_hard_decline, subscription_after, Invoice, InvoiceStatus, Subscription, SubscriptionEvent,
+};
+use crate::documents::idempotency::{Begun, Settled};
+use crate::error::{CoreError, CoreResult};
+use crate::ids::{self, CustomerId, IdKind, PaymentMethodId};
+use crate::money::Amount;
+use crate::payment_methods::payment_method::PaymentMethod;
+use crate::payments::create::{CreatePayment, PaymentMethodInput};
+use crate::payments::payment::PaymentStatus;
+use crate::services::{from_body, to_body, to_value, RequestContext, Services};
+use crate::store::{
+    ClaimedTask, Collection, Field, IndexValues, ListQuery, StoredResponse, WriteOp,
+};
+use crate::tasks::TaskKind;
+
+/// How one try went.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Outcome {
+    /// Paid (`payment` is `None` for an invoice of nothing).
+    Paid { payment: Option<String> },
+    /// Not paid: the payment that failed (if one was made) and why.
+    Failed {
+        payment: Option<String>,
+        code: String,
+        decline_code: Option<String>,
+        message: String,
+    },
+}
+
+pub(crate) fn invoice_index(i: &Invoice) -> IndexValues {
+    IndexValues {
+        customer: Some(i.customer.clone()),
+        subscription: i.subscription.clone(),
+        status: Some(i.status.as_str().to_string()),
+        ..IndexValues::default()
+    }
+}
+
+pub(crate) fn invoice_state_error(i: &Invoice, what: &str) -> CoreError {
+    CoreError::invalid(
+        "invoice",
+        "invoice_unexpected_state",
+        format!(
+            "This invoice's status is {}; {what} only while it is open.",
+            i.status.as_str()
+        ),
+    )
+}
+
+/// What a kept answer to a try's payment says.
+fn outcome_from_response(stored: &StoredResponse) -> CoreResult<Outcome> {
+    let body: serde_json::Value = serde_json::from_slice(&stored.body)
+        .map_err(|e| CoreError::internal("read a kept payment answer", e))?;
+    let text = |v: &serde_json::Value| v.as_str().map(str::to_string);
+    if stored.status == 200 {
+        let payment = text(&body["id"]);
+        return Ok(if body["status"] == "succeeded" {
+            Outcome::Paid { payment }
+        } else {
+            Outcome::Failed {
+                payment,
+                code: "authentication_required".into(),
+                decline_code: None,
+                message: "The card needs the customer to authenticate the payment.".into(),
+            }
+        });
+    }
+    let e = &body["error"];
+    Ok(Outcome::Failed {
+        payment: text(&e["payment"]),
+        code: text(&e["code"]).unwrap_or_else(|| "payment_failed".into()),
+        decline_code: text(&e["decline_code"]),
+        message: text(&e["message"]).unwrap_or_default(),
+    })
+}
+
+impl Outcome {
+    /// The 402 (or 400) a request that tried by hand is answered with.
+    pub(crate) fn error(&self) -> Option<CoreError> {
+        match self {
+            Outcome::Paid { .. } => None,
+            Outcome::Failed {
+                payment: None,
+                code,
+                message,
+                ..
+            } if code == "invoice_payment_method_missing" => Some(CoreError::invalid(
+                "payment_method",
+                "invoice_payment_method_missing",
+                message.clone(),
+            )),
+            Outcome::Failed {
+                payment,
+                code,
+                decline_code,
+                message,
+            } => Some(CoreError::Card {
+                code: code.clone().into(),
+                decline_code: decline_code.clone().map(Into::into),
+                message: message.clone().into(),
+                param: None,
+                payment: payment.clone(),
+            }),
+        }
+    }
+}
+
+impl Services {
+    /// The card an automatic try of `customer`'s invoice charges (see the module's doc).
+    pub(crate) async fn invoice_card(
+        &self,
+        scope: &Scope,
+        customer: &str,
+        preferred: Option<&str>,
+    ) -> CoreResult<Option<PaymentMethod>> {
+        if let Some(pm) = preferred {
+            if let Some(r) = self
+                .store
+                .find_record(scope, Collection::PaymentMethods, pm)
+                .await?
+            {
+                let method: PaymentMethod = from_body(&r.id, &r.body)?;
+                if method.customer.as_deref() == Some(customer) {
+                    return Ok(Some(method));
+                }
+            }
+        }
+        let page = self
+            .store
+            .list_records(
+                scope,
+                Collection::PaymentMethods,
+                &ListQuery {
+                    filters: vec![(Field::Customer, customer.to_string())],
+                    limit: 1,
+                    ..ListQuery::default()
+                },
+            )
+            .await?;
+        page.records
+            .first()
+            .map(|r| from_body(&r.id, &r.body))
+            .transpose()
+    }
+
+    /// 400 `payment_method_unexpected_state` naming `param` unless `pm` is a card saved to
+    /// `customer`.
+    pub(crate) async fn require_card_of(
+        &self,
+        scope: &Scope,
+        customer: &str,
+        pm: &str,
+        param: &str,
+    ) -> CoreResult<()> {
+        let card = self.invoice_card(scope, customer, Some(pm)).await?;
+        if card.map(|c| c.id).as_deref() != Some(pm) {
+            return Err(CoreError::invalid(
+                param,
+                "payment_method_unexpected_state",
+                format!("{param} must be a card saved to the customer {customer}."),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The `attempt`-th try of `invoice` with card `card`, through the normal payment path,
+    /// under an idempotency key of its own (a try run twice charges once).
+    pub(crate) async fn charge_try(
+        &self,
+        scope: &Scope,
+        invoice: &Invoice,
+        attempt: u32,
+        card: Option<String>,
+    ) -> CoreResult<Outcome> {
+        if invoice.amount_due == 0 {
+            return Ok(Outcome::Paid { payment: None });
+        }
+        let Some(card) = card else {
+            return Ok(Outcome::Failed {
+                payment: None,
+                code: "invoice_payment_method_missing".into(),
+                decline_code: None,
+                message: "The customer has no saved card to charge this invoice with.".into(),
+            });
+        };
+        let principal = Principal {
+            scope: scope.clone(),
+            key_kind: KeyKind::Secret,
+        };
+        // The name alone says which try: not the card, which may have changed between a try
+        // cut short after its payment and its re-run (a new card saved meanwhile). The re-run
+        // must get that payment back, not a mismatch that would leave the invoice stuck.
+        let name = format!("invoice:{}:{attempt}", invoice.id);
+        let legacy = format!("tender-invoice:{}:{attempt}", invoice.id);
+        let fingerprinted = json!({"invoice": invoice.id, "attempt": attempt});
+        let claim = match self
+            .begin_internal(
+                scope,
+                &name,
+                &legacy,
+                "POST",
+                "/v2/payments",
+                &fingerprinted,
+            )
+            .await?
+        {
+            Begun::Replay(stored) => return outcome_from_response(&stored),
+            Begun::Run(claim) => claim,
+        };
+        let ctx = RequestContext {
+            principal,
+            request_id: ids::generate(IdKind::Request),
+            idempotency: Some(claim.hold()),
+        };
+        let amount = Amount::parse(invoice.amount_due, invoice.currency).map_err(|_| {
+            CoreError::invalid(
+                "amount_due",
+                "amount_too_small",
+                "This invoice's amount cannot be charged.",
+            )
+        })?;
+        let cmd = CreatePayment {
+            amount,
+            currency: invoice.currency,
+            payment_method: PaymentMethodInput::Saved(PaymentMethodId::stored(card)),
+            customer: Some(CustomerId::stored(invoice.customer.as_str())),
+            description: Some(format!("Invoice {}", invoice.id)),
+            metadata: Default::default(),
+            capture: true,
+            save_payment_method: false,
+            return_url: None,
+            invoice: Some(invoice.id.clone()),
+        };
+        let result = self.create_payment(&ctx, cmd).await;
+        let shown = match &result {
+            Ok(p) => Some(to_value(&self.renderer().payment(p))?),
+            Err(_) => None,
+        };
+        let answer = self.encoder.encode(
+            match (&shown, &result) {
+                (Some(v), _) => Ok(v),
+                (None, Err(e)) => Err(e),
+                (None, Ok(_)) => unreachable!("a payment is always shown"),
+            },
+            &ctx.request_id,
+        );
+        match claim.settle(answer.status, &answer.body).await {
+            Settled::Send => {}
+            Settled::Replay(stored) => return outcome_from_response(&stored),
+            Settled::Refuse(e) => return Err(e),
+        }
+        match result {
+            Ok(p) if p.status == PaymentStatus::Succeeded => Ok(Outcome::Paid {
+                payment: Some(p.id),
+            }),
+            Ok(p) => Ok(Outcome::Failed {
+                payment: Some(p.id),
+                code: "authentication_required".into(),
+                decline_code: None,
+                message: "The card needs the customer to authenticate the payment.".into(),
+            }),
+            Err(CoreError::Card {
+                code,
+                decline_code,
+                message,
+                payment,
+                ..
+            }) => Ok(Outcome::Failed {
+                payment,
+                code: code.into_owned(),
+                decline_code: decline_code.map(|d| d.into_owned()),
+                message: message.into_owned(),
+            }),
+            // The card is no longer usable (detached meanwhile): a failed try, no payment.
+            Err(CoreError::InvalidParam { code, message, .. }) => Ok(Outcome::Failed {
+                payment: None,
+                code: code.to_string(),
+                decline_code: None,
+                message: message.into_owned(),
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// What a try's outcome does: the invoice and its subscription after it, and the writes
+    /// (with their events). `automatic`: a scheduled try, which moves the dunning schedule on;
+    /// a try by hand does not.
+    pub(crate) fn apply_try(
+        &self,
+        scope: &Scope,
+        (invoice, invoice_version): (&Invoice, i64),
+        subscription: Option<(&Subscription, i64)>,
+        outcome: &Outcome,
+        automatic: bool,
+    ) -> CoreResult<(Invoice, Vec<WriteOp>)> {
+        let now = self.now();
+        let mut after = invoice.clone();
+        after.attempt_count += 1;
+        let mut events = Vec::new();
+        let mut ops = Vec::new();
+        let mut sub_event = None;
+        match outcome {
+            Outcome::Paid { payment } => {
+                if let Some(p) = payment {
+                    after.payment = Some(p.clone());
+                    after.payments.push(p.clone());
+                }
+                after.status = InvoiceStatus::Paid;
+                after.amount_paid = after.amount_due;
+                after.next_payment_attempt = None;
+                events.push("invoice.paid");
+                sub_event = Some(SubscriptionEvent::InvoicePaid);
+            }
+            Outcome::Failed {
+                payment,
+                decline_code,
+                ..
+            } => {
+                if let Some(p) = payment {
+                    after.payment = Some(p.clone());
+                    after.payments.push(p.clone());
+                }
+                events.push("invoice.payment_failed");
+                let first_invoice = subscription.is_some_and(|(s, _)| {
+                    s.status == crate::billing::model::SubscriptionStatus::Incomplete
+                });
+                if automatic && !first_invoice {
+                    let first = *after.first_failed_at.get_or_insert(now);
+                    after.dunning_step += 1;
+                    let next = match is_hard_decline(decline_code.as_deref()) {
+                        true => None,
+                        false => self.config.dunning.next_attempt(first, after.dunning_step),
+                    };
+                    after.next_payment_attempt = next;
+                    match next {
+                        Some(t) => {
+                            ops.push(self.schedule_op(TaskKind::PayInvoice, &after.id, t));
+                            sub_event = Some(SubscriptionEvent::PaymentFailed);
+                        }
+                        None => {
+                            after.status = InvoiceStatus::Uncollectible;
+                            events.push("invoice.marked_uncollectible");
+                            sub_event = Some(SubscriptionEvent::GaveUp);
+                        }
+                    }
+                } else if automatic {
+                    // The first invoice of a subscription is tried once.
+                    after.next_payment_attempt = None;
+                }
+            }
+        }
+        ops.insert(
+            0,
+            WriteOp::Update {
+                collection: Collection::Invoices,
+                id: after.id.clone(),
+                expected_version: invoice_version,
+                index: invoice_index(&after),
+                body: to_body(&after)?,
+            },
+        );
+        let object = to_value(&after)?;
+        for kind in events {
+            ops.push(self.event_op(None, scope, kind, object.clone(), None)?);
+        }
+        if let (Some((sub, version)), Some(event)) = (subscription, sub_event) {
+            if let Ok(status) = subscription_after(sub.status, event) {
+                if status != sub.status {
+                    let mut changed = sub.clone();
+                    changed.status = status;
+                    ops.extend(self.subscription_update_ops(None, scope, sub, &changed, version)?);
+                }
+            }
+        }
+        Ok((after, ops))
+    }
+
+    /// Tries the invoice the `pay_invoice` task names, if the task is still the one due.
+    pub(crate) async fn pay_invoice_task(&self, task: &ClaimedTask) -> CoreResult<()> {
+        let scope = &task.scope;
+        let Some(record) = self
+            .store
+            .find_record(scope, Collection::Invoices, &task.object_id)
+            .await?
+        else {
+            return self.drop_task(task, "invoice missing").await;
+        };
+        let invoice: Invoice = from_body(&record.id, &record.body)?;
+        if invoice.status != InvoiceStatus::Open
+            || invoice.next_payment_attempt != Some(task.due_at)
+        {
+            return self.drop_task(task, "invoice no longer due").await;
+        }
+        let (_, _, mut ops) = self
+            .try_invoice(scope, (&invoice, record.version), true, None)
+            .await?;
+        ops.push(WriteOp::DeleteTask {
+            id: task.id.clone(),
+        });
+        self.commit_background(scope, ops).await
+    }
+
+    /// One try of `invoice` with `card` (a card of its customer's, checked by the caller), or
+    /// the card its customer would be charged on: the outcome, the invoice after it, and the
+    /// writes it makes.
+    pub(crate) async fn try_invoice(
+        &self,
+        scope: &Scope,
+        (invoice, version): (&Invoice, i64),
+        automatic: bool,
+        card: Option<String>,
+    ) -> CoreResult<(Outcome, Invoice, Vec<WriteOp>)> {
+        let subscription = self.invoice_subscription(scope, invoice).await?;
+        let card = match card {
+            Some(card) => Some(card),
+            None => self
+                .card_to_charge(scope, invoice, subscription.as_ref().map(|(s, _)| s))
+                .await?
+                .map(|c| c.id),
+        };
+        let outcome = self
+            .charge_try(scope, invoice, invoice.attempt_count + 1, card)
+            .await?;
+        let (after, ops) = self.apply_try(
+            scope,
+            (invoice, version),
+            subscription.as_ref().map(|(s, v)| (s, *v)),
+            &outcome,
+            automatic,
+        )?;
+        Ok((outcome, after, ops))
+    }
+
+    /// The card a try of `invoice` (of `subscription`) charges when none is named: the
+    /// subscription's `default_payment_method` while its customer's, else the customer's newest.
+    pub(crate) async fn card_to_charge(
+        &self,
+        scope: &Scope,
+        invoice: &Invoice,
+        subscription: Option<&Subscription>,
+    ) -> CoreResult<Option<PaymentMethod>> {
+        let preferred = subscription.and_then(|s| s.default_payment_method.as_deref());
+        self.invoice_card(scope, &invoice.customer, preferred).await
+    }
+
+    pub(crate) async fn invoice_subscription(
+        &self,
+        scope: &Scope,
+        invoice: &Invoice,
+    ) -> CoreResult<Option<(Subscription, i64)>> {
+        let Some(id) = &invoice.subscription else {
+            return Ok(None);
+        };
+        Ok(
+            match self
+                .store
+                .find_record(scope, Collection::Subscriptions, id)
+                .await?
+            {
+                Some(r) => Some((from_body(&r.id, &r.body)?, r.version)),
+                None => None,
+            },
+        )
+    }
+
+    /// `POST /invoices/{id}/pay`: try now, with `payment_method` (a card of the invoice's
+    /// customer) or the card an automatic try would charge.
+    pub async fn pay_invoice(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        payment_method: Option<String>,
+    ) -> CoreResult<Invoice> {
+        // A try commits its payment before the invoice: the request's key is claimed first.
+        self.claim_key(ctx).await?;
+        self.retry_on_conflict(|| async {
+            let scope = ctx.scope();
+            let (invoice, version): (Invoice, i64) = self
+                .load(scope, Collection::Invoices, "invoice", id)
+                .await?;
+            if invoice.status != InvoiceStatus::Open {
+                return Err(invoice_state_error(&invoice, "it can be paid"));
+            }
+            let (customer, _) = self
+                .billing_customer(scope, &invoice.customer, "customer")
+                .await?;
+            let svc = self
+                .for_clock(scope, customer.test_clock.as_deref())
+                .await?;
+            if let Some(pm) = &payment_method {
+                svc.require_card_of(scope, &invoice.customer, pm, "payment_method")
+                    .await?;
+            }
+            let (outcome, after, ops) = svc
+                .try_invoice(scope, (&invoice, version), false, payment_method.clone())
+                .await?;
+            match outcome.error() {
+                None => {
+                    self.commit(ctx, ops, Ok(&to_value(&after)?)).await?;
+                    Ok(after)
+                }
+                Some(e) => {
+                    self.commit(ctx, ops, Err(&e)).await?;
+                    Err(e)
+                }
+            }
+        })
+        .await
+    }
+
+    /// `POST /invoices/{id}/void`: an open invoice will never be paid.
+    pub async fn void_invoice(&self, ctx: &RequestContext, id: &str) -> CoreResult<Invoice> {
+        self.retry_on_conflict(|| async {
+            let scope = ctx.scope();
+            let (before, version): (Invoice, i64) = self
+                .load(scope, Collection::Invoices, "invoice", id)
+                .await?;
+            if before.status != InvoiceStatus::Open {
+                return Err(invoice_state_error(&before, "it can be voided"));
+            }
+            let mut after = before.clone();
+            after.status = InvoiceStatus::Void;
+            after.next_payment_attempt = None;
+            let object = to_value(&after)?;
+            let ops = vec![
+                WriteOp::Update {
+                    collection: Collection::Invoices,
+                    id: after.id.clone(),
+                    expected_version: version,
+                    index: invoice_index(&after),
+                    body: to_body(&after)?,
+                },
+                self.event_op(Some(ctx), scope, "invoice.voided", object.clone(), None)?,
+            ];
+            self.commit(ctx, ops, Ok(&object)).await?;
+            Ok(after)
+        })
+        .await
+    }
+}

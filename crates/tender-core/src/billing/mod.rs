@@ -1,0 +1,85 @@
+//! Recurring billing's use cases (CONTRACT §10). The domain rules (periods, dunning, the
+//! subscription's state machine) are in [`crate::billing::model`]; this module applies them.
+//!
+//! # Layout
+//! - [`catalog`]: products and prices.
+//! - [`subscriptions`]: create (with its first invoice charged at once, or a trial), update,
+//!   cancel; the renewal, trial and expiry tasks.
+//! - [`invoices`]: charging an invoice through the normal payment path (automatic tries with
+//!   dunning, `POST /invoices/{id}/pay`), voiding it.
+//! - [`clocks`]: test clocks and their advance.
+//! - [`hosted`]: the hosted invoice page's reads and its pay button (the receipt host).
+//!
+//! # Invariants
+//! - **Every step is a stored task** (renewal, trial end and its warning, incomplete expiry, each
+//!   try of an invoice), scheduled in the batch that makes it due and deleted in the batch that
+//!   does it: a restart or a second node never skips nor repeats one.
+//! - **An invoice is charged once per try.** A try's payment is created under an idempotency
+//!   key made of the invoice's id and the try's number; a try cut short (a crash after the
+//!   payment, before the invoice was updated) runs again under the same key and gets the same
+//!   payment back instead of charging again. One live try task per invoice: the one due at
+//!   `next_payment_attempt` (any other is stale and dropped).
+//! - **A test clock's customers live in its time.** Their subscriptions and invoices are
+//!   changed by services whose clock is the test clock's ([`Services::at_clock`]), so they are
+//!   dated in its time and what they schedule (renewals, tries, but also the availability of the
+//!   money of their payments) waits for the clock's advance.
+//!
+//! Depends on the domain and the storage port, like every use case.
+
+pub mod catalog;
+pub mod clocks;
+pub mod hosted;
+pub mod invoices;
+pub mod model;
+pub mod subscriptions;
+
+use crate::auth::Scope;
+use crate::billing::model::TestClock;
+use crate::customers::customer::Customer;
+use crate::error::CoreResult;
+use crate::ids::IdKind;
+use crate::services::{from_body, Services};
+use crate::store::Collection;
+
+impl Services {
+    /// A customer of the scope (400 `resource_missing` naming `param` when there is none).
+    pub(crate) async fn billing_customer(
+        &self,
+        scope: &Scope,
+        id: &str,
+        param: &str,
+    ) -> CoreResult<(Customer, i64)> {
+        let record = self
+            .referenced(
+                scope,
+                (Collection::Customers, IdKind::Customer, "customer"),
+                id,
+                param,
+            )
+            .await?;
+        Ok((from_body(&record.id, &record.body)?, record.version))
+    }
+
+    /// These services in the time of the customer's test clock, or as they are.
+    pub(crate) async fn for_clock(
+        &self,
+        scope: &Scope,
+        clock: Option<&str>,
+    ) -> CoreResult<Services> {
+        let Some(clock) = clock else {
+            return Ok(self.clone());
+        };
+        match self
+            .store
+            .find_record(scope, Collection::TestClocks, clock)
+            .await?
+        {
+            Some(r) => {
+                let clock: TestClock = from_body(&r.id, &r.body)?;
+                Ok(self.at_clock(&clock.id, clock.frozen_time))
+            }
+            // The clock was deleted (and its customers with it): wall time.
+            None => Ok(self.clone()),
+        }
+    }
+}

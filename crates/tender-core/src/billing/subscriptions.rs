@@ -1,0 +1,688 @@
+//! Subscriptions (`sub_`): create, update, cancel, and the tasks that move them through time —
+//! `renew_subscription` at each period's end (and at the trial's end), `trial_will_end` three
+//! days before it, `expire_incomplete` 23 hours after an unpaid start.
+//!
+//! A renewal is one batch: the new period on the subscription, the period's invoice (open), the
+//! events, the next renewal and the invoice's first try (a `pay_invoice` task due at once). The
+//! renewal task names the period end it is for: a stale or repeated one finds the subscription
+//! already renewed and does nothing, so a period is never invoiced twice.
+
+use crate::auth::Scope;
+use crate::billing::model::{
+    next_period_end, period_end, subscription_after, EmbeddedList, Invoice, InvoiceStatus, Price,
+    PriceType, Subscription, SubscriptionEvent, SubscriptionItem, SubscriptionStatus,
+    INCOMPLETE_EXPIRY_SECS, MAX_ITEMS, MAX_QUANTITY, MAX_TRIAL_DAYS, TRIAL_WILL_END_SECS,
+};
+use crate::error::{CoreError, CoreResult};
+use crate::ids::{self, IdKind};
+use crate::metadata;
+use crate::payments::create::check_amount;
+use crate::services::{from_body, to_body, to_value, RequestContext, Services};
+use crate::store::{prices_column, ClaimedTask, Collection, IndexValues, WriteOp};
+use crate::tasks::TaskKind;
+
+use crate::billing::invoices::invoice_index;
+
+/// `POST /subscriptions`, parsed.
+#[derive(Debug, Default)]
+pub struct CreateSubscription {
+    pub customer: String,
+    /// `(price, quantity)`; a quantity not given is 1.
+    pub items: Vec<(String, Option<i64>)>,
+    pub default_payment_method: Option<String>,
+    pub trial_period_days: Option<i64>,
+    pub cancel_at_period_end: bool,
+    pub metadata: Vec<(String, String)>,
+}
+
+/// `POST /subscriptions/{id}`: only these change.
+#[derive(Debug, Default)]
+pub struct UpdateSubscription {
+    pub cancel_at_period_end: Option<bool>,
+    pub default_payment_method: Option<String>,
+    pub metadata: Option<Vec<(String, String)>>,
+}
+
+pub(crate) fn subscription_index(s: &Subscription) -> IndexValues {
+    IndexValues {
+        customer: Some(s.customer.clone()),
+        status: Some(s.status.as_str().to_string()),
+        prices: Some(prices_column(
+            s.items.data.iter().map(|i| i.price.id.as_str()),
+        )),
+        ..IndexValues::default()
+    }
+}
+
+fn state_error(s: &Subscription, what: &str) -> CoreError {
+    CoreError::invalid(
+        "subscription",
+        "subscription_unexpected_state",
+        format!(
+            "This subscription's status is {}; {what} only before it ends.",
+            s.status.as_str()
+        ),
+    )
+}
+
+impl Services {
+    /// The update of a subscription from `before` to `after`, with its
+    /// `customer.subscription.updated` event (nothing when they are equal).
+    pub(crate) fn subscription_update_ops(
+        &self,
+        ctx: Option<&RequestContext>,
+        scope: &Scope,
+        before: &Subscription,
+        after: &Subscription,
+        version: i64,
+    ) -> CoreResult<Vec<WriteOp>> {
+        let update = WriteOp::Update {
+            collection: Collection::Subscriptions,
+            id: after.id.clone(),
+            expected_version: version,
+            index: subscription_index(after),
+            body: to_body(after)?,
+        };
+        let (_, ops) = self.update_ops(
+            ctx,
+            scope,
+            (before, after),
+            update,
+            "customer.subscription.updated",
+        )?;
+        Ok(ops)
+    }
+
+    /// A new open invoice of `sub` for the period `[start, end)`, and the writes that record
+    /// it with its events (`invoice.created`, `invoice.finalized`; `invoice.paid` at once for an
+    /// invoice of nothing) and its first try, due now.
+    async fn open_invoice(
+        &self,
+        scope: &Scope,
+        sub: &Subscription,
+        start: i64,
+        end: i64,
+    ) -> CoreResult<(Invoice, Vec<WriteOp>)> {
+        let now = self.now();
+        let id = ids::generate(IdKind::Invoice);
+        // The lines name the products as they are called now.
+        let mut names = std::collections::HashMap::new();
+        for item in &sub.items.data {
+            let product = &item.price.product;
+            if let Some(r) = self
+                .store
+                .find_record(scope, Collection::Products, product)
+                .await?
+            {
+                let p: crate::billing::model::Product = from_body(&r.id, &r.body)?;
+                names.insert(product.clone(), p.name);
+            }
+        }
+        let lines = sub.lines(start, end, |product| names.get(product).cloned());
+        let amount: i64 = lines.iter().map(|l| l.amount).sum();
+        let free = amount == 0;
+        let invoice = Invoice {
+            hosted_invoice_url: format!("{}/invoices/{id}", self.config.receipt_base),
+            id,
+            object: "invoice".into(),
+            customer: sub.customer.clone(),
+            subscription: Some(sub.id.clone()),
+            status: if free {
+                InvoiceStatus::Paid
+            } else {
+                InvoiceStatus::Open
+            },
+            currency: sub.currency,
+            amount_due: amount,
+            amount_paid: 0,
+            lines: EmbeddedList::new(lines),
+            period_start: start,
+            period_end: end,
+            attempt_count: 0,
+            next_payment_attempt: (!free).then_some(now),
+            payment: None,
+            payments: Vec::new(),
+            first_failed_at: None,
+            dunning_step: 0,
+            created: now,
+            livemode: scope.livemode(),
+        };
+        let mut ops = vec![WriteOp::Insert {
+            collection: Collection::Invoices,
+            id: invoice.id.clone(),
+            created: now,
+            index: invoice_index(&invoice),
+            body: to_body(&invoice)?,
+        }];
+        let object = to_value(&invoice)?;
+        let mut draft = object.clone();
+        draft["status"] = "draft".into();
+        ops.push(self.event_op(None, scope, "invoice.created", draft, None)?);
+        ops.push(self.event_op(None, scope, "invoice.finalized", object.clone(), None)?);
+        if free {
+            ops.push(self.event_op(None, scope, "invoice.paid", object, None)?);
+        } else {
+            ops.push(self.schedule_op(TaskKind::PayInvoice, &invoice.id, now));
+        }
+        Ok((invoice, ops))
+    }
+
+    /// The prices of the items, checked: each exists here, is active and recurring, and all
+    /// share the first one's currency and schedule.
+    async fn subscription_items(
+        &self,
+        scope: &Scope,
+        items: &[(String, Option<i64>)],
+    ) -> CoreResult<Vec<SubscriptionItem>> {
+        if items.is_empty() || items.len() > MAX_ITEMS {
+            return Err(CoreError::invalid(
+                "items",
+                "parameter_invalid",
+                format!("A subscription has 1 to {MAX_ITEMS} items."),
+            ));
+        }
+        let mut out: Vec<SubscriptionItem> = Vec::with_capacity(items.len());
+        for (i, (price_id, quantity)) in items.iter().enumerate() {
+            let param = format!("items[{i}][price]");
+            let record = self
+                .referenced(
+                    scope,
+                    (Collection::Prices, IdKind::Price, "price"),
+                    price_id,
+                    &param,
+                )
+                .await?;
+            let price: Price = from_body(&record.id, &record.body)?;
+            let invalid =
+                |message: String| CoreError::invalid(&param, "parameter_invalid", message);
+            if price.kind != PriceType::Recurring {
+                return Err(invalid(format!(
+                    "{price_id} is a one-time price; a subscription needs recurring prices."
+                )));
+            }
+            if !price.active {
+                return Err(invalid(format!("{price_id} is not active.")));
+            }
+            if let Some(first) = out.first() {
+                if first.price.currency != price.currency {
+                    return Err(invalid(format!(
+                        "{price_id} is in {}, the subscription in {}: all items share one currency.",
+                        price.currency.code(),
+                        first.price.currency.code()
+                    )));
+                }
+                if first.price.recurring != price.recurring {
+                    return Err(invalid(format!(
+                        "{price_id} bills on another schedule than {}: all items share one interval.",
+                        first.price.id
+                    )));
+                }
+            }
+            if out.iter().any(|i| i.price.id == price.id) {
+                return Err(invalid(format!("{price_id} is already an item.")));
+            }
+            let quantity = quantity.unwrap_or(1);
+            if !(1..=MAX_QUANTITY).contains(&quantity) {
+                return Err(CoreError::invalid(
+                    format!("items[{i}][quantity]"),
+                    "parameter_invalid",
+                    format!("quantity must be 1 to {MAX_QUANTITY}."),
+                ));
+            }
+            out.push(SubscriptionItem {
+                id: ids::generate(IdKind::SubscriptionItem),
+                object: "subscription_item".into(),
+                price,
+                quantity,
+            });
+        }
+        Ok(out)
+    }
+
+    /// `POST /subscriptions`.
+    pub async fn create_subscription(
+        &self,
+        ctx: &RequestContext,
+        cmd: CreateSubscription,
+    ) -> CoreResult<Subscription> {
+        let scope = ctx.scope();
+        let (customer, customer_version) = self
+            .billing_customer(scope, &cmd.customer, "customer")
+            .await?;
+        let items = self.subscription_items(scope, &cmd.items).await?;
+        let first = &items[0].price;
+        let (currency, Some(recurring)) = (first.currency, first.recurring) else {
+            return Err(CoreError::invalid(
+                "items",
+                "parameter_invalid",
+                "A subscription needs recurring prices.",
+            ));
+        };
+        let amount: i64 = items.iter().map(|i| i.price.unit_amount * i.quantity).sum();
+        if amount > 0 {
+            check_amount("items", amount, currency)?;
+        }
+        if let Some(pm) = &cmd.default_payment_method {
+            self.require_card_of(scope, &customer.id, pm, "default_payment_method")
+                .await?;
+        }
+        if let Some(days) = cmd.trial_period_days {
+            if !(1..=MAX_TRIAL_DAYS).contains(&days) {
+                return Err(CoreError::invalid(
+                    "trial_period_days",
+                    "parameter_invalid",
+                    format!("trial_period_days must be 1 to {MAX_TRIAL_DAYS}."),
+                ));
+            }
+        } else if amount > 0
+            && self
+                .invoice_card(scope, &customer.id, cmd.default_payment_method.as_deref())
+                .await?
+                .is_none()
+        {
+            return Err(CoreError::invalid(
+                "default_payment_method",
+                "parameter_missing",
+                "This customer has no saved card: save one (or give trial_period_days) before subscribing.",
+            ));
+        }
+        // A test clock's customer subscribes in the clock's time.
+        let svc = self
+            .for_clock(scope, customer.test_clock.as_deref())
+            .await?;
+        let now = svc.now();
+        let trial_end = cmd.trial_period_days.map(|d| now + d * 86_400);
+        let anchor = trial_end.unwrap_or(now);
+        let mut sub = Subscription {
+            id: ids::generate(IdKind::Subscription),
+            object: "subscription".into(),
+            customer: customer.id.clone(),
+            status: if trial_end.is_some() {
+                SubscriptionStatus::Trialing
+            } else {
+                SubscriptionStatus::Incomplete
+            },
+            items: EmbeddedList::new(items),
+            currency,
+            billing_cycle_anchor: anchor,
+            current_period_start: now,
+            current_period_end: trial_end.unwrap_or_else(|| period_end(anchor, recurring, 1)),
+            trial_start: trial_end.map(|_| now),
+            trial_end,
+            cancel_at_period_end: cmd.cancel_at_period_end,
+            canceled_at: None,
+            ended_at: None,
+            latest_invoice: None,
+            default_payment_method: cmd.default_payment_method.clone(),
+            test_clock: customer.test_clock.clone(),
+            metadata: metadata::on_create(cmd.metadata)?,
+            created: now,
+            livemode: scope.livemode(),
+        };
+        let mut ops = vec![WriteOp::Check {
+            collection: Collection::Customers,
+            id: customer.id.clone(),
+            expected_version: customer_version,
+        }];
+        ops.push(svc.schedule_op(TaskKind::RenewSubscription, &sub.id, sub.current_period_end));
+        let mut first_invoice = None;
+        match trial_end {
+            Some(end) => {
+                if end - TRIAL_WILL_END_SECS > now {
+                    ops.push(svc.schedule_op(
+                        TaskKind::TrialWillEnd,
+                        &sub.id,
+                        end - TRIAL_WILL_END_SECS,
+                    ));
+                }
+            }
+            None => {
+                let (invoice, invoice_ops) = svc
+                    .open_invoice(scope, &sub, now, sub.current_period_end)
+                    .await?;
+                sub.latest_invoice = Some(invoice.id.clone());
+                if invoice.status == InvoiceStatus::Paid {
+                    sub.status = SubscriptionStatus::Active;
+                } else {
+                    ops.push(svc.schedule_op(
+                        TaskKind::ExpireIncomplete,
+                        &sub.id,
+                        now + INCOMPLETE_EXPIRY_SECS,
+                    ));
+                }
+                ops.extend(invoice_ops);
+                first_invoice = Some(invoice);
+            }
+        }
+        ops.insert(
+            1,
+            WriteOp::Insert {
+                collection: Collection::Subscriptions,
+                id: sub.id.clone(),
+                created: now,
+                index: subscription_index(&sub),
+                body: to_body(&sub)?,
+            },
+        );
+        ops.push(self.event_op(
+            Some(ctx),
+            scope,
+            "customer.subscription.created",
+            to_value(&sub)?,
+            None,
+        )?);
+        let Some(invoice) = first_invoice.filter(|i| i.status == InvoiceStatus::Open) else {
+            let object = to_value(&sub)?;
+            match self.commit(ctx, ops, Ok(&object)).await {
+                Err(CoreError::Store(crate::error::StoreError::Conflict(_))) => {
+                    return Err(CoreError::missing_reference(
+                        "customer",
+                        "customer",
+                        &cmd.customer,
+                    ))
+                }
+                other => other?,
+            }
+            return Ok(sub);
+        };
+        // The first invoice is charged now: the subscription is recorded first (a retry after
+        // a crash is answered with it as it is then), then tried once like its task would.
+        self.claim_key(ctx).await?;
+        match self
+            .commit_checkpoint(ctx, ops, Collection::Subscriptions, &sub.id)
+            .await
+        {
+            Err(CoreError::Store(crate::error::StoreError::Conflict(_))) => {
+                return Err(CoreError::missing_reference(
+                    "customer",
+                    "customer",
+                    &cmd.customer,
+                ))
+            }
+            other => other?,
+        }
+        svc.first_try(scope, &invoice.id).await?;
+        let (sub, _): (Subscription, i64) = self
+            .load(scope, Collection::Subscriptions, "subscription", &sub.id)
+            .await?;
+        self.commit(ctx, Vec::new(), Ok(&to_value(&sub)?)).await?;
+        Ok(sub)
+    }
+
+    /// The first try of a new subscription's invoice, in the request that created it (its
+    /// `pay_invoice` task, due at once, does the same if this process dies first; whichever
+    /// comes second finds the invoice tried).
+    async fn first_try(&self, scope: &Scope, invoice_id: &str) -> CoreResult<()> {
+        self.retry_on_conflict(|| async {
+            let (invoice, version): (Invoice, i64) = self
+                .load(scope, Collection::Invoices, "invoice", invoice_id)
+                .await?;
+            if invoice.status != InvoiceStatus::Open || invoice.attempt_count > 0 {
+                return Ok(());
+            }
+            match self
+                .try_invoice(scope, (&invoice, version), true, None)
+                .await
+            {
+                Ok((_, _, ops)) => self.commit_background(scope, ops).await,
+                // Its task is trying it right now: that try is the first.
+                Err(CoreError::IdempotencyInProgress) => Ok(()),
+                Err(e) => Err(e),
+            }
+        })
+        .await
+    }
+
+    /// `POST /subscriptions/{id}`.
+    pub async fn update_subscription(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        cmd: UpdateSubscription,
+    ) -> CoreResult<Subscription> {
+        self.retry_on_conflict(|| async {
+            let scope = ctx.scope();
+            let (before, version): (Subscription, i64) = self
+                .load(scope, Collection::Subscriptions, "subscription", id)
+                .await?;
+            let mut after = before.clone();
+            if (cmd.cancel_at_period_end.is_some() || cmd.default_payment_method.is_some())
+                && before.status.is_ended()
+            {
+                return Err(state_error(&before, "it can change"));
+            }
+            if let Some(c) = cmd.cancel_at_period_end {
+                after.cancel_at_period_end = c;
+            }
+            if let Some(pm) = &cmd.default_payment_method {
+                self.require_card_of(scope, &before.customer, pm, "default_payment_method")
+                    .await?;
+                after.default_payment_method = Some(pm.clone());
+            }
+            if let Some(m) = &cmd.metadata {
+                after.metadata = metadata::merge(&before.metadata, m.clone())?;
+            }
+            let object = to_value(&after)?;
+            let ops = self.subscription_update_ops(Some(ctx), scope, &before, &after, version)?;
+            self.commit(ctx, ops, Ok(&object)).await?;
+            Ok(after)
+        })
+        .await
+    }
+
+    /// `DELETE /subscriptions/{id}`: canceled now, nothing refunded; an open invoice of it is
+    /// no longer tried automatically.
+    pub async fn cancel_subscription(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+    ) -> CoreResult<Subscription> {
+        self.retry_on_conflict(|| async {
+            let scope = ctx.scope();
+            let (before, version): (Subscription, i64) = self
+                .load(scope, Collection::Subscriptions, "subscription", id)
+                .await?;
+            if before.status.is_ended() {
+                return Err(state_error(&before, "it can be canceled"));
+            }
+            let svc = self.for_clock(scope, before.test_clock.as_deref()).await?;
+            let (after, ops) = svc.cancel_ops(scope, &before, version, Some(ctx)).await?;
+            self.commit(ctx, ops, Ok(&to_value(&after)?)).await?;
+            Ok(after)
+        })
+        .await
+    }
+
+    /// The subscription canceled now, and the writes: its update, its latest invoice no
+    /// longer tried, `customer.subscription.deleted`.
+    pub(crate) async fn cancel_ops(
+        &self,
+        scope: &Scope,
+        before: &Subscription,
+        version: i64,
+        ctx: Option<&RequestContext>,
+    ) -> CoreResult<(Subscription, Vec<WriteOp>)> {
+        let now = self.now();
+        let mut after = before.clone();
+        after.status = subscription_after(before.status, SubscriptionEvent::Canceled)
+            .map_err(|_| state_error(before, "it can be canceled"))?;
+        after.canceled_at = Some(now);
+        after.ended_at = Some(now);
+        let mut ops = vec![
+            WriteOp::Update {
+                collection: Collection::Subscriptions,
+                id: after.id.clone(),
+                expected_version: version,
+                index: subscription_index(&after),
+                body: to_body(&after)?,
+            },
+            self.event_op(
+                ctx,
+                scope,
+                "customer.subscription.deleted",
+                to_value(&after)?,
+                None,
+            )?,
+        ];
+        if let Some(invoice_id) = &before.latest_invoice {
+            if let Some(r) = self
+                .store
+                .find_record(scope, Collection::Invoices, invoice_id)
+                .await?
+            {
+                let mut invoice: Invoice = from_body(&r.id, &r.body)?;
+                if invoice.status == InvoiceStatus::Open && invoice.next_payment_attempt.is_some() {
+                    invoice.next_payment_attempt = None;
+                    ops.push(WriteOp::Update {
+                        collection: Collection::Invoices,
+                        id: invoice.id.clone(),
+                        expected_version: r.version,
+                        index: invoice_index(&invoice),
+                        body: to_body(&invoice)?,
+                    });
+                }
+            }
+        }
+        Ok((after, ops))
+    }
+
+    /// The `renew_subscription` task: the period it was scheduled for has ended.
+    pub(crate) async fn renew_subscription(&self, task: &ClaimedTask) -> CoreResult<()> {
+        let scope = &task.scope;
+        let Some(record) = self
+            .store
+            .find_record(scope, Collection::Subscriptions, &task.object_id)
+            .await?
+        else {
+            return self.drop_task(task, "subscription missing").await;
+        };
+        let before: Subscription = from_body(&record.id, &record.body)?;
+        if before.status.is_ended()
+            || before.status == SubscriptionStatus::Incomplete
+            || before.current_period_end != task.due_at
+        {
+            return self.drop_task(task, "subscription not due").await;
+        }
+        let done = WriteOp::DeleteTask {
+            id: task.id.clone(),
+        };
+        let customer_gone = self
+            .store
+            .find_record(scope, Collection::Customers, &before.customer)
+            .await?
+            .is_none();
+        if before.cancel_at_period_end || customer_gone {
+            let (_, mut ops) = self
+                .cancel_ops(scope, &before, record.version, None)
+                .await?;
+            ops.push(done);
+            return self.commit_background(scope, ops).await;
+        }
+        let Some(recurring) = before.recurring() else {
+            return self
+                .drop_task(task, "subscription without a schedule")
+                .await;
+        };
+        let start = before.current_period_end;
+        let end = next_period_end(before.billing_cycle_anchor, recurring, start);
+        let mut after = before.clone();
+        after.current_period_start = start;
+        after.current_period_end = end;
+        let (invoice, invoice_ops) = self.open_invoice(scope, &after, start, end).await?;
+        after.latest_invoice = Some(invoice.id.clone());
+        let event = if invoice.status == InvoiceStatus::Paid {
+            SubscriptionEvent::InvoicePaid
+        } else {
+            SubscriptionEvent::Renewed
+        };
+        if let Ok(status) = subscription_after(before.status, event) {
+            after.status = status;
+        }
+        let mut ops = self.subscription_update_ops(None, scope, &before, &after, record.version)?;
+        ops.extend(invoice_ops);
+        ops.push(self.schedule_op(TaskKind::RenewSubscription, &after.id, end));
+        ops.push(done);
+        self.commit_background(scope, ops).await
+    }
+
+    /// The `trial_will_end` task: three days before the trial ends.
+    pub(crate) async fn trial_will_end(&self, task: &ClaimedTask) -> CoreResult<()> {
+        let scope = &task.scope;
+        let Some(record) = self
+            .store
+            .find_record(scope, Collection::Subscriptions, &task.object_id)
+            .await?
+        else {
+            return self.drop_task(task, "subscription missing").await;
+        };
+        let sub: Subscription = from_body(&record.id, &record.body)?;
+        if sub.status != SubscriptionStatus::Trialing {
+            return self.drop_task(task, "no longer trialing").await;
+        }
+        let ops = vec![
+            self.event_op(
+                None,
+                scope,
+                "customer.subscription.trial_will_end",
+                to_value(&sub)?,
+                None,
+            )?,
+            WriteOp::DeleteTask {
+                id: task.id.clone(),
+            },
+        ];
+        self.commit_background(scope, ops).await
+    }
+
+    /// The `expire_incomplete` task: a first invoice still unpaid 23 hours on.
+    pub(crate) async fn expire_incomplete(&self, task: &ClaimedTask) -> CoreResult<()> {
+        let scope = &task.scope;
+        let Some(record) = self
+            .store
+            .find_record(scope, Collection::Subscriptions, &task.object_id)
+            .await?
+        else {
+            return self.drop_task(task, "subscription missing").await;
+        };
+        let before: Subscription = from_body(&record.id, &record.body)?;
+        if before.status != SubscriptionStatus::Incomplete {
+            return self.drop_task(task, "no longer incomplete").await;
+        }
+        let now = self.now();
+        let mut after = before.clone();
+        after.status = SubscriptionStatus::IncompleteExpired;
+        after.ended_at = Some(now);
+        let mut ops = self.subscription_update_ops(None, scope, &before, &after, record.version)?;
+        if let Some(invoice_id) = &before.latest_invoice {
+            if let Some(r) = self
+                .store
+                .find_record(scope, Collection::Invoices, invoice_id)
+                .await?
+            {
+                let mut invoice: Invoice = from_body(&r.id, &r.body)?;
+                if invoice.status == InvoiceStatus::Open {
+                    invoice.status = InvoiceStatus::Void;
+                    invoice.next_payment_attempt = None;
+                    ops.push(WriteOp::Update {
+                        collection: Collection::Invoices,
+                        id: invoice.id.clone(),
+                        expected_version: r.version,
+                        index: invoice_index(&invoice),
+                        body: to_body(&invoice)?,
+                    });
+                    ops.push(self.event_op(
+                        None,
+                        scope,
+                        "invoice.voided",
+                        to_value(&invoice)?,
+                        None,
+                    )?);
+                }
+            }
+        }
+        ops.push(WriteOp::DeleteTask {
+            id: task.id.clone(),
+        });
+        self.commit_background(scope, ops).await
+    }
+}

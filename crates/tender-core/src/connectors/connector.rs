@@ -1,0 +1,724 @@
+//! The connector port (CONTRACT §8): what Tender asks of a payment processor and what it is
+//! told, the `conn_` object that points an account at one, and the built-in simulator behind
+//! the same port.
+//!
+//! - [`Connector`] is modelled on what real processors need (Hyperswitch's minimal connector):
+//!   authorise (in two steps: [`Connector::create`] makes the processor's payment object,
+//!   [`Connector::confirm`] authorises it), capture, void, refund and status sync. Every call
+//!   carries an idempotency key derived from Tender's own object id ([`upstream_key`]), so a
+//!   retried call never charges twice. The two steps let Tender record the processor's
+//!   reference before any money can move: whatever crashes, a confirmed payment is always one
+//!   whose reference Tender has, so it is found again by a sync, never authorised twice.
+//! - Every answer says one of three things ([`Answer`]): the processor's state of the payment
+//!   (with its reference), *unavailable* (nothing was made upstream: the request never left, or
+//!   the processor refused it with a 5xx/429 before making anything: the only case in which a
+//!   payment may fail over to the next connector), or *unknown* (sent, no answer: settled later
+//!   by [`Connector::sync`], never by authorising again).
+//! - [`ConnectorSettings`] is what a connector needs to run, secrets included; it is kept sealed
+//!   under the vault key and never shown. [`ConnectorObject`] is what the API shows.
+//! - [`SimulatedConnector`] is the contract's test-card table ([`crate::payments::acquirer`]) behind the
+//!   port, with failure injection ([`Fault`]) for tests.
+//!
+//! Pure; depends on the domain types and `async-trait`. The HTTP clients of real processors
+//! live in the server (`tender-server/src/connectors/`), which supplies a [`ConnectorFactory`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::card::ValidatedCard;
+use crate::metadata::Metadata;
+use crate::money::Currency;
+use crate::payments::acquirer::{Authorization, Decline, SimulatedAcquirer};
+
+/// The kinds of connector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConnectorType {
+    /// The built-in simulator (CONTRACT §4.2), as a connector like any other.
+    Simulator,
+    /// The Stripe API (PaymentIntents, Refunds).
+    Stripe,
+}
+
+impl ConnectorType {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "simulator" => Some(Self::Simulator),
+            "stripe" => Some(Self::Stripe),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Simulator => "simulator",
+            Self::Stripe => "stripe",
+        }
+    }
+
+    /// The processor's public origin, used when `api_base` is not given.
+    pub fn default_api_base(self) -> Option<&'static str> {
+        match self {
+            Self::Simulator => None,
+            Self::Stripe => Some("https://api.stripe.com"),
+        }
+    }
+}
+
+/// `enabled` or `disabled`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConnectorStatus {
+    Enabled,
+    Disabled,
+}
+
+impl ConnectorStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Enabled => "enabled",
+            Self::Disabled => "disabled",
+        }
+    }
+}
+
+/// A connector (`conn_…`) as stored and shown. Its secrets are not here: they are sealed apart
+/// ([`ConnectorSettings`]) and never returned.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConnectorObject {
+    pub id: String,
+    pub object: String,
+    #[serde(rename = "type")]
+    pub kind: ConnectorType,
+    pub name: Option<String>,
+    pub status: ConnectorStatus,
+    pub priority: i64,
+    pub api_base: Option<String>,
+    pub api_key_last4: Option<String>,
+    pub raw_card_data: bool,
+    pub livemode: bool,
+    pub created: i64,
+    pub metadata: Metadata,
+}
+
+/// What a connector needs to run: its kind, where the processor is and its secrets. Kept
+/// sealed under the vault key, owned by the connector's id; it outlives a deleted connector,
+/// so that payments made through it can still be captured, canceled, refunded and synced.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConnectorSettings {
+    #[serde(rename = "type")]
+    pub kind: ConnectorType,
+    pub api_base: Option<String>,
+    pub api_key: Option<String>,
+    pub webhook_secret: Option<String>,
+    pub raw_card_data: bool,
+    /// `raw_card_data` was set by the operator (the CLI, or the API of a server started with
+    /// `--allow-connector-settings-via-api`), never by a merchant's key alone. Settings sealed
+    /// before this existed read `false`: their processors get tokens only until the operator
+    /// confirms (CONTRACT §15).
+    #[serde(default)]
+    pub cards_by_operator: bool,
+}
+
+impl ConnectorSettings {
+    /// Whether a card number may be sent to this connector: the simulator keeps it in the
+    /// process; a processor gets it only when the operator said so.
+    pub fn takes_cards(&self) -> bool {
+        match self.kind {
+            ConnectorType::Simulator => self.raw_card_data,
+            ConnectorType::Stripe => self.raw_card_data && self.cards_by_operator,
+        }
+    }
+}
+
+impl std::fmt::Debug for ConnectorSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectorSettings")
+            .field("kind", &self.kind)
+            .field("api_base", &self.api_base)
+            .field(
+                "api_key",
+                &self.api_key.as_ref().map(|_| crate::secret::REDACTED),
+            )
+            .field(
+                "webhook_secret",
+                &self
+                    .webhook_secret
+                    .as_ref()
+                    .map(|_| crate::secret::REDACTED),
+            )
+            .field("raw_card_data", &self.raw_card_data)
+            .field("cards_by_operator", &self.cards_by_operator)
+            .finish()
+    }
+}
+
+/// What a payment is paid with, as sent upstream.
+#[derive(Debug, Clone, Copy)]
+pub enum Source<'a> {
+    /// The card itself (only to connectors with `raw_card_data`).
+    Card(&'a ValidatedCard),
+    /// A payment method the processor issued (`connector_token`).
+    Token(&'a str),
+}
+
+/// An authorisation request.
+#[derive(Debug, Clone, Copy)]
+pub struct AuthorizeRequest<'a> {
+    /// Tender's payment id: the upstream idempotency key and reference are derived from it.
+    pub payment: &'a str,
+    pub amount: i64,
+    pub currency: Currency,
+    /// Capture at once (`automatic`) or hold for a later capture (`manual`).
+    pub capture: bool,
+    pub source: Source<'a>,
+    pub return_url: Option<&'a str>,
+    pub livemode: bool,
+}
+
+/// The processor's state of a payment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Upstream {
+    /// Made, not confirmed: no money can move until [`Connector::confirm`].
+    Created,
+    /// Money moved: `captured` minor units were taken, in `currency` when the processor said
+    /// which (lower-case ISO 4217, as it wrote it).
+    Succeeded {
+        captured: i64,
+        currency: Option<String>,
+    },
+    /// Authorised, waiting for a capture.
+    RequiresCapture,
+    /// The cardholder must authenticate; `url` is the processor's page for it, if it gave one.
+    RequiresAction { url: Option<String> },
+    /// The processor is still working on it.
+    Processing,
+    /// Refused: the processor's codes mapped onto CONTRACT §4.2.
+    Declined(Decline),
+    /// Released before capture.
+    Canceled,
+}
+
+/// The most characters of a processor's own text (a refusal, a reason) that Tender stores in
+/// an object or writes to its log (CONTRACT §15).
+pub const MAX_PROCESSOR_TEXT: usize = 500;
+
+/// `text` cut to [`MAX_PROCESSOR_TEXT`] characters (`…` marks a cut), control characters
+/// replaced: what may be stored or logged of something a processor said.
+pub fn bounded(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .take(MAX_PROCESSOR_TEXT)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if text.chars().nth(MAX_PROCESSOR_TEXT).is_some() {
+        out.pop();
+        out.push('…');
+    }
+    out
+}
+
+/// Why a processor's answer about payment `payment` cannot be believed (CONTRACT §15), or
+/// `None`: a captured amount outside `0..=ceiling` (the authorised amount, or what a capture
+/// asked for), another currency, or a reference other than the one Tender recorded. Such an
+/// answer is treated as no answer: nothing is booked, the payment keeps syncing, it is logged.
+pub fn disbelieve(
+    payment: &crate::payments::payment::Payment,
+    ceiling: i64,
+    reference: Option<&str>,
+    state: &Upstream,
+) -> Option<String> {
+    if let (Some(said), Some(ours)) = (reference, payment.connector_reference.as_deref()) {
+        if said != ours {
+            return Some(format!(
+                "the answer is about {}, not this payment's {ours}",
+                bounded(said)
+            ));
+        }
+    }
+    if let Upstream::Succeeded { captured, currency } = state {
+        if !(0..=ceiling.min(payment.amount)).contains(captured) {
+            return Some(format!(
+                "it reports {captured} captured of {} authorised",
+                ceiling.min(payment.amount)
+            ));
+        }
+        if let Some(currency) = currency {
+            if !currency.eq_ignore_ascii_case(payment.currency.code()) {
+                return Some(format!(
+                    "it reports the money in {}, the payment is in {}",
+                    bounded(currency),
+                    payment.currency.code()
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// What a processor said to a payment operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// It answered: its reference for the payment (when known) and the payment's state there.
+    Known {
+        reference: Option<String>,
+        state: Upstream,
+    },
+    /// The request never left Tender: no connection to the processor was made, so nothing
+    /// was sent (not even a card). A payment may fail over, whatever it is paid with.
+    NotSent(String),
+    /// Nothing was made upstream: the processor refused the request (5xx, 429) before making
+    /// anything, or the connection broke before its answer. What the request carried reached
+    /// the processor: a payment paid with a token may fail over, one paid with a card may not
+    /// (CONTRACT §15).
+    Unavailable(String),
+    /// The request was sent and no answer came back (a time-out, a reset after sending, a 5xx
+    /// after the payment may have been made): unknown until [`Connector::sync`] says.
+    Unknown {
+        reference: Option<String>,
+        reason: String,
+    },
+}
+
+/// The processor's state of a refund.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefundUpstream {
+    Succeeded,
+    Pending,
+    Failed,
+}
+
+/// What a processor said to a refund.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefundAnswer {
+    Known {
+        reference: Option<String>,
+        state: RefundUpstream,
+    },
+    /// Nothing was made upstream.
+    Unavailable(String),
+    /// Sent, no answer.
+    Unknown(String),
+}
+
+/// What a verified inbound webhook of a processor says about a payment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inbound {
+    /// Tender's payment id, as the processor keeps it (Stripe: `metadata[tender_payment]`).
+    pub payment: Option<String>,
+    /// The processor's id of the payment.
+    pub reference: String,
+    pub state: Upstream,
+}
+
+/// Why an inbound webhook was not accepted (its signature, its timestamp, its shape).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookRejected(pub String);
+
+/// A processor behind the port.
+#[async_trait]
+pub trait Connector: Send + Sync {
+    /// Makes the processor's payment object for `req`, unconfirmed: `Known { state: Created }`
+    /// with its reference (or a decline of the payment method itself).
+    async fn create(&self, req: &AuthorizeRequest<'_>) -> Answer;
+
+    /// Authorises (and, when `req.capture`, captures) the payment made by [`Connector::create`].
+    async fn confirm(&self, reference: &str, req: &AuthorizeRequest<'_>) -> Answer;
+
+    /// Captures `amount` (at most what was authorised) of an authorised payment.
+    async fn capture(&self, payment: &str, reference: &str, amount: i64) -> Answer;
+
+    /// Releases an authorised (or authenticating) payment.
+    async fn void(&self, payment: &str, reference: &str) -> Answer;
+
+    /// Asks where the payment `reference` is.
+    async fn sync(&self, reference: &str) -> Answer;
+
+    /// Refunds `amount` of a captured payment; `refund` is Tender's refund id (the upstream
+    /// idempotency key is derived from it).
+    async fn refund(&self, refund: &str, reference: &str, amount: i64) -> RefundAnswer;
+
+    /// Verifies an inbound webhook (`signature`: the processor's signature header, `body`: the
+    /// raw body, `now`: Unix seconds) and reads it: `Ok(None)` when it is verified but about
+    /// nothing Tender tracks. A connector without a webhook secret rejects every webhook.
+    fn read_webhook(
+        &self,
+        signature: Option<&str>,
+        body: &[u8],
+        now: i64,
+    ) -> Result<Option<Inbound>, WebhookRejected> {
+        let _ = (signature, body, now);
+        Err(WebhookRejected(
+            "this connector takes no webhooks".to_string(),
+        ))
+    }
+}
+
+/// Builds a running connector from its settings (the server supplies one that knows every
+/// processor; [`BuiltInConnectors`] knows only the simulator).
+pub trait ConnectorFactory: Send + Sync + 'static {
+    /// The connector `id` of a scope of `livemode`, from its settings.
+    fn build(&self, id: &str, settings: &ConnectorSettings, livemode: bool) -> Arc<dyn Connector>;
+}
+
+/// The upstream idempotency key of an operation on Tender's object `id`: the same operation
+/// on the same object always carries the same key, so a retry never acts twice.
+pub fn upstream_key(id: &str, operation: &str) -> String {
+    format!("tender-{id}-{operation}")
+}
+
+/// A way the simulator can be made to fail (tests of routing, failover and sync).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The connection is refused: nothing is sent.
+    Unavailable,
+    /// The processor answers 5xx before making anything.
+    ServerError,
+    /// The request is carried out but its answer is lost (a time-out after sending).
+    TimeoutAfterSend,
+}
+
+/// The contract's test-card table as a connector. Its references are `sim_` + the payment id;
+/// what it decided is remembered for [`Connector::sync`] (in memory: a test seam, like its
+/// faults).
+#[derive(Debug, Default)]
+pub struct SimulatedConnector {
+    fault: Mutex<Option<Fault>>,
+    decided: Mutex<HashMap<String, Upstream>>,
+}
+
+impl SimulatedConnector {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Makes every following call fail this way (`None`: work again).
+    pub fn set_fault(&self, fault: Option<Fault>) {
+        if let Ok(mut f) = self.fault.lock() {
+            *f = fault;
+        }
+    }
+
+    fn fault(&self) -> Option<Fault> {
+        self.fault.lock().ok().and_then(|f| *f)
+    }
+
+    fn remember(&self, reference: &str, state: &Upstream) {
+        if let Ok(mut d) = self.decided.lock() {
+            d.insert(reference.to_string(), state.clone());
+        }
+    }
+
+    /// Runs `act` under the current fault: refused before it, or its answer lost after it.
+    fn answer(&self, reference: String, act: impl FnOnce() -> Upstream) -> Answer {
+        match self.fault() {
+            Some(Fault::Unavailable) => Answer::NotSent("connection refused".into()),
+            Some(Fault::ServerError) => Answer::Unavailable("the processor answered 500".into()),
+            Some(Fault::TimeoutAfterSend) => {
+                let state = act();
+                self.remember(&reference, &state);
+                Answer::Unknown {
+                    reference: Some(reference),
+                    reason: "timed out after sending".into(),
+                }
+            }
+            None => {
+                let state = act();
+                self.remember(&reference, &state);
+                Answer::Known {
+                    reference: Some(reference),
+                    state,
+                }
+            }
+        }
+    }
+
+    fn state_of(&self, reference: &str) -> Option<Upstream> {
+        self.decided.lock().ok()?.get(reference).cloned()
+    }
+}
+
+#[async_trait]
+impl Connector for SimulatedConnector {
+    async fn create(&self, req: &AuthorizeRequest<'_>) -> Answer {
+        let reference = format!("sim_{}", req.payment);
+        self.answer(reference, || Upstream::Created)
+    }
+
+    async fn confirm(&self, reference: &str, req: &AuthorizeRequest<'_>) -> Answer {
+        self.answer(reference.to_string(), || match req.source {
+            Source::Card(card) => {
+                match SimulatedAcquirer::decide(card.pan.expose(), req.livemode) {
+                    Authorization::Approved if req.capture => Upstream::Succeeded {
+                        captured: req.amount,
+                        currency: Some(req.currency.code().to_string()),
+                    },
+                    Authorization::Approved => Upstream::RequiresCapture,
+                    Authorization::RequiresAction => Upstream::RequiresAction { url: None },
+                    Authorization::Declined(d) => Upstream::Declined(d),
+                }
+            }
+            // The simulator issues no tokens of its own.
+            Source::Token(_) => Upstream::Declined(Decline {
+                code: "card_declined".into(),
+                decline_code: "generic_decline".into(),
+                message: "The simulator does not know this connector_token.".into(),
+            }),
+        })
+    }
+
+    async fn capture(&self, _payment: &str, reference: &str, amount: i64) -> Answer {
+        self.answer(reference.to_string(), || Upstream::Succeeded {
+            captured: amount,
+            currency: None,
+        })
+    }
+
+    async fn void(&self, _payment: &str, reference: &str) -> Answer {
+        self.answer(reference.to_string(), || Upstream::Canceled)
+    }
+
+    async fn sync(&self, reference: &str) -> Answer {
+        if self.fault() == Some(Fault::Unavailable) {
+            return Answer::NotSent("connection refused".into());
+        }
+        match self.state_of(reference) {
+            Some(state) => Answer::Known {
+                reference: Some(reference.to_string()),
+                state,
+            },
+            None => Answer::Unavailable(format!("no such payment: {reference}")),
+        }
+    }
+
+    async fn refund(&self, refund: &str, _reference: &str, _amount: i64) -> RefundAnswer {
+        match self.fault() {
+            Some(Fault::Unavailable | Fault::ServerError) => {
+                RefundAnswer::Unavailable("connection refused".into())
+            }
+            Some(Fault::TimeoutAfterSend) => RefundAnswer::Unknown("timed out".into()),
+            None => RefundAnswer::Known {
+                reference: Some(format!("sim_{refund}")),
+                state: RefundUpstream::Succeeded,
+            },
+        }
+    }
+}
+
+/// The factory of a build without processor clients: simulator connectors only. Other kinds
+/// are built as connectors that are always unavailable.
+#[derive(Debug, Default)]
+pub struct BuiltInConnectors;
+
+/// A connector that cannot be reached (why): every call is unavailable, so payments fail
+/// over and other operations answer `processor_unavailable`.
+pub struct Unreachable(pub String);
+
+#[async_trait]
+impl Connector for Unreachable {
+    async fn create(&self, _req: &AuthorizeRequest<'_>) -> Answer {
+        Answer::NotSent(self.0.clone())
+    }
+    async fn confirm(&self, _reference: &str, _req: &AuthorizeRequest<'_>) -> Answer {
+        Answer::NotSent(self.0.clone())
+    }
+    async fn capture(&self, _payment: &str, _reference: &str, _amount: i64) -> Answer {
+        Answer::NotSent(self.0.clone())
+    }
+    async fn void(&self, _payment: &str, _reference: &str) -> Answer {
+        Answer::NotSent(self.0.clone())
+    }
+    async fn sync(&self, _reference: &str) -> Answer {
+        Answer::NotSent(self.0.clone())
+    }
+    async fn refund(&self, _refund: &str, _reference: &str, _amount: i64) -> RefundAnswer {
+        RefundAnswer::Unavailable(self.0.clone())
+    }
+}
+
+impl ConnectorFactory for BuiltInConnectors {
+    fn build(
+        &self,
+        _id: &str,
+        settings: &ConnectorSettings,
+        _livemode: bool,
+    ) -> Arc<dyn Connector> {
+        match settings.kind {
+            ConnectorType::Simulator => Arc::new(SimulatedConnector::new()),
+            other => Arc::new(Unreachable(format!(
+                "no {} client in this build",
+                other.as_str()
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::card::{validate_card, CardInput};
+    use crate::money::Currency;
+    use crate::secret::Secret;
+
+    fn card(number: &str) -> ValidatedCard {
+        let input = CardInput {
+            number: Secret::from(number),
+            exp_month: 12,
+            exp_year: 2040,
+            cvc: Secret::from("123"),
+        };
+        validate_card(&input, 2025, 1).unwrap()
+    }
+
+    fn request<'a>(card: &'a ValidatedCard, capture: bool) -> AuthorizeRequest<'a> {
+        AuthorizeRequest {
+            payment: "pay_1",
+            amount: 1000,
+            currency: Currency::parse("usd").unwrap(),
+            capture,
+            source: Source::Card(card),
+            return_url: None,
+            livemode: false,
+        }
+    }
+
+    async fn authorize(sim: &SimulatedConnector, req: &AuthorizeRequest<'_>) -> Answer {
+        match sim.create(req).await {
+            Answer::Known {
+                reference: Some(reference),
+                state: Upstream::Created,
+            } => sim.confirm(&reference, req).await,
+            other => other,
+        }
+    }
+
+    #[tokio::test]
+    async fn the_simulator_answers_its_table_through_the_port() {
+        let sim = SimulatedConnector::new();
+        let ok = card("4242424242424242");
+        let Answer::Known { reference, state } = authorize(&sim, &request(&ok, true)).await else {
+            panic!("known")
+        };
+        assert_eq!(reference.as_deref(), Some("sim_pay_1"));
+        assert_eq!(
+            state,
+            Upstream::Succeeded {
+                captured: 1000,
+                currency: Some("usd".into())
+            }
+        );
+        let held = authorize(&sim, &request(&ok, false)).await;
+        assert!(matches!(
+            held,
+            Answer::Known {
+                state: Upstream::RequiresCapture,
+                ..
+            }
+        ));
+        let declined = card("4000000000009995");
+        match authorize(&sim, &request(&declined, true)).await {
+            Answer::Known {
+                state: Upstream::Declined(d),
+                ..
+            } => assert_eq!(d.decline_code, "insufficient_funds"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn faults_say_unavailable_before_and_unknown_after_sending() {
+        let sim = SimulatedConnector::new();
+        let ok = card("4242424242424242");
+        sim.set_fault(Some(Fault::Unavailable));
+        assert!(matches!(
+            sim.create(&request(&ok, true)).await,
+            Answer::NotSent(_)
+        ));
+        // Nothing was made: a sync does not know it.
+        sim.set_fault(None);
+        assert!(matches!(
+            sim.sync("sim_pay_1").await,
+            Answer::Unavailable(_)
+        ));
+        sim.set_fault(Some(Fault::ServerError));
+        assert!(matches!(
+            sim.create(&request(&ok, true)).await,
+            Answer::Unavailable(_)
+        ));
+        sim.set_fault(None);
+        let Answer::Known {
+            reference: Some(reference),
+            ..
+        } = sim.create(&request(&ok, true)).await
+        else {
+            panic!("created")
+        };
+        sim.set_fault(Some(Fault::TimeoutAfterSend));
+        let Answer::Unknown { reference, .. } = sim.confirm(&reference, &request(&ok, true)).await
+        else {
+            panic!("unknown")
+        };
+        sim.set_fault(None);
+        // The payment was made; sync finds it.
+        assert_eq!(
+            sim.sync(reference.as_deref().unwrap()).await,
+            Answer::Known {
+                reference: Some("sim_pay_1".into()),
+                state: Upstream::Succeeded {
+                    captured: 1000,
+                    currency: Some("usd".into())
+                }
+            }
+        );
+    }
+
+    #[test]
+    fn upstream_keys_are_derived_from_the_object_and_operation() {
+        assert_eq!(upstream_key("pay_1", "create"), "tender-pay_1-create");
+        assert_ne!(
+            upstream_key("pay_1", "create"),
+            upstream_key("pay_1", "capture")
+        );
+    }
+
+    #[test]
+    fn settings_never_print_their_secrets() {
+        let s = ConnectorSettings {
+            kind: ConnectorType::Stripe,
+            api_base: None,
+            api_key: Some("sk_test_secret".into()),
+            webhook_secret: Some("whsec_secret".into()),
+            raw_card_data: false,
+            cards_by_operator: false,
+        };
+        let shown = format!("{s:?}");
+        assert!(!shown.contains("sk_test_secret") && !shown.contains("whsec_secret"));
+    }
+
+    #[test]
+    fn a_processor_takes_cards_only_when_the_operator_said_so() {
+        let mut s = ConnectorSettings {
+            kind: ConnectorType::Stripe,
+            api_base: None,
+            api_key: None,
+            webhook_secret: None,
+            raw_card_data: true,
+            cards_by_operator: false,
+        };
+        // Set through a merchant's key before the setting became the operator's.
+        assert!(!s.takes_cards());
+        s.cards_by_operator = true;
+        assert!(s.takes_cards());
+        s.raw_card_data = false;
+        assert!(!s.takes_cards());
+        // The simulator keeps the card in the process: the merchant's choice.
+        s.kind = ConnectorType::Simulator;
+        s.raw_card_data = true;
+        s.cards_by_operator = false;
+        assert!(s.takes_cards());
+    }
+}

@@ -1,0 +1,306 @@
+//! Customer use cases: create, update, delete.
+
+use crate::customers::customer::{Address, Customer};
+use crate::error::{CoreError, CoreResult};
+use crate::event::previous_attributes;
+use crate::ids::{self, IdKind};
+use crate::metadata;
+use crate::payments::create::check_text;
+use crate::services::{to_body, to_value, RequestContext, Services};
+use crate::store::{Collection, Field, IndexValues, WriteOp};
+use crate::validate::{email_valid, normalize_country, phone_valid};
+
+/// The writable fields of a customer; on update `None` leaves a field as it is and
+/// `Some(None)` clears it.
+#[derive(Debug, Default)]
+pub struct CustomerFields {
+    pub email: Option<Option<String>>,
+    pub name: Option<Option<String>>,
+    pub phone: Option<Option<String>>,
+    pub address: Option<Option<Address>>,
+    pub description: Option<Option<String>>,
+    pub metadata: Option<Vec<(String, String)>>,
+    /// On create only: the test clock (`clock_…`) the customer belongs to.
+    pub test_clock: Option<String>,
+}
+
+/// An address update: given sub-fields replace, others stay; `None` clears the address.
+fn merge_address(current: Option<&Address>, update: Option<&Address>) -> Option<Address> {
+    let update = update?;
+    let mut out = current.cloned().unwrap_or_default();
+    let fields = [
+        (&mut out.line1, &update.line1),
+        (&mut out.line2, &update.line2),
+        (&mut out.city, &update.city),
+        (&mut out.state, &update.state),
+        (&mut out.postal_code, &update.postal_code),
+        (&mut out.country, &update.country),
+    ];
+    for (slot, given) in fields {
+        if let Some(v) = given {
+            *slot = (!v.is_empty()).then(|| v.clone());
+        }
+    }
+    Some(out)
+}
+
+/// E-mail addresses are indexed lower-cased, so the `email` filter ignores case.
+fn index(c: &Customer) -> IndexValues {
+    IndexValues {
+        email: c.email.as_deref().map(str::to_lowercase),
+        test_clock: c.test_clock.clone(),
+        ..IndexValues::default()
+    }
+}
+
+/// The list filter for customers with e-mail `email`, in any case (`GET /customers?email=`,
+/// the dashboard's search).
+pub fn email_filter(email: &str) -> (crate::store::Field, String) {
+    (crate::store::Field::Email, email.trim().to_lowercase())
+}
+
+/// Validates the given fields (400 with `param` and the contract's code).
+fn check(fields: &mut CustomerFields) -> CoreResult<()> {
+    if let Some(Some(email)) = &fields.email {
+        if !email_valid(email) {
+            return Err(CoreError::invalid(
+                "email",
+                "email_invalid",
+                "Invalid email address.",
+            ));
+        }
+    }
+    if let Some(Some(phone)) = &fields.phone {
+        if !phone_valid(phone) {
+            return Err(CoreError::invalid(
+                "phone",
+                "phone_invalid",
+                "Phone numbers must be '+' followed by 8 to 15 digits.",
+            ));
+        }
+    }
+    if let Some(Some(address)) = &mut fields.address {
+        if let Some(country) = &address.country {
+            match normalize_country(country) {
+                Some(code) => address.country = Some(code.to_string()),
+                None => {
+                    return Err(CoreError::invalid(
+                        "address[country]",
+                        "country_invalid",
+                        "Country must be an ISO 3166-1 alpha-2 code.",
+                    ))
+                }
+            }
+        }
+    }
+    check_text(
+        "name",
+        fields.name.as_ref().and_then(|v| v.as_deref()),
+        5000,
+    )?;
+    check_text(
+        "description",
+        fields.description.as_ref().and_then(|v| v.as_deref()),
+        1000,
+    )?;
+    Ok(())
+}
+
+impl Services {
+    /// `POST /customers`.
+    pub async fn create_customer(
+        &self,
+        ctx: &RequestContext,
+        mut fields: CustomerFields,
+    ) -> CoreResult<Customer> {
+        check(&mut fields)?;
+        let scope = ctx.scope();
+        // A test clock's customer: the clock must be this scope's (test mode only).
+        if let Some(clock) = &fields.test_clock {
+            self.referenced(
+                scope,
+                (Collection::TestClocks, IdKind::TestClock, "test clock"),
+                clock,
+                "test_clock",
+            )
+            .await?;
+        }
+        let customer = Customer {
+            id: ids::generate(IdKind::Customer),
+            object: "customer".into(),
+            email: fields.email.flatten(),
+            name: fields.name.flatten(),
+            phone: fields.phone.flatten(),
+            address: fields.address.flatten(),
+            description: fields.description.flatten(),
+            metadata: metadata::on_create(fields.metadata.unwrap_or_default())?,
+            test_clock: fields.test_clock.clone(),
+            livemode: scope.livemode(),
+            created: self.now(),
+        };
+        let object = to_value(&customer)?;
+        let mut ops = vec![
+            WriteOp::Insert {
+                collection: Collection::Customers,
+                id: customer.id.clone(),
+                created: customer.created,
+                index: index(&customer),
+                body: to_body(&customer)?,
+            },
+            self.event_op(Some(ctx), scope, "customer.created", object.clone(), None)?,
+        ];
+        if let Some(clock) = &customer.test_clock {
+            ops.push(WriteOp::RequireAtMost {
+                collection: Collection::Customers,
+                filter: Some((crate::store::Field::TestClock, clock.clone())),
+                at_most: crate::billing::model::MAX_CUSTOMERS_PER_CLOCK,
+                what: "customers per test clock".into(),
+            });
+        }
+        match self.commit(ctx, ops, Ok(&object)).await {
+            Err(CoreError::Store(crate::error::StoreError::LimitReached(_))) => {
+                Err(CoreError::invalid(
+                    "test_clock",
+                    "test_clock_customers_limit",
+                    format!(
+                        "A test clock can have at most {} customers; use another clock.",
+                        crate::billing::model::MAX_CUSTOMERS_PER_CLOCK
+                    ),
+                ))
+            }
+            other => other.map(|()| customer),
+        }
+    }
+
+    /// `POST /customers/{id}`.
+    pub async fn update_customer(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        mut fields: CustomerFields,
+    ) -> CoreResult<Customer> {
+        check(&mut fields)?;
+        self.retry_on_conflict(|| async {
+            let (before, version): (Customer, i64) = self
+                .load(ctx.scope(), Collection::Customers, "customer", id)
+                .await?;
+            let mut after = before.clone();
+            if let Some(v) = &fields.email {
+                after.email = v.clone();
+            }
+            if let Some(v) = &fields.name {
+                after.name = v.clone();
+            }
+            if let Some(v) = &fields.phone {
+                after.phone = v.clone();
+            }
+            if let Some(v) = &fields.address {
+                after.address = merge_address(before.address.as_ref(), v.as_ref());
+            }
+            if let Some(v) = &fields.description {
+                after.description = v.clone();
+            }
+            if let Some(input) = &fields.metadata {
+                after.metadata = metadata::merge(&before.metadata, input.clone())?;
+            }
+            let object = to_value(&after)?;
+            let previous = previous_attributes(&to_value(&before)?, &object);
+            if after == before {
+                // Nothing changed: no write, no event (as a webhook consumer would expect).
+                return Ok(after);
+            }
+            let ops = vec![
+                WriteOp::Update {
+                    collection: Collection::Customers,
+                    id: after.id.clone(),
+                    expected_version: version,
+                    index: index(&after),
+                    body: to_body(&after)?,
+                },
+                self.event_op(
+                    Some(ctx),
+                    ctx.scope(),
+                    "customer.updated",
+                    object.clone(),
+                    previous,
+                )?,
+            ];
+            self.commit(ctx, ops, Ok(&object)).await?;
+            Ok(after)
+        })
+        .await
+    }
+
+    /// `DELETE /customers/{id}`: afterwards 404 everywhere; payments keep the id.
+    pub async fn delete_customer(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+    ) -> CoreResult<serde_json::Value> {
+        self.retry_on_conflict(|| async {
+            let (customer, version): (Customer, i64) = self
+                .load(ctx.scope(), Collection::Customers, "customer", id)
+                .await?;
+            let deleted =
+                serde_json::json!({"id": customer.id, "object": "customer", "deleted": true});
+            let ops = self.delete_customer_ops(ctx, &customer, version).await?;
+            self.commit(ctx, ops, Ok(&deleted)).await?;
+            Ok(deleted)
+        })
+        .await
+    }
+
+    /// Deleting `customer` (at `version`), in one batch: the customer and `customer.deleted`,
+    /// its saved cards detached (and forgotten), and its subscriptions that have not ended
+    /// canceled now, in its test clock's time if it has one (`customer.subscription.deleted`).
+    pub(crate) async fn delete_customer_ops(
+        &self,
+        ctx: &RequestContext,
+        customer: &Customer,
+        version: i64,
+    ) -> CoreResult<Vec<WriteOp>> {
+        let scope = ctx.scope();
+        let mut ops = vec![
+            WriteOp::Delete {
+                collection: Collection::Customers,
+                id: customer.id.clone(),
+                expected_version: version,
+            },
+            self.event_op(
+                Some(ctx),
+                scope,
+                "customer.deleted",
+                to_value(customer)?,
+                None,
+            )?,
+        ];
+        for (pm, pm_version) in self
+            .matching::<crate::payment_methods::payment_method::PaymentMethod>(
+                scope,
+                Collection::PaymentMethods,
+                Field::Customer,
+                &customer.id,
+            )
+            .await?
+        {
+            ops.extend(self.detach_ops(pm, pm_version)?.1);
+        }
+        let subscriptions: Vec<(crate::billing::model::Subscription, i64)> = self
+            .matching(
+                scope,
+                Collection::Subscriptions,
+                Field::Customer,
+                &customer.id,
+            )
+            .await?;
+        let svc = self
+            .for_clock(scope, customer.test_clock.as_deref())
+            .await?;
+        for (sub, sub_version) in subscriptions {
+            if !sub.status.is_ended() {
+                ops.extend(svc.cancel_ops(scope, &sub, sub_version, Some(ctx)).await?.1);
+            }
+        }
+        Ok(ops)
+    }
+}

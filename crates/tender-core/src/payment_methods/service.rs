@@ -1,0 +1,272 @@
+//! Payment method use cases: tokenise a card (publishable keys may), attach to and detach from a
+//! customer, and the vault: the number sealed with AES-256-GCM, opened only to charge it.
+//!
+//! An unattached method can pay once, after which its vault entry is deleted ("consumed");
+//! detaching deletes it too, so a detached card can no longer be charged.
+
+use crate::card::{CardInput, ValidatedCard};
+use crate::clock::year_month;
+use crate::error::{CoreError, CoreResult, StoreError};
+use crate::ids::{self, CustomerId, IdKind, PaymentMethodId};
+use crate::metadata;
+use crate::payment_methods::payment_method::{PaymentMethod, VaultedCard};
+use crate::payments::acquirer::Authorization;
+use crate::services::{from_body, to_body, to_value, RequestContext, Services};
+use crate::store::{Collection, IndexValues, WriteOp};
+use crate::vault::Sealer;
+
+pub(crate) fn pm_index(pm: &PaymentMethod) -> IndexValues {
+    IndexValues {
+        customer: pm.customer.clone(),
+        ..IndexValues::default()
+    }
+}
+
+/// A payment method loaded for charging: the document, its version, the card.
+pub(crate) struct ChargeableMethod {
+    pub method: PaymentMethod,
+    pub version: i64,
+    pub card: ValidatedCard,
+}
+
+impl Services {
+    fn card_sealer(&self) -> Sealer {
+        Sealer::new(&self.config.vault_key, "card vault")
+    }
+
+    pub(crate) fn seal_card(&self, card: &ValidatedCard) -> CoreResult<String> {
+        let vaulted = VaultedCard {
+            pan: card.pan.expose().to_string(),
+            exp_month: card.exp_month,
+            exp_year: card.exp_year,
+        };
+        Ok(self.card_sealer().seal(to_body(&vaulted)?.as_bytes()))
+    }
+
+    fn open_card(&self, sealed: &str) -> CoreResult<ValidatedCard> {
+        let plain = self.card_sealer().open(sealed).map_err(|_| {
+            StoreError::Corrupt("a vaulted card cannot be opened with this vault key".into())
+        })?;
+        let v: VaultedCard =
+            serde_json::from_slice(&plain).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        ValidatedCard::from_vault(&v.pan, v.exp_month, v.exp_year)
+            .ok_or_else(|| StoreError::Corrupt("a vaulted card number is invalid".into()).into())
+    }
+
+    /// A new payment method document for a validated card.
+    pub(crate) fn new_payment_method(
+        &self,
+        ctx: &RequestContext,
+        card: &ValidatedCard,
+        customer: Option<String>,
+        metadata: crate::metadata::Metadata,
+    ) -> PaymentMethod {
+        PaymentMethod {
+            id: ids::generate(IdKind::PaymentMethod),
+            object: "payment_method".into(),
+            kind: "card".into(),
+            card: self.card_details(&ctx.scope().account, card),
+            customer,
+            metadata,
+            livemode: ctx.scope().livemode(),
+            created: self.now(),
+        }
+    }
+
+    /// `POST /payment_methods`: validates and vaults a card (not attached to anyone yet).
+    pub async fn create_payment_method(
+        &self,
+        ctx: &RequestContext,
+        card: CardInput,
+        metadata_input: Vec<(String, String)>,
+    ) -> CoreResult<PaymentMethod> {
+        let metadata = metadata::on_create(metadata_input)?;
+        // Here the card is a top-level parameter: `card[number]`, not `payment_method[card][number]`.
+        let card = self.validate_card_now(&card).map_err(|e| match e {
+            CoreError::Card {
+                code,
+                decline_code,
+                message,
+                param,
+                payment,
+            } => CoreError::Card {
+                code,
+                decline_code,
+                message,
+                param: param.map(|p| match p {
+                    "payment_method[card][number]" => "card[number]",
+                    "payment_method[card][exp_month]" => "card[exp_month]",
+                    "payment_method[card][exp_year]" => "card[exp_year]",
+                    "payment_method[card][cvc]" => "card[cvc]",
+                    other => other,
+                }),
+                payment,
+            },
+            other => other,
+        })?;
+        let pm = self.new_payment_method(ctx, &card, None, metadata);
+        let ops = vec![
+            WriteOp::Insert {
+                collection: Collection::PaymentMethods,
+                id: pm.id.clone(),
+                created: pm.created,
+                index: pm_index(&pm),
+                body: to_body(&pm)?,
+            },
+            WriteOp::Seal {
+                owner: pm.id.clone(),
+                sealed: self.seal_card(&card)?,
+            },
+        ];
+        self.commit(ctx, ops, Ok(&to_value(&pm)?)).await?;
+        Ok(pm)
+    }
+
+    /// Loads a method with its vaulted card; 400 when it cannot be charged any more.
+    pub(crate) async fn load_chargeable(
+        &self,
+        ctx: &RequestContext,
+        id: &PaymentMethodId,
+        param: &str,
+    ) -> CoreResult<ChargeableMethod> {
+        let scope = ctx.scope();
+        let record = self
+            .store
+            .find_record(scope, Collection::PaymentMethods, id)
+            .await?;
+        let Some(record) = record else {
+            return Err(CoreError::missing_reference(param, "payment_method", id));
+        };
+        let method: PaymentMethod = from_body(&record.id, &record.body)?;
+        let Some(sealed) = self.store.find_sealed(scope, id).await? else {
+            return Err(CoreError::invalid(
+                param,
+                "payment_method_unusable",
+                "This payment method was already used or detached; it cannot be charged again.",
+            ));
+        };
+        let card = self.open_card(&sealed)?;
+        let (year, month) = year_month(self.now());
+        if card.expired_at(year, month) {
+            return Err(CoreError::Card {
+                code: "expired_card".into(),
+                decline_code: None,
+                message: "Your card has expired.".into(),
+                param: Some("payment_method"),
+                payment: None,
+            });
+        }
+        Ok(ChargeableMethod {
+            method,
+            version: record.version,
+            card,
+        })
+    }
+
+    /// `POST /payment_methods/{id}/attach`.
+    pub async fn attach_payment_method(
+        &self,
+        ctx: &RequestContext,
+        id: &PaymentMethodId,
+        customer: &CustomerId,
+    ) -> CoreResult<PaymentMethod> {
+        self.require_customer(ctx, customer).await?;
+        self.retry_on_conflict(|| async {
+            let (mut pm, version): (PaymentMethod, i64) = self
+                .load(
+                    ctx.scope(),
+                    Collection::PaymentMethods,
+                    "payment_method",
+                    id,
+                )
+                .await?;
+            match &pm.customer {
+                Some(c) if c == customer => return Ok(pm),
+                Some(_) => {
+                    return Err(CoreError::invalid(
+                        "customer",
+                        "payment_method_unexpected_state",
+                        "This payment method is attached to another customer; detach it first.",
+                    ))
+                }
+                None => {}
+            }
+            let chargeable = self.load_chargeable(ctx, id, "payment_method").await?;
+            if let Authorization::Declined(d) = self
+                .acquirer
+                .verify(&chargeable.card, ctx.scope().livemode())
+                .await
+            {
+                return Err(CoreError::Card {
+                    code: d.code,
+                    decline_code: Some(d.decline_code),
+                    message: d.message,
+                    param: None,
+                    payment: None,
+                });
+            }
+            pm.customer = Some(customer.to_string());
+            let ops = vec![WriteOp::Update {
+                collection: Collection::PaymentMethods,
+                id: pm.id.clone(),
+                expected_version: version,
+                index: pm_index(&pm),
+                body: to_body(&pm)?,
+            }];
+            self.commit(ctx, ops, Ok(&to_value(&pm)?)).await?;
+            Ok(pm)
+        })
+        .await
+    }
+
+    /// The writes that detach `pm` (and forget its card), for detach and customer deletion.
+    pub(crate) fn detach_ops(
+        &self,
+        mut pm: PaymentMethod,
+        version: i64,
+    ) -> CoreResult<(PaymentMethod, Vec<WriteOp>)> {
+        pm.customer = None;
+        let ops = vec![
+            WriteOp::Update {
+                collection: Collection::PaymentMethods,
+                id: pm.id.clone(),
+                expected_version: version,
+                index: pm_index(&pm),
+                body: to_body(&pm)?,
+            },
+            WriteOp::Unseal {
+                owner: pm.id.clone(),
+            },
+        ];
+        Ok((pm, ops))
+    }
+
+    /// `POST /payment_methods/{id}/detach`.
+    pub async fn detach_payment_method(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+    ) -> CoreResult<PaymentMethod> {
+        self.retry_on_conflict(|| async {
+            let (pm, version): (PaymentMethod, i64) = self
+                .load(
+                    ctx.scope(),
+                    Collection::PaymentMethods,
+                    "payment_method",
+                    id,
+                )
+                .await?;
+            if pm.customer.is_none() {
+                return Err(CoreError::invalid(
+                    "payment_method",
+                    "payment_method_unexpected_state",
+                    "This payment method is not attached to a customer.",
+                ));
+            }
+            let (pm, ops) = self.detach_ops(pm, version)?;
+            self.commit(ctx, ops, Ok(&to_value(&pm)?)).await?;
+            Ok(pm)
+        })
+        .await
+    }
+}

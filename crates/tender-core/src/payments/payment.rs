@@ -1,0 +1,330 @@
+//! Payments: the resource, its status, and the one transition function (the state machine of
+//! CONTRACT §2). Every status change in the service goes through [`transition`]. Pure.
+//!
+//! [`Payment`] serialises to its stored form: compact, without nulls or derivable fields. What
+//! the API shows of it is rendered by [`crate::documents::render`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::card::CardBrand;
+use crate::error::CoreError;
+use crate::metadata::Metadata;
+use crate::money::Currency;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PaymentStatus {
+    RequiresAction,
+    RequiresCapture,
+    Processing,
+    Succeeded,
+    Failed,
+    Canceled,
+}
+
+impl PaymentStatus {
+    pub const ALL: [PaymentStatus; 6] = [
+        PaymentStatus::RequiresAction,
+        PaymentStatus::RequiresCapture,
+        PaymentStatus::Processing,
+        PaymentStatus::Succeeded,
+        PaymentStatus::Failed,
+        PaymentStatus::Canceled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PaymentStatus::RequiresAction => "requires_action",
+            PaymentStatus::RequiresCapture => "requires_capture",
+            PaymentStatus::Processing => "processing",
+            PaymentStatus::Succeeded => "succeeded",
+            PaymentStatus::Failed => "failed",
+            PaymentStatus::Canceled => "canceled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|status| status.as_str() == s)
+    }
+}
+
+/// What can happen to an existing payment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transition {
+    /// The customer completed (or failed) 3-D Secure; `capture` is the payment's capture method.
+    Authenticate { success: bool, capture: bool },
+    /// `POST /payments/{id}/capture`.
+    Capture,
+    /// `POST /payments/{id}/cancel`, or expiry of an uncaptured authorisation.
+    Cancel,
+    /// A bank transfer settled (or bounced).
+    Settle { success: bool },
+}
+
+impl Transition {
+    /// The past participle, for "cannot be …" messages.
+    fn done(self) -> &'static str {
+        match self {
+            Transition::Authenticate { .. } => "authenticated",
+            Transition::Capture => "captured",
+            Transition::Cancel => "canceled",
+            Transition::Settle { .. } => "settled",
+        }
+    }
+}
+
+/// The state machine: the status a payment in `from` moves to under `t`, or 400
+/// `payment_unexpected_state` naming the current status.
+pub fn transition(from: PaymentStatus, t: Transition) -> Result<PaymentStatus, CoreError> {
+    use PaymentStatus::*;
+    let to = match (from, t) {
+        (RequiresAction, Transition::Authenticate { success: false, .. }) => Some(Failed),
+        (
+            RequiresAction,
+            Transition::Authenticate {
+                success: true,
+                capture: true,
+            },
+        ) => Some(Succeeded),
+        (
+            RequiresAction,
+            Transition::Authenticate {
+                success: true,
+                capture: false,
+            },
+        ) => Some(RequiresCapture),
+        (RequiresAction | RequiresCapture, Transition::Cancel) => Some(Canceled),
+        (RequiresCapture, Transition::Capture) => Some(Succeeded),
+        (Processing, Transition::Settle { success }) => {
+            Some(if success { Succeeded } else { Failed })
+        }
+        _ => None,
+    };
+    to.ok_or_else(|| CoreError::UnexpectedState {
+        message: format!(
+            "This payment's status is {}, so it cannot be {}.",
+            from.as_str(),
+            t.done()
+        ),
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CaptureMethod {
+    Automatic,
+    Manual,
+}
+
+/// The card as shown on a payment or payment method: never the full number.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CardDetails {
+    pub brand: CardBrand,
+    pub last4: String,
+    pub exp_month: u8,
+    pub exp_year: u16,
+    pub fingerprint: String,
+    pub country: String,
+    pub funding: String,
+}
+
+/// The bank account as shown on a payment: never the full IBAN.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BankTransferDetails {
+    pub last4: String,
+    pub country: String,
+    pub account_holder_name: String,
+}
+
+/// The payment method embedded in a payment (seed 2.2 response shape).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PaymentMethodSnapshot {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub card: Option<CardDetails>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub bank_transfer: Option<BankTransferDetails>,
+    /// `type: connector_token`: the processor's own payment method, passed through.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub connector_token: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CancellationReason {
+    Duplicate,
+    Fraudulent,
+    RequestedByCustomer,
+    Abandoned,
+}
+
+impl CancellationReason {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "duplicate" => Some(Self::Duplicate),
+            "fraudulent" => Some(Self::Fraudulent),
+            "requested_by_customer" => Some(Self::RequestedByCustomer),
+            "abandoned" => Some(Self::Abandoned),
+            _ => None,
+        }
+    }
+}
+
+/// A payment (`pay_…`), as stored: absent options, zero amounts, `false` and empty metadata
+/// are left out (`skip_serializing_if`, read back by `default`), and fields of older rows that
+/// are rendered now (`object`, `receipt_url`) are ignored when read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Payment {
+    pub id: String,
+    pub amount: i64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub amount_captured: i64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub amount_refunded: i64,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub refunded: bool,
+    pub currency: Currency,
+    pub status: PaymentStatus,
+    pub capture_method: CaptureMethod,
+    pub payment_method: PaymentMethodSnapshot,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub customer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Metadata::is_empty")]
+    pub metadata: Metadata,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decline_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_action: Option<serde_json::Value>,
+    /// Where the 3-D Secure page sends the customer afterwards.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub return_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canceled_at: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancellation_reason: Option<CancellationReason>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub livemode: bool,
+    pub created: i64,
+    /// The connector (`conn_…`) that took the payment; `None` for the implicit simulator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connector: Option<String>,
+    /// The processor's id of the payment (a Stripe `pi_…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connector_reference: Option<String>,
+    /// The `charge` balance transaction (`txn_…`) of what it captured (CONTRACT §9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub balance_transaction: Option<String>,
+    /// Whether a dispute was opened against it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub disputed: bool,
+    /// The invoice (`in_…`) it tried to pay, for a subscription's payment (CONTRACT §10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invoice: Option<String>,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl Payment {
+    /// What is left to refund.
+    pub fn refundable(&self) -> i64 {
+        self.amount_captured - self.amount_refunded
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PaymentStatus::*;
+    use super::*;
+
+    #[test]
+    fn every_allowed_transition_of_the_contract_table() {
+        let t = |from, tr| transition(from, tr).expect("allowed");
+        assert_eq!(
+            t(
+                RequiresAction,
+                Transition::Authenticate {
+                    success: true,
+                    capture: true
+                }
+            ),
+            Succeeded
+        );
+        assert_eq!(
+            t(
+                RequiresAction,
+                Transition::Authenticate {
+                    success: true,
+                    capture: false
+                }
+            ),
+            RequiresCapture
+        );
+        assert_eq!(
+            t(
+                RequiresAction,
+                Transition::Authenticate {
+                    success: false,
+                    capture: true
+                }
+            ),
+            Failed
+        );
+        assert_eq!(t(RequiresAction, Transition::Cancel), Canceled);
+        assert_eq!(t(RequiresCapture, Transition::Capture), Succeeded);
+        assert_eq!(t(RequiresCapture, Transition::Cancel), Canceled);
+        assert_eq!(
+            t(Processing, Transition::Settle { success: true }),
+            Succeeded
+        );
+        assert_eq!(t(Processing, Transition::Settle { success: false }), Failed);
+    }
+
+    #[test]
+    fn terminal_states_refuse_everything_and_name_the_state() {
+        let all = [
+            Transition::Authenticate {
+                success: true,
+                capture: true,
+            },
+            Transition::Capture,
+            Transition::Cancel,
+            Transition::Settle { success: true },
+        ];
+        for from in [Succeeded, Failed, Canceled] {
+            for tr in all {
+                match transition(from, tr) {
+                    Err(CoreError::UnexpectedState { message }) => {
+                        assert!(message.contains(from.as_str()), "{message}");
+                        assert!(message.ends_with("ed."), "{message}");
+                    }
+                    other => panic!("{from:?} {tr:?} gave {other:?}"),
+                }
+            }
+        }
+        assert!(transition(Processing, Transition::Capture).is_err());
+        assert!(transition(Processing, Transition::Cancel).is_err());
+        assert!(transition(RequiresCapture, Transition::Settle { success: true }).is_err());
+    }
+
+    #[test]
+    fn status_round_trips_through_its_name() {
+        for s in PaymentStatus::ALL {
+            assert_eq!(PaymentStatus::parse(s.as_str()), Some(s));
+        }
+        assert_eq!(PaymentStatus::parse("pending"), None);
+    }
+}

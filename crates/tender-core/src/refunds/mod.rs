@@ -1,0 +1,4 @@
+//! Refunds: the `re_` object and its use cases.
+
+pub mod refund;
+pub mod service;

@@ -1,0 +1,199 @@
+//! Refund use cases: a refund and the payment's refunded total change in one batch, guarded by
+//! the payment's version, so concurrent refunds can never add up to more than was captured.
+
+use crate::error::{CoreError, CoreResult};
+use crate::ids::{self, IdKind};
+use crate::metadata;
+use crate::payments::create::payment_index;
+use crate::payments::payment::{Payment, PaymentStatus};
+use crate::refunds::refund::{Refund, RefundReason, RefundStatus};
+use crate::services::{to_body, to_value, RequestContext, Services};
+use crate::store::{Collection, IndexValues, WriteOp};
+
+/// `POST /refunds`, parsed.
+#[derive(Debug)]
+pub struct CreateRefund {
+    pub payment: String,
+    pub amount: Option<i64>,
+    pub reason: Option<RefundReason>,
+    pub metadata: Vec<(String, String)>,
+}
+
+pub(crate) fn refund_index(r: &Refund) -> IndexValues {
+    IndexValues {
+        payment: Some(r.payment.clone()),
+        ..IndexValues::default()
+    }
+}
+
+impl Services {
+    /// `POST /refunds`.
+    pub async fn create_refund(
+        &self,
+        ctx: &RequestContext,
+        cmd: CreateRefund,
+    ) -> CoreResult<Refund> {
+        let metadata = metadata::on_create(cmd.metadata.clone())?;
+        if let Some(amount) = cmd.amount {
+            if amount < 1 {
+                return Err(CoreError::invalid(
+                    "amount",
+                    "amount_too_small",
+                    "Refund amount must be at least 1.",
+                ));
+            }
+        }
+        let recorded = self
+            .retry_on_conflict(|| async {
+                let scope = ctx.scope();
+                let (before, version): (Payment, i64) =
+                    if ids::looks_like(IdKind::Payment, &cmd.payment) {
+                        match self
+                            .store
+                            .find_record(scope, Collection::Payments, &cmd.payment)
+                            .await?
+                        {
+                            Some(r) => (crate::services::from_body(&r.id, &r.body)?, r.version),
+                            None => {
+                                return Err(CoreError::missing_reference(
+                                    "payment",
+                                    "payment",
+                                    &cmd.payment,
+                                ))
+                            }
+                        }
+                    } else {
+                        return Err(CoreError::missing_reference(
+                            "payment",
+                            "payment",
+                            &cmd.payment,
+                        ));
+                    };
+                if before.status != PaymentStatus::Succeeded {
+                    return Err(CoreError::UnexpectedState {
+                        message: format!(
+                            "This payment's status is {}; only succeeded payments can be refunded.",
+                            before.status.as_str()
+                        ),
+                    });
+                }
+                if before.disputed {
+                    return Err(CoreError::invalid(
+                        "payment",
+                        "charge_disputed",
+                        "This payment is disputed: the disputed amount can no longer be refunded.",
+                    ));
+                }
+                let bank = before.payment_method.kind == "bank_transfer";
+                let left = before.refundable();
+                let amount = cmd.amount.unwrap_or(left);
+                if amount > left || left == 0 {
+                    return Err(CoreError::invalid(
+                        "amount",
+                        "amount_too_large",
+                        format!(
+                        "Refund amount ({amount}) is greater than what is left to refund ({left})."
+                    ),
+                    ));
+                }
+                let upstream = before.connector.is_some();
+                if upstream {
+                    // Sent to the processor after this request's own commit: claim the key first.
+                    self.claim_key(ctx).await?;
+                }
+                let mut refund = Refund {
+                    id: ids::generate(IdKind::Refund),
+                    object: "refund".into(),
+                    amount,
+                    currency: before.currency,
+                    payment: before.id.clone(),
+                    // Card refunds are immediate; bank transfers settle after the delay; a
+                    // processor's refund is pending until it answers.
+                    status: if bank || upstream {
+                        RefundStatus::Pending
+                    } else {
+                        RefundStatus::Succeeded
+                    },
+                    reason: cmd.reason,
+                    metadata: metadata.clone(),
+                    livemode: scope.livemode(),
+                    created: self.now(),
+                    connector: before.connector.clone(),
+                    connector_reference: None,
+                    balance_transaction: None,
+                    failure_balance_transaction: None,
+                };
+                // The amount leaves the balance now, pending or not (CONTRACT §9).
+                let booking = self.book_refund(scope, &mut refund)?;
+                let mut after = before.clone();
+                after.amount_refunded += amount;
+                after.refunded = after.amount_refunded == after.amount_captured;
+                let object = to_value(&refund)?;
+                let mut ops = vec![
+                    WriteOp::Update {
+                        collection: Collection::Payments,
+                        id: after.id.clone(),
+                        expected_version: version,
+                        index: payment_index(&after),
+                        body: to_body(&after)?,
+                    },
+                    WriteOp::Insert {
+                        collection: Collection::Refunds,
+                        id: refund.id.clone(),
+                        created: refund.created,
+                        index: refund_index(&refund),
+                        body: to_body(&refund)?,
+                    },
+                    self.event_op(Some(ctx), scope, "refund.created", object.clone(), None)?,
+                ];
+                ops.extend(booking);
+                if bank {
+                    ops.push(self.schedule_op(
+                        crate::tasks::TaskKind::SettleRefund,
+                        &refund.id,
+                        refund.created + self.config.bank_settlement_delay,
+                    ));
+                }
+                if upstream {
+                    let task = self.record_refund_upstream(ctx, &refund, ops).await?;
+                    return Ok((refund, Some((before, task))));
+                }
+                self.commit(ctx, ops, Ok(&object)).await?;
+                Ok((refund, None))
+            })
+            .await?;
+        match recorded {
+            (refund, None) => Ok(refund),
+            (refund, Some((payment, task))) => {
+                self.send_refund_upstream(ctx, &payment, refund, task).await
+            }
+        }
+    }
+
+    /// `POST /refunds/{id}`: metadata only.
+    pub async fn update_refund(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        metadata_input: Vec<(String, String)>,
+    ) -> CoreResult<Refund> {
+        self.retry_on_conflict(|| async {
+            let (before, version): (Refund, i64) = self
+                .load(ctx.scope(), Collection::Refunds, "refund", id)
+                .await?;
+            let mut after = before.clone();
+            after.metadata = metadata::merge(&before.metadata, metadata_input.clone())?;
+            let object = to_value(&after)?;
+            let ops = vec![WriteOp::Update {
+                collection: Collection::Refunds,
+                id: after.id.clone(),
+                expected_version: version,
+                index: refund_index(&after),
+                body: to_body(&after)?,
+            }];
+            self.commit(ctx, ops, Ok(&object)).await?;
+            Ok(after)
+        })
+        .await
+    }
+}

@@ -1,0 +1,416 @@
+//! Use cases: the operations of the API, each a function of (who asks, what they ask) that reads
+//! through the [`Store`] and writes ONE [`WriteBatch`]: the change, its events (with their
+//! webhook outbox rows, fanned out by the store) and the request's idempotency record.
+//!
+//! # Layout
+//! - [`payments`]: create (card validation, acquirer), update, capture, cancel, list.
+//! - [`customers`]: create, update, delete, list.
+//! - [`refunds`]: create against a payment's remaining captured amount, update, list.
+//! - [`accounts`]: accounts and their API keys; key authentication.
+//! - [`connectors`]: the `conn_` objects and the route a payment takes.
+//! - [`upstream`]: payments, captures, cancels, refunds and syncs through a connector.
+//! - [`balance`]: prices, the booking of every movement of money, the balance and its
+//!   transactions; [`payouts`]: money sent to the merchant's bank; [`disputes`]: a payment's
+//!   money taken back by the cardholder's bank, and the merchant's evidence.
+//! - [`billing`]: products, prices, subscriptions, invoices and test clocks (CONTRACT §10).
+//! - [`payment_methods`], [`authentication`] (3-D Secure), [`webhooks`], [`tasks`].
+//! - this module: [`Services`], the [`RequestContext`] a handler passes in, and the shared
+//!   commit/read helpers.
+//!
+//! Depends on the domain and the storage port; knows nothing of HTTP or SQL.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::auth::{Principal, Scope};
+use crate::clock::Clock;
+use crate::error::{CoreError, CoreResult, StoreError};
+use crate::event::{EventData, EventRequest, StoredEvent};
+use crate::ids::{self, IdKind};
+use crate::payments::acquirer::Acquirer;
+use crate::store::{
+    Collection, CreatedRange, Cursor, Field, ListQuery, Page, Store, StoredResponse, WriteOp,
+};
+
+/// How a response is rendered to bytes, supplied by the HTTP layer (which owns the wire error
+/// table) so that the bytes kept under an idempotency key are exactly the bytes first sent.
+pub trait ResponseEncoder: Send + Sync + 'static {
+    fn encode(
+        &self,
+        result: Result<&serde_json::Value, &CoreError>,
+        request_id: &str,
+    ) -> StoredResponse;
+}
+
+/// Settings the use cases need.
+#[derive(Clone)]
+pub struct ServiceConfig {
+    /// Base of `receipt_url`, without a trailing slash.
+    pub receipt_base: String,
+    /// Secret from which per-account card fingerprint keys are derived (the vault key).
+    pub vault_key: [u8; 32],
+    /// Multiplies the webhook retry schedule (tests shrink it).
+    pub webhook_retry_scale: f64,
+    /// Seconds before a bank transfer (or its refund) settles.
+    pub bank_settlement_delay: i64,
+    /// Seconds before the first sync of a connector's payment or refund left unknown.
+    pub connector_sync_delay: i64,
+    /// Test-mode webhooks may reach private ranges (`--allow-private-webhook-targets`).
+    pub allow_private_webhook_targets: bool,
+    /// A merchant's key may set a connector's `raw_card_data` and `api_base`
+    /// (`--allow-connector-settings-via-api`); otherwise only the operator's CLI may.
+    pub connector_settings_via_api: bool,
+    /// Seconds before a charge's money is available (`--balance-available-delay`); `None`:
+    /// two days in live mode, a minute in test mode.
+    pub balance_available_delay: Option<i64>,
+    /// When a failed subscription invoice is tried again (CONTRACT §10).
+    pub dunning: crate::billing::model::Dunning,
+    /// Seconds a claimed background task stays its runner's (`--task-lease-secs`): a task
+    /// whose runner died runs again this long after it was claimed.
+    pub task_lease_secs: i64,
+}
+
+/// The use cases and what they run on. Cheap to clone.
+#[derive(Clone)]
+pub struct Services {
+    pub store: Arc<dyn Store>,
+    /// The time the use cases see: the wall clock, or a test clock's time while working for
+    /// that clock's customers ([`Services::at_clock`]).
+    pub clock: Arc<dyn Clock>,
+    /// The wall clock, whatever `clock` is: idempotency records and leases live in real time.
+    pub wall: Arc<dyn Clock>,
+    pub acquirer: Arc<dyn Acquirer>,
+    /// Builds the connectors accounts configure (CONTRACT §8).
+    pub connectors: Arc<dyn crate::connectors::connector::ConnectorFactory>,
+    pub encoder: Arc<dyn ResponseEncoder>,
+    pub resolver: Arc<dyn crate::webhooks::service::HostResolver>,
+    pub config: Arc<ServiceConfig>,
+    /// Prices read recently ([`transactions::PricingCache`]).
+    pub pricing_cache: Arc<crate::balance::service::PricingCache>,
+}
+
+pub use crate::documents::idempotency::IdempotencyHold;
+
+/// Who is asking and under which request id / idempotency key.
+#[derive(Debug, Clone)]
+pub struct RequestContext {
+    pub principal: Principal,
+    pub request_id: String,
+    pub idempotency: Option<Arc<IdempotencyHold>>,
+}
+
+impl RequestContext {
+    pub fn scope(&self) -> &Scope {
+        &self.principal.scope
+    }
+}
+
+/// A page of rendered JSON documents, ready to be spliced into a list envelope.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawPage {
+    pub data: Vec<String>,
+    pub has_more: bool,
+}
+
+/// A list request as the use cases take it.
+#[derive(Debug, Clone, Default)]
+pub struct ListParams {
+    pub limit: u32,
+    pub starting_after: Option<String>,
+    pub ending_before: Option<String>,
+    pub created: CreatedRange,
+    /// Bounds on `available_on` (balance transactions only).
+    pub available_on: CreatedRange,
+}
+
+/// How many times a use case is re-run when its batch loses an optimistic-concurrency race.
+const CONFLICT_RETRIES: usize = 64;
+
+pub(crate) fn to_value<T: Serialize>(value: &T) -> CoreResult<serde_json::Value> {
+    serde_json::to_value(value).map_err(|e| CoreError::internal("serialise a document", e))
+}
+
+pub(crate) fn to_body<T: Serialize>(value: &T) -> CoreResult<String> {
+    serde_json::to_string(value).map_err(|e| CoreError::internal("serialise a document", e))
+}
+
+pub(crate) fn from_body<T: serde::de::DeserializeOwned>(id: &str, body: &str) -> CoreResult<T> {
+    serde_json::from_str(body).map_err(|e| StoreError::Corrupt(format!("{id}: {e}")).into())
+}
+
+impl Services {
+    pub fn now(&self) -> i64 {
+        self.clock.now()
+    }
+
+    /// The wall clock's time (idempotency records and leases), even in a test clock's time.
+    pub fn wall_now(&self) -> i64 {
+        self.wall.now()
+    }
+
+    /// These services in test clock `clock`'s time, frozen at `time`: what they record is
+    /// dated then, and what they schedule is due in that clock's time (CONTRACT §10).
+    pub(crate) fn at_clock(&self, clock: &str, time: i64) -> Services {
+        Services {
+            clock: Arc::new(crate::clock::ClockTime::new(clock, time)),
+            ..self.clone()
+        }
+    }
+
+    /// What the API shows of stored documents ([`crate::documents::render`]).
+    pub fn renderer(&self) -> crate::documents::render::Renderer {
+        crate::documents::render::Renderer::new(self.config.receipt_base.clone())
+    }
+
+    /// An event for `object` (in its stored form) caused by this request, and the write that
+    /// records it. `previous_attributes` are as the API shows them.
+    pub(crate) fn event_op(
+        &self,
+        ctx: Option<&RequestContext>,
+        scope: &Scope,
+        event_type: &str,
+        object: serde_json::Value,
+        previous_attributes: Option<serde_json::Value>,
+    ) -> CoreResult<WriteOp> {
+        let event = StoredEvent {
+            kind: event_type.into(),
+            // Wall-clock time even for a test clock's objects: an event is when it happened
+            // here, and its webhooks are due then.
+            created: self.wall_now(),
+            livemode: scope.livemode(),
+            data: EventData {
+                object,
+                previous_attributes,
+            },
+            request: EventRequest {
+                id: ctx.map(|c| c.request_id.clone()),
+                idempotency_key: ctx.and_then(|c| c.idempotency.as_ref().map(|h| h.key.clone())),
+            },
+        };
+        Ok(WriteOp::Event {
+            body: to_body(&event)?,
+            id: ids::generate(IdKind::Event),
+            event_type: event.kind,
+            created: event.created,
+        })
+    }
+
+    /// A change of a document: `update` (the [`WriteOp::Update`] that stores `after`) and its
+    /// `event_type` event naming what changed since `before`, with `after` in its stored form
+    /// (what the request answers). No write and no event when nothing changed.
+    pub(crate) fn update_ops<T: Serialize + PartialEq>(
+        &self,
+        ctx: Option<&RequestContext>,
+        scope: &Scope,
+        (before, after): (&T, &T),
+        update: WriteOp,
+        event_type: &str,
+    ) -> CoreResult<(serde_json::Value, Vec<WriteOp>)> {
+        let object = to_value(after)?;
+        if before == after {
+            return Ok((object, Vec::new()));
+        }
+        let previous = crate::event::previous_attributes(&to_value(before)?, &object);
+        let event = self.event_op(ctx, scope, event_type, object.clone(), previous)?;
+        Ok((object, vec![update, event]))
+    }
+
+    /// A document as the JSON text the API shows ([`crate::documents::render`]), or 404 naming `kind`.
+    pub async fn retrieve_raw(
+        &self,
+        scope: &Scope,
+        collection: Collection,
+        kind: &'static str,
+        id: &str,
+    ) -> CoreResult<String> {
+        match self.store.find_record(scope, collection, id).await? {
+            Some(record) => self
+                .renderer()
+                .document(collection, &record.id, record.body),
+            None => Err(CoreError::NotFound {
+                kind,
+                id: id.to_string(),
+            }),
+        }
+    }
+
+    /// The document a typed id names, as the API shows it, or 404: its kind gives the
+    /// collection and the name in the message.
+    pub async fn retrieve<K: crate::ids::Kind>(
+        &self,
+        scope: &Scope,
+        id: &crate::ids::Id<K>,
+    ) -> CoreResult<String> {
+        self.retrieve_raw(scope, K::COLLECTION, K::NAME, id).await
+    }
+
+    /// A typed document and its version, or 404 naming `kind`.
+    pub(crate) async fn load<T: serde::de::DeserializeOwned>(
+        &self,
+        scope: &Scope,
+        collection: Collection,
+        kind: &'static str,
+        id: &str,
+    ) -> CoreResult<(T, i64)> {
+        match self.store.find_record(scope, collection, id).await? {
+            Some(record) => Ok((from_body(&record.id, &record.body)?, record.version)),
+            None => Err(CoreError::NotFound {
+                kind,
+                id: id.to_string(),
+            }),
+        }
+    }
+
+    /// Every document of `collection` whose `field` is `value`, with versions, newest first,
+    /// however many pages that takes.
+    pub(crate) async fn matching<T: serde::de::DeserializeOwned>(
+        &self,
+        scope: &Scope,
+        collection: Collection,
+        field: Field,
+        value: &str,
+    ) -> CoreResult<Vec<(T, i64)>> {
+        let mut out = Vec::new();
+        let mut query = ListQuery {
+            filters: vec![(field, value.to_string())],
+            limit: 100,
+            ..ListQuery::default()
+        };
+        loop {
+            let page = self.store.list_records(scope, collection, &query).await?;
+            for r in &page.records {
+                out.push((from_body(&r.id, &r.body)?, r.version));
+            }
+            match (page.has_more, page.records.last()) {
+                (true, Some(last)) => query.cursor = Cursor::StartingAfter(last.id.clone()),
+                _ => return Ok(out),
+            }
+        }
+    }
+
+    /// The object a request body names in `param`: a `kind` id of this scope, else 400
+    /// `resource_missing` naming `param` ("No such {name}"); an id of another kind is never
+    /// looked up.
+    pub(crate) async fn referenced(
+        &self,
+        scope: &Scope,
+        (collection, kind, name): (Collection, IdKind, &str),
+        id: &str,
+        param: &str,
+    ) -> CoreResult<crate::store::Record> {
+        let found = match ids::looks_like(kind, id) {
+            true => self.store.find_record(scope, collection, id).await?,
+            false => None,
+        };
+        found.ok_or_else(|| CoreError::missing_reference(param, name, id))
+    }
+
+    /// A page of a collection as the API shows it, newest first.
+    /// Every document of `collection` in the scope that matches `filters` and was created in
+    /// `created`, newest first, page by page.
+    pub(crate) async fn every_record(
+        &self,
+        scope: &Scope,
+        collection: Collection,
+        filters: Vec<(Field, String)>,
+        created: crate::store::CreatedRange,
+    ) -> CoreResult<Vec<crate::store::Record>> {
+        let mut out = Vec::new();
+        let mut cursor = Cursor::Newest;
+        loop {
+            let page = self
+                .store
+                .list_records(
+                    scope,
+                    collection,
+                    &ListQuery {
+                        filters: filters.clone(),
+                        created,
+                        available_on: Default::default(),
+                        cursor: cursor.clone(),
+                        limit: 100,
+                    },
+                )
+                .await?;
+            let last = page.records.last().map(|r| r.id.clone());
+            out.extend(page.records);
+            match (page.has_more, last) {
+                (true, Some(id)) => cursor = Cursor::StartingAfter(id),
+                _ => break,
+            }
+        }
+        Ok(out)
+    }
+
+    pub async fn list_raw(
+        &self,
+        scope: &Scope,
+        collection: Collection,
+        params: &ListParams,
+        filters: Vec<(Field, String)>,
+    ) -> CoreResult<RawPage> {
+        let cursor = match (&params.starting_after, &params.ending_before) {
+            (Some(_), Some(_)) => {
+                return Err(CoreError::invalid(
+                    "ending_before",
+                    "parameter_invalid",
+                    "starting_after and ending_before cannot both be given.",
+                ))
+            }
+            (Some(id), None) => Cursor::StartingAfter(id.clone()),
+            (None, Some(id)) => Cursor::EndingBefore(id.clone()),
+            (None, None) => Cursor::Newest,
+        };
+        let query = ListQuery {
+            filters,
+            created: params.created,
+            available_on: params.available_on,
+            cursor,
+            limit: params.limit,
+        };
+        match self.store.list_records(scope, collection, &query).await {
+            Ok(Page { records, has_more }) => {
+                let renderer = self.renderer();
+                Ok(RawPage {
+                    data: records
+                        .into_iter()
+                        .map(|r| renderer.document(collection, &r.id, r.body))
+                        .collect::<CoreResult<_>>()?,
+                    has_more,
+                })
+            }
+            Err(StoreError::CursorNotFound(id)) => {
+                let param = match query.cursor {
+                    Cursor::EndingBefore(_) => "ending_before",
+                    _ => "starting_after",
+                };
+                Err(CoreError::invalid(
+                    param,
+                    "resource_missing",
+                    format!("No such object: '{id}'"),
+                ))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Runs `attempt` until its batch does not lose an optimistic-concurrency race.
+    pub(crate) async fn retry_on_conflict<T, F, Fut>(&self, mut attempt: F) -> CoreResult<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = CoreResult<T>>,
+    {
+        let mut last = None;
+        for _ in 0..CONFLICT_RETRIES {
+            match attempt().await {
+                Err(CoreError::Store(StoreError::Conflict(what))) => {
+                    last = Some(what);
+                    tokio::task::yield_now().await;
+                }
+                other => return other,
+            }
+        }
+        Err(StoreError::Conflict(last.unwrap_or_default()).into())
+    }
+}
