@@ -21,16 +21,14 @@
 
 use std::sync::Arc;
 
-use serde::Serialize;
-
 use crate::auth::{Principal, Scope};
 use crate::clock::Clock;
+use crate::documents::document::from_body;
 use crate::error::{CoreError, CoreResult, StoreError};
-use crate::event::{EventData, EventRequest, StoredEvent};
 use crate::ids::{self, IdKind};
 use crate::payments::acquirer::Acquirer;
 use crate::store::{
-    Collection, CreatedRange, Cursor, Field, ListQuery, Page, Store, StoredResponse, WriteOp,
+    Collection, CreatedRange, Cursor, Field, ListQuery, Page, Store, StoredResponse,
 };
 
 /// How a response is rendered to bytes, supplied by the HTTP layer (which owns the wire error
@@ -127,18 +125,6 @@ pub struct ListParams {
 /// How many times a use case is re-run when its batch loses an optimistic-concurrency race.
 const CONFLICT_RETRIES: usize = 64;
 
-pub(crate) fn to_value<T: Serialize>(value: &T) -> CoreResult<serde_json::Value> {
-    serde_json::to_value(value).map_err(|e| CoreError::internal("serialise a document", e))
-}
-
-pub(crate) fn to_body<T: Serialize>(value: &T) -> CoreResult<String> {
-    serde_json::to_string(value).map_err(|e| CoreError::internal("serialise a document", e))
-}
-
-pub(crate) fn from_body<T: serde::de::DeserializeOwned>(id: &str, body: &str) -> CoreResult<T> {
-    serde_json::from_str(body).map_err(|e| StoreError::Corrupt(format!("{id}: {e}")).into())
-}
-
 impl Services {
     pub fn now(&self) -> i64 {
         self.clock.now()
@@ -161,59 +147,6 @@ impl Services {
     /// What the API shows of stored documents ([`crate::documents::render`]).
     pub fn renderer(&self) -> crate::documents::render::Renderer {
         crate::documents::render::Renderer::new(self.config.receipt_base.clone())
-    }
-
-    /// An event for `object` (in its stored form) caused by this request, and the write that
-    /// records it. `previous_attributes` are as the API shows them.
-    pub(crate) fn event_op(
-        &self,
-        ctx: Option<&RequestContext>,
-        scope: &Scope,
-        event_type: &str,
-        object: serde_json::Value,
-        previous_attributes: Option<serde_json::Value>,
-    ) -> CoreResult<WriteOp> {
-        let event = StoredEvent {
-            kind: event_type.into(),
-            // Wall-clock time even for a test clock's objects: an event is when it happened
-            // here, and its webhooks are due then.
-            created: self.wall_now(),
-            livemode: scope.livemode(),
-            data: EventData {
-                object,
-                previous_attributes,
-            },
-            request: EventRequest {
-                id: ctx.map(|c| c.request_id.clone()),
-                idempotency_key: ctx.and_then(|c| c.idempotency.as_ref().map(|h| h.key.clone())),
-            },
-        };
-        Ok(WriteOp::Event {
-            body: to_body(&event)?,
-            id: ids::generate(IdKind::Event),
-            event_type: event.kind,
-            created: event.created,
-        })
-    }
-
-    /// A change of a document: `update` (the [`WriteOp::Update`] that stores `after`) and its
-    /// `event_type` event naming what changed since `before`, with `after` in its stored form
-    /// (what the request answers). No write and no event when nothing changed.
-    pub(crate) fn update_ops<T: Serialize + PartialEq>(
-        &self,
-        ctx: Option<&RequestContext>,
-        scope: &Scope,
-        (before, after): (&T, &T),
-        update: WriteOp,
-        event_type: &str,
-    ) -> CoreResult<(serde_json::Value, Vec<WriteOp>)> {
-        let object = to_value(after)?;
-        if before == after {
-            return Ok((object, Vec::new()));
-        }
-        let previous = crate::event::previous_attributes(&to_value(before)?, &object);
-        let event = self.event_op(ctx, scope, event_type, object.clone(), previous)?;
-        Ok((object, vec![update, event]))
     }
 
     /// A document as the JSON text the API shows ([`crate::documents::render`]), or 404 naming `kind`.

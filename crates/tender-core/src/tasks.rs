@@ -14,16 +14,14 @@
 //! - renew a subscription, try an open invoice, warn of a trial's end, expire an unpaid start,
 //!   advance a test clock ([`crate::billing`])
 
-use crate::auth::Scope;
+use crate::documents::document::to_value;
 use crate::error::{CoreError, CoreResult, StoreError};
-use crate::ids;
-use crate::payments::create::payment_index;
 use crate::payments::payment::{
     transition, CancellationReason, Payment, PaymentStatus, Transition,
 };
 use crate::refunds::refund::{Refund, RefundStatus};
-use crate::services::{from_body, to_body, to_value, Services};
-use crate::store::{ClaimedTask, Collection, IndexValues, WriteBatch, WriteOp};
+use crate::services::Services;
+use crate::store::ClaimedTask;
 
 /// Uncaptured authorisations are released after 7 days.
 pub const AUTHORIZATION_TTL_SECS: i64 = 7 * 24 * 3600;
@@ -111,17 +109,6 @@ impl TaskKind {
 }
 
 impl Services {
-    /// The write that schedules `kind` on `object_id` at `due_at`.
-    pub(crate) fn schedule_op(&self, kind: TaskKind, object_id: &str, due_at: i64) -> WriteOp {
-        WriteOp::ScheduleTask {
-            id: format!("task_{}", ids::random_base62(24)),
-            kind: kind.as_str().into(),
-            object_id: object_id.into(),
-            due_at,
-            clock: self.clock.test_clock().map(str::to_string),
-        }
-    }
-
     /// Claims and carries out due tasks; returns how many it handled.
     pub async fn run_due_tasks(&self, limit: usize) -> CoreResult<usize> {
         let now = self.now();
@@ -211,32 +198,6 @@ impl Services {
         }
     }
 
-    pub(crate) async fn drop_task(&self, task: &ClaimedTask, why: &str) -> CoreResult<()> {
-        tracing::debug!(task = %task.id, why, "task no longer applies");
-        self.commit_background(
-            &task.scope,
-            vec![WriteOp::DeleteTask {
-                id: task.id.clone(),
-            }],
-        )
-        .await
-    }
-
-    pub(crate) async fn commit_background(
-        &self,
-        scope: &Scope,
-        ops: Vec<WriteOp>,
-    ) -> CoreResult<()> {
-        self.store
-            .commit(WriteBatch {
-                scope: scope.clone(),
-                ops,
-                idempotency: None,
-            })
-            .await?;
-        Ok(())
-    }
-
     /// Moves the task's payment from `expected` by `t`, with its event; drops the task when the
     /// payment has moved on by itself (captured, authenticated…).
     async fn task_transition(
@@ -246,14 +207,9 @@ impl Services {
         t: Transition,
         reason: Option<CancellationReason>,
     ) -> CoreResult<()> {
-        let Some(record) = self
-            .store
-            .find_record(&task.scope, Collection::Payments, &task.object_id)
-            .await?
-        else {
-            return self.drop_task(task, "payment missing").await;
+        let Some((before, version)) = self.load_due::<Payment>(task).await? else {
+            return Ok(());
         };
-        let before: Payment = from_body(&record.id, &record.body)?;
         if before.status != expected {
             return self.drop_task(task, "payment already moved on").await;
         }
@@ -284,36 +240,20 @@ impl Services {
             _ => "payment.failed",
         };
         // A settled bank transfer is booked on the balance in the same batch (CONTRACT §9).
-        let booking = self.book_charge(&task.scope, &mut after).await?;
-        let mut ops = vec![
-            WriteOp::Update {
-                collection: Collection::Payments,
-                id: after.id.clone(),
-                expected_version: record.version,
-                index: payment_index(&after),
-                body: to_body(&after)?,
-            },
-            self.event_op(None, &task.scope, event_type, to_value(&after)?, None)?,
-            WriteOp::Unseal {
-                owner: after.id.clone(),
-            },
-            WriteOp::DeleteTask {
-                id: task.id.clone(),
-            },
-        ];
-        ops.extend(booking);
-        self.commit_background(&task.scope, ops).await
+        let mut batch = self.background(&task.scope);
+        self.book_charge(&mut batch, &mut after).await?;
+        batch
+            .update(&after, version)?
+            .event(event_type, &after)?
+            .unseal(&after.id)
+            .done(task);
+        self.commit_background(batch).await
     }
 
     async fn settle_refund(&self, task: &ClaimedTask) -> CoreResult<()> {
-        let Some(record) = self
-            .store
-            .find_record(&task.scope, Collection::Refunds, &task.object_id)
-            .await?
-        else {
-            return self.drop_task(task, "refund missing").await;
+        let Some((mut refund, version)) = self.load_due::<Refund>(task).await? else {
+            return Ok(());
         };
-        let mut refund: Refund = from_body(&record.id, &record.body)?;
         if refund.status != RefundStatus::Pending {
             return self.drop_task(task, "refund already settled").await;
         }
@@ -321,22 +261,11 @@ impl Services {
         refund.status = RefundStatus::Succeeded;
         let object = to_value(&refund)?;
         let previous = crate::event::previous_attributes(&before, &object);
-        let ops = vec![
-            self.event_op(None, &task.scope, "refund.updated", object, previous)?,
-            WriteOp::Update {
-                collection: Collection::Refunds,
-                id: refund.id.clone(),
-                expected_version: record.version,
-                index: IndexValues {
-                    payment: Some(refund.payment.clone()),
-                    ..IndexValues::default()
-                },
-                body: to_body(&refund)?,
-            },
-            WriteOp::DeleteTask {
-                id: task.id.clone(),
-            },
-        ];
-        self.commit_background(&task.scope, ops).await
+        let mut batch = self.background(&task.scope);
+        batch
+            .event_json("refund.updated", object, previous)?
+            .update(&refund, version)?
+            .done(task);
+        self.commit_background(batch).await
     }
 }

@@ -21,13 +21,14 @@
 
 use crate::auth::Scope;
 use crate::balance::transactions::{self, At, Dispute, DisputeStatus, Evidence, EvidenceDetails};
+use crate::documents::batch::Batch;
+use crate::documents::document::to_value;
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, IdKind};
 use crate::metadata;
-use crate::payments::create::payment_index;
 use crate::payments::payment::{Payment, PaymentStatus};
-use crate::services::{from_body, to_body, to_value, RequestContext, Services};
-use crate::store::{ClaimedTask, Collection, IndexValues, WriteOp};
+use crate::services::{RequestContext, Services};
+use crate::store::{ClaimedTask, Collection};
 use crate::tasks::TaskKind;
 
 /// A test-mode payment on the disputed card is disputed this long after it is approved (and
@@ -46,14 +47,6 @@ pub struct UpdateDispute {
     pub evidence: Option<Evidence>,
     pub metadata: Option<Vec<(String, String)>>,
     pub submit: bool,
-}
-
-pub(crate) fn dispute_index(d: &Dispute) -> IndexValues {
-    IndexValues {
-        payment: Some(d.payment.clone()),
-        status: Some(d.status.as_str().to_string()),
-        ..IndexValues::default()
-    }
 }
 
 fn state_error(d: &Dispute, what: &str) -> CoreError {
@@ -108,14 +101,9 @@ impl Services {
     /// (less what was refunded).
     pub(crate) async fn open_dispute(&self, task: &ClaimedTask) -> CoreResult<()> {
         let scope = &task.scope;
-        let Some(record) = self
-            .store
-            .find_record(scope, Collection::Payments, &task.object_id)
-            .await?
-        else {
-            return self.drop_task(task, "payment missing").await;
+        let Some((before, version)) = self.load_due::<Payment>(task).await? else {
+            return Ok(());
         };
-        let before: Payment = from_body(&record.id, &record.body)?;
         let amount = before.amount_captured - before.amount_refunded;
         match before.status {
             _ if before.disputed => return self.drop_task(task, "already disputed").await,
@@ -123,17 +111,13 @@ impl Services {
             | PaymentStatus::RequiresAction
             | PaymentStatus::Processing => {
                 // Not captured yet: look again when it may be.
-                let ops = vec![
-                    WriteOp::DeleteTask {
-                        id: task.id.clone(),
-                    },
-                    self.schedule_op(
-                        TaskKind::OpenDispute,
-                        &before.id,
-                        self.now() + self.available_delay(scope.livemode()),
-                    ),
-                ];
-                return self.commit_background(scope, ops).await;
+                let mut batch = self.background(scope);
+                batch.done(task).schedule(
+                    TaskKind::OpenDispute,
+                    &before.id,
+                    self.now() + self.available_delay(scope.livemode()),
+                );
+                return self.commit_background(batch).await;
             }
             _ if amount <= 0 => return self.drop_task(task, "nothing captured to dispute").await,
             _ => {}
@@ -175,29 +159,14 @@ impl Services {
         };
         let mut payment = before;
         payment.disputed = true;
-        let mut ops = vec![
-            WriteOp::Insert {
-                collection: Collection::Disputes,
-                id: id.clone(),
-                created: now,
-                index: dispute_index(&dispute),
-                body: to_body(&dispute)?,
-            },
-            WriteOp::Update {
-                collection: Collection::Payments,
-                id: payment.id.clone(),
-                expected_version: record.version,
-                index: payment_index(&payment),
-                body: to_body(&payment)?,
-            },
-            self.schedule_op(TaskKind::ResolveDispute, &id, now + EVIDENCE_WINDOW_SECS),
-            WriteOp::DeleteTask {
-                id: task.id.clone(),
-            },
-        ];
-        ops.extend(self.booking_ops(booking)?);
-        ops.push(self.event_op(None, scope, "dispute.created", to_value(&dispute)?, None)?);
-        self.commit_background(scope, ops).await
+        let mut batch = self.background(scope);
+        batch.insert(&dispute)?.update(&payment, version)?;
+        batch
+            .schedule(TaskKind::ResolveDispute, &id, now + EVIDENCE_WINDOW_SECS)
+            .done(task)
+            .book(booking)?
+            .event("dispute.created", &dispute)?;
+        self.commit_background(batch).await
     }
 
     /// One dispute of the scope.
@@ -230,35 +199,21 @@ impl Services {
             if let Some(input) = &cmd.metadata {
                 after.metadata = metadata::merge(&before.metadata, input.clone())?;
             }
-            let mut ops = Vec::new();
+            let mut batch = self.batch(ctx);
             if cmd.submit {
                 if before.status != DisputeStatus::NeedsResponse {
                     return Err(state_error(&before, "evidence can be submitted"));
                 }
                 after.status = DisputeStatus::UnderReview;
                 after.evidence_details.submission_count += 1;
-                ops.push(self.schedule_op(
+                batch.schedule(
                     TaskKind::ResolveDispute,
                     &after.id,
                     self.now() + DISPUTE_DELAY_SECS,
-                ));
+                );
             }
-            let update = WriteOp::Update {
-                collection: Collection::Disputes,
-                id: after.id.clone(),
-                expected_version: version,
-                index: dispute_index(&after),
-                body: to_body(&after)?,
-            };
-            let (object, changed) = self.update_ops(
-                Some(ctx),
-                scope,
-                (&before, &after),
-                update,
-                "dispute.updated",
-            )?;
-            ops.extend(changed);
-            self.commit(ctx, ops, Ok(&object)).await?;
+            let object = batch.change("dispute.updated", (&before, &after), version)?;
+            self.commit(ctx, batch, Ok(&object)).await?;
             Ok(after)
         })
         .await
@@ -274,10 +229,11 @@ impl Services {
             if before.status != DisputeStatus::NeedsResponse {
                 return Err(state_error(&before, "it can be closed"));
             }
-            let (after, mut ops) = self.decide(scope, &before, version, false)?;
+            let mut batch = self.batch(ctx);
+            let after = self.decide(&mut batch, &before, version, false)?;
             let object = to_value(&after)?;
-            ops.push(self.event_op(Some(ctx), scope, "dispute.closed", object.clone(), None)?);
-            self.commit(ctx, ops, Ok(&object)).await?;
+            batch.event_json("dispute.closed", object.clone(), None)?;
+            self.commit(ctx, batch, Ok(&object)).await?;
             Ok(after)
         })
         .await
@@ -287,14 +243,9 @@ impl Services {
     /// answered by its due date is lost.
     pub(crate) async fn resolve_dispute(&self, task: &ClaimedTask) -> CoreResult<()> {
         let scope = &task.scope;
-        let Some(record) = self
-            .store
-            .find_record(scope, Collection::Disputes, &task.object_id)
-            .await?
-        else {
-            return self.drop_task(task, "dispute missing").await;
+        let Some((before, version)) = self.load_due::<Dispute>(task).await? else {
+            return Ok(());
         };
-        let before: Dispute = from_body(&record.id, &record.body)?;
         let won = match before.status {
             DisputeStatus::UnderReview if !scope.livemode() => {
                 before.evidence.uncategorized_text.as_deref()
@@ -303,26 +254,24 @@ impl Services {
             DisputeStatus::NeedsResponse if self.now() >= before.evidence_details.due_by => false,
             _ => return self.drop_task(task, "nothing to decide").await,
         };
-        let (after, mut ops) = self.decide(scope, &before, record.version, won)?;
-        ops.push(self.event_op(None, scope, "dispute.closed", to_value(&after)?, None)?);
-        ops.push(WriteOp::DeleteTask {
-            id: task.id.clone(),
-        });
-        self.commit_background(scope, ops).await
+        let mut batch = self.background(scope);
+        let after = self.decide(&mut batch, &before, version, won)?;
+        batch.event("dispute.closed", &after)?.done(task);
+        self.commit_background(batch).await
     }
 
-    /// The dispute won or lost, and the writes that move its money: back to the balance when
-    /// won (the fee is kept), out of the ledger when lost.
+    /// The dispute won or lost, written to `batch` with what moves its money: back to the
+    /// balance when won (the fee is kept), out of the ledger when lost.
     fn decide(
         &self,
-        scope: &Scope,
+        batch: &mut Batch,
         before: &Dispute,
         version: i64,
         won: bool,
-    ) -> CoreResult<(Dispute, Vec<WriteOp>)> {
+    ) -> CoreResult<Dispute> {
         let now = self.now();
+        let livemode = batch.scope().livemode();
         let mut after = before.clone();
-        let mut ops = Vec::with_capacity(3);
         if won {
             after.status = DisputeStatus::Won;
             let txn_id = ids::generate(IdKind::BalanceTransaction);
@@ -330,7 +279,7 @@ impl Services {
                 At {
                     txn_id: &txn_id,
                     now,
-                    livemode: scope.livemode(),
+                    livemode,
                 },
                 &before.id,
                 &before.payment,
@@ -341,25 +290,17 @@ impl Services {
             after
                 .balance_transactions
                 .extend(booking.transaction.iter().cloned());
-            ops.extend(self.booking_ops(booking)?);
+            batch.update(&after, version)?.book(booking)?;
         } else {
             after.status = DisputeStatus::Lost;
-            ops.extend(
+            batch.update(&after, version)?;
+            if let Some(posting) =
                 transactions::dispute_lost(now, &before.id, before.currency, before.amount)
                     .map_err(posting_failed)?
-                    .map(WriteOp::Post),
-            );
+            {
+                batch.post(posting);
+            }
         }
-        ops.insert(
-            0,
-            WriteOp::Update {
-                collection: Collection::Disputes,
-                id: after.id.clone(),
-                expected_version: version,
-                index: dispute_index(&after),
-                body: to_body(&after)?,
-            },
-        );
-        Ok((after, ops))
+        Ok(after)
     }
 }

@@ -13,18 +13,19 @@
 //!
 //! Depends on the domain ([`crate::balance::transactions`]) and the storage port.
 
-use crate::auth::Scope;
 use crate::balance::ledger::LedgerAccount;
 use crate::balance::transactions::{
     self, At, Payout, PayoutDestination, PayoutStatus, FAILING_IBAN_SUFFIX,
 };
+use crate::documents::batch::Batch;
+use crate::documents::document::to_value;
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::ids::{self, IdKind};
 use crate::metadata::{self, Metadata};
 use crate::money::{Amount, Currency};
 use crate::secret::Secret;
-use crate::services::{from_body, to_body, to_value, RequestContext, Services};
-use crate::store::{ClaimedTask, Collection, IndexValues, WriteOp};
+use crate::services::{RequestContext, Services};
+use crate::store::{ClaimedTask, Collection};
 use crate::vault::Sealer;
 
 use crate::tasks::TaskKind;
@@ -38,13 +39,6 @@ pub struct CreatePayout {
     pub account_holder_name: String,
     pub description: Option<String>,
     pub metadata: Vec<(String, String)>,
-}
-
-fn payout_index(p: &Payout) -> IndexValues {
-    IndexValues {
-        status: Some(p.status.as_str().to_string()),
-        ..IndexValues::default()
-    }
 }
 
 fn payout_state_error(p: &Payout, action: &str) -> CoreError {
@@ -125,26 +119,17 @@ impl Services {
             livemode: scope.livemode(),
         };
         let object = to_value(&payout)?;
-        let mut ops = vec![WriteOp::Insert {
-            collection: Collection::Payouts,
-            id: id.clone(),
-            created: now,
-            index: payout_index(&payout),
-            body: to_body(&payout)?,
-        }];
-        ops.extend(self.booking_ops(booking)?);
-        ops.push(WriteOp::RequireBalance {
-            account: LedgerAccount::Available,
-            currency: cmd.currency,
-            at_least: 0,
-        });
-        ops.push(WriteOp::Seal {
-            owner: id.clone(),
-            sealed: self.iban_sealer().seal(iban.normalized.expose().as_bytes()),
-        });
-        ops.push(self.schedule_op(TaskKind::AdvancePayout, &id, now + delay));
-        ops.push(self.event_op(Some(ctx), scope, "payout.created", object.clone(), None)?);
-        match self.commit(ctx, ops, Ok(&object)).await {
+        let mut batch = self.batch(ctx);
+        batch.insert(&payout)?.book(booking)?;
+        batch
+            .require_balance(LedgerAccount::Available, cmd.currency, 0)
+            .seal(
+                &id,
+                self.iban_sealer().seal(iban.normalized.expose().as_bytes()),
+            )
+            .schedule(TaskKind::AdvancePayout, &id, now + delay)
+            .event_json("payout.created", object.clone(), None)?;
+        match self.commit(ctx, batch, Ok(&object)).await {
             Err(CoreError::Store(StoreError::BalanceInsufficient(_))) => Err(CoreError::invalid(
                 "amount",
                 "balance_insufficient",
@@ -167,38 +152,32 @@ impl Services {
             if before.status != PayoutStatus::Pending {
                 return Err(payout_state_error(&before, "canceled"));
             }
-            let (after, ops) =
-                self.return_payout(ctx.scope(), &before, version, PayoutStatus::Canceled, None)?;
+            let mut batch = self.batch(ctx);
+            let after =
+                self.return_payout(&mut batch, &before, version, PayoutStatus::Canceled, None)?;
             let object = to_value(&after)?;
-            let mut ops = ops;
-            ops.push(self.event_op(
-                Some(ctx),
-                ctx.scope(),
-                "payout.canceled",
-                object.clone(),
-                None,
-            )?);
-            self.commit(ctx, ops, Ok(&object)).await?;
+            batch.event_json("payout.canceled", object.clone(), None)?;
+            self.commit(ctx, batch, Ok(&object)).await?;
             Ok(after)
         })
         .await
     }
 
-    /// The payout as failed or canceled, and the writes that give its money back.
+    /// The payout as failed or canceled, written to `batch` with what gives its money back.
     fn return_payout(
         &self,
-        scope: &Scope,
+        batch: &mut Batch,
         before: &Payout,
         version: i64,
         status: PayoutStatus,
         failure: Option<(&str, &str)>,
-    ) -> CoreResult<(Payout, Vec<WriteOp>)> {
+    ) -> CoreResult<Payout> {
         let txn_id = ids::generate(IdKind::BalanceTransaction);
         let booking = transactions::payout_failure(
             At {
                 txn_id: &txn_id,
                 now: self.now(),
-                livemode: scope.livemode(),
+                livemode: batch.scope().livemode(),
             },
             &before.id,
             before.currency,
@@ -212,85 +191,57 @@ impl Services {
             after.failure_code = Some(code.into());
             after.failure_message = Some(message.into());
         }
-        let mut ops = vec![WriteOp::Update {
-            collection: Collection::Payouts,
-            id: after.id.clone(),
-            expected_version: version,
-            index: payout_index(&after),
-            body: to_body(&after)?,
-        }];
-        ops.extend(self.booking_ops(booking)?);
-        Ok((after, ops))
+        batch.update(&after, version)?.book(booking)?;
+        Ok(after)
     }
 
     /// The payout task: `pending` → `in_transit`, then `in_transit` → `paid` (or `failed`).
     pub(crate) async fn advance_payout(&self, task: &ClaimedTask) -> CoreResult<()> {
-        let Some(record) = self
-            .store
-            .find_record(&task.scope, Collection::Payouts, &task.object_id)
-            .await?
-        else {
-            return self.drop_task(task, "payout missing").await;
+        let Some((before, version)) = self.load_due::<Payout>(task).await? else {
+            return Ok(());
         };
-        let before: Payout = from_body(&record.id, &record.body)?;
-        let scope = &task.scope;
-        let done = WriteOp::DeleteTask {
-            id: task.id.clone(),
-        };
-        let fails = !scope.livemode() && before.destination.last4.ends_with(FAILING_IBAN_SUFFIX);
-        let (after, mut ops, event) = match before.status {
+        let mut batch = self.background(&task.scope);
+        let fails =
+            !task.scope.livemode() && before.destination.last4.ends_with(FAILING_IBAN_SUFFIX);
+        let (after, event) = match before.status {
             PayoutStatus::Pending => {
                 let mut after = before.clone();
                 after.status = PayoutStatus::InTransit;
-                let ops = vec![
-                    WriteOp::Update {
-                        collection: Collection::Payouts,
-                        id: after.id.clone(),
-                        expected_version: record.version,
-                        index: payout_index(&after),
-                        body: to_body(&after)?,
-                    },
-                    self.schedule_op(
-                        TaskKind::AdvancePayout,
-                        &after.id,
-                        self.now() + self.config.bank_settlement_delay.max(1),
-                    ),
-                ];
-                (after, ops, "payout.updated")
+                batch.update(&after, version)?.schedule(
+                    TaskKind::AdvancePayout,
+                    &after.id,
+                    self.now() + self.config.bank_settlement_delay.max(1),
+                );
+                (after, "payout.updated")
             }
             PayoutStatus::InTransit if fails => {
-                let (after, ops) = self.return_payout(
-                    scope,
+                let after = self.return_payout(
+                    &mut batch,
                     &before,
-                    record.version,
+                    version,
                     PayoutStatus::Failed,
                     Some(("account_closed", "The bank account has been closed.")),
                 )?;
-                (after, ops, "payout.failed")
+                (after, "payout.failed")
             }
             PayoutStatus::InTransit => {
                 let mut after = before.clone();
                 after.status = PayoutStatus::Paid;
-                let mut ops = vec![WriteOp::Update {
-                    collection: Collection::Payouts,
-                    id: after.id.clone(),
-                    expected_version: record.version,
-                    index: payout_index(&after),
-                    body: to_body(&after)?,
-                }];
-                ops.extend(
+                batch.update(&after, version)?;
+                if let Some(posting) =
                     transactions::payout_paid(self.now(), &after.id, after.currency, after.amount)
                         .map_err(|e| CoreError::internal("build a ledger posting", e))?
-                        .map(WriteOp::Post),
-                );
-                (after, ops, "payout.paid")
+                {
+                    batch.post(posting);
+                }
+                (after, "payout.paid")
             }
             _ => return self.drop_task(task, "payout already settled").await,
         };
-        let previous = crate::event::previous_attributes(&to_value(&before)?, &to_value(&after)?);
+        let object = to_value(&after)?;
+        let previous = crate::event::previous_attributes(&to_value(&before)?, &object);
         let previous = (event == "payout.updated").then_some(previous).flatten();
-        ops.push(self.event_op(None, scope, event, to_value(&after)?, previous)?);
-        ops.push(done);
-        self.commit_background(scope, ops).await
+        batch.event_json(event, object, previous)?.done(task);
+        self.commit_background(batch).await
     }
 }

@@ -26,13 +26,15 @@ use serde::Serialize;
 use crate::auth::Scope;
 use crate::balance::fees::Pricing;
 use crate::balance::ledger::LedgerAccount;
-use crate::balance::transactions::{self, At, BalanceTransaction, Booking, TxnStatus};
+use crate::balance::transactions::{self, At, BalanceTransaction, TxnStatus};
+use crate::documents::batch::Batch;
+use crate::documents::document::from_body;
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, IdKind};
 use crate::payments::payment::Payment;
 use crate::refunds::refund::Refund;
-use crate::services::{from_body, to_body, RawPage, Services};
-use crate::store::{ClaimedTask, Collection, Field, IndexValues, WriteOp};
+use crate::services::{RawPage, Services};
+use crate::store::{ClaimedTask, Collection, Field};
 
 /// How long a process trusts the prices it read.
 pub const PRICING_TTL_SECS: i64 = 5;
@@ -86,20 +88,6 @@ pub struct Balance {
 }
 
 /// The indexed columns of a balance transaction.
-pub(crate) fn txn_index(t: &BalanceTransaction) -> IndexValues {
-    use crate::balance::transactions::TxnType;
-    IndexValues {
-        event_type: Some(t.kind.as_str().to_string()),
-        source: Some(t.source.clone()),
-        payout: matches!(t.kind, TxnType::Payout | TxnType::PayoutFailure)
-            .then(|| t.source.clone()),
-        currency: Some(t.currency.code().to_string()),
-        status: Some(t.status.as_str().to_string()),
-        available_on: Some(t.available_on),
-        ..IndexValues::default()
-    }
-}
-
 fn posting_failed(e: crate::balance::ledger::PostingError) -> CoreError {
     CoreError::internal("build a ledger posting", e)
 }
@@ -151,35 +139,18 @@ impl Services {
         }
     }
 
-    /// The writes of `booking`: its transaction and its posting.
-    pub(crate) fn booking_ops(&self, booking: Booking) -> CoreResult<Vec<WriteOp>> {
-        let mut ops = Vec::with_capacity(2);
-        if let Some(txn) = booking.transaction {
-            ops.push(WriteOp::Insert {
-                collection: Collection::BalanceTransactions,
-                id: txn.id.clone(),
-                created: txn.created,
-                index: txn_index(&txn),
-                body: to_body(&txn)?,
-            });
-        }
-        if let Some(posting) = booking.posting {
-            ops.push(WriteOp::Post(posting));
-        }
-        Ok(ops)
-    }
-
-    /// The writes that book what `payment` captured (or a bank transfer settled), to go in the
-    /// batch that records it; sets its `balance_transaction`. Nothing when nothing was captured
+    /// Books what `payment` captured (or a bank transfer settled) in `batch`, the batch that
+    /// records it; sets its `balance_transaction`. Nothing (`false`) when nothing was captured
     /// or it is booked already.
     pub(crate) async fn book_charge(
         &self,
-        scope: &Scope,
+        batch: &mut Batch,
         payment: &mut Payment,
-    ) -> CoreResult<Vec<WriteOp>> {
+    ) -> CoreResult<bool> {
         if payment.amount_captured <= 0 || payment.balance_transaction.is_some() {
-            return Ok(Vec::new());
+            return Ok(false);
         }
+        let scope = batch.scope().clone();
         let pricing = self.pricing(&scope.account).await?;
         let captured = payment.amount_captured;
         let (fee, what) = if payment.payment_method.kind == "bank_transfer" {
@@ -208,27 +179,24 @@ impl Services {
         )
         .map_err(posting_failed)?;
         payment.balance_transaction = Some(txn_id.clone());
-        let mut ops = self.booking_ops(booking)?;
-        ops.push(self.schedule_op(crate::tasks::TaskKind::MakeAvailable, &txn_id, available_on));
-        Ok(ops)
+        batch
+            .book(booking)?
+            .schedule(crate::tasks::TaskKind::MakeAvailable, &txn_id, available_on);
+        Ok(true)
     }
 
-    /// The writes that book `refund` leaving the balance (at its creation, pending or not);
-    /// sets its `balance_transaction`.
-    pub(crate) fn book_refund(
-        &self,
-        scope: &Scope,
-        refund: &mut Refund,
-    ) -> CoreResult<Vec<WriteOp>> {
+    /// Books `refund` leaving the balance (at its creation, pending or not) in `batch`; sets
+    /// its `balance_transaction`. Nothing (`false`) when it is booked already.
+    pub(crate) fn book_refund(&self, batch: &mut Batch, refund: &mut Refund) -> CoreResult<bool> {
         if refund.balance_transaction.is_some() {
-            return Ok(Vec::new());
+            return Ok(false);
         }
         let txn_id = ids::generate(IdKind::BalanceTransaction);
         let booking = transactions::refund(
             At {
                 txn_id: &txn_id,
                 now: self.now(),
-                livemode: scope.livemode(),
+                livemode: batch.scope().livemode(),
             },
             &refund.id,
             &refund.payment,
@@ -237,25 +205,26 @@ impl Services {
         )
         .map_err(posting_failed)?;
         refund.balance_transaction = Some(txn_id);
-        self.booking_ops(booking)
+        batch.book(booking)?;
+        Ok(true)
     }
 
-    /// The writes that give a failed refund's amount back; sets its
+    /// Gives a failed refund's amount back, in `batch`; sets its
     /// `failure_balance_transaction`.
     pub(crate) fn book_refund_failure(
         &self,
-        scope: &Scope,
+        batch: &mut Batch,
         refund: &mut Refund,
-    ) -> CoreResult<Vec<WriteOp>> {
+    ) -> CoreResult<bool> {
         if refund.balance_transaction.is_none() || refund.failure_balance_transaction.is_some() {
-            return Ok(Vec::new());
+            return Ok(false);
         }
         let txn_id = ids::generate(IdKind::BalanceTransaction);
         let booking = transactions::refund_failure(
             At {
                 txn_id: &txn_id,
                 now: self.now(),
-                livemode: scope.livemode(),
+                livemode: batch.scope().livemode(),
             },
             &refund.id,
             refund.currency,
@@ -263,42 +232,26 @@ impl Services {
         )
         .map_err(posting_failed)?;
         refund.failure_balance_transaction = Some(txn_id);
-        self.booking_ops(booking)
+        batch.book(booking)?;
+        Ok(true)
     }
 
     /// The availability task: a pending charge's money becomes available.
     pub(crate) async fn make_available(&self, task: &ClaimedTask) -> CoreResult<()> {
-        let Some(record) = self
-            .store
-            .find_record(
-                &task.scope,
-                Collection::BalanceTransactions,
-                &task.object_id,
-            )
-            .await?
-        else {
-            return self.drop_task(task, "balance transaction missing").await;
+        let Some((txn, version)) = self.load_due::<BalanceTransaction>(task).await? else {
+            return Ok(());
         };
-        let txn: BalanceTransaction = from_body(&record.id, &record.body)?;
         if txn.status != TxnStatus::Pending {
             return self.drop_task(task, "already available").await;
         }
         let (after, posting) =
             transactions::make_available(&txn, self.now()).map_err(posting_failed)?;
-        let mut ops = vec![
-            WriteOp::Update {
-                collection: Collection::BalanceTransactions,
-                id: after.id.clone(),
-                expected_version: record.version,
-                index: txn_index(&after),
-                body: to_body(&after)?,
-            },
-            WriteOp::DeleteTask {
-                id: task.id.clone(),
-            },
-        ];
-        ops.extend(posting.map(WriteOp::Post));
-        self.commit_background(&task.scope, ops).await
+        let mut batch = self.background(&task.scope);
+        batch.update(&after, version)?.done(task);
+        if let Some(posting) = posting {
+            batch.post(posting);
+        }
+        self.commit_background(batch).await
     }
 
     /// `GET /balance`: per currency that has transactions, what is pending and available.
@@ -400,21 +353,12 @@ impl Services {
                     let (mut p, version): (Payment, i64) = self
                         .load(scope, Collection::Payments, "payment", &record.id)
                         .await?;
-                    let mut ops = self.book_charge(scope, &mut p).await?;
-                    if ops.is_empty() {
+                    let mut batch = self.background(scope);
+                    if !self.book_charge(&mut batch, &mut p).await? {
                         return Ok(false);
                     }
-                    ops.insert(
-                        0,
-                        WriteOp::Update {
-                            collection: Collection::Payments,
-                            id: p.id.clone(),
-                            expected_version: version,
-                            index: crate::payments::create::payment_index(&p),
-                            body: to_body(&p)?,
-                        },
-                    );
-                    self.commit_background(scope, ops).await?;
+                    batch.update(&p, version)?;
+                    self.commit_background(batch).await?;
                     Ok(true)
                 })
                 .await?;
@@ -430,24 +374,15 @@ impl Services {
                     let (mut r, version): (Refund, i64) = self
                         .load(scope, Collection::Refunds, "refund", &record.id)
                         .await?;
-                    let mut ops = self.book_refund(scope, &mut r)?;
-                    if ops.is_empty() {
+                    let mut batch = self.background(scope);
+                    if !self.book_refund(&mut batch, &mut r)? {
                         return Ok(false);
                     }
                     if r.status == crate::refunds::refund::RefundStatus::Failed {
-                        ops.extend(self.book_refund_failure(scope, &mut r)?);
+                        self.book_refund_failure(&mut batch, &mut r)?;
                     }
-                    ops.insert(
-                        0,
-                        WriteOp::Update {
-                            collection: Collection::Refunds,
-                            id: r.id.clone(),
-                            expected_version: version,
-                            index: crate::refunds::service::refund_index(&r),
-                            body: to_body(&r)?,
-                        },
-                    );
-                    self.commit_background(scope, ops).await?;
+                    batch.update(&r, version)?;
+                    self.commit_background(batch).await?;
                     Ok(true)
                 })
                 .await?;

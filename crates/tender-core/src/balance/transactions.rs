@@ -126,6 +126,32 @@ pub struct BalanceTransaction {
     pub livemode: bool,
 }
 
+impl crate::documents::document::Document for BalanceTransaction {
+    const COLLECTION: crate::store::Collection = crate::store::Collection::BalanceTransactions;
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn created(&self) -> i64 {
+        self.created
+    }
+
+    fn index(&self) -> crate::store::IndexValues {
+        use crate::store::IndexValues;
+        IndexValues {
+            event_type: Some(self.kind.as_str().to_string()),
+            source: Some(self.source.clone()),
+            payout: matches!(self.kind, TxnType::Payout | TxnType::PayoutFailure)
+                .then(|| self.source.clone()),
+            currency: Some(self.currency.code().to_string()),
+            status: Some(self.status.as_str().to_string()),
+            available_on: Some(self.available_on),
+            ..IndexValues::default()
+        }
+    }
+}
+
 impl BalanceTransaction {
     /// The cause of the posting that makes this pending charge available.
     pub fn available_cause(&self) -> String {
@@ -559,6 +585,26 @@ pub struct Payout {
     pub livemode: bool,
 }
 
+impl crate::documents::document::Document for Payout {
+    const COLLECTION: crate::store::Collection = crate::store::Collection::Payouts;
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn created(&self) -> i64 {
+        self.created
+    }
+
+    fn index(&self) -> crate::store::IndexValues {
+        use crate::store::IndexValues;
+        IndexValues {
+            status: Some(self.status.as_str().to_string()),
+            ..IndexValues::default()
+        }
+    }
+}
+
 /// A test-mode IBAN ending in this fails its payout (`account_closed`).
 pub const FAILING_IBAN_SUFFIX: &str = "3001";
 
@@ -622,6 +668,27 @@ pub struct Dispute {
     pub metadata: Metadata,
     pub created: i64,
     pub livemode: bool,
+}
+
+impl crate::documents::document::Document for Dispute {
+    const COLLECTION: crate::store::Collection = crate::store::Collection::Disputes;
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn created(&self) -> i64 {
+        self.created
+    }
+
+    fn index(&self) -> crate::store::IndexValues {
+        use crate::store::IndexValues;
+        IndexValues {
+            payment: Some(self.payment.clone()),
+            status: Some(self.status.as_str().to_string()),
+            ..IndexValues::default()
+        }
+    }
 }
 
 /// In test mode, evidence whose `uncategorized_text` is this wins the dispute.

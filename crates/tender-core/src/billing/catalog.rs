@@ -3,13 +3,14 @@
 //! made inactive); a product can be deleted only while it has no price.
 
 use crate::billing::model::{Interval, Price, PriceType, Product, Recurring, NAME_MAX_CHARS};
+use crate::documents::document::to_value;
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, IdKind};
 use crate::metadata;
 use crate::money::{Currency, MAX_AMOUNT};
 use crate::payments::create::check_text;
-use crate::services::{to_body, to_value, RequestContext, Services};
-use crate::store::{Collection, Field, IndexValues, ListQuery, WriteOp};
+use crate::services::{RequestContext, Services};
+use crate::store::{Collection, Field, ListQuery};
 
 /// `POST /products`, parsed.
 #[derive(Debug)]
@@ -49,23 +50,6 @@ pub struct UpdatePrice {
     pub active: Option<bool>,
     pub nickname: Option<Option<String>>,
     pub metadata: Option<Vec<(String, String)>>,
-}
-
-pub(crate) fn product_index(p: &Product) -> IndexValues {
-    IndexValues {
-        active: Some(p.active),
-        ..IndexValues::default()
-    }
-}
-
-pub(crate) fn price_index(p: &Price) -> IndexValues {
-    IndexValues {
-        product: Some(p.product.clone()),
-        active: Some(p.active),
-        event_type: Some(p.kind.as_str().to_string()),
-        currency: Some(p.currency.code().to_string()),
-        ..IndexValues::default()
-    }
 }
 
 fn check_name(param: &str, name: &str) -> CoreResult<()> {
@@ -126,16 +110,9 @@ impl Services {
             livemode: scope.livemode(),
         };
         let object = to_value(&product)?;
-        let ops = vec![
-            WriteOp::Insert {
-                collection: Collection::Products,
-                id: product.id.clone(),
-                created: product.created,
-                index: product_index(&product),
-                body: to_body(&product)?,
-            },
-            self.event_op(Some(ctx), scope, "product.created", object.clone(), None)?,
-        ];
+        let mut ops = self.batch(ctx);
+        ops.insert(&product)?
+            .event_json("product.created", object.clone(), None)?;
         self.commit(ctx, ops, Ok(&object)).await?;
         Ok(product)
     }
@@ -170,20 +147,8 @@ impl Services {
             if let Some(m) = &cmd.metadata {
                 after.metadata = metadata::merge(&before.metadata, m.clone())?;
             }
-            let update = WriteOp::Update {
-                collection: Collection::Products,
-                id: after.id.clone(),
-                expected_version: version,
-                index: product_index(&after),
-                body: to_body(&after)?,
-            };
-            let (object, ops) = self.update_ops(
-                Some(ctx),
-                scope,
-                (&before, &after),
-                update,
-                "product.updated",
-            )?;
+            let mut ops = self.batch(ctx);
+            let object = ops.change("product.updated", (&before, &after), version)?;
             self.commit(ctx, ops, Ok(&object)).await?;
             Ok(after)
         })
@@ -223,20 +188,9 @@ impl Services {
             }
             let deleted =
                 serde_json::json!({"id": product.id, "object": "product", "deleted": true});
-            let ops = vec![
-                WriteOp::Delete {
-                    collection: Collection::Products,
-                    id: product.id.clone(),
-                    expected_version: version,
-                },
-                self.event_op(
-                    Some(ctx),
-                    scope,
-                    "product.deleted",
-                    to_value(&product)?,
-                    None,
-                )?,
-            ];
+            let mut ops = self.batch(ctx);
+            ops.delete::<Product>(&product.id, version)
+                .event("product.deleted", &product)?;
             self.commit(ctx, ops, Ok(&deleted)).await?;
             Ok(deleted)
         })
@@ -286,21 +240,10 @@ impl Services {
             livemode: scope.livemode(),
         };
         let object = to_value(&price)?;
-        let ops = vec![
-            WriteOp::Check {
-                collection: Collection::Products,
-                id: product.id.clone(),
-                expected_version: product.version,
-            },
-            WriteOp::Insert {
-                collection: Collection::Prices,
-                id: price.id.clone(),
-                created: price.created,
-                index: price_index(&price),
-                body: to_body(&price)?,
-            },
-            self.event_op(Some(ctx), scope, "price.created", object.clone(), None)?,
-        ];
+        let mut ops = self.batch(ctx);
+        ops.check(Collection::Products, &product.id, product.version)
+            .insert(&price)?
+            .event_json("price.created", object.clone(), None)?;
         match self.commit(ctx, ops, Ok(&object)).await {
             Err(CoreError::Store(crate::error::StoreError::Conflict(_))) => Err(
                 CoreError::missing_reference("product", "product", &cmd.product),
@@ -333,15 +276,8 @@ impl Services {
             if let Some(m) = &cmd.metadata {
                 after.metadata = metadata::merge(&before.metadata, m.clone())?;
             }
-            let update = WriteOp::Update {
-                collection: Collection::Prices,
-                id: after.id.clone(),
-                expected_version: version,
-                index: price_index(&after),
-                body: to_body(&after)?,
-            };
-            let (object, ops) =
-                self.update_ops(Some(ctx), scope, (&before, &after), update, "price.updated")?;
+            let mut ops = self.batch(ctx);
+            let object = ops.change("price.updated", (&before, &after), version)?;
             self.commit(ctx, ops, Ok(&object)).await?;
             Ok(after)
         })

@@ -22,11 +22,12 @@ use crate::billing::model::{
     MAX_INVOICES_PER_ADVANCE,
 };
 use crate::customers::customer::Customer;
+use crate::documents::document::{from_body, to_value};
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, IdKind};
 use crate::payments::create::check_text;
-use crate::services::{from_body, to_body, to_value, RequestContext, Services};
-use crate::store::{ClaimedTask, Collection, Field, IndexValues, WriteOp};
+use crate::services::{RequestContext, Services};
+use crate::store::{ClaimedTask, Collection, Field};
 use crate::tasks::TaskKind;
 
 /// How many of a clock's tasks due at one instant run side by side.
@@ -39,13 +40,6 @@ const LATEST_TIME: i64 = 253_402_300_799;
 
 /// A clock's indexed status: the advancing ones are counted (at most
 /// [`MAX_ADVANCING_CLOCKS`] per account).
-fn clock_index(c: &TestClock) -> IndexValues {
-    IndexValues {
-        status: Some(c.status.as_str().into()),
-        ..IndexValues::default()
-    }
-}
-
 fn clock_state_error(c: &TestClock, what: &str) -> CoreError {
     CoreError::invalid(
         "test_clock",
@@ -96,13 +90,8 @@ impl Services {
             livemode: false,
         };
         let object = to_value(&clock)?;
-        let ops = vec![WriteOp::Insert {
-            collection: Collection::TestClocks,
-            id: clock.id.clone(),
-            created: clock.created,
-            index: IndexValues::default(),
-            body: to_body(&clock)?,
-        }];
+        let mut ops = self.batch(ctx);
+        ops.insert(&clock)?;
         self.commit(ctx, ops, Ok(&object)).await?;
         Ok(clock)
     }
@@ -159,23 +148,15 @@ impl Services {
                 target_frozen_time: frozen_time,
             });
             let object = to_value(&after)?;
-            let ops = vec![
-                WriteOp::Update {
-                    collection: Collection::TestClocks,
-                    id: after.id.clone(),
-                    expected_version: version,
-                    index: clock_index(&after),
-                    body: to_body(&after)?,
-                },
+            let mut ops = self.batch(ctx);
+            ops.update(&after, version)?
                 // In wall time: the advance itself runs now.
-                self.schedule_op(TaskKind::AdvanceClock, &after.id, self.wall_now()),
-                WriteOp::RequireAtMost {
-                    collection: Collection::TestClocks,
-                    filter: Some((Field::Status, ClockStatus::Advancing.as_str().into())),
-                    at_most: MAX_ADVANCING_CLOCKS,
-                    what: "advancing test clocks".into(),
-                },
-            ];
+                .schedule(TaskKind::AdvanceClock, &after.id, self.wall_now())
+                .require_at_most::<TestClock>(
+                    Some((Field::Status, ClockStatus::Advancing.as_str().into())),
+                    MAX_ADVANCING_CLOCKS,
+                    "advancing test clocks",
+                );
             match self.commit(ctx, ops, Ok(&object)).await {
                 Err(CoreError::Store(crate::error::StoreError::LimitReached(_))) => {
                     Err(CoreError::invalid(
@@ -295,13 +276,10 @@ impl Services {
             while running.join_next().await.is_some() {}
             if started.elapsed() > slice {
                 // Hand over to a fresh task (a fresh lease) and let other work run.
-                let ops = vec![
-                    WriteOp::DeleteTask {
-                        id: task.id.clone(),
-                    },
-                    self.schedule_op(TaskKind::AdvanceClock, &clock.id, self.wall_now()),
-                ];
-                return self.commit_background(scope, ops).await;
+                let mut ops = self.background(scope);
+                ops.done(task)
+                    .schedule(TaskKind::AdvanceClock, &clock.id, self.wall_now());
+                return self.commit_background(ops).await;
             }
         }
         if self
@@ -311,42 +289,23 @@ impl Services {
             > 0
         {
             // Some are leased by a runner that died (or failed): look again after their lease.
-            let ops = vec![
-                WriteOp::DeleteTask {
-                    id: task.id.clone(),
-                },
-                self.schedule_op(
-                    TaskKind::AdvanceClock,
-                    &clock.id,
-                    self.wall_now() + self.config.task_lease_secs,
-                ),
-            ];
-            return self.commit_background(scope, ops).await;
+            let mut ops = self.background(scope);
+            ops.done(task).schedule(
+                TaskKind::AdvanceClock,
+                &clock.id,
+                self.wall_now() + self.config.task_lease_secs,
+            );
+            return self.commit_background(ops).await;
         }
         let mut after = clock.clone();
         after.frozen_time = target_frozen_time;
         after.status = ClockStatus::Ready;
         after.status_details.advancing = None;
-        let ops = vec![
-            WriteOp::Update {
-                collection: Collection::TestClocks,
-                id: after.id.clone(),
-                expected_version: record.version,
-                index: clock_index(&after),
-                body: to_body(&after)?,
-            },
-            self.event_op(
-                None,
-                scope,
-                "test_helpers.test_clock.ready",
-                to_value(&after)?,
-                None,
-            )?,
-            WriteOp::DeleteTask {
-                id: task.id.clone(),
-            },
-        ];
-        self.commit_background(scope, ops).await
+        let mut ops = self.background(scope);
+        ops.update(&after, record.version)?
+            .event("test_helpers.test_clock.ready", &after)?
+            .done(task);
+        self.commit_background(ops).await
     }
 
     /// `DELETE /test_helpers/test_clocks/{id}`: the clock, its customers (deleted as
@@ -361,16 +320,9 @@ impl Services {
             let (clock, version): (TestClock, i64) = self
                 .load(scope, Collection::TestClocks, "test clock", id)
                 .await?;
-            let mut ops = vec![
-                WriteOp::Delete {
-                    collection: Collection::TestClocks,
-                    id: clock.id.clone(),
-                    expected_version: version,
-                },
-                WriteOp::DeleteClockTasks {
-                    clock: clock.id.clone(),
-                },
-            ];
+            let mut ops = self.batch(ctx);
+            ops.delete::<TestClock>(&clock.id, version)
+                .drop_clock_tasks(&clock.id);
             let customers: Vec<(Customer, i64)> = self
                 .matching(scope, Collection::Customers, Field::TestClock, &clock.id)
                 .await?;

@@ -16,11 +16,12 @@ use sha2::Sha256;
 
 use crate::auth::{KeyKind, Principal};
 use crate::billing::model::{Invoice, InvoiceStatus};
+use crate::documents::document::{from_body, to_value};
 use crate::documents::idempotency::{Begun, Settled};
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, IdKind};
 use crate::payment_methods::payment_method::PaymentMethod;
-use crate::services::{from_body, to_value, RequestContext, Services};
+use crate::services::{RequestContext, Services};
 use crate::store::Collection;
 
 /// How long a rendered page's pay token may be used.

@@ -23,6 +23,8 @@ use crate::auth::{KeyKind, Principal, Scope};
 use crate::billing::model::{
     is_hard_decline, subscription_after, Invoice, InvoiceStatus, Subscription, SubscriptionEvent,
 };
+use crate::documents::batch::Batch;
+use crate::documents::document::{from_body, to_value};
 use crate::documents::idempotency::{Begun, Settled};
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, CustomerId, IdKind, PaymentMethodId};
@@ -30,10 +32,8 @@ use crate::money::Amount;
 use crate::payment_methods::payment_method::PaymentMethod;
 use crate::payments::create::{CreatePayment, PaymentMethodInput};
 use crate::payments::payment::PaymentStatus;
-use crate::services::{from_body, to_body, to_value, RequestContext, Services};
-use crate::store::{
-    ClaimedTask, Collection, Field, IndexValues, ListQuery, StoredResponse, WriteOp,
-};
+use crate::services::{RequestContext, Services};
+use crate::store::{ClaimedTask, Collection, Field, ListQuery, StoredResponse};
 use crate::tasks::TaskKind;
 
 /// How one try went.
@@ -48,15 +48,6 @@ pub(crate) enum Outcome {
         decline_code: Option<String>,
         message: String,
     },
-}
-
-pub(crate) fn invoice_index(i: &Invoice) -> IndexValues {
-    IndexValues {
-        customer: Some(i.customer.clone()),
-        subscription: i.subscription.clone(),
-        status: Some(i.status.as_str().to_string()),
-        ..IndexValues::default()
-    }
 }
 
 pub(crate) fn invoice_state_error(i: &Invoice, what: &str) -> CoreError {
@@ -315,12 +306,12 @@ impl Services {
         subscription: Option<(&Subscription, i64)>,
         outcome: &Outcome,
         automatic: bool,
-    ) -> CoreResult<(Invoice, Vec<WriteOp>)> {
+    ) -> CoreResult<(Invoice, Batch)> {
         let now = self.now();
         let mut after = invoice.clone();
         after.attempt_count += 1;
         let mut events = Vec::new();
-        let mut ops = Vec::new();
+        let mut retry = None;
         let mut sub_event = None;
         match outcome {
             Outcome::Paid { payment } => {
@@ -357,7 +348,7 @@ impl Services {
                     after.next_payment_attempt = next;
                     match next {
                         Some(t) => {
-                            ops.push(self.schedule_op(TaskKind::PayInvoice, &after.id, t));
+                            retry = Some(t);
                             sub_event = Some(SubscriptionEvent::PaymentFailed);
                         }
                         None => {
@@ -372,26 +363,21 @@ impl Services {
                 }
             }
         }
-        ops.insert(
-            0,
-            WriteOp::Update {
-                collection: Collection::Invoices,
-                id: after.id.clone(),
-                expected_version: invoice_version,
-                index: invoice_index(&after),
-                body: to_body(&after)?,
-            },
-        );
+        let mut ops = self.background(scope);
+        ops.update(&after, invoice_version)?;
+        if let Some(t) = retry {
+            ops.schedule(TaskKind::PayInvoice, &after.id, t);
+        }
         let object = to_value(&after)?;
         for kind in events {
-            ops.push(self.event_op(None, scope, kind, object.clone(), None)?);
+            ops.event_json(kind, object.clone(), None)?;
         }
         if let (Some((sub, version)), Some(event)) = (subscription, sub_event) {
             if let Ok(status) = subscription_after(sub.status, event) {
                 if status != sub.status {
                     let mut changed = sub.clone();
                     changed.status = status;
-                    ops.extend(self.subscription_update_ops(None, scope, sub, &changed, version)?);
+                    ops.change("customer.subscription.updated", (sub, &changed), version)?;
                 }
             }
         }
@@ -401,26 +387,19 @@ impl Services {
     /// Tries the invoice the `pay_invoice` task names, if the task is still the one due.
     pub(crate) async fn pay_invoice_task(&self, task: &ClaimedTask) -> CoreResult<()> {
         let scope = &task.scope;
-        let Some(record) = self
-            .store
-            .find_record(scope, Collection::Invoices, &task.object_id)
-            .await?
-        else {
-            return self.drop_task(task, "invoice missing").await;
+        let Some((invoice, version)) = self.load_due::<Invoice>(task).await? else {
+            return Ok(());
         };
-        let invoice: Invoice = from_body(&record.id, &record.body)?;
         if invoice.status != InvoiceStatus::Open
             || invoice.next_payment_attempt != Some(task.due_at)
         {
             return self.drop_task(task, "invoice no longer due").await;
         }
         let (_, _, mut ops) = self
-            .try_invoice(scope, (&invoice, record.version), true, None)
+            .try_invoice(scope, (&invoice, version), true, None)
             .await?;
-        ops.push(WriteOp::DeleteTask {
-            id: task.id.clone(),
-        });
-        self.commit_background(scope, ops).await
+        ops.done(task);
+        self.commit_background(ops).await
     }
 
     /// One try of `invoice` with `card` (a card of its customer's, checked by the caller), or
@@ -432,7 +411,7 @@ impl Services {
         (invoice, version): (&Invoice, i64),
         automatic: bool,
         card: Option<String>,
-    ) -> CoreResult<(Outcome, Invoice, Vec<WriteOp>)> {
+    ) -> CoreResult<(Outcome, Invoice, Batch)> {
         let subscription = self.invoice_subscription(scope, invoice).await?;
         let card = match card {
             Some(card) => Some(card),
@@ -545,16 +524,9 @@ impl Services {
             after.status = InvoiceStatus::Void;
             after.next_payment_attempt = None;
             let object = to_value(&after)?;
-            let ops = vec![
-                WriteOp::Update {
-                    collection: Collection::Invoices,
-                    id: after.id.clone(),
-                    expected_version: version,
-                    index: invoice_index(&after),
-                    body: to_body(&after)?,
-                },
-                self.event_op(Some(ctx), scope, "invoice.voided", object.clone(), None)?,
-            ];
+            let mut ops = self.batch(ctx);
+            ops.update(&after, version)?
+                .event_json("invoice.voided", object.clone(), None)?;
             self.commit(ctx, ops, Ok(&object)).await?;
             Ok(after)
         })

@@ -36,9 +36,10 @@ pub mod subscriptions;
 use crate::auth::Scope;
 use crate::billing::model::TestClock;
 use crate::customers::customer::Customer;
+use crate::documents::document::from_body;
 use crate::error::CoreResult;
 use crate::ids::IdKind;
-use crate::services::{from_body, Services};
+use crate::services::Services;
 use crate::store::Collection;
 
 impl Services {

@@ -170,6 +170,26 @@ pub struct Product {
     pub livemode: bool,
 }
 
+impl crate::documents::document::Document for Product {
+    const COLLECTION: crate::store::Collection = crate::store::Collection::Products;
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn created(&self) -> i64 {
+        self.created
+    }
+
+    fn index(&self) -> crate::store::IndexValues {
+        use crate::store::IndexValues;
+        IndexValues {
+            active: Some(self.active),
+            ..IndexValues::default()
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PriceType {
@@ -202,6 +222,30 @@ pub struct Price {
     pub metadata: Metadata,
     pub created: i64,
     pub livemode: bool,
+}
+
+impl crate::documents::document::Document for Price {
+    const COLLECTION: crate::store::Collection = crate::store::Collection::Prices;
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn created(&self) -> i64 {
+        self.created
+    }
+
+    fn index(&self) -> crate::store::IndexValues {
+        use crate::store::IndexValues;
+        IndexValues {
+            product: Some(self.product.clone()),
+            active: Some(self.active),
+            // The price's type, in the column lists filter on (`type=`).
+            event_type: Some(self.kind.as_str().to_string()),
+            currency: Some(self.currency.code().to_string()),
+            ..IndexValues::default()
+        }
+    }
 }
 
 // ---- Subscriptions ---------------------------------------------------------------------------
@@ -359,6 +403,30 @@ pub struct Subscription {
     pub livemode: bool,
 }
 
+impl crate::documents::document::Document for Subscription {
+    const COLLECTION: crate::store::Collection = crate::store::Collection::Subscriptions;
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn created(&self) -> i64 {
+        self.created
+    }
+
+    fn index(&self) -> crate::store::IndexValues {
+        use crate::store::IndexValues;
+        IndexValues {
+            customer: Some(self.customer.clone()),
+            status: Some(self.status.as_str().to_string()),
+            prices: Some(crate::store::prices_column(
+                self.items.data.iter().map(|i| i.price.id.as_str()),
+            )),
+            ..IndexValues::default()
+        }
+    }
+}
+
 impl Subscription {
     /// The schedule every item shares.
     pub fn recurring(&self) -> Option<Recurring> {
@@ -496,6 +564,28 @@ pub struct Invoice {
     pub livemode: bool,
 }
 
+impl crate::documents::document::Document for Invoice {
+    const COLLECTION: crate::store::Collection = crate::store::Collection::Invoices;
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn created(&self) -> i64 {
+        self.created
+    }
+
+    fn index(&self) -> crate::store::IndexValues {
+        use crate::store::IndexValues;
+        IndexValues {
+            customer: Some(self.customer.clone()),
+            subscription: self.subscription.clone(),
+            status: Some(self.status.as_str().to_string()),
+            ..IndexValues::default()
+        }
+    }
+}
+
 /// When a failed invoice is tried again: days after its first failure (`--dunning-days`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dunning {
@@ -591,6 +681,26 @@ pub struct TestClock {
     /// Always false: test clocks exist in test mode only.
     #[serde(default)]
     pub livemode: bool,
+}
+
+impl crate::documents::document::Document for TestClock {
+    const COLLECTION: crate::store::Collection = crate::store::Collection::TestClocks;
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn created(&self) -> i64 {
+        self.created
+    }
+
+    fn index(&self) -> crate::store::IndexValues {
+        use crate::store::IndexValues;
+        IndexValues {
+            status: Some(self.status.as_str().into()),
+            ..IndexValues::default()
+        }
+    }
 }
 
 #[cfg(test)]

@@ -13,15 +13,15 @@ use crate::billing::model::{
     PriceType, Subscription, SubscriptionEvent, SubscriptionItem, SubscriptionStatus,
     INCOMPLETE_EXPIRY_SECS, MAX_ITEMS, MAX_QUANTITY, MAX_TRIAL_DAYS, TRIAL_WILL_END_SECS,
 };
+use crate::documents::batch::Batch;
+use crate::documents::document::{from_body, to_value};
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, IdKind};
 use crate::metadata;
 use crate::payments::create::check_amount;
-use crate::services::{from_body, to_body, to_value, RequestContext, Services};
-use crate::store::{prices_column, ClaimedTask, Collection, IndexValues, WriteOp};
+use crate::services::{RequestContext, Services};
+use crate::store::{ClaimedTask, Collection};
 use crate::tasks::TaskKind;
-
-use crate::billing::invoices::invoice_index;
 
 /// `POST /subscriptions`, parsed.
 #[derive(Debug, Default)]
@@ -43,17 +43,6 @@ pub struct UpdateSubscription {
     pub metadata: Option<Vec<(String, String)>>,
 }
 
-pub(crate) fn subscription_index(s: &Subscription) -> IndexValues {
-    IndexValues {
-        customer: Some(s.customer.clone()),
-        status: Some(s.status.as_str().to_string()),
-        prices: Some(prices_column(
-            s.items.data.iter().map(|i| i.price.id.as_str()),
-        )),
-        ..IndexValues::default()
-    }
-}
-
 fn state_error(s: &Subscription, what: &str) -> CoreError {
     CoreError::invalid(
         "subscription",
@@ -66,33 +55,6 @@ fn state_error(s: &Subscription, what: &str) -> CoreError {
 }
 
 impl Services {
-    /// The update of a subscription from `before` to `after`, with its
-    /// `customer.subscription.updated` event (nothing when they are equal).
-    pub(crate) fn subscription_update_ops(
-        &self,
-        ctx: Option<&RequestContext>,
-        scope: &Scope,
-        before: &Subscription,
-        after: &Subscription,
-        version: i64,
-    ) -> CoreResult<Vec<WriteOp>> {
-        let update = WriteOp::Update {
-            collection: Collection::Subscriptions,
-            id: after.id.clone(),
-            expected_version: version,
-            index: subscription_index(after),
-            body: to_body(after)?,
-        };
-        let (_, ops) = self.update_ops(
-            ctx,
-            scope,
-            (before, after),
-            update,
-            "customer.subscription.updated",
-        )?;
-        Ok(ops)
-    }
-
     /// A new open invoice of `sub` for the period `[start, end)`, and the writes that record
     /// it with its events (`invoice.created`, `invoice.finalized`; `invoice.paid` at once for an
     /// invoice of nothing) and its first try, due now.
@@ -102,7 +64,7 @@ impl Services {
         sub: &Subscription,
         start: i64,
         end: i64,
-    ) -> CoreResult<(Invoice, Vec<WriteOp>)> {
+    ) -> CoreResult<(Invoice, Batch)> {
         let now = self.now();
         let id = ids::generate(IdKind::Invoice);
         // The lines name the products as they are called now.
@@ -147,22 +109,20 @@ impl Services {
             created: now,
             livemode: scope.livemode(),
         };
-        let mut ops = vec![WriteOp::Insert {
-            collection: Collection::Invoices,
-            id: invoice.id.clone(),
-            created: now,
-            index: invoice_index(&invoice),
-            body: to_body(&invoice)?,
-        }];
+        let mut ops = self.background(scope);
+        ops.insert(&invoice)?;
         let object = to_value(&invoice)?;
         let mut draft = object.clone();
         draft["status"] = "draft".into();
-        ops.push(self.event_op(None, scope, "invoice.created", draft, None)?);
-        ops.push(self.event_op(None, scope, "invoice.finalized", object.clone(), None)?);
+        ops.event_json("invoice.created", draft, None)?.event_json(
+            "invoice.finalized",
+            object.clone(),
+            None,
+        )?;
         if free {
-            ops.push(self.event_op(None, scope, "invoice.paid", object, None)?);
+            ops.event_json("invoice.paid", object, None)?;
         } else {
-            ops.push(self.schedule_op(TaskKind::PayInvoice, &invoice.id, now));
+            ops.schedule(TaskKind::PayInvoice, &invoice.id, now);
         }
         Ok((invoice, ops))
     }
@@ -319,21 +279,14 @@ impl Services {
             created: now,
             livemode: scope.livemode(),
         };
-        let mut ops = vec![WriteOp::Check {
-            collection: Collection::Customers,
-            id: customer.id.clone(),
-            expected_version: customer_version,
-        }];
-        ops.push(svc.schedule_op(TaskKind::RenewSubscription, &sub.id, sub.current_period_end));
+        let mut ops = svc.batch(ctx);
+        ops.check(Collection::Customers, &customer.id, customer_version)
+            .schedule(TaskKind::RenewSubscription, &sub.id, sub.current_period_end);
         let mut first_invoice = None;
         match trial_end {
             Some(end) => {
                 if end - TRIAL_WILL_END_SECS > now {
-                    ops.push(svc.schedule_op(
-                        TaskKind::TrialWillEnd,
-                        &sub.id,
-                        end - TRIAL_WILL_END_SECS,
-                    ));
+                    ops.schedule(TaskKind::TrialWillEnd, &sub.id, end - TRIAL_WILL_END_SECS);
                 }
             }
             None => {
@@ -344,33 +297,18 @@ impl Services {
                 if invoice.status == InvoiceStatus::Paid {
                     sub.status = SubscriptionStatus::Active;
                 } else {
-                    ops.push(svc.schedule_op(
+                    ops.schedule(
                         TaskKind::ExpireIncomplete,
                         &sub.id,
                         now + INCOMPLETE_EXPIRY_SECS,
-                    ));
+                    );
                 }
                 ops.extend(invoice_ops);
                 first_invoice = Some(invoice);
             }
         }
-        ops.insert(
-            1,
-            WriteOp::Insert {
-                collection: Collection::Subscriptions,
-                id: sub.id.clone(),
-                created: now,
-                index: subscription_index(&sub),
-                body: to_body(&sub)?,
-            },
-        );
-        ops.push(self.event_op(
-            Some(ctx),
-            scope,
-            "customer.subscription.created",
-            to_value(&sub)?,
-            None,
-        )?);
+        ops.insert(&sub)?
+            .event("customer.subscription.created", &sub)?;
         let Some(invoice) = first_invoice.filter(|i| i.status == InvoiceStatus::Open) else {
             let object = to_value(&sub)?;
             match self.commit(ctx, ops, Ok(&object)).await {
@@ -405,7 +343,8 @@ impl Services {
         let (sub, _): (Subscription, i64) = self
             .load(scope, Collection::Subscriptions, "subscription", &sub.id)
             .await?;
-        self.commit(ctx, Vec::new(), Ok(&to_value(&sub)?)).await?;
+        self.commit(ctx, self.batch(ctx), Ok(&to_value(&sub)?))
+            .await?;
         Ok(sub)
     }
 
@@ -424,7 +363,7 @@ impl Services {
                 .try_invoice(scope, (&invoice, version), true, None)
                 .await
             {
-                Ok((_, _, ops)) => self.commit_background(scope, ops).await,
+                Ok((_, _, ops)) => self.commit_background(ops).await,
                 // Its task is trying it right now: that try is the first.
                 Err(CoreError::IdempotencyInProgress) => Ok(()),
                 Err(e) => Err(e),
@@ -463,7 +402,8 @@ impl Services {
                 after.metadata = metadata::merge(&before.metadata, m.clone())?;
             }
             let object = to_value(&after)?;
-            let ops = self.subscription_update_ops(Some(ctx), scope, &before, &after, version)?;
+            let mut ops = self.batch(ctx);
+            ops.change("customer.subscription.updated", (&before, &after), version)?;
             self.commit(ctx, ops, Ok(&object)).await?;
             Ok(after)
         })
@@ -501,29 +441,16 @@ impl Services {
         before: &Subscription,
         version: i64,
         ctx: Option<&RequestContext>,
-    ) -> CoreResult<(Subscription, Vec<WriteOp>)> {
+    ) -> CoreResult<(Subscription, Batch)> {
         let now = self.now();
         let mut after = before.clone();
         after.status = subscription_after(before.status, SubscriptionEvent::Canceled)
             .map_err(|_| state_error(before, "it can be canceled"))?;
         after.canceled_at = Some(now);
         after.ended_at = Some(now);
-        let mut ops = vec![
-            WriteOp::Update {
-                collection: Collection::Subscriptions,
-                id: after.id.clone(),
-                expected_version: version,
-                index: subscription_index(&after),
-                body: to_body(&after)?,
-            },
-            self.event_op(
-                ctx,
-                scope,
-                "customer.subscription.deleted",
-                to_value(&after)?,
-                None,
-            )?,
-        ];
+        let mut ops = self.batch_for(ctx, scope);
+        ops.update(&after, version)?
+            .event("customer.subscription.deleted", &after)?;
         if let Some(invoice_id) = &before.latest_invoice {
             if let Some(r) = self
                 .store
@@ -533,13 +460,7 @@ impl Services {
                 let mut invoice: Invoice = from_body(&r.id, &r.body)?;
                 if invoice.status == InvoiceStatus::Open && invoice.next_payment_attempt.is_some() {
                     invoice.next_payment_attempt = None;
-                    ops.push(WriteOp::Update {
-                        collection: Collection::Invoices,
-                        id: invoice.id.clone(),
-                        expected_version: r.version,
-                        index: invoice_index(&invoice),
-                        body: to_body(&invoice)?,
-                    });
+                    ops.update(&invoice, r.version)?;
                 }
             }
         }
@@ -549,34 +470,24 @@ impl Services {
     /// The `renew_subscription` task: the period it was scheduled for has ended.
     pub(crate) async fn renew_subscription(&self, task: &ClaimedTask) -> CoreResult<()> {
         let scope = &task.scope;
-        let Some(record) = self
-            .store
-            .find_record(scope, Collection::Subscriptions, &task.object_id)
-            .await?
-        else {
-            return self.drop_task(task, "subscription missing").await;
+        let Some((before, version)) = self.load_due::<Subscription>(task).await? else {
+            return Ok(());
         };
-        let before: Subscription = from_body(&record.id, &record.body)?;
         if before.status.is_ended()
             || before.status == SubscriptionStatus::Incomplete
             || before.current_period_end != task.due_at
         {
             return self.drop_task(task, "subscription not due").await;
         }
-        let done = WriteOp::DeleteTask {
-            id: task.id.clone(),
-        };
         let customer_gone = self
             .store
             .find_record(scope, Collection::Customers, &before.customer)
             .await?
             .is_none();
         if before.cancel_at_period_end || customer_gone {
-            let (_, mut ops) = self
-                .cancel_ops(scope, &before, record.version, None)
-                .await?;
-            ops.push(done);
-            return self.commit_background(scope, ops).await;
+            let (_, mut ops) = self.cancel_ops(scope, &before, version, None).await?;
+            ops.done(task);
+            return self.commit_background(ops).await;
         }
         let Some(recurring) = before.recurring() else {
             return self
@@ -598,53 +509,35 @@ impl Services {
         if let Ok(status) = subscription_after(before.status, event) {
             after.status = status;
         }
-        let mut ops = self.subscription_update_ops(None, scope, &before, &after, record.version)?;
-        ops.extend(invoice_ops);
-        ops.push(self.schedule_op(TaskKind::RenewSubscription, &after.id, end));
-        ops.push(done);
-        self.commit_background(scope, ops).await
+        let mut ops = self.background(scope);
+        ops.change("customer.subscription.updated", (&before, &after), version)?;
+        ops.extend(invoice_ops)
+            .schedule(TaskKind::RenewSubscription, &after.id, end)
+            .done(task);
+        self.commit_background(ops).await
     }
 
     /// The `trial_will_end` task: three days before the trial ends.
     pub(crate) async fn trial_will_end(&self, task: &ClaimedTask) -> CoreResult<()> {
         let scope = &task.scope;
-        let Some(record) = self
-            .store
-            .find_record(scope, Collection::Subscriptions, &task.object_id)
-            .await?
-        else {
-            return self.drop_task(task, "subscription missing").await;
+        let Some((sub, _)) = self.load_due::<Subscription>(task).await? else {
+            return Ok(());
         };
-        let sub: Subscription = from_body(&record.id, &record.body)?;
         if sub.status != SubscriptionStatus::Trialing {
             return self.drop_task(task, "no longer trialing").await;
         }
-        let ops = vec![
-            self.event_op(
-                None,
-                scope,
-                "customer.subscription.trial_will_end",
-                to_value(&sub)?,
-                None,
-            )?,
-            WriteOp::DeleteTask {
-                id: task.id.clone(),
-            },
-        ];
-        self.commit_background(scope, ops).await
+        let mut ops = self.background(scope);
+        ops.event("customer.subscription.trial_will_end", &sub)?
+            .done(task);
+        self.commit_background(ops).await
     }
 
     /// The `expire_incomplete` task: a first invoice still unpaid 23 hours on.
     pub(crate) async fn expire_incomplete(&self, task: &ClaimedTask) -> CoreResult<()> {
         let scope = &task.scope;
-        let Some(record) = self
-            .store
-            .find_record(scope, Collection::Subscriptions, &task.object_id)
-            .await?
-        else {
-            return self.drop_task(task, "subscription missing").await;
+        let Some((before, version)) = self.load_due::<Subscription>(task).await? else {
+            return Ok(());
         };
-        let before: Subscription = from_body(&record.id, &record.body)?;
         if before.status != SubscriptionStatus::Incomplete {
             return self.drop_task(task, "no longer incomplete").await;
         }
@@ -652,7 +545,8 @@ impl Services {
         let mut after = before.clone();
         after.status = SubscriptionStatus::IncompleteExpired;
         after.ended_at = Some(now);
-        let mut ops = self.subscription_update_ops(None, scope, &before, &after, record.version)?;
+        let mut ops = self.background(scope);
+        ops.change("customer.subscription.updated", (&before, &after), version)?;
         if let Some(invoice_id) = &before.latest_invoice {
             if let Some(r) = self
                 .store
@@ -663,26 +557,12 @@ impl Services {
                 if invoice.status == InvoiceStatus::Open {
                     invoice.status = InvoiceStatus::Void;
                     invoice.next_payment_attempt = None;
-                    ops.push(WriteOp::Update {
-                        collection: Collection::Invoices,
-                        id: invoice.id.clone(),
-                        expected_version: r.version,
-                        index: invoice_index(&invoice),
-                        body: to_body(&invoice)?,
-                    });
-                    ops.push(self.event_op(
-                        None,
-                        scope,
-                        "invoice.voided",
-                        to_value(&invoice)?,
-                        None,
-                    )?);
+                    ops.update(&invoice, r.version)?
+                        .event("invoice.voided", &invoice)?;
                 }
             }
         }
-        ops.push(WriteOp::DeleteTask {
-            id: task.id.clone(),
-        });
-        self.commit_background(scope, ops).await
+        ops.done(task);
+        self.commit_background(ops).await
     }
 }

@@ -104,6 +104,26 @@ pub struct ConnectorObject {
     pub metadata: Metadata,
 }
 
+impl crate::documents::document::Document for ConnectorObject {
+    const COLLECTION: crate::store::Collection = crate::store::Collection::Connectors;
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn created(&self) -> i64 {
+        self.created
+    }
+
+    fn index(&self) -> crate::store::IndexValues {
+        use crate::store::IndexValues;
+        IndexValues {
+            status: Some(self.status.as_str().into()),
+            ..IndexValues::default()
+        }
+    }
+}
+
 /// What a connector needs to run: its kind, where the processor is and its secrets. Kept
 /// sealed under the vault key, owned by the connector's id; it outlives a deleted connector,
 /// so that payments made through it can still be captured, canceled, refunded and synced.

@@ -13,11 +13,12 @@ use crate::auth::Scope;
 use crate::connectors::connector::{
     Connector, ConnectorObject, ConnectorSettings, ConnectorStatus, ConnectorType,
 };
+use crate::documents::document::{from_body, to_body};
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::ids::{self, IdKind};
 use crate::metadata;
-use crate::services::{from_body, to_body, RequestContext, Services};
-use crate::store::{Collection, Cursor, IndexValues, ListQuery, WriteOp};
+use crate::services::{RequestContext, Services};
+use crate::store::{Collection, Cursor, ListQuery};
 use crate::vault::Sealer;
 
 /// Connectors an account may have in each mode.
@@ -332,28 +333,13 @@ impl Services {
         if self.all_connectors(scope).await?.len() >= MAX_CONNECTORS {
             return Err(limit());
         }
-        let ops = vec![
-            WriteOp::Insert {
-                collection: Collection::Connectors,
-                id: object.id.clone(),
-                created: object.created,
-                index: connector_index(&object),
-                body: to_body(&object)?,
-            },
-            WriteOp::Seal {
-                owner: object.id.clone(),
-                sealed: self.seal_settings(&settings)?,
-            },
+        let mut ops = self.batch(ctx);
+        ops.insert(&object)?
+            .seal(&object.id, self.seal_settings(&settings)?)
             // The count above was read outside the batch: racing creations are held to the
             // limit here, in it (T3-L2).
-            WriteOp::RequireAtMost {
-                collection: Collection::Connectors,
-                filter: None,
-                at_most: MAX_CONNECTORS as i64,
-                what: "connectors".into(),
-            },
-        ];
-        let shown = crate::services::to_value(&object)?;
+            .require_at_most::<ConnectorObject>(None, MAX_CONNECTORS as i64, "connectors");
+        let shown = crate::documents::document::to_value(&object)?;
         match self.commit(ctx, ops, Ok(&shown)).await {
             Err(CoreError::Store(StoreError::LimitReached(_))) => Err(limit()),
             other => other.map(|()| object),
@@ -417,20 +403,10 @@ impl Services {
                 after.metadata = metadata::merge(&before.metadata, input.clone())?;
             }
             self.check_connector(scope, &after, &settings)?;
-            let ops = vec![
-                WriteOp::Update {
-                    collection: Collection::Connectors,
-                    id: after.id.clone(),
-                    expected_version: version,
-                    index: connector_index(&after),
-                    body: to_body(&after)?,
-                },
-                WriteOp::Seal {
-                    owner: after.id.clone(),
-                    sealed: self.seal_settings(&settings)?,
-                },
-            ];
-            let shown = crate::services::to_value(&after)?;
+            let mut ops = self.batch(ctx);
+            ops.update(&after, version)?
+                .seal(&after.id, self.seal_settings(&settings)?);
+            let shown = crate::documents::document::to_value(&after)?;
             self.commit(ctx, ops, Ok(&shown)).await?;
             Ok(after)
         })
@@ -446,29 +422,14 @@ impl Services {
                 .await?;
             let settings = self.connector_settings(ctx.scope(), id).await?;
             let deleted = json!({"id": connector.id, "object": "connector", "deleted": true});
-            let ops = vec![
-                WriteOp::Delete {
-                    collection: Collection::Connectors,
-                    id: connector.id.clone(),
-                    expected_version: version,
-                },
+            let mut ops = self.batch(ctx);
+            ops.delete::<ConnectorObject>(&connector.id, version)
                 // Deleting a document forgets what was sealed for it; the settings stay.
-                WriteOp::Seal {
-                    owner: connector.id.clone(),
-                    sealed: self.seal_settings(&settings)?,
-                },
-            ];
+                .seal(&connector.id, self.seal_settings(&settings)?);
             self.commit(ctx, ops, Ok(&deleted)).await?;
             Ok(deleted)
         })
         .await
-    }
-}
-
-fn connector_index(c: &ConnectorObject) -> IndexValues {
-    IndexValues {
-        status: Some(c.status.as_str().into()),
-        ..IndexValues::default()
     }
 }
 

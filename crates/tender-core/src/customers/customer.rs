@@ -32,3 +32,25 @@ pub struct Customer {
     pub livemode: bool,
     pub created: i64,
 }
+
+impl crate::documents::document::Document for Customer {
+    const COLLECTION: crate::store::Collection = crate::store::Collection::Customers;
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn created(&self) -> i64 {
+        self.created
+    }
+
+    fn index(&self) -> crate::store::IndexValues {
+        use crate::store::IndexValues;
+        // E-mail addresses are indexed lower-cased, so the `email` filter ignores case.
+        IndexValues {
+            email: self.email.as_deref().map(str::to_lowercase),
+            test_clock: self.test_clock.clone(),
+            ..IndexValues::default()
+        }
+    }
+}

@@ -1,13 +1,15 @@
 //! Customer use cases: create, update, delete.
 
 use crate::customers::customer::{Address, Customer};
+use crate::documents::batch::Batch;
+use crate::documents::document::to_value;
 use crate::error::{CoreError, CoreResult};
 use crate::event::previous_attributes;
 use crate::ids::{self, IdKind};
 use crate::metadata;
 use crate::payments::create::check_text;
-use crate::services::{to_body, to_value, RequestContext, Services};
-use crate::store::{Collection, Field, IndexValues, WriteOp};
+use crate::services::{RequestContext, Services};
+use crate::store::{Collection, Field};
 use crate::validate::{email_valid, normalize_country, phone_valid};
 
 /// The writable fields of a customer; on update `None` leaves a field as it is and
@@ -42,15 +44,6 @@ fn merge_address(current: Option<&Address>, update: Option<&Address>) -> Option<
         }
     }
     Some(out)
-}
-
-/// E-mail addresses are indexed lower-cased, so the `email` filter ignores case.
-fn index(c: &Customer) -> IndexValues {
-    IndexValues {
-        email: c.email.as_deref().map(str::to_lowercase),
-        test_clock: c.test_clock.clone(),
-        ..IndexValues::default()
-    }
 }
 
 /// The list filter for customers with e-mail `email`, in any case (`GET /customers?email=`,
@@ -139,23 +132,15 @@ impl Services {
             created: self.now(),
         };
         let object = to_value(&customer)?;
-        let mut ops = vec![
-            WriteOp::Insert {
-                collection: Collection::Customers,
-                id: customer.id.clone(),
-                created: customer.created,
-                index: index(&customer),
-                body: to_body(&customer)?,
-            },
-            self.event_op(Some(ctx), scope, "customer.created", object.clone(), None)?,
-        ];
+        let mut ops = self.batch(ctx);
+        ops.insert(&customer)?
+            .event_json("customer.created", object.clone(), None)?;
         if let Some(clock) = &customer.test_clock {
-            ops.push(WriteOp::RequireAtMost {
-                collection: Collection::Customers,
-                filter: Some((crate::store::Field::TestClock, clock.clone())),
-                at_most: crate::billing::model::MAX_CUSTOMERS_PER_CLOCK,
-                what: "customers per test clock".into(),
-            });
+            ops.require_at_most::<Customer>(
+                Some((Field::TestClock, clock.clone())),
+                crate::billing::model::MAX_CUSTOMERS_PER_CLOCK,
+                "customers per test clock",
+            );
         }
         match self.commit(ctx, ops, Ok(&object)).await {
             Err(CoreError::Store(crate::error::StoreError::LimitReached(_))) => {
@@ -209,22 +194,12 @@ impl Services {
                 // Nothing changed: no write, no event (as a webhook consumer would expect).
                 return Ok(after);
             }
-            let ops = vec![
-                WriteOp::Update {
-                    collection: Collection::Customers,
-                    id: after.id.clone(),
-                    expected_version: version,
-                    index: index(&after),
-                    body: to_body(&after)?,
-                },
-                self.event_op(
-                    Some(ctx),
-                    ctx.scope(),
-                    "customer.updated",
-                    object.clone(),
-                    previous,
-                )?,
-            ];
+            let mut ops = self.batch(ctx);
+            ops.update(&after, version)?.event_json(
+                "customer.updated",
+                object.clone(),
+                previous,
+            )?;
             self.commit(ctx, ops, Ok(&object)).await?;
             Ok(after)
         })
@@ -258,22 +233,11 @@ impl Services {
         ctx: &RequestContext,
         customer: &Customer,
         version: i64,
-    ) -> CoreResult<Vec<WriteOp>> {
+    ) -> CoreResult<Batch> {
         let scope = ctx.scope();
-        let mut ops = vec![
-            WriteOp::Delete {
-                collection: Collection::Customers,
-                id: customer.id.clone(),
-                expected_version: version,
-            },
-            self.event_op(
-                Some(ctx),
-                scope,
-                "customer.deleted",
-                to_value(customer)?,
-                None,
-            )?,
-        ];
+        let mut ops = self.batch(ctx);
+        ops.delete::<Customer>(&customer.id, version)
+            .event("customer.deleted", customer)?;
         for (pm, pm_version) in self
             .matching::<crate::payment_methods::payment_method::PaymentMethod>(
                 scope,
@@ -283,7 +247,7 @@ impl Services {
             )
             .await?
         {
-            ops.extend(self.detach_ops(pm, pm_version)?.1);
+            Self::detach(&mut ops, pm, pm_version)?;
         }
         let subscriptions: Vec<(crate::billing::model::Subscription, i64)> = self
             .matching(

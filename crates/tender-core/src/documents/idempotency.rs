@@ -19,7 +19,7 @@
 //!   key runs, a finished one replays its stored answer byte for byte, one with another
 //!   fingerprint is `400`, one still running is `409`.
 //! - **The record is written with the change**: the use case's one batch inserts it
-//!   ([`Services::commit`]), so a create is one trip to the database. If another request with
+//!   ([`Services::commit`], in [`super::commit`]), so a create is one trip to the database. If another request with
 //!   the key committed first, the batch applies nothing and this request answers what that one
 //!   did ([`Claim::settle`]): of concurrent identical requests exactly one takes effect.
 //! - **A claim first**, only for work that acts outside its final batch (commits a one-time card
@@ -47,7 +47,7 @@ use std::sync::Arc;
 use crate::auth::{KeyKind, Principal, Scope};
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::services::{RequestContext, Services};
-use crate::store::{IdempotencyWrite, KeyRecord, KeyState, StoredResponse, WriteBatch, WriteOp};
+use crate::store::{IdempotencyWrite, KeyRecord, KeyState, StoredResponse, WriteBatch};
 use crate::vault::derive_key;
 
 /// Longest idempotency key.
@@ -112,6 +112,16 @@ impl IdempotencyHold {
     /// Whether a committed batch already stored the response under the key.
     pub fn is_completed(&self) -> bool {
         self.completed.load(Ordering::SeqCst)
+    }
+
+    /// Its batch committed: the request's answer is what it kept.
+    pub(crate) fn complete(&self) {
+        self.completed.store(true, Ordering::SeqCst);
+    }
+
+    /// Another request wrote the key first: this one answers what that one did.
+    pub(crate) fn mark_lost(&self) {
+        self.lost.store(true, Ordering::SeqCst);
     }
 
     fn is_claimed(&self) -> bool {
@@ -417,7 +427,7 @@ impl Services {
     }
 
     /// The record a batch writes for `hold`: the response, sealed.
-    fn idempotency_write(
+    pub(crate) fn idempotency_write(
         &self,
         hold: &IdempotencyHold,
         response: StoredResponse,
@@ -432,113 +442,44 @@ impl Services {
         }
     }
 
-    /// Commits `ops` with the request's response (`result`) as its idempotency record. When
-    /// another request wrote the key first, nothing is applied and the request is marked lost:
-    /// [`Claim::settle`] then answers what that request did.
-    pub(crate) async fn commit(
-        &self,
-        ctx: &RequestContext,
-        ops: Vec<WriteOp>,
-        result: Result<&serde_json::Value, &CoreError>,
-    ) -> CoreResult<()> {
-        let answer = || self.encoder.encode(result, &ctx.request_id);
-        self.commit_with(ctx, ops, answer).await
-    }
-
-    /// [`Services::commit`] for a use case answering with a payment. Instead of the response,
-    /// the record keeps what renders it again, to the same bytes: the id of the `event` the
-    /// batch writes (its object is the payment as stored), or, for a change without an event,
-    /// the payment's stored form (`stored`). Either way with the receipt base it was rendered
-    /// with, so a replay on a node configured with another base answers the same bytes.
-    pub(crate) async fn commit_payment(
-        &self,
-        ctx: &RequestContext,
-        ops: Vec<WriteOp>,
-        stored: &str,
-        event: Option<&str>,
-    ) -> CoreResult<()> {
-        let answer = || {
-            let base = &self.config.receipt_base;
-            let (tag, rest) = match event {
-                Some(id) => (KEPT_AS_EVENT, id),
-                None => (KEPT_AS_PAYMENT, stored),
-            };
-            let mut body = Vec::with_capacity(tag.len() + base.len() + 1 + rest.len());
-            body.extend_from_slice(tag);
-            body.extend_from_slice(base.as_bytes());
-            body.push(b'\n');
-            body.extend_from_slice(rest.as_bytes());
-            StoredResponse { status: 200, body }
+    /// The record a batch writes for `hold` to keep a payment: instead of the response, what
+    /// renders it again to the same bytes: the id of the `event` the batch writes (its object
+    /// is the payment as stored), or, for a change without an event, the payment's stored form
+    /// (`stored`). Either way with the receipt base it was rendered with, so a replay on a node
+    /// configured with another base answers the same bytes.
+    pub(crate) fn kept_payment(&self, stored: &str, event: Option<&str>) -> StoredResponse {
+        let (tag, rest) = match event {
+            Some(id) => (KEPT_AS_EVENT, id),
+            None => (KEPT_AS_PAYMENT, stored),
         };
-        self.commit_with(ctx, ops, answer).await
+        self.kept_marker(tag, &[rest])
     }
 
-    /// Commits `ops` of a request that will act outside its final batch (call a processor)
-    /// after this commit, keeping its claimed key running with a checkpoint: should this
-    /// process die before the request completes, a retry with the key is answered with the
-    /// current state of the object `id` of `collection`, which this batch records (a payment
-    /// recorded before its processor is asked, a refund before it is sent), instead of running
-    /// again. Needs the key claimed ([`Services::claim_key`]).
-    pub(crate) async fn commit_checkpoint(
+    /// The checkpoint record of `hold` (see the module doc): a pointer to the object `id` of
+    /// `collection`, whose current state answers a retry.
+    pub(crate) fn checkpoint_write(
         &self,
-        ctx: &RequestContext,
-        ops: Vec<WriteOp>,
+        hold: &IdempotencyHold,
         collection: crate::store::Collection,
         id: &str,
-    ) -> CoreResult<()> {
-        let idempotency = ctx.idempotency.as_ref().map(|hold| {
-            let base = &self.config.receipt_base;
-            let mut body = Vec::with_capacity(KEPT_AS_CURRENT.len() + base.len() + id.len() + 24);
-            body.extend_from_slice(KEPT_AS_CURRENT);
-            body.extend_from_slice(base.as_bytes());
-            body.push(b'\n');
-            body.extend_from_slice(collection.name().as_bytes());
-            body.push(b':');
-            body.extend_from_slice(id.as_bytes());
-            let mut write = self.idempotency_write(hold, StoredResponse { status: 200, body });
-            write.checkpoint = true;
-            write
-        });
-        self.store
-            .commit(WriteBatch {
-                scope: ctx.scope().clone(),
-                ops,
-                idempotency,
-            })
-            .await?;
-        Ok(())
+    ) -> IdempotencyWrite {
+        let kept = self.kept_marker(KEPT_AS_CURRENT, &[collection.name(), ":", id]);
+        let mut write = self.idempotency_write(hold, kept);
+        write.checkpoint = true;
+        write
     }
 
-    async fn commit_with(
-        &self,
-        ctx: &RequestContext,
-        ops: Vec<WriteOp>,
-        answer: impl FnOnce() -> StoredResponse,
-    ) -> CoreResult<()> {
-        let idempotency = ctx
-            .idempotency
-            .as_ref()
-            .map(|hold| self.idempotency_write(hold, answer()));
-        let batch = WriteBatch {
-            scope: ctx.scope().clone(),
-            ops,
-            idempotency,
-        };
-        match self.store.commit(batch).await {
-            Ok(()) => {
-                if let Some(hold) = &ctx.idempotency {
-                    hold.completed.store(true, Ordering::SeqCst);
-                }
-                Ok(())
-            }
-            Err(StoreError::IdempotencyKeyTaken(_)) => {
-                if let Some(hold) = &ctx.idempotency {
-                    hold.lost.store(true, Ordering::SeqCst);
-                }
-                Err(CoreError::IdempotencyInProgress)
-            }
-            Err(e) => Err(e.into()),
+    fn kept_marker(&self, tag: &[u8], parts: &[&str]) -> StoredResponse {
+        let base = &self.config.receipt_base;
+        let len = parts.iter().map(|p| p.len()).sum::<usize>();
+        let mut body = Vec::with_capacity(tag.len() + base.len() + 1 + len);
+        body.extend_from_slice(tag);
+        body.extend_from_slice(base.as_bytes());
+        body.push(b'\n');
+        for part in parts {
+            body.extend_from_slice(part.as_bytes());
         }
+        StoredResponse { status: 200, body }
     }
 
     /// A response as kept under an idempotency key: sealed under the vault key.
@@ -609,7 +550,7 @@ impl Services {
                 .await?
                 .ok_or_else(|| corrupt(format!("its event {id} is gone")))?;
             let event: crate::event::StoredEvent =
-                crate::services::from_body(&record.id, &record.body)?;
+                crate::documents::document::from_body(&record.id, &record.body)?;
             let payment =
                 serde_json::from_value(event.data.object).map_err(|e| corrupt(e.to_string()))?;
             Some((base, payment))

@@ -1,5 +1,14 @@
-//! How any resource is kept and shown: idempotency keys and their kept answers, and the
-//! render seam from stored form to wire shape.
+//! How any resource is written, kept and shown: THE write path.
+//!
+//! - [`document`]: the [`document::Document`] trait each stored type implements beside its
+//!   definition, and the codec between a value and its stored text.
+//! - [`batch`]: [`batch::Batch`], the writes of one use case; [`commit`]: where a batch
+//!   reaches the store, with its idempotency record or as background work.
+//! - [`idempotency`]: idempotency keys, claims and their kept answers.
+//! - [`render`]: the seam from stored form to wire shape.
 
+pub mod batch;
+pub mod commit;
+pub mod document;
 pub mod idempotency;
 pub mod render;

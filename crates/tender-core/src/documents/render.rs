@@ -143,11 +143,11 @@ impl Renderer {
     pub fn document(&self, collection: Collection, id: &str, body: String) -> CoreResult<String> {
         match collection {
             Collection::Payments => {
-                let payment: Payment = crate::services::from_body(id, &body)?;
+                let payment: Payment = crate::documents::document::from_body(id, &body)?;
                 to_text(&self.payment(&payment))
             }
             Collection::Events => {
-                let stored: StoredEvent = crate::services::from_body(id, &body)?;
+                let stored: StoredEvent = crate::documents::document::from_body(id, &body)?;
                 to_text(&self.event(id, stored)?)
             }
             _ => Ok(body),

@@ -21,6 +21,26 @@ pub struct PaymentMethod {
     pub created: i64,
 }
 
+impl crate::documents::document::Document for PaymentMethod {
+    const COLLECTION: crate::store::Collection = crate::store::Collection::PaymentMethods;
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn created(&self) -> i64 {
+        self.created
+    }
+
+    fn index(&self) -> crate::store::IndexValues {
+        use crate::store::IndexValues;
+        IndexValues {
+            customer: self.customer.clone(),
+            ..IndexValues::default()
+        }
+    }
+}
+
 /// What the vault keeps for a card: enough to charge it again, never the CVC.
 #[derive(Clone, Serialize, Deserialize)]
 pub struct VaultedCard {

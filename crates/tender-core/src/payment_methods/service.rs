@@ -6,21 +6,16 @@
 
 use crate::card::{CardInput, ValidatedCard};
 use crate::clock::year_month;
+use crate::documents::batch::Batch;
+use crate::documents::document::{from_body, to_body, to_value};
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::ids::{self, CustomerId, IdKind, PaymentMethodId};
 use crate::metadata;
 use crate::payment_methods::payment_method::{PaymentMethod, VaultedCard};
 use crate::payments::acquirer::Authorization;
-use crate::services::{from_body, to_body, to_value, RequestContext, Services};
-use crate::store::{Collection, IndexValues, WriteOp};
+use crate::services::{RequestContext, Services};
+use crate::store::Collection;
 use crate::vault::Sealer;
-
-pub(crate) fn pm_index(pm: &PaymentMethod) -> IndexValues {
-    IndexValues {
-        customer: pm.customer.clone(),
-        ..IndexValues::default()
-    }
-}
 
 /// A payment method loaded for charging: the document, its version, the card.
 pub(crate) struct ChargeableMethod {
@@ -105,20 +100,9 @@ impl Services {
             other => other,
         })?;
         let pm = self.new_payment_method(ctx, &card, None, metadata);
-        let ops = vec![
-            WriteOp::Insert {
-                collection: Collection::PaymentMethods,
-                id: pm.id.clone(),
-                created: pm.created,
-                index: pm_index(&pm),
-                body: to_body(&pm)?,
-            },
-            WriteOp::Seal {
-                owner: pm.id.clone(),
-                sealed: self.seal_card(&card)?,
-            },
-        ];
-        self.commit(ctx, ops, Ok(&to_value(&pm)?)).await?;
+        let mut batch = self.batch(ctx);
+        batch.insert(&pm)?.seal(&pm.id, self.seal_card(&card)?);
+        self.commit(ctx, batch, Ok(&to_value(&pm)?)).await?;
         Ok(pm)
     }
 
@@ -206,39 +190,23 @@ impl Services {
                 });
             }
             pm.customer = Some(customer.to_string());
-            let ops = vec![WriteOp::Update {
-                collection: Collection::PaymentMethods,
-                id: pm.id.clone(),
-                expected_version: version,
-                index: pm_index(&pm),
-                body: to_body(&pm)?,
-            }];
-            self.commit(ctx, ops, Ok(&to_value(&pm)?)).await?;
+            let mut batch = self.batch(ctx);
+            batch.update(&pm, version)?;
+            self.commit(ctx, batch, Ok(&to_value(&pm)?)).await?;
             Ok(pm)
         })
         .await
     }
 
     /// The writes that detach `pm` (and forget its card), for detach and customer deletion.
-    pub(crate) fn detach_ops(
-        &self,
+    pub(crate) fn detach(
+        batch: &mut Batch,
         mut pm: PaymentMethod,
         version: i64,
-    ) -> CoreResult<(PaymentMethod, Vec<WriteOp>)> {
+    ) -> CoreResult<PaymentMethod> {
         pm.customer = None;
-        let ops = vec![
-            WriteOp::Update {
-                collection: Collection::PaymentMethods,
-                id: pm.id.clone(),
-                expected_version: version,
-                index: pm_index(&pm),
-                body: to_body(&pm)?,
-            },
-            WriteOp::Unseal {
-                owner: pm.id.clone(),
-            },
-        ];
-        Ok((pm, ops))
+        batch.update(&pm, version)?.unseal(&pm.id);
+        Ok(pm)
     }
 
     /// `POST /payment_methods/{id}/detach`.
@@ -263,8 +231,9 @@ impl Services {
                     "This payment method is not attached to a customer.",
                 ));
             }
-            let (pm, ops) = self.detach_ops(pm, version)?;
-            self.commit(ctx, ops, Ok(&to_value(&pm)?)).await?;
+            let mut batch = self.batch(ctx);
+            let pm = Self::detach(&mut batch, pm, version)?;
+            self.commit(ctx, batch, Ok(&to_value(&pm)?)).await?;
             Ok(pm)
         })
         .await

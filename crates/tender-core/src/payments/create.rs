@@ -3,6 +3,8 @@
 use crate::auth::hash_key;
 use crate::card::{fingerprint, validate_card, CardInput, ValidatedCard};
 use crate::clock::year_month;
+use crate::documents::batch::Batch;
+use crate::documents::document::{from_body, to_body, to_value};
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::event::previous_attributes;
 use crate::ids::{self, CustomerId, IdKind, PaymentId, PaymentMethodId};
@@ -14,8 +16,8 @@ use crate::payments::payment::{
     PaymentMethodSnapshot, PaymentStatus, Transition,
 };
 use crate::secret::Secret;
-use crate::services::{from_body, to_body, to_value, RequestContext, Services};
-use crate::store::{Collection, IndexValues, WriteOp};
+use crate::services::{RequestContext, Services};
+use crate::store::Collection;
 use crate::tasks::{TaskKind, AUTHENTICATION_TIMEOUT_SECS, AUTHORIZATION_TTL_SECS};
 
 /// The payment method given on create.
@@ -105,14 +107,6 @@ pub struct UpdatePayment {
     pub customer: Option<CustomerId>,
 }
 
-pub(crate) fn payment_index(p: &Payment) -> IndexValues {
-    IndexValues {
-        customer: p.customer.clone(),
-        status: Some(p.status.as_str().to_string()),
-        ..IndexValues::default()
-    }
-}
-
 /// Checks an amount against the currency's bounds, naming `param`.
 pub fn check_amount(param: &str, amount: i64, currency: Currency) -> CoreResult<Amount> {
     Amount::parse(amount, currency).map_err(|e| {
@@ -186,31 +180,17 @@ impl Services {
     async fn claim_token(
         &self,
         ctx: &RequestContext,
-        pm_id: &PaymentMethodId,
+        method: &crate::payment_methods::payment_method::PaymentMethod,
         version: i64,
-        body: String,
-        index: IndexValues,
     ) -> CoreResult<i64> {
-        let claim = crate::store::WriteBatch {
-            scope: ctx.scope().clone(),
-            ops: vec![
-                WriteOp::Unseal {
-                    owner: pm_id.to_string(),
-                },
-                WriteOp::Update {
-                    collection: Collection::PaymentMethods,
-                    id: pm_id.to_string(),
-                    expected_version: version,
-                    index,
-                    body,
-                },
-            ],
-            idempotency: None,
-        };
-        match self.store.commit(claim).await {
+        let mut claim = self.background(ctx.scope());
+        claim.unseal(&method.id).update(method, version)?;
+        match self.commit_background(claim).await {
             Ok(()) => Ok(version + 1),
             // Someone else moved it first: say what it is now (used, or attached meanwhile).
-            Err(StoreError::Conflict(_)) => {
+            Err(CoreError::Store(StoreError::Conflict(_))) => {
+                let pm_id = PaymentMethodId::stored(method.id.as_str());
+                let pm_id = &pm_id;
                 self.load_chargeable(ctx, pm_id, "payment_method").await?;
                 Err(CoreError::invalid(
                     "payment_method",
@@ -218,7 +198,7 @@ impl Services {
                     "This payment method is being used by another payment; a one-time payment method can be charged once.",
                 ))
             }
-            Err(e) => Err(e.into()),
+            Err(e) => Err(e),
         }
     }
 
@@ -283,9 +263,9 @@ impl Services {
             disputed: false,
             invoice: cmd.invoice,
         };
-        let mut ops = Vec::new();
+        let mut ops = self.batch(ctx);
         // Changes to a `pm_…` used here: applied only if the bank does not refuse the charge.
-        let mut method_ops = Vec::new();
+        let mut method_ops = self.batch(ctx);
         // What this payment was decided on and must still hold when it is recorded: the
         // customer, and a saved card still attached to it (not detached or deleted meanwhile).
         let mut preconditions: Vec<(Collection, String, i64)> = Vec::new();
@@ -346,8 +326,8 @@ impl Services {
                             payment,
                             source: crate::payments::upstream::UpstreamSource::Token(token),
                             capture: cmd.capture,
-                            approved_ops: Vec::new(),
-                            declined_ops: Vec::new(),
+                            approved_ops: self.batch(ctx),
+                            declined_ops: self.batch(ctx),
                             preconditions,
                         },
                     )
@@ -385,28 +365,14 @@ impl Services {
                         // That is a commit of its own, so the idempotency key is claimed first.
                         self.claim_key(ctx).await?;
                         let claimed = self
-                            .claim_token(
-                                ctx,
-                                &pm_id,
-                                chargeable.version,
-                                to_body(&method)?,
-                                crate::payment_methods::service::pm_index(&method),
-                            )
+                            .claim_token(ctx, &method, chargeable.version)
                             .await?;
                         claimed_token = Some(method.id.clone());
                         if cmd.save_payment_method {
                             method.customer = cmd.customer.clone().map(String::from);
-                            method_ops.push(WriteOp::Seal {
-                                owner: method.id.clone(),
-                                sealed: self.seal_card(&chargeable.card)?,
-                            });
-                            method_ops.push(WriteOp::Update {
-                                collection: Collection::PaymentMethods,
-                                id: method.id.clone(),
-                                expected_version: claimed,
-                                index: crate::payment_methods::service::pm_index(&method),
-                                body: to_body(&method)?,
-                            });
+                            method_ops
+                                .seal(&method.id, self.seal_card(&chargeable.card)?)
+                                .update(&method, claimed)?;
                         }
                     }
                 }
@@ -426,20 +392,18 @@ impl Services {
         if !route.is_empty() {
             let mut approved_ops = method_ops;
             if new_card_to_save {
-                approved_ops.extend(self.save_card_ops(
+                self.save_card(
+                    &mut approved_ops,
                     ctx,
                     &card,
                     &payment,
                     cmd.customer.clone().map(String::from),
-                )?);
+                )?;
             }
-            let declined_ops = match &claimed_token {
-                Some(pm) => vec![WriteOp::Seal {
-                    owner: pm.clone(),
-                    sealed: self.seal_card(&card)?,
-                }],
-                None => Vec::new(),
-            };
+            let mut declined_ops = self.background(scope);
+            if let Some(pm) = &claimed_token {
+                declined_ops.seal(pm, self.seal_card(&card)?);
+            }
             return self
                 .create_upstream(
                     ctx,
@@ -464,11 +428,11 @@ impl Services {
             && card.pan.expose() == crate::balance::transactions::DISPUTED_CARD
         {
             // The disputed test card: its bank disputes the payment a moment later.
-            ops.push(self.schedule_op(
+            ops.schedule(
                 TaskKind::OpenDispute,
                 &payment.id,
                 now + crate::balance::disputes::DISPUTE_DELAY_SECS,
-            ));
+            );
         }
         let mut decline = None;
         match authorization {
@@ -478,11 +442,11 @@ impl Services {
             }
             Authorization::Approved => {
                 payment.status = PaymentStatus::RequiresCapture;
-                ops.push(self.schedule_op(
+                ops.schedule(
                     TaskKind::ExpireAuthorization,
                     &payment.id,
                     now + AUTHORIZATION_TTL_SECS,
-                ));
+                );
             }
             Authorization::RequiresAction => {
                 payment.status = PaymentStatus::RequiresAction;
@@ -494,15 +458,11 @@ impl Services {
                         "return_url": cmd.return_url,
                     }
                 }));
-                ops.push(WriteOp::Seal {
-                    owner: payment.id.clone(),
-                    sealed: hash_key(&token),
-                });
-                ops.push(self.schedule_op(
+                ops.seal(&payment.id, hash_key(&token)).schedule(
                     TaskKind::AbandonAuthentication,
                     &payment.id,
                     now + AUTHENTICATION_TIMEOUT_SECS,
-                ));
+                );
             }
             Authorization::Declined(d) => {
                 payment.status = PaymentStatus::Failed;
@@ -521,20 +481,18 @@ impl Services {
         // A card is saved or consumed only when the bank did not refuse the charge: a claimed
         // token the bank refused is given back.
         if decline.is_none() {
-            ops.append(&mut method_ops);
+            ops.extend(method_ops);
         } else if let Some(pm) = &claimed_token {
-            ops.push(WriteOp::Seal {
-                owner: pm.clone(),
-                sealed: self.seal_card(&card)?,
-            });
+            ops.seal(pm, self.seal_card(&card)?);
         }
         if new_card_to_save && decline.is_none() {
-            ops.extend(self.save_card_ops(
+            self.save_card(
+                &mut ops,
                 ctx,
                 &card,
                 &payment,
                 cmd.customer.clone().map(String::from),
-            )?);
+            )?;
         }
         self.record_authorised(
             ctx,
@@ -559,7 +517,7 @@ impl Services {
         &self,
         ctx: &RequestContext,
         payment: Payment,
-        ops: Vec<WriteOp>,
+        ops: Batch,
         decline: Option<CoreError>,
         mut preconditions: Vec<(Collection, String, i64)>,
         card: &ValidatedCard,
@@ -577,13 +535,9 @@ impl Services {
                 loop {
                     attempts += 1;
                     let mut batch = ops.clone();
-                    batch.extend(preconditions.iter().map(|(collection, id, version)| {
-                        WriteOp::Check {
-                            collection: *collection,
-                            id: id.clone(),
-                            expected_version: *version,
-                        }
-                    }));
+                    for (collection, id, version) in &preconditions {
+                        batch.check(*collection, id, *version);
+                    }
                     match self.finish_create(ctx, payment.clone(), batch, None).await {
                         Err(CoreError::Store(StoreError::Conflict(_))) if attempts < 16 => {
                             match self
@@ -607,15 +561,9 @@ impl Services {
                 self.acquirer.reverse(card, ctx.scope().livemode()).await;
             }
             if let Some(pm) = &claimed_token {
-                let restore = crate::store::WriteBatch {
-                    scope: ctx.scope().clone(),
-                    ops: vec![WriteOp::Seal {
-                        owner: pm.clone(),
-                        sealed: self.seal_card(card)?,
-                    }],
-                    idempotency: None,
-                };
-                if let Err(e) = self.store.commit(restore).await {
+                let mut restore = self.background(ctx.scope());
+                restore.seal(pm, self.seal_card(card)?);
+                if let Err(e) = self.commit_background(restore).await {
                     tracing::warn!(error = %crate::error::error_chain(&e), payment_method = %pm, "could not give back a claimed payment method");
                 }
             }
@@ -623,29 +571,22 @@ impl Services {
         result
     }
 
-    /// The writes that save a payment's new card for `customer` (`save_payment_method`).
-    fn save_card_ops(
+    /// Saves a payment's new card for `customer` (`save_payment_method`), in `batch`.
+    fn save_card(
         &self,
+        batch: &mut Batch,
         ctx: &RequestContext,
         card: &ValidatedCard,
         payment: &Payment,
         customer: Option<String>,
-    ) -> CoreResult<Vec<WriteOp>> {
+    ) -> CoreResult<()> {
         let mut method = self.new_payment_method(ctx, card, customer, Default::default());
         method.id = payment.payment_method.id.clone();
-        Ok(vec![
-            WriteOp::Insert {
-                collection: Collection::PaymentMethods,
-                id: method.id.clone(),
-                created: payment.created,
-                index: crate::payment_methods::service::pm_index(&method),
-                body: to_body(&method)?,
-            },
-            WriteOp::Seal {
-                owner: method.id.clone(),
-                sealed: self.seal_card(card)?,
-            },
-        ])
+        method.created = payment.created;
+        batch
+            .insert(&method)?
+            .seal(&method.id, self.seal_card(card)?);
+        Ok(())
     }
 
     /// The preconditions of a payment again, with their current versions; the error the client
@@ -686,25 +627,16 @@ impl Services {
         &self,
         ctx: &RequestContext,
         mut payment: Payment,
-        mut ops: Vec<WriteOp>,
+        mut ops: Batch,
         decline: Option<CoreError>,
     ) -> CoreResult<Payment> {
         // What it captured is booked on the balance in the same batch (CONTRACT §9).
-        ops.extend(self.book_charge(ctx.scope(), &mut payment).await?);
+        self.book_charge(&mut ops, &mut payment).await?;
         // Serialised once: the row, and the answer kept under the idempotency key (rendered on
         // a replay); the event carries the same stored form.
         let stored = to_body(&payment)?;
         let object = to_value(&payment)?;
-        ops.insert(
-            0,
-            WriteOp::Insert {
-                collection: Collection::Payments,
-                id: payment.id.clone(),
-                created: payment.created,
-                index: payment_index(&payment),
-                body: stored.clone(),
-            },
-        );
+        ops.insert_stored(&payment, stored.clone());
         let event_type = match payment.status {
             PaymentStatus::Succeeded => Some("payment.succeeded"),
             PaymentStatus::Failed => Some("payment.failed"),
@@ -712,11 +644,7 @@ impl Services {
         };
         let mut event = None;
         if let Some(event_type) = event_type {
-            let op = self.event_op(Some(ctx), ctx.scope(), event_type, object, None)?;
-            if let WriteOp::Event { id, .. } = &op {
-                event = Some(id.clone());
-            }
-            ops.push(op);
+            event = Some(ops.event_id(event_type, object, None)?);
         }
         match decline {
             None => {
@@ -780,7 +708,8 @@ impl Services {
             TaskKind::SettleBankTransfer
         };
         let due = payment.created + self.config.bank_settlement_delay;
-        let ops = vec![self.schedule_op(kind, &payment.id, due)];
+        let mut ops = self.batch(ctx);
+        ops.schedule(kind, &payment.id, due);
         self.finish_create(ctx, payment, ops, None).await
     }
 
@@ -916,7 +845,8 @@ impl Services {
         event_type: &str,
     ) -> CoreResult<Payment> {
         // A capture is booked on the balance in the same batch (CONTRACT §9).
-        let booking = self.book_charge(ctx.scope(), &mut after).await?;
+        let mut batch = self.batch(ctx);
+        self.book_charge(&mut batch, &mut after).await?;
         let previous = if event_type.ends_with(".updated") {
             let renderer = self.renderer();
             previous_attributes(
@@ -927,29 +857,9 @@ impl Services {
             None
         };
         let stored = to_body(&after)?;
-        let event = self.event_op(
-            Some(ctx),
-            ctx.scope(),
-            event_type,
-            to_value(&after)?,
-            previous,
-        )?;
-        let event_id = match &event {
-            WriteOp::Event { id, .. } => Some(id.clone()),
-            _ => None,
-        };
-        let mut ops = vec![
-            WriteOp::Update {
-                collection: Collection::Payments,
-                id: after.id.clone(),
-                expected_version: version,
-                index: payment_index(&after),
-                body: stored.clone(),
-            },
-            event,
-        ];
-        ops.extend(booking);
-        self.commit_payment(ctx, ops, &stored, event_id.as_deref())
+        batch.update_stored(&after, version, stored.clone());
+        let event_id = batch.event_id(event_type, to_value(&after)?, previous)?;
+        self.commit_payment(ctx, batch, &stored, Some(&event_id))
             .await?;
         Ok(after)
     }

@@ -230,6 +230,27 @@ pub struct Payment {
     pub invoice: Option<String>,
 }
 
+impl crate::documents::document::Document for Payment {
+    const COLLECTION: crate::store::Collection = crate::store::Collection::Payments;
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn created(&self) -> i64 {
+        self.created
+    }
+
+    fn index(&self) -> crate::store::IndexValues {
+        use crate::store::IndexValues;
+        IndexValues {
+            customer: self.customer.clone(),
+            status: Some(self.status.as_str().to_string()),
+            ..IndexValues::default()
+        }
+    }
+}
+
 fn is_zero(n: &i64) -> bool {
     *n == 0
 }

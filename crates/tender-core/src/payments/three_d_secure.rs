@@ -4,13 +4,13 @@
 //! that the same link can say "already confirmed" (and do nothing) instead of "not found".
 
 use crate::auth::{hash_key, secrets_equal, Scope};
+use crate::documents::document::{from_body, to_value};
 use crate::error::CoreResult;
 use crate::event::previous_attributes;
 use crate::ids::{self, IdKind};
-use crate::payments::create::payment_index;
 use crate::payments::payment::{transition, CaptureMethod, Payment, PaymentStatus, Transition};
-use crate::services::{from_body, to_body, to_value, Services};
-use crate::store::{Collection, WriteOp};
+use crate::services::Services;
+use crate::store::Collection;
 use crate::tasks::{TaskKind, AUTHORIZATION_TTL_SECS};
 
 /// Prefix of a used token's stored hash.
@@ -96,14 +96,16 @@ impl Services {
             after.status =
                 transition(before.status, Transition::Authenticate { success, capture })?;
             after.next_action = None;
-            let mut ops = Vec::new();
+            let mut batch = self.background(&scope);
             match after.status {
                 PaymentStatus::Succeeded => after.amount_captured = after.amount,
-                PaymentStatus::RequiresCapture => ops.push(self.schedule_op(
-                    TaskKind::ExpireAuthorization,
-                    &after.id,
-                    self.now() + AUTHORIZATION_TTL_SECS,
-                )),
+                PaymentStatus::RequiresCapture => {
+                    batch.schedule(
+                        TaskKind::ExpireAuthorization,
+                        &after.id,
+                        self.now() + AUTHORIZATION_TTL_SECS,
+                    );
+                }
                 _ => {
                     after.failure_code = Some("authentication_failed".into());
                     after.decline_code = Some("authentication_failed".into());
@@ -111,18 +113,10 @@ impl Services {
                         Some("The customer did not complete 3-D Secure authentication.".into());
                 }
             }
-            ops.extend(self.book_charge(&scope, &mut after).await?);
-            ops.push(WriteOp::Update {
-                collection: Collection::Payments,
-                id: after.id.clone(),
-                expected_version: version,
-                index: payment_index(&after),
-                body: to_body(&after)?,
-            });
-            ops.push(WriteOp::Seal {
-                owner: after.id.clone(),
-                sealed: format!("{USED}{}", hash_key(token)),
-            });
+            self.book_charge(&mut batch, &mut after).await?;
+            batch
+                .update(&after, version)?
+                .seal(&after.id, format!("{USED}{}", hash_key(token)));
             // Authorised for later capture has no event type of its own: `payment.updated`
             // with the old status tells the merchant the customer authenticated.
             let object = to_value(&after)?;
@@ -138,8 +132,8 @@ impl Services {
                     ),
                 ),
             };
-            ops.push(self.event_op(None, &scope, event_type, object, previous)?);
-            self.commit_background(&scope, ops).await?;
+            batch.event_json(event_type, object, previous)?;
+            self.commit_background(batch).await?;
             Ok(Some(after))
         })
         .await

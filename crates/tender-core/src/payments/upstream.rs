@@ -36,14 +36,15 @@ use crate::connectors::connector::{
     Upstream,
 };
 use crate::connectors::service::Routed;
+use crate::documents::batch::Batch;
+use crate::documents::document::{from_body, to_body, to_value};
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::ids;
 use crate::payments::acquirer::Decline;
-use crate::payments::create::payment_index;
 use crate::payments::payment::{CancellationReason, Payment, PaymentStatus};
 use crate::refunds::refund::{Refund, RefundStatus};
-use crate::services::{from_body, to_body, to_value, RequestContext, Services};
-use crate::store::{ClaimedTask, Collection, IndexValues, WriteBatch, WriteOp};
+use crate::services::{RequestContext, Services};
+use crate::store::{ClaimedTask, Collection};
 use crate::tasks::{TaskKind, AUTHENTICATION_TIMEOUT_SECS, AUTHORIZATION_TTL_SECS};
 
 /// Seconds after a payment (or refund) is recorded before its first sync, by default
@@ -65,9 +66,9 @@ pub(crate) struct UpstreamPayment {
     pub source: UpstreamSource,
     pub capture: bool,
     /// Applied only when the processor did not refuse the payment (a card saved or attached).
-    pub approved_ops: Vec<WriteOp>,
+    pub approved_ops: Batch,
     /// Applied only when it did (a claimed one-time card given back).
-    pub declined_ops: Vec<WriteOp>,
+    pub declined_ops: Batch,
     /// What the payment was decided on and must still hold when it is recorded (a customer,
     /// a saved card still attached to it), with their versions.
     pub preconditions: Vec<(Collection, String, i64)>,
@@ -79,7 +80,7 @@ struct Applied {
     decline: Option<CoreError>,
     /// The sync task stays (or is scheduled again): the processor has not finished.
     keep_syncing: bool,
-    ops: Vec<WriteOp>,
+    ops: Batch,
 }
 
 /// The delay before the next sync of something recorded at `created`, at `now`: half its age,
@@ -135,15 +136,12 @@ impl Services {
         let mut payment = up.payment;
         payment.status = PaymentStatus::Processing;
         payment.connector = Some(route[0].object.id.clone());
-        let sync_op = self.schedule_op(
+        let mut sync = self.batch(ctx);
+        let sync_task = sync.schedule_id(
             TaskKind::SyncPayment,
             &payment.id,
             payment.created + self.config.connector_sync_delay,
         );
-        let sync_task = match &sync_op {
-            WriteOp::ScheduleTask { id, .. } => id.clone(),
-            _ => String::new(),
-        };
         // Recorded while what it was decided on still holds: a concurrent change that
         // invalidates nothing (a customer's metadata) means recording again with the new
         // versions; one that does (the customer deleted) is the client's error. Either way
@@ -152,25 +150,11 @@ impl Services {
         let mut attempts = 0;
         loop {
             attempts += 1;
-            let mut ops = vec![
-                WriteOp::Insert {
-                    collection: Collection::Payments,
-                    id: payment.id.clone(),
-                    created: payment.created,
-                    index: payment_index(&payment),
-                    body: to_body(&payment)?,
-                },
-                sync_op.clone(),
-            ];
-            ops.extend(
-                preconditions
-                    .iter()
-                    .map(|(collection, id, version)| WriteOp::Check {
-                        collection: *collection,
-                        id: id.clone(),
-                        expected_version: *version,
-                    }),
-            );
+            let mut ops = sync.clone();
+            ops.insert(&payment)?;
+            for (collection, id, version) in &preconditions {
+                ops.check(*collection, id, *version);
+            }
             let failed = match self
                 .commit_checkpoint(ctx, ops, Collection::Payments, &payment.id)
                 .await
@@ -235,26 +219,15 @@ impl Services {
                     // Recorded before it can move money: a sync can always find it again.
                     payment.connector = Some(id.clone());
                     payment.connector_reference = Some(reference.clone());
-                    let recorded = self
-                        .store
-                        .commit(WriteBatch {
-                            scope: scope.clone(),
-                            ops: vec![WriteOp::Update {
-                                collection: Collection::Payments,
-                                id: payment.id.clone(),
-                                expected_version: version,
-                                index: payment_index(&payment),
-                                body: to_body(&payment)?,
-                            }],
-                            idempotency: None,
-                        })
-                        .await;
+                    let mut reference_batch = self.background(scope);
+                    reference_batch.update(&payment, version)?;
+                    let recorded = self.commit_background(reference_batch).await;
                     if let Err(e) = recorded {
                         // Never confirmed: release it upstream (the sync settles the payment,
                         // failed) and give back a one-time card this request holds.
                         let _ = routed.connector.void(&payment.id, &reference).await;
                         self.give_back(scope, &up.declined_ops).await;
-                        return Err(e.into());
+                        return Err(e);
                     }
                     version += 1;
                     match routed.connector.confirm(&reference, &req).await {
@@ -303,32 +276,23 @@ impl Services {
             Answer::Unavailable(_) | Answer::NotSent(_) => Upstream::Processing,
         };
         let before = payment.clone();
-        let mut applied = self
+        let applied = self
             .apply_upstream(scope, &mut payment, state, kind)
             .await?;
-        let mut ops = vec![WriteOp::Update {
-            collection: Collection::Payments,
-            id: payment.id.clone(),
-            expected_version: version,
-            index: payment_index(&payment),
-            body: to_body(&payment)?,
-        }];
+        let mut ops = self.batch(ctx);
+        ops.update(&payment, version)?;
         if !applied.keep_syncing {
-            ops.push(WriteOp::DeleteTask { id: sync_task });
+            ops.done_id(&sync_task);
         }
-        ops.append(&mut applied.ops);
+        ops.extend(applied.ops);
         if applied.decline.is_none() && before.status != PaymentStatus::Failed {
-            ops.extend(up.approved_ops.iter().cloned());
+            ops.extend(up.approved_ops.clone());
         } else {
-            ops.extend(up.declined_ops.iter().cloned());
+            ops.extend(up.declined_ops.clone());
         }
         let mut event = None;
         if let Some(kind) = applied.event {
-            let op = self.event_op(Some(ctx), scope, kind, to_value(&payment)?, None)?;
-            if let WriteOp::Event { id, .. } = &op {
-                event = Some(id.clone());
-            }
-            ops.push(op);
+            event = Some(ops.event_id(kind, to_value(&payment)?, None)?);
         }
         let stored = to_body(&payment)?;
         let committed = match &applied.decline {
@@ -356,11 +320,11 @@ impl Services {
 
     /// Gives back what a declined or abandoned payment took (a claimed one-time card), as far
     /// as the store lets it; a failure is logged, the payment's own answer stands.
-    async fn give_back(&self, scope: &Scope, declined_ops: &[WriteOp]) {
+    async fn give_back(&self, _scope: &Scope, declined_ops: &Batch) {
         if declined_ops.is_empty() {
             return;
         }
-        if let Err(e) = self.commit_background(scope, declined_ops.to_vec()).await {
+        if let Err(e) = self.commit_background(declined_ops.clone()).await {
             tracing::warn!(error = %crate::error::error_chain(&e), "could not give back a claimed payment method");
         }
     }
@@ -373,8 +337,8 @@ impl Services {
         &self,
         ctx: &RequestContext,
         id: &str,
-        approved_ops: Vec<WriteOp>,
-        declined_ops: Vec<WriteOp>,
+        approved_ops: Batch,
+        declined_ops: Batch,
     ) -> CoreResult<Payment> {
         let (current, _): (Payment, i64) = self
             .load(ctx.scope(), Collection::Payments, "payment", id)
@@ -387,15 +351,15 @@ impl Services {
                 message: current.failure_message.clone().unwrap_or_default().into(),
             };
             let err = decline_error(&d, &current.id);
-            self.commit(ctx, Vec::new(), Err(&err)).await?;
+            self.commit(ctx, self.batch(ctx), Err(&err)).await?;
             return Err(err);
         }
         if !approved_ops.is_empty() {
-            if let Err(e) = self.commit_background(ctx.scope(), approved_ops).await {
+            if let Err(e) = self.commit_background(approved_ops).await {
                 tracing::warn!(payment = %current.id, error = %crate::error::error_chain(&e), "could not save the payment's card");
             }
         }
-        self.commit_payment(ctx, Vec::new(), &to_body(&current)?, None)
+        self.commit_payment(ctx, self.batch(ctx), &to_body(&current)?, None)
             .await?;
         Ok(current)
     }
@@ -414,7 +378,7 @@ impl Services {
             event: None,
             decline: None,
             keep_syncing: false,
-            ops: Vec::new(),
+            ops: self.background(scope),
         };
         match state {
             Upstream::Created | Upstream::Processing => {
@@ -426,16 +390,16 @@ impl Services {
                 payment.amount_captured = captured;
                 payment.next_action = None;
                 applied.event = Some("payment.succeeded");
-                applied.ops.extend(self.book_charge(scope, payment).await?);
+                self.book_charge(&mut applied.ops, payment).await?;
             }
             Upstream::RequiresCapture => {
                 payment.status = PaymentStatus::RequiresCapture;
                 payment.next_action = None;
-                applied.ops.push(self.schedule_op(
+                applied.ops.schedule(
                     TaskKind::ExpireAuthorization,
                     &payment.id,
                     now + AUTHORIZATION_TTL_SECS,
-                ));
+                );
             }
             Upstream::RequiresAction { url } => {
                 payment.status = PaymentStatus::RequiresAction;
@@ -446,11 +410,11 @@ impl Services {
                             "redirect_to_url": {"url": url, "return_url": payment.return_url},
                         }));
                         applied.keep_syncing = true;
-                        applied.ops.push(self.schedule_op(
+                        applied.ops.schedule(
                             TaskKind::AbandonAuthentication,
                             &payment.id,
                             now + AUTHENTICATION_TIMEOUT_SECS,
-                        ));
+                        );
                     }
                     // The simulator authenticates on Tender's own page, as without connectors.
                     (None, ConnectorType::Simulator) => {
@@ -462,15 +426,12 @@ impl Services {
                                 "return_url": payment.return_url,
                             }
                         }));
-                        applied.ops.push(WriteOp::Seal {
-                            owner: payment.id.clone(),
-                            sealed: hash_key(&token),
-                        });
-                        applied.ops.push(self.schedule_op(
+                        applied.ops.seal(&payment.id, hash_key(&token));
+                        applied.ops.schedule(
                             TaskKind::AbandonAuthentication,
                             &payment.id,
                             now + AUTHENTICATION_TIMEOUT_SECS,
-                        ));
+                        );
                     }
                     // The processor authenticates in its own client SDK and gave no page.
                     (None, other) => {
@@ -482,11 +443,11 @@ impl Services {
                             },
                         }));
                         applied.keep_syncing = true;
-                        applied.ops.push(self.schedule_op(
+                        applied.ops.schedule(
                             TaskKind::AbandonAuthentication,
                             &payment.id,
                             now + AUTHENTICATION_TIMEOUT_SECS,
-                        ));
+                        );
                     }
                 }
             }
@@ -530,6 +491,7 @@ impl Services {
             return self.reschedule(task, None).await;
         };
         let mut payment: Payment = from_body(&record.id, &record.body)?;
+        let version = record.version;
         let waiting = matches!(
             payment.status,
             PaymentStatus::Processing | PaymentStatus::RequiresAction
@@ -586,22 +548,11 @@ impl Services {
         if payment == before {
             return self.reschedule(task, Some(payment.created)).await;
         }
-        let mut ops = vec![WriteOp::Update {
-            collection: Collection::Payments,
-            id: payment.id.clone(),
-            expected_version: record.version,
-            index: payment_index(&payment),
-            body: to_body(&payment)?,
-        }];
-        ops.extend(applied.ops);
-        if let Some(kind) = applied.event {
-            ops.push(self.event_op(None, scope, kind, to_value(&payment)?, None)?);
-        }
-        ops.push(WriteOp::DeleteTask {
-            id: task.id.clone(),
-        });
-        if applied.keep_syncing {
-            ops.push(self.schedule_op(
+        let keep_syncing = applied.keep_syncing;
+        let mut ops = self.upstream_applied(&payment, version, applied)?;
+        ops.done(task);
+        if keep_syncing {
+            ops.schedule(
                 TaskKind::SyncPayment,
                 &payment.id,
                 self.now()
@@ -610,26 +561,42 @@ impl Services {
                         payment.created,
                         self.now(),
                     ),
-            ));
+            );
         }
-        self.commit_background(scope, ops).await
+        self.commit_background(ops).await
+    }
+
+    /// The batch that records `payment` moved by a processor's word: the payment at `version`,
+    /// what the move does (`applied`) and its event.
+    fn upstream_applied(
+        &self,
+        payment: &Payment,
+        version: i64,
+        applied: Applied,
+    ) -> CoreResult<Batch> {
+        let mut ops = self.background(applied.ops.scope());
+        ops.update(payment, version)?;
+        ops.extend(applied.ops);
+        if let Some(kind) = applied.event {
+            ops.event(kind, payment)?;
+        }
+        Ok(ops)
     }
 
     /// Ends a sync task and, when `created` is given, schedules the next one with backoff.
     async fn reschedule(&self, task: &ClaimedTask, created: Option<i64>) -> CoreResult<()> {
-        let mut ops = vec![WriteOp::DeleteTask {
-            id: task.id.clone(),
-        }];
+        let mut ops = self.background(&task.scope);
+        ops.done(task);
         if let Some(created) = created {
             let kind = TaskKind::parse(&task.kind).unwrap_or(TaskKind::SyncPayment);
             let now = self.now();
-            ops.push(self.schedule_op(
+            ops.schedule(
                 kind,
                 &task.object_id,
                 now + next_sync_delay(self.config.connector_sync_delay, created, now),
-            ));
+            );
         }
-        self.commit_background(&task.scope, ops).await
+        self.commit_background(ops).await
     }
 
     /// Captures `amount` of a connector's payment upstream; what was captured.
@@ -715,19 +682,14 @@ impl Services {
         &self,
         ctx: &RequestContext,
         refund: &Refund,
-        mut ops: Vec<WriteOp>,
+        mut batch: Batch,
     ) -> CoreResult<String> {
-        let sync = self.schedule_op(
+        let sync_task = batch.schedule_id(
             TaskKind::SyncRefund,
             &refund.id,
             refund.created + self.config.connector_sync_delay,
         );
-        let sync_task = match &sync {
-            WriteOp::ScheduleTask { id, .. } => id.clone(),
-            _ => String::new(),
-        };
-        ops.push(sync);
-        self.commit_checkpoint(ctx, ops, Collection::Refunds, &refund.id)
+        self.commit_checkpoint(ctx, batch, Collection::Refunds, &refund.id)
             .await?;
         Ok(sync_task)
     }
@@ -750,12 +712,9 @@ impl Services {
             .finish_refund(scope, &mut refund, version, answer, &sync_task, Some(ctx))
             .await?;
         let object = to_value(&refund)?;
-        if ops.is_empty() {
-            // Still pending: the answer is the pending refund; the sync finishes it.
-            self.commit(ctx, Vec::new(), Ok(&object)).await?;
-        } else {
-            self.commit(ctx, ops, Ok(&object)).await?;
-        }
+        // Still pending, the batch is empty: the answer is the pending refund; the sync
+        // finishes it.
+        self.commit(ctx, ops, Ok(&object)).await?;
         Ok(refund)
     }
 
@@ -769,7 +728,11 @@ impl Services {
         answer: RefundAnswer,
         task: &str,
         ctx: Option<&RequestContext>,
-    ) -> CoreResult<(Vec<WriteOp>, bool)> {
+    ) -> CoreResult<(Batch, bool)> {
+        let mut ops = match ctx {
+            Some(ctx) => self.batch(ctx),
+            None => self.background(scope),
+        };
         let before = to_value(&*refund)?;
         let state = match answer {
             RefundAnswer::Known { reference, state } => {
@@ -780,14 +743,13 @@ impl Services {
             }
             RefundAnswer::Unavailable(why) | RefundAnswer::Unknown(why) => {
                 tracing::info!(refund = %refund.id, reason = %why, "refund not confirmed by the processor yet; it will be synced");
-                return Ok((Vec::new(), false));
+                return Ok((ops, false));
             }
         };
-        let mut ops = Vec::new();
         match state {
             RefundUpstream::Pending => {
                 if before == to_value(&*refund)? {
-                    return Ok((Vec::new(), false));
+                    return Ok((ops, false));
                 }
             }
             RefundUpstream::Succeeded => refund.status = RefundStatus::Succeeded,
@@ -803,33 +765,18 @@ impl Services {
                 payment.amount_refunded -= refund.amount;
                 payment.refunded = payment.amount_refunded == payment.amount_captured
                     && payment.amount_captured > 0;
-                ops.push(WriteOp::Update {
-                    collection: Collection::Payments,
-                    id: payment.id.clone(),
-                    expected_version: record.version,
-                    index: payment_index(&payment),
-                    body: to_body(&payment)?,
-                });
+                ops.update(&payment, record.version)?;
                 // …and to the balance (CONTRACT §9).
-                ops.extend(self.book_refund_failure(scope, refund)?);
+                self.book_refund_failure(&mut ops, refund)?;
             }
         }
         let after = to_value(&*refund)?;
         let previous = crate::event::previous_attributes(&before, &after);
-        ops.push(WriteOp::Update {
-            collection: Collection::Refunds,
-            id: refund.id.clone(),
-            expected_version: version,
-            index: IndexValues {
-                payment: Some(refund.payment.clone()),
-                ..IndexValues::default()
-            },
-            body: to_body(&*refund)?,
-        });
-        ops.push(self.event_op(ctx, scope, "refund.updated", after, previous)?);
+        ops.update(&*refund, version)?
+            .event_json("refund.updated", after, previous)?;
         let done = refund.status != RefundStatus::Pending;
         if done {
-            ops.push(WriteOp::DeleteTask { id: task.into() });
+            ops.done_id(task);
         }
         Ok((ops, done))
     }
@@ -861,18 +808,15 @@ impl Services {
             .await?;
         if !done {
             let mut ops = ops;
-            ops.push(WriteOp::DeleteTask {
-                id: task.id.clone(),
-            });
             let now = self.now();
-            ops.push(self.schedule_op(
+            ops.done(task).schedule(
                 TaskKind::SyncRefund,
                 &refund.id,
                 now + next_sync_delay(self.config.connector_sync_delay, refund.created, now),
-            ));
-            return self.commit_background(scope, ops).await;
+            );
+            return self.commit_background(ops).await;
         }
-        self.commit_background(scope, ops).await
+        self.commit_background(ops).await
     }
 
     /// `POST /connector_webhooks/{connector}`: a processor tells where one of its payments is.
@@ -960,19 +904,9 @@ impl Services {
             if payment == before {
                 return Ok(());
             }
-            let mut ops = vec![WriteOp::Update {
-                collection: Collection::Payments,
-                id: payment.id.clone(),
-                expected_version: record.version,
-                index: payment_index(&payment),
-                body: to_body(&payment)?,
-            }];
-            ops.extend(applied.ops);
-            if let Some(kind) = applied.event {
-                ops.push(self.event_op(None, &scope, kind, to_value(&payment)?, None)?);
-            }
+            let ops = self.upstream_applied(&payment, record.version, applied)?;
             // The payment's sync task finds it settled and ends by itself.
-            self.commit_background(&scope, ops).await
+            self.commit_background(ops).await
         })
         .await
     }

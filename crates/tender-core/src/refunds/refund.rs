@@ -59,3 +59,23 @@ pub struct Refund {
     #[serde(default)]
     pub failure_balance_transaction: Option<String>,
 }
+
+impl crate::documents::document::Document for Refund {
+    const COLLECTION: crate::store::Collection = crate::store::Collection::Refunds;
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn created(&self) -> i64 {
+        self.created
+    }
+
+    fn index(&self) -> crate::store::IndexValues {
+        use crate::store::IndexValues;
+        IndexValues {
+            payment: Some(self.payment.clone()),
+            ..IndexValues::default()
+        }
+    }
+}

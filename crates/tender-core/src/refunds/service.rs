@@ -1,14 +1,14 @@
 //! Refund use cases: a refund and the payment's refunded total change in one batch, guarded by
 //! the payment's version, so concurrent refunds can never add up to more than was captured.
 
+use crate::documents::document::to_value;
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, IdKind};
 use crate::metadata;
-use crate::payments::create::payment_index;
 use crate::payments::payment::{Payment, PaymentStatus};
 use crate::refunds::refund::{Refund, RefundReason, RefundStatus};
-use crate::services::{to_body, to_value, RequestContext, Services};
-use crate::store::{Collection, IndexValues, WriteOp};
+use crate::services::{RequestContext, Services};
+use crate::store::Collection;
 
 /// `POST /refunds`, parsed.
 #[derive(Debug)]
@@ -17,13 +17,6 @@ pub struct CreateRefund {
     pub amount: Option<i64>,
     pub reason: Option<RefundReason>,
     pub metadata: Vec<(String, String)>,
-}
-
-pub(crate) fn refund_index(r: &Refund) -> IndexValues {
-    IndexValues {
-        payment: Some(r.payment.clone()),
-        ..IndexValues::default()
-    }
 }
 
 impl Services {
@@ -53,7 +46,10 @@ impl Services {
                             .find_record(scope, Collection::Payments, &cmd.payment)
                             .await?
                         {
-                            Some(r) => (crate::services::from_body(&r.id, &r.body)?, r.version),
+                            Some(r) => (
+                                crate::documents::document::from_body(&r.id, &r.body)?,
+                                r.version,
+                            ),
                             None => {
                                 return Err(CoreError::missing_reference(
                                     "payment",
@@ -123,42 +119,31 @@ impl Services {
                     balance_transaction: None,
                     failure_balance_transaction: None,
                 };
+                let mut batch = self.batch(ctx);
                 // The amount leaves the balance now, pending or not (CONTRACT §9).
-                let booking = self.book_refund(scope, &mut refund)?;
+                let mut booking = self.background(scope);
+                self.book_refund(&mut booking, &mut refund)?;
                 let mut after = before.clone();
                 after.amount_refunded += amount;
                 after.refunded = after.amount_refunded == after.amount_captured;
                 let object = to_value(&refund)?;
-                let mut ops = vec![
-                    WriteOp::Update {
-                        collection: Collection::Payments,
-                        id: after.id.clone(),
-                        expected_version: version,
-                        index: payment_index(&after),
-                        body: to_body(&after)?,
-                    },
-                    WriteOp::Insert {
-                        collection: Collection::Refunds,
-                        id: refund.id.clone(),
-                        created: refund.created,
-                        index: refund_index(&refund),
-                        body: to_body(&refund)?,
-                    },
-                    self.event_op(Some(ctx), scope, "refund.created", object.clone(), None)?,
-                ];
-                ops.extend(booking);
+                batch
+                    .update(&after, version)?
+                    .insert(&refund)?
+                    .event_json("refund.created", object.clone(), None)?
+                    .extend(booking);
                 if bank {
-                    ops.push(self.schedule_op(
+                    batch.schedule(
                         crate::tasks::TaskKind::SettleRefund,
                         &refund.id,
                         refund.created + self.config.bank_settlement_delay,
-                    ));
+                    );
                 }
                 if upstream {
-                    let task = self.record_refund_upstream(ctx, &refund, ops).await?;
+                    let task = self.record_refund_upstream(ctx, &refund, batch).await?;
                     return Ok((refund, Some((before, task))));
                 }
-                self.commit(ctx, ops, Ok(&object)).await?;
+                self.commit(ctx, batch, Ok(&object)).await?;
                 Ok((refund, None))
             })
             .await?;
@@ -184,14 +169,9 @@ impl Services {
             let mut after = before.clone();
             after.metadata = metadata::merge(&before.metadata, metadata_input.clone())?;
             let object = to_value(&after)?;
-            let ops = vec![WriteOp::Update {
-                collection: Collection::Refunds,
-                id: after.id.clone(),
-                expected_version: version,
-                index: refund_index(&after),
-                body: to_body(&after)?,
-            }];
-            self.commit(ctx, ops, Ok(&object)).await?;
+            let mut batch = self.batch(ctx);
+            batch.update(&after, version)?;
+            self.commit(ctx, batch, Ok(&object)).await?;
             Ok(after)
         })
         .await

@@ -9,13 +9,12 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use crate::auth::Scope;
+use crate::documents::document::{from_body, to_body, to_value};
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::event::EVENT_TYPES;
 use crate::ids::{self, IdKind};
-use crate::services::{from_body, to_body, to_value, RequestContext, Services};
-use crate::store::{
-    Collection, Cursor, DeliveryAttemptRecord, DeliveryRecord, IndexValues, ListQuery, WriteOp,
-};
+use crate::services::{RequestContext, Services};
+use crate::store::{Collection, Cursor, DeliveryAttemptRecord, DeliveryRecord, ListQuery};
 use crate::vault::Sealer;
 use crate::webhooks::webhook::{
     generate_secret, retry_delay_ms, webhook_address_allowed, EndpointStatus, SigningSecret,
@@ -94,14 +93,6 @@ pub struct AttemptResult {
     pub response_body: String,
     /// The receiver's `Retry-After`, in seconds, on a 429 or 503.
     pub retry_after_secs: Option<i64>,
-}
-
-fn endpoint_index(e: &WebhookEndpoint) -> IndexValues {
-    IndexValues {
-        status: Some(e.status.as_str().to_string()),
-        enabled_events: Some(e.events_index()),
-        ..IndexValues::default()
-    }
 }
 
 fn url_invalid(message: impl Into<String>) -> CoreError {
@@ -306,22 +297,14 @@ impl Services {
             endpoint: endpoint.clone(),
             secret: secret.clone(),
         };
-        let ops = vec![
-            WriteOp::Insert {
-                collection: Collection::WebhookEndpoints,
-                id: endpoint.id.clone(),
-                created: endpoint.created,
-                index: endpoint_index(&endpoint),
-                body: to_body(&endpoint)?,
-            },
-            WriteOp::Seal {
-                owner: endpoint.id.clone(),
-                sealed: self.seal_secrets(&[SigningSecret {
-                    secret,
-                    expires_at: None,
-                }])?,
-            },
-        ];
+        let mut ops = self.batch(ctx);
+        ops.insert(&endpoint)?.seal(
+            &endpoint.id,
+            self.seal_secrets(&[SigningSecret {
+                secret,
+                expires_at: None,
+            }])?,
+        );
         self.commit(ctx, ops, Ok(&to_value(&shown)?)).await?;
         Ok(shown)
     }
@@ -370,13 +353,8 @@ impl Services {
                     EndpointStatus::Enabled
                 };
             }
-            let ops = vec![WriteOp::Update {
-                collection: Collection::WebhookEndpoints,
-                id: endpoint.id.clone(),
-                expected_version: version,
-                index: endpoint_index(&endpoint),
-                body: to_body(&endpoint)?,
-            }];
+            let mut ops = self.batch(ctx);
+            ops.update(&endpoint, version)?;
             self.commit(ctx, ops, Ok(&to_value(&endpoint)?)).await?;
             Ok(endpoint)
         })
@@ -395,11 +373,8 @@ impl Services {
                 )
                 .await?;
             let deleted = json!({"id": endpoint.id, "object": "webhook_endpoint", "deleted": true});
-            let ops = vec![WriteOp::Delete {
-                collection: Collection::WebhookEndpoints,
-                id: endpoint.id.clone(),
-                expected_version: version,
-            }];
+            let mut ops = self.batch(ctx);
+            ops.delete::<WebhookEndpoint>(&endpoint.id, version);
             self.commit(ctx, ops, Ok(&deleted)).await?;
             Ok(deleted)
         })
@@ -456,19 +431,9 @@ impl Services {
                 secret,
             };
             // Re-writing the document with its version makes concurrent rolls conflict and retry.
-            let ops = vec![
-                WriteOp::Update {
-                    collection: Collection::WebhookEndpoints,
-                    id: endpoint.id.clone(),
-                    expected_version: version,
-                    index: endpoint_index(&endpoint),
-                    body: to_body(&endpoint)?,
-                },
-                WriteOp::Seal {
-                    owner: endpoint.id.clone(),
-                    sealed: self.seal_secrets(&secrets)?,
-                },
-            ];
+            let mut ops = self.batch(ctx);
+            ops.update(&endpoint, version)?
+                .seal(&endpoint.id, self.seal_secrets(&secrets)?);
             self.commit(ctx, ops, Ok(&to_value(&shown)?)).await?;
             Ok(shown)
         })
@@ -522,7 +487,7 @@ impl Services {
         let out = delivery_json(&record);
         // Resend is itself idempotent by nature; keep the answer under the key if one was sent.
         if ctx.idempotency.is_some() {
-            self.commit(ctx, Vec::new(), Ok(&out)).await?;
+            self.commit(ctx, self.batch(ctx), Ok(&out)).await?;
         }
         Ok(out)
     }
@@ -658,20 +623,9 @@ impl Services {
             };
             let mut endpoint: WebhookEndpoint = from_body(id, &record.body)?;
             endpoint.status = EndpointStatus::Disabled;
-            let op = WriteOp::Update {
-                collection: Collection::WebhookEndpoints,
-                id: id.to_string(),
-                expected_version: record.version,
-                index: endpoint_index(&endpoint),
-                body: to_body(&endpoint)?,
-            };
-            self.store
-                .commit(crate::store::WriteBatch {
-                    scope: scope.clone(),
-                    ops: vec![op],
-                    idempotency: None,
-                })
-                .await?;
+            let mut ops = self.background(scope);
+            ops.update(&endpoint, record.version)?;
+            self.commit_background(ops).await?;
             tracing::info!(endpoint = id, "webhook endpoint disabled");
             Ok(())
         })

@@ -25,6 +25,27 @@ pub struct WebhookEndpoint {
     pub created: i64,
 }
 
+impl crate::documents::document::Document for WebhookEndpoint {
+    const COLLECTION: crate::store::Collection = crate::store::Collection::WebhookEndpoints;
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn created(&self) -> i64 {
+        self.created
+    }
+
+    fn index(&self) -> crate::store::IndexValues {
+        use crate::store::IndexValues;
+        IndexValues {
+            status: Some(self.status.as_str().to_string()),
+            enabled_events: Some(self.events_index()),
+            ..IndexValues::default()
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EndpointStatus {
