@@ -12,7 +12,7 @@
 //! checked once where it enters — a path, a request body, a fresh one — and carried as that kind
 //! to the store, so a customer's id cannot be handed where a payment's is meant and nothing
 //! downstream checks its shape again. It reads as the `&str` the store takes; its kind also names
-//! the collection it is stored in ([`crate::store::Collection`]).
+//! the collection it is stored in ([`crate::collection::Collection`]).
 
 use std::marker::PhantomData;
 
@@ -140,7 +140,7 @@ pub trait Kind {
     const KIND: IdKind;
     /// The object's name in errors (`No such payment: 'pay_…'`).
     const NAME: &'static str;
-    const COLLECTION: crate::store::Collection;
+    const COLLECTION: crate::collection::Collection;
 }
 
 macro_rules! kinds {
@@ -153,8 +153,8 @@ macro_rules! kinds {
                 impl super::Kind for $marker {
                     const KIND: super::IdKind = super::IdKind::$marker;
                     const NAME: &'static str = $name;
-                    const COLLECTION: crate::store::Collection =
-                        crate::store::Collection::$collection;
+                    const COLLECTION: crate::collection::Collection =
+                        crate::collection::Collection::$collection;
                 }
             )*
         }

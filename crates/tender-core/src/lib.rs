@@ -7,7 +7,8 @@
 //!   and the keys that seal them.
 //! - [`auth`]: key kinds, modes, the authenticated principal; [`clock`]: time as a dependency;
 //!   [`event`]: the `evt_` object; [`error`]: `CoreError` and `StoreError`.
-//! - [`store`]: the storage port, implemented by `tender-store`.
+//! - [`collection`]: the collections and indexed fields of the store; [`store`]: the storage
+//!   port, implemented by `tender-store`.
 //!
 //! One folder per resource, each holding its types, its state machine and its use cases:
 //! - [`payments`], [`refunds`], [`customers`], [`payment_methods`], [`connectors`],
@@ -28,6 +29,7 @@ pub mod balance;
 pub mod billing;
 pub mod card;
 pub mod clock;
+pub mod collection;
 pub mod connectors;
 pub mod customers;
 pub mod documents;
@@ -42,6 +44,7 @@ pub mod refunds;
 pub mod secret;
 pub mod services;
 pub mod store;
+pub mod task;
 pub mod tasks;
 pub mod validate;
 pub mod vault;

@@ -82,13 +82,13 @@ pub struct Services {
     /// Builds the connectors accounts configure (CONTRACT §8).
     pub connectors: Arc<dyn crate::connectors::connector::ConnectorFactory>,
     pub encoder: Arc<dyn ResponseEncoder>,
-    pub resolver: Arc<dyn crate::webhooks::service::HostResolver>,
+    pub resolver: Arc<dyn crate::webhooks::webhook::HostResolver>,
     pub config: Arc<ServiceConfig>,
-    /// Prices read recently ([`transactions::PricingCache`]).
-    pub pricing_cache: Arc<crate::balance::service::PricingCache>,
+    /// Prices read recently ([`crate::balance::fees::PricingCache`]).
+    pub pricing_cache: Arc<crate::balance::fees::PricingCache>,
 }
 
-pub use crate::documents::idempotency::IdempotencyHold;
+pub use crate::documents::hold::IdempotencyHold;
 
 /// Who is asking and under which request id / idempotency key.
 #[derive(Debug, Clone)]

@@ -14,99 +14,11 @@
 //! - renew a subscription, try an open invoice, warn of a trial's end, expire an unpaid start,
 //!   advance a test clock ([`crate::billing`])
 
-use crate::documents::document::to_value;
 use crate::error::{CoreError, CoreResult, StoreError};
-use crate::payments::payment::{
-    transition, CancellationReason, Payment, PaymentStatus, Transition,
-};
-use crate::refunds::refund::{Refund, RefundStatus};
+use crate::payments::payment::{CancellationReason, PaymentStatus, Transition};
 use crate::services::Services;
 use crate::store::ClaimedTask;
-
-/// Uncaptured authorisations are released after 7 days.
-pub const AUTHORIZATION_TTL_SECS: i64 = 7 * 24 * 3600;
-/// A 3-D Secure authentication not completed within an hour is abandoned.
-pub const AUTHENTICATION_TIMEOUT_SECS: i64 = 3600;
-/// How long a runner holds a task before another may take it over, by default
-/// (`ServiceConfig::task_lease_secs`).
-pub const TASK_LEASE_SECS: i64 = 60;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TaskKind {
-    ExpireAuthorization,
-    SettleBankTransfer,
-    BounceBankTransfer,
-    AbandonAuthentication,
-    SettleRefund,
-    /// Ask a connector's processor where a payment it left unknown is (CONTRACT §8).
-    SyncPayment,
-    /// Send (again) a connector's pending refund until the processor settles it.
-    SyncRefund,
-    /// A pending charge's money becomes available (CONTRACT §9).
-    MakeAvailable,
-    /// A payout moves on at the bank: in transit, then paid or failed.
-    AdvancePayout,
-    /// The cardholder's bank disputes a payment (the disputed test card).
-    OpenDispute,
-    /// A submitted dispute is decided, or an unanswered one lost at its due date.
-    ResolveDispute,
-    /// A subscription's period (or trial) ends: the next period and its invoice.
-    RenewSubscription,
-    /// An automatic try of an open invoice.
-    PayInvoice,
-    /// `customer.subscription.trial_will_end`, three days before the trial ends.
-    TrialWillEnd,
-    /// A subscription whose first invoice is unpaid 23 hours on expires.
-    ExpireIncomplete,
-    /// A test clock runs its customers' tasks up to its target time.
-    AdvanceClock,
-}
-
-impl TaskKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskKind::ExpireAuthorization => "expire_authorization",
-            TaskKind::SettleBankTransfer => "settle_bank_transfer",
-            TaskKind::BounceBankTransfer => "bounce_bank_transfer",
-            TaskKind::AbandonAuthentication => "abandon_authentication",
-            TaskKind::SettleRefund => "settle_refund",
-            TaskKind::SyncPayment => "sync_payment",
-            TaskKind::SyncRefund => "sync_refund",
-            TaskKind::MakeAvailable => "make_available",
-            TaskKind::AdvancePayout => "advance_payout",
-            TaskKind::OpenDispute => "open_dispute",
-            TaskKind::ResolveDispute => "resolve_dispute",
-            TaskKind::RenewSubscription => "renew_subscription",
-            TaskKind::PayInvoice => "pay_invoice",
-            TaskKind::TrialWillEnd => "trial_will_end",
-            TaskKind::ExpireIncomplete => "expire_incomplete",
-            TaskKind::AdvanceClock => "advance_clock",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        [
-            TaskKind::ExpireAuthorization,
-            TaskKind::SettleBankTransfer,
-            TaskKind::BounceBankTransfer,
-            TaskKind::AbandonAuthentication,
-            TaskKind::SettleRefund,
-            TaskKind::SyncPayment,
-            TaskKind::SyncRefund,
-            TaskKind::MakeAvailable,
-            TaskKind::AdvancePayout,
-            TaskKind::OpenDispute,
-            TaskKind::ResolveDispute,
-            TaskKind::RenewSubscription,
-            TaskKind::PayInvoice,
-            TaskKind::TrialWillEnd,
-            TaskKind::ExpireIncomplete,
-            TaskKind::AdvanceClock,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == s)
-    }
-}
+use crate::task::TaskKind;
 
 impl Services {
     /// Claims and carries out due tasks; returns how many it handled.
@@ -196,76 +108,5 @@ impl Services {
             Err(CoreError::Store(StoreError::Conflict(id))) if id == task.id => Ok(()),
             other => other,
         }
-    }
-
-    /// Moves the task's payment from `expected` by `t`, with its event; drops the task when the
-    /// payment has moved on by itself (captured, authenticated…).
-    async fn task_transition(
-        &self,
-        task: &ClaimedTask,
-        expected: PaymentStatus,
-        t: Transition,
-        reason: Option<CancellationReason>,
-    ) -> CoreResult<()> {
-        let Some((before, version)) = self.load_due::<Payment>(task).await? else {
-            return Ok(());
-        };
-        if before.status != expected {
-            return self.drop_task(task, "payment already moved on").await;
-        }
-        if matches!(t, Transition::Cancel) {
-            // A connector's payment is released at its processor first.
-            self.release_before_cancel(&task.scope, &before, reason)
-                .await?;
-        }
-        let mut after = before.clone();
-        after.status = transition(before.status, t)?;
-        match after.status {
-            PaymentStatus::Canceled => {
-                after.canceled_at = Some(self.now());
-                after.cancellation_reason = reason;
-            }
-            PaymentStatus::Succeeded => after.amount_captured = after.amount,
-            PaymentStatus::Failed => {
-                after.failure_code = Some("insufficient_funds".into());
-                after.decline_code = Some("insufficient_funds".into());
-                after.failure_message =
-                    Some("The bank transfer was returned: insufficient funds.".into());
-            }
-            _ => {}
-        }
-        let event_type = match after.status {
-            PaymentStatus::Canceled => "payment.canceled",
-            PaymentStatus::Succeeded => "payment.succeeded",
-            _ => "payment.failed",
-        };
-        // A settled bank transfer is booked on the balance in the same batch (CONTRACT §9).
-        let mut batch = self.background(&task.scope);
-        self.book_charge(&mut batch, &mut after).await?;
-        batch
-            .update(&after, version)?
-            .event(event_type, &after)?
-            .unseal(&after.id)
-            .done(task);
-        self.commit_background(batch).await
-    }
-
-    async fn settle_refund(&self, task: &ClaimedTask) -> CoreResult<()> {
-        let Some((mut refund, version)) = self.load_due::<Refund>(task).await? else {
-            return Ok(());
-        };
-        if refund.status != RefundStatus::Pending {
-            return self.drop_task(task, "refund already settled").await;
-        }
-        let before = to_value(&refund)?;
-        refund.status = RefundStatus::Succeeded;
-        let object = to_value(&refund)?;
-        let previous = crate::event::previous_attributes(&before, &object);
-        let mut batch = self.background(&task.scope);
-        batch
-            .event_json("refund.updated", object, previous)?
-            .update(&refund, version)?
-            .done(task);
-        self.commit_background(batch).await
     }
 }

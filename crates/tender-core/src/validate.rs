@@ -372,6 +372,51 @@ pub mod iban {
     }
 }
 
+/// Checks an amount against the currency's bounds, naming `param`.
+pub fn check_amount(
+    param: &str,
+    amount: i64,
+    currency: crate::money::Currency,
+) -> crate::error::CoreResult<crate::money::Amount> {
+    crate::money::Amount::parse(amount, currency).map_err(|e| {
+        let message = match e {
+            crate::money::AmountError::TooSmall => format!(
+                "Amount must be at least {} (amounts are in the currency's smallest unit: {} here).",
+                crate::money::format_amount(currency.minimum_amount(), currency),
+                currency.minimum_amount()
+            ),
+            crate::money::AmountError::TooLarge => {
+                format!("Amount must be at most {}.", crate::money::MAX_AMOUNT)
+            }
+        };
+        crate::error::CoreError::invalid(param, e.code(), message)
+    })
+}
+
+/// `return_url` must be an absolute http(s) URL.
+pub fn check_return_url(raw: &str) -> crate::error::CoreResult<()> {
+    match url::Url::parse(raw) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && raw.len() <= 2048 => Ok(()),
+        _ => Err(crate::error::CoreError::invalid(
+            "return_url",
+            "url_invalid",
+            "return_url must be an absolute http(s) URL.",
+        )),
+    }
+}
+
+/// Refuses a free-text field over `max` characters.
+pub fn check_text(param: &str, value: Option<&str>, max: usize) -> crate::error::CoreResult<()> {
+    match value {
+        Some(v) if v.chars().count() > max => Err(crate::error::CoreError::invalid(
+            param,
+            "parameter_invalid",
+            format!("{param} can be at most {max} characters."),
+        )),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

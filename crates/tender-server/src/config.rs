@@ -77,7 +77,7 @@ impl ServerConfig {
             connector_sync_delay: tender_core::payments::upstream::FIRST_SYNC_SECS as u64,
             balance_available_delay: None,
             dunning: Default::default(),
-            task_lease_secs: tender_core::tasks::TASK_LEASE_SECS as u64,
+            task_lease_secs: tender_core::task::TASK_LEASE_SECS as u64,
             vault_key: None,
             secure_cookies: false,
             tls_cert: None,

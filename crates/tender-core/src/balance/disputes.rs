@@ -29,7 +29,7 @@ use crate::metadata;
 use crate::payments::payment::{Payment, PaymentStatus};
 use crate::services::{RequestContext, Services};
 use crate::store::{ClaimedTask, Collection};
-use crate::tasks::TaskKind;
+use crate::task::TaskKind;
 
 /// A test-mode payment on the disputed card is disputed this long after it is approved (and
 /// captured); a submitted dispute is decided this long after its submission.

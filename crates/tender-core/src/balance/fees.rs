@@ -155,6 +155,38 @@ fn parse_minor(s: &str) -> Result<i64, PricingError> {
     s.parse().map_err(|_| WHAT)
 }
 
+/// How long a process trusts the prices it read.
+pub const PRICING_TTL_SECS: i64 = 5;
+
+/// Prices read recently, by account.
+#[derive(Default)]
+pub struct PricingCache {
+    entries: std::sync::Mutex<std::collections::HashMap<String, (i64, Pricing)>>,
+}
+
+impl PricingCache {
+    pub(crate) fn get(&self, account: &str, now: i64) -> Option<Pricing> {
+        let entries = self.entries.lock().ok()?;
+        let (at, pricing) = entries.get(account)?;
+        (now - at < PRICING_TTL_SECS).then_some(*pricing)
+    }
+
+    pub(crate) fn put(&self, account: &str, now: i64, pricing: Pricing) {
+        if let Ok(mut entries) = self.entries.lock() {
+            if entries.len() >= 10_000 {
+                entries.clear();
+            }
+            entries.insert(account.to_string(), (now, pricing));
+        }
+    }
+
+    pub(crate) fn forget(&self, account: &str) {
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.remove(account);
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -28,7 +28,7 @@ use crate::services::{RequestContext, Services};
 use crate::store::{ClaimedTask, Collection};
 use crate::vault::Sealer;
 
-use crate::tasks::TaskKind;
+use crate::task::TaskKind;
 
 /// `POST /payouts`, parsed.
 #[derive(Debug)]
@@ -79,7 +79,7 @@ impl Services {
                 "destination[account_holder_name] must be 1 to 200 characters.",
             ));
         }
-        crate::payments::create::check_text("description", cmd.description.as_deref(), 1000)?;
+        crate::validate::check_text("description", cmd.description.as_deref(), 1000)?;
         let metadata: Metadata = metadata::on_create(cmd.metadata)?;
         let now = self.now();
         let id = ids::generate(IdKind::Payout);

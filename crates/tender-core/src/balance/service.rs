@@ -8,7 +8,7 @@
 //!   charge the task that makes it available. Each sets the id of its transaction on the object
 //!   that caused it, so a second booking of the same payment or refund books nothing, and the
 //!   store posts each cause once whatever happens.
-//! - Prices are read from the account and kept [`PRICING_TTL_SECS`] per process (the services'
+//! - Prices are read from the account and kept [`crate::balance::fees::PRICING_TTL_SECS`] per process (the services'
 //!   clock), so a payment does not read the account row; this process's own changes clear it, and
 //!   another process sees a change within the TTL. A booked transaction keeps the fee it had.
 //! - `GET /balance` is read from the ledger's `pending` and `available` accounts, which equal the
@@ -19,7 +19,6 @@
 //! storage port.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
 
 use serde::Serialize;
 
@@ -36,40 +35,9 @@ use crate::refunds::refund::Refund;
 use crate::services::{RawPage, Services};
 use crate::store::{ClaimedTask, Collection, Field};
 
-/// How long a process trusts the prices it read.
-pub const PRICING_TTL_SECS: i64 = 5;
 /// The availability delay by default: two days in live mode, a minute in test mode.
 pub const LIVE_AVAILABLE_DELAY_SECS: i64 = 172_800;
 pub const TEST_AVAILABLE_DELAY_SECS: i64 = 60;
-
-/// Prices read recently, by account.
-#[derive(Default)]
-pub struct PricingCache {
-    entries: Mutex<HashMap<String, (i64, Pricing)>>,
-}
-
-impl PricingCache {
-    fn get(&self, account: &str, now: i64) -> Option<Pricing> {
-        let entries = self.entries.lock().ok()?;
-        let (at, pricing) = entries.get(account)?;
-        (now - at < PRICING_TTL_SECS).then_some(*pricing)
-    }
-
-    fn put(&self, account: &str, now: i64, pricing: Pricing) {
-        if let Ok(mut entries) = self.entries.lock() {
-            if entries.len() >= 10_000 {
-                entries.clear();
-            }
-            entries.insert(account.to_string(), (now, pricing));
-        }
-    }
-
-    fn forget(&self, account: &str) {
-        if let Ok(mut entries) = self.entries.lock() {
-            entries.remove(account);
-        }
-    }
-}
 
 /// One currency's figure of the balance.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -87,13 +55,12 @@ pub struct Balance {
     pub livemode: bool,
 }
 
-/// The indexed columns of a balance transaction.
 fn posting_failed(e: crate::balance::ledger::PostingError) -> CoreError {
     CoreError::internal("build a ledger posting", e)
 }
 
 impl Services {
-    /// The account's prices (cached for [`PRICING_TTL_SECS`]).
+    /// The account's prices (cached for [`crate::balance::fees::PRICING_TTL_SECS`]).
     pub async fn pricing(&self, account: &str) -> CoreResult<Pricing> {
         let now = self.now();
         if let Some(p) = self.pricing_cache.get(account, now) {
@@ -181,7 +148,7 @@ impl Services {
         payment.balance_transaction = Some(txn_id.clone());
         batch
             .book(booking)?
-            .schedule(crate::tasks::TaskKind::MakeAvailable, &txn_id, available_on);
+            .schedule(crate::task::TaskKind::MakeAvailable, &txn_id, available_on);
         Ok(true)
     }
 

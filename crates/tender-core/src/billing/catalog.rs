@@ -8,9 +8,9 @@ use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, IdKind};
 use crate::metadata;
 use crate::money::{Currency, MAX_AMOUNT};
-use crate::payments::create::check_text;
 use crate::services::{RequestContext, Services};
 use crate::store::{Collection, Field, ListQuery};
+use crate::validate::check_text;
 
 /// `POST /products`, parsed.
 #[derive(Debug)]

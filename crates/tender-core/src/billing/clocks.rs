@@ -25,10 +25,10 @@ use crate::customers::customer::Customer;
 use crate::documents::document::{from_body, to_value};
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, IdKind};
-use crate::payments::create::check_text;
 use crate::services::{RequestContext, Services};
 use crate::store::{ClaimedTask, Collection, Field};
-use crate::tasks::TaskKind;
+use crate::task::TaskKind;
+use crate::validate::check_text;
 
 /// How many of a clock's tasks due at one instant run side by side.
 const CLOCK_TASKS_AT_ONCE: usize = 32;

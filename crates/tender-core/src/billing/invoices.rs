@@ -34,7 +34,7 @@ use crate::payments::create::{CreatePayment, PaymentMethodInput};
 use crate::payments::payment::PaymentStatus;
 use crate::services::{RequestContext, Services};
 use crate::store::{ClaimedTask, Collection, Field, ListQuery, StoredResponse};
-use crate::tasks::TaskKind;
+use crate::task::TaskKind;
 
 /// How one try went.
 #[derive(Debug, Clone, PartialEq)]

@@ -18,10 +18,10 @@ use crate::documents::document::{from_body, to_value};
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, IdKind};
 use crate::metadata;
-use crate::payments::create::check_amount;
 use crate::services::{RequestContext, Services};
 use crate::store::{ClaimedTask, Collection};
-use crate::tasks::TaskKind;
+use crate::task::TaskKind;
+use crate::validate::check_amount;
 
 /// `POST /subscriptions`, parsed.
 #[derive(Debug, Default)]

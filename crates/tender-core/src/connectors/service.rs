@@ -179,7 +179,7 @@ impl Services {
         object: &ConnectorObject,
         settings: &ConnectorSettings,
     ) -> CoreResult<()> {
-        crate::payments::create::check_text("name", object.name.as_deref(), 200)?;
+        crate::validate::check_text("name", object.name.as_deref(), 200)?;
         if !(0..=1_000_000).contains(&object.priority) {
             return Err(CoreError::invalid(
                 "priority",

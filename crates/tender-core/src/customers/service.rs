@@ -7,9 +7,9 @@ use crate::error::{CoreError, CoreResult};
 use crate::event::previous_attributes;
 use crate::ids::{self, IdKind};
 use crate::metadata;
-use crate::payments::create::check_text;
 use crate::services::{RequestContext, Services};
 use crate::store::{Collection, Field};
+use crate::validate::check_text;
 use crate::validate::{email_valid, normalize_country, phone_valid};
 
 /// The writable fields of a customer; on update `None` leaves a field as it is and

@@ -34,7 +34,7 @@ use crate::ids::{self, IdKind};
 use crate::money::Currency;
 use crate::services::{RequestContext, Services};
 use crate::store::{ClaimedTask, Collection, Field, WriteOp};
-use crate::tasks::TaskKind;
+use crate::task::TaskKind;
 
 /// The writes of one use case (or one background step), in order.
 #[derive(Clone)]

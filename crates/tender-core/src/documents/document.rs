@@ -10,8 +10,8 @@
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::collection::{Collection, IndexValues};
 use crate::error::{CoreError, CoreResult, StoreError};
-use crate::store::{Collection, IndexValues};
 
 /// A resource kept in the document store.
 pub trait Document: Serialize + DeserializeOwned {

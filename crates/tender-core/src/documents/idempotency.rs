@@ -41,20 +41,19 @@ use hmac::{Hmac, Mac};
 use serde_json::Value;
 use sha2::Sha256;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::auth::{KeyKind, Principal, Scope};
+pub use crate::documents::hold::IdempotencyHold;
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::services::{RequestContext, Services};
+pub use crate::store::IDEMPOTENCY_TTL_SECS;
 use crate::store::{IdempotencyWrite, KeyRecord, KeyState, StoredResponse, WriteBatch};
 use crate::vault::derive_key;
 
 /// Longest idempotency key.
 pub const MAX_KEY_LEN: usize = 255;
-
-/// How long an idempotency key is kept (CONTRACT §4.9): 24 hours.
-pub const IDEMPOTENCY_TTL_SECS: i64 = 24 * 60 * 60;
 
 /// Whether a request with `method` uses its `Idempotency-Key` header: the methods that change
 /// something and may be retried (`POST`, `PATCH`). A `GET` or `DELETE` ignores it.
@@ -75,58 +74,6 @@ pub fn check_key(raw: Option<&str>) -> CoreResult<String> {
         return Err(invalid("Idempotency keys must be 1 to 255 characters."));
     }
     Ok(key.to_string())
-}
-
-/// The idempotency key of one request and how far its record has got.
-#[derive(Debug)]
-pub struct IdempotencyHold {
-    /// The key as the client sent it (shown in events' `request.idempotency_key`).
-    pub key: String,
-    /// The key the record is stored under ([`stored_key`]).
-    pub stored: String,
-    fingerprint: String,
-    /// Unix seconds when the request began (the record's `created`).
-    began: i64,
-    /// The key was claimed before the work ([`Services::claim_key`]).
-    claimed: AtomicBool,
-    /// A committed batch holds the answer.
-    completed: AtomicBool,
-    /// Another request wrote the key first; this one's batch applied nothing.
-    lost: AtomicBool,
-}
-
-impl IdempotencyHold {
-    /// The hold of `key`, whose record is stored under `stored`.
-    fn new(key: String, stored: String, fingerprint: String, began: i64) -> Self {
-        Self {
-            stored,
-            key,
-            fingerprint,
-            began,
-            claimed: AtomicBool::new(false),
-            completed: AtomicBool::new(false),
-            lost: AtomicBool::new(false),
-        }
-    }
-
-    /// Whether a committed batch already stored the response under the key.
-    pub fn is_completed(&self) -> bool {
-        self.completed.load(Ordering::SeqCst)
-    }
-
-    /// Its batch committed: the request's answer is what it kept.
-    pub(crate) fn complete(&self) {
-        self.completed.store(true, Ordering::SeqCst);
-    }
-
-    /// Another request wrote the key first: this one answers what that one did.
-    pub(crate) fn mark_lost(&self) {
-        self.lost.store(true, Ordering::SeqCst);
-    }
-
-    fn is_claimed(&self) -> bool {
-        self.claimed.load(Ordering::SeqCst)
-    }
 }
 
 /// What a request that carries an `Idempotency-Key` does.

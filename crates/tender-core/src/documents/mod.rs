@@ -10,5 +10,6 @@
 pub mod batch;
 pub mod commit;
 pub mod document;
+pub mod hold;
 pub mod idempotency;
 pub mod render;

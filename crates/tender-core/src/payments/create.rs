@@ -4,21 +4,21 @@ use crate::auth::hash_key;
 use crate::card::{fingerprint, validate_card, CardInput, ValidatedCard};
 use crate::clock::year_month;
 use crate::documents::batch::Batch;
-use crate::documents::document::{from_body, to_body, to_value};
+use crate::documents::document::{to_body, to_value};
 use crate::error::{CoreError, CoreResult, StoreError};
-use crate::event::previous_attributes;
-use crate::ids::{self, CustomerId, IdKind, PaymentId, PaymentMethodId};
+use crate::ids::{self, CustomerId, IdKind, PaymentMethodId};
 use crate::metadata;
-use crate::money::{Amount, AmountError, Currency};
+use crate::money::{Amount, Currency};
 use crate::payments::acquirer::Authorization;
 use crate::payments::payment::{
-    transition, BankTransferDetails, CancellationReason, CaptureMethod, CardDetails, Payment,
-    PaymentMethodSnapshot, PaymentStatus, Transition,
+    BankTransferDetails, CaptureMethod, CardDetails, Payment, PaymentMethodSnapshot, PaymentStatus,
 };
+use crate::payments::payment::{AUTHENTICATION_TIMEOUT_SECS, AUTHORIZATION_TTL_SECS};
 use crate::secret::Secret;
 use crate::services::{RequestContext, Services};
 use crate::store::Collection;
-use crate::tasks::{TaskKind, AUTHENTICATION_TIMEOUT_SECS, AUTHORIZATION_TTL_SECS};
+use crate::task::TaskKind;
+use crate::validate::{check_amount, check_return_url, check_text};
 
 /// The payment method given on create.
 #[derive(Debug)]
@@ -97,31 +97,6 @@ impl TryFrom<CreatePaymentFields> for CreatePayment {
             invoice: None,
         })
     }
-}
-
-/// `POST /payments/{id}`, parsed: only the fields given.
-#[derive(Debug, Default)]
-pub struct UpdatePayment {
-    pub description: Option<Option<String>>,
-    pub metadata: Option<Vec<(String, String)>>,
-    pub customer: Option<CustomerId>,
-}
-
-/// Checks an amount against the currency's bounds, naming `param`.
-pub fn check_amount(param: &str, amount: i64, currency: Currency) -> CoreResult<Amount> {
-    Amount::parse(amount, currency).map_err(|e| {
-        let message = match e {
-            AmountError::TooSmall => format!(
-                "Amount must be at least {} (amounts are in the currency's smallest unit: {} here).",
-                crate::money::format_amount(currency.minimum_amount(), currency),
-                currency.minimum_amount()
-            ),
-            AmountError::TooLarge => {
-                format!("Amount must be at most {}.", crate::money::MAX_AMOUNT)
-            }
-        };
-        CoreError::invalid(param, e.code(), message)
-    })
 }
 
 impl Services {
@@ -711,244 +686,5 @@ impl Services {
         let mut ops = self.batch(ctx);
         ops.schedule(kind, &payment.id, due);
         self.finish_create(ctx, payment, ops, None).await
-    }
-
-    /// `POST /payments/{id}`: description, metadata, and customer while unset.
-    pub async fn update_payment(
-        &self,
-        ctx: &RequestContext,
-        id: &PaymentId,
-        cmd: UpdatePayment,
-    ) -> CoreResult<Payment> {
-        check_text(
-            "description",
-            cmd.description.as_ref().and_then(|d| d.as_deref()),
-            1000,
-        )?;
-        if let Some(customer) = &cmd.customer {
-            self.require_customer(ctx, customer).await?;
-        }
-        self.retry_on_conflict(|| async {
-            let (before, version): (Payment, i64) = self
-                .load(ctx.scope(), Collection::Payments, "payment", id)
-                .await?;
-            let mut after = before.clone();
-            if let Some(description) = &cmd.description {
-                after.description = description.clone();
-            }
-            if let Some(input) = &cmd.metadata {
-                after.metadata = metadata::merge(&before.metadata, input.clone())?;
-            }
-            if let Some(customer) = &cmd.customer {
-                match &before.customer {
-                    Some(existing) if existing != customer => {
-                        return Err(CoreError::invalid(
-                            "customer",
-                            "parameter_invalid",
-                            "A payment's customer cannot be changed once set.",
-                        ))
-                    }
-                    _ => after.customer = Some(customer.to_string()),
-                }
-            }
-            if after == before {
-                return Ok(after);
-            }
-            self.save_payment_change(ctx, &before, after, version, "payment.updated")
-                .await
-        })
-        .await
-    }
-
-    /// `POST /payments/{id}/capture`.
-    pub async fn capture_payment(
-        &self,
-        ctx: &RequestContext,
-        id: &PaymentId,
-        amount: Option<i64>,
-    ) -> CoreResult<Payment> {
-        // A connector's payment is captured at its processor first (its upstream key makes a
-        // retried capture one capture); what the processor took is then recorded.
-        let mut amount = amount;
-        let (current, _): (Payment, i64) = self
-            .load(ctx.scope(), Collection::Payments, "payment", id)
-            .await?;
-        if current.connector.is_some() {
-            transition(current.status, Transition::Capture)?;
-            let wanted = amount.unwrap_or(current.amount);
-            if wanted <= current.amount {
-                check_amount("amount", wanted, current.currency)?;
-                amount = Some(self.capture_upstream(ctx.scope(), &current, wanted).await?);
-            }
-        }
-        self.retry_on_conflict(|| async {
-            let (before, version): (Payment, i64) = self
-                .load(ctx.scope(), Collection::Payments, "payment", id)
-                .await?;
-            let status = transition(before.status, Transition::Capture)?;
-            let amount = amount.unwrap_or(before.amount);
-            if amount > before.amount {
-                return Err(CoreError::invalid(
-                    "amount",
-                    "amount_too_large",
-                    format!(
-                        "Capture amount cannot exceed the authorised {}.",
-                        before.amount
-                    ),
-                ));
-            }
-            check_amount("amount", amount, before.currency)?;
-            let mut after = before.clone();
-            after.status = status;
-            after.amount_captured = amount;
-            self.save_payment_change(ctx, &before, after, version, "payment.succeeded")
-                .await
-        })
-        .await
-    }
-
-    /// `POST /payments/{id}/cancel`.
-    pub async fn cancel_payment(
-        &self,
-        ctx: &RequestContext,
-        id: &PaymentId,
-        reason: Option<CancellationReason>,
-    ) -> CoreResult<Payment> {
-        let (current, _): (Payment, i64) = self
-            .load(ctx.scope(), Collection::Payments, "payment", id)
-            .await?;
-        if current.connector.is_some() {
-            transition(current.status, Transition::Cancel)?;
-            self.void_upstream(ctx.scope(), &current).await?;
-        }
-        self.retry_on_conflict(|| async {
-            let (before, version): (Payment, i64) = self
-                .load(ctx.scope(), Collection::Payments, "payment", id)
-                .await?;
-            let mut after = before.clone();
-            after.status = transition(before.status, Transition::Cancel)?;
-            after.canceled_at = Some(self.now());
-            after.cancellation_reason = reason;
-            self.save_payment_change(ctx, &before, after, version, "payment.canceled")
-                .await
-        })
-        .await
-    }
-
-    /// Writes an updated payment with its event (and `previous_attributes` on `*.updated`).
-    async fn save_payment_change(
-        &self,
-        ctx: &RequestContext,
-        before: &Payment,
-        mut after: Payment,
-        version: i64,
-        event_type: &str,
-    ) -> CoreResult<Payment> {
-        // A capture is booked on the balance in the same batch (CONTRACT §9).
-        let mut batch = self.batch(ctx);
-        self.book_charge(&mut batch, &mut after).await?;
-        let previous = if event_type.ends_with(".updated") {
-            let renderer = self.renderer();
-            previous_attributes(
-                &renderer.payment_value(before)?,
-                &renderer.payment_value(&after)?,
-            )
-        } else {
-            None
-        };
-        let stored = to_body(&after)?;
-        batch.update_stored(&after, version, stored.clone());
-        let event_id = batch.event_id(event_type, to_value(&after)?, previous)?;
-        self.commit_payment(ctx, batch, &stored, Some(&event_id))
-            .await?;
-        Ok(after)
-    }
-
-    /// A payment by id in any scope, with its refunds and the merchant's display name: for the
-    /// receipt page, which has no caller to scope by (payment ids are unguessable).
-    pub async fn find_receipt(&self, id: &str) -> CoreResult<Option<Receipt>> {
-        if !ids::looks_like(IdKind::Payment, id) {
-            return Ok(None);
-        }
-        let Some((scope, record)) = self.store.find_unscoped(Collection::Payments, id).await?
-        else {
-            return Ok(None);
-        };
-        let payment: Payment = from_body(&record.id, &record.body)?;
-        let (merchant, merchant_email) = self.merchant(&scope.account).await?;
-        let query = crate::store::ListQuery {
-            filters: vec![(crate::store::Field::Payment, payment.id.clone())],
-            limit: 100,
-            ..Default::default()
-        };
-        let refunds = self
-            .store
-            .list_records(&scope, Collection::Refunds, &query)
-            .await?
-            .records
-            .iter()
-            .map(|r| from_body(&r.id, &r.body))
-            .collect::<CoreResult<Vec<crate::refunds::refund::Refund>>>()?;
-        Ok(Some(Receipt {
-            payment,
-            merchant,
-            merchant_email,
-            refunds,
-        }))
-    }
-
-    /// Who the receipt host's pages name as the merchant: the business name (else its public
-    /// e-mail) and the public e-mail, never the login e-mail.
-    pub(crate) async fn merchant(
-        &self,
-        account: &str,
-    ) -> CoreResult<(Option<String>, Option<String>)> {
-        Ok(match self.store.find_account(account).await? {
-            Some(a) => (a.name.or_else(|| a.public_email.clone()), a.public_email),
-            None => (None, None),
-        })
-    }
-
-    /// A payment, typed (receipts and the dashboard use this).
-    pub async fn get_payment(&self, scope: &crate::auth::Scope, id: &str) -> CoreResult<Payment> {
-        let body = self
-            .retrieve_raw(scope, Collection::Payments, "payment", id)
-            .await?;
-        from_body(id, &body)
-    }
-}
-
-/// What a receipt page shows.
-#[derive(Debug, Clone)]
-pub struct Receipt {
-    pub payment: Payment,
-    /// The business name (else its public e-mail); `None` when the account set neither.
-    pub merchant: Option<String>,
-    /// The account's public e-mail, for customers to write to.
-    pub merchant_email: Option<String>,
-    pub refunds: Vec<crate::refunds::refund::Refund>,
-}
-
-/// `return_url` must be an absolute http(s) URL.
-fn check_return_url(raw: &str) -> CoreResult<()> {
-    match url::Url::parse(raw) {
-        Ok(u) if matches!(u.scheme(), "http" | "https") && raw.len() <= 2048 => Ok(()),
-        _ => Err(CoreError::invalid(
-            "return_url",
-            "url_invalid",
-            "return_url must be an absolute http(s) URL.",
-        )),
-    }
-}
-
-/// Refuses a free-text field over `max` characters.
-pub fn check_text(param: &str, value: Option<&str>, max: usize) -> CoreResult<()> {
-    match value {
-        Some(v) if v.chars().count() > max => Err(CoreError::invalid(
-            param,
-            "parameter_invalid",
-            format!("{param} can be at most {max} characters."),
-        )),
-        _ => Ok(()),
     }
 }

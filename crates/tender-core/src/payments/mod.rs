@@ -7,6 +7,8 @@
 
 pub mod acquirer;
 pub mod create;
+pub mod lifecycle;
 pub mod payment;
+pub mod receipt;
 pub mod three_d_secure;
 pub mod upstream;

@@ -11,6 +11,10 @@ use crate::error::CoreError;
 use crate::metadata::Metadata;
 use crate::money::Currency;
 
+/// Uncaptured authorisations are released after 7 days.
+pub const AUTHORIZATION_TTL_SECS: i64 = 7 * 24 * 3600;
+/// A 3-D Secure authentication not completed within an hour is abandoned.
+pub const AUTHENTICATION_TIMEOUT_SECS: i64 = 3600;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PaymentStatus {

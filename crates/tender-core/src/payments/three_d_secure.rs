@@ -8,10 +8,11 @@ use crate::documents::document::{from_body, to_value};
 use crate::error::CoreResult;
 use crate::event::previous_attributes;
 use crate::ids::{self, IdKind};
+use crate::payments::payment::AUTHORIZATION_TTL_SECS;
 use crate::payments::payment::{transition, CaptureMethod, Payment, PaymentStatus, Transition};
 use crate::services::Services;
 use crate::store::Collection;
-use crate::tasks::{TaskKind, AUTHORIZATION_TTL_SECS};
+use crate::task::TaskKind;
 
 /// Prefix of a used token's stored hash.
 const USED: &str = "used:";

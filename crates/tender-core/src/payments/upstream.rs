@@ -42,10 +42,11 @@ use crate::error::{CoreError, CoreResult, StoreError};
 use crate::ids;
 use crate::payments::acquirer::Decline;
 use crate::payments::payment::{CancellationReason, Payment, PaymentStatus};
+use crate::payments::payment::{AUTHENTICATION_TIMEOUT_SECS, AUTHORIZATION_TTL_SECS};
 use crate::refunds::refund::{Refund, RefundStatus};
 use crate::services::{RequestContext, Services};
 use crate::store::{ClaimedTask, Collection};
-use crate::tasks::{TaskKind, AUTHENTICATION_TIMEOUT_SECS, AUTHORIZATION_TTL_SECS};
+use crate::task::TaskKind;
 
 /// Seconds after a payment (or refund) is recorded before its first sync, by default
 /// (`--connector-sync-delay`): well past the connectors' request time-out, so a sync never races

@@ -8,7 +8,7 @@ use crate::metadata;
 use crate::payments::payment::{Payment, PaymentStatus};
 use crate::refunds::refund::{Refund, RefundReason, RefundStatus};
 use crate::services::{RequestContext, Services};
-use crate::store::Collection;
+use crate::store::{ClaimedTask, Collection};
 
 /// `POST /refunds`, parsed.
 #[derive(Debug)]
@@ -134,7 +134,7 @@ impl Services {
                     .extend(booking);
                 if bank {
                     batch.schedule(
-                        crate::tasks::TaskKind::SettleRefund,
+                        crate::task::TaskKind::SettleRefund,
                         &refund.id,
                         refund.created + self.config.bank_settlement_delay,
                     );
@@ -175,5 +175,24 @@ impl Services {
             Ok(after)
         })
         .await
+    }
+
+    pub(crate) async fn settle_refund(&self, task: &ClaimedTask) -> CoreResult<()> {
+        let Some((mut refund, version)) = self.load_due::<Refund>(task).await? else {
+            return Ok(());
+        };
+        if refund.status != RefundStatus::Pending {
+            return self.drop_task(task, "refund already settled").await;
+        }
+        let before = to_value(&refund)?;
+        refund.status = RefundStatus::Succeeded;
+        let object = to_value(&refund)?;
+        let previous = crate::event::previous_attributes(&before, &object);
+        let mut batch = self.background(&task.scope);
+        batch
+            .event_json("refund.updated", object, previous)?
+            .update(&refund, version)?
+            .done(task);
+        self.commit_background(batch).await
     }
 }

@@ -5,7 +5,6 @@
 
 use std::net::IpAddr;
 
-use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use crate::auth::Scope;
@@ -24,12 +23,6 @@ use crate::webhooks::webhook::{
 /// Webhook endpoints an account may have in each mode (as Stripe): every event fans out to
 /// each, so unbounded endpoints would let one account flood the delivery queue.
 pub const MAX_ENDPOINTS: usize = 16;
-
-/// Resolves host names for the live-mode address rules (the server supplies DNS).
-#[async_trait]
-pub trait HostResolver: Send + Sync + 'static {
-    async fn resolve(&self, host: &str, port: u16) -> Result<Vec<IpAddr>, String>;
-}
 
 /// How long a worker may hold a delivery before another may take it over: the 10 s receiver
 /// timeout plus room to record the attempt. A crashed worker's deliveries wait this long; a live
@@ -273,7 +266,7 @@ impl Services {
             )
         })?;
         check_events(&events)?;
-        crate::payments::create::check_text(
+        crate::validate::check_text(
             "description",
             fields.description.as_ref().and_then(|d| d.as_deref()),
             1000,
@@ -323,7 +316,7 @@ impl Services {
         if let Some(events) = &fields.enabled_events {
             check_events(events)?;
         }
-        crate::payments::create::check_text(
+        crate::validate::check_text(
             "description",
             fields.description.as_ref().and_then(|d| d.as_deref()),
             1000,

@@ -435,6 +435,12 @@ pub fn is_forbidden_address(ip: IpAddr) -> bool {
     }
 }
 
+/// Resolves host names for the live-mode address rules (the server supplies DNS).
+#[async_trait::async_trait]
+pub trait HostResolver: Send + Sync + 'static {
+    async fn resolve(&self, host: &str, port: u16) -> Result<Vec<IpAddr>, String>;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -394,7 +394,7 @@ fn payout_command(posted: &Posted) -> Result<CreatePayout, CoreError> {
                 "Write the amount like 100.00.",
             )
         })?;
-    let amount = tender_core::payments::create::check_amount("amount", amount, currency)?;
+    let amount = tender_core::validate::check_amount("amount", amount, currency)?;
     Ok(CreatePayout {
         amount,
         currency,

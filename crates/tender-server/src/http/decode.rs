@@ -19,7 +19,8 @@ use tender_core::ids::{
     PaymentMethodId, PayoutId, PriceId, ProductId, RefundId, SubscriptionId, TestClockId,
     WebhookEndpointId,
 };
-use tender_core::payments::create::{CreatePayment, UpdatePayment};
+use tender_core::payments::create::CreatePayment;
+use tender_core::payments::lifecycle::UpdatePayment;
 use tender_core::payments::payment::CancellationReason;
 use tender_core::refunds::service::CreateRefund;
 use tender_core::services::ListParams;

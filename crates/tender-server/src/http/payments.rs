@@ -7,9 +7,8 @@ use tender_core::card::CardInput;
 use tender_core::error::CoreError;
 use tender_core::ids::{CustomerId, PaymentId, PaymentMethodId};
 use tender_core::money::Currency;
-use tender_core::payments::create::{
-    CreatePayment, CreatePaymentFields, PaymentMethodInput, UpdatePayment,
-};
+use tender_core::payments::create::{CreatePayment, CreatePaymentFields, PaymentMethodInput};
+use tender_core::payments::lifecycle::UpdatePayment;
 use tender_core::payments::payment::{CancellationReason, PaymentStatus};
 use tender_core::secret::Secret;
 use tender_core::services::ListParams;

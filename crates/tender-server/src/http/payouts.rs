@@ -6,10 +6,10 @@ use tender_core::balance::payouts::CreatePayout;
 use tender_core::balance::transactions::PayoutStatus;
 use tender_core::error::CoreError;
 use tender_core::ids::PayoutId;
-use tender_core::payments::create::check_amount;
 use tender_core::secret::Secret;
 use tender_core::services::ListParams;
 use tender_core::store::{Collection, Field};
+use tender_core::validate::check_amount;
 
 use super::params::{Params, Query};
 use super::payments::parse_currency;

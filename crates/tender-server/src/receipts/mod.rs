@@ -19,8 +19,8 @@ use maud::{html, Markup, DOCTYPE};
 use serde::Deserialize;
 use tender_core::clock::format_utc;
 use tender_core::money::format_amount;
-use tender_core::payments::create::Receipt;
 use tender_core::payments::payment::Payment;
+use tender_core::payments::receipt::Receipt;
 
 use crate::state::AppState;
 
