@@ -30,7 +30,7 @@ def module_files(src):
 
 def production_text(path):
     text = open(path, encoding="utf-8").read()
-    cut = re.search(r"^#\[cfg\(test\)\]\s*\nmod tests", text, re.M)
+    cut = re.search(r"^#\[cfg\(test\)\]\s*\n(?:#\[[^\n]*\]\s*\n)*mod tests", text, re.M)
     text = text[: cut.start()] if cut else text
     # Comments and doc links name modules without importing them.
     return re.sub(r"//[^\n]*", "", text)

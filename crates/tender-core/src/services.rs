@@ -63,7 +63,7 @@ pub struct ServiceConfig {
     /// two days in live mode, a minute in test mode.
     pub balance_available_delay: Option<i64>,
     /// When a failed subscription invoice is tried again (CONTRACT §10).
-    pub dunning: crate::billing::model::Dunning,
+    pub dunning: crate::billing::invoice::Dunning,
     /// Seconds a claimed background task stays its runner's (`--task-lease-secs`): a task
     /// whose runner died runs again this long after it was claimed.
     pub task_lease_secs: i64,

@@ -27,7 +27,7 @@ pub struct ServerConfig {
     /// mode, 60 s in test mode (CONTRACT §9).
     pub balance_available_delay: Option<u64>,
     /// When a failed subscription invoice is tried again (`--dunning-days`, CONTRACT §10).
-    pub dunning: tender_core::billing::model::Dunning,
+    pub dunning: tender_core::billing::invoice::Dunning,
     /// Seconds a node holds a background task it claimed (`--task-lease-secs`): the tasks of
     /// a node that died are taken over this long after it claimed them.
     pub task_lease_secs: u64,

@@ -476,7 +476,7 @@ struct ServeArgs {
     /// Days after a subscription invoice's first failed payment on which it is tried again;
     /// after the last, the invoice is uncollectible and the subscription unpaid.
     #[arg(long, env = "TENDER_DUNNING_DAYS", default_value = "1,3,5,7", value_parser = parse_dunning)]
-    dunning_days: tender_core::billing::model::Dunning,
+    dunning_days: tender_core::billing::invoice::Dunning,
     /// Seconds a node holds a background task (a renewal, a webhook's settlement, a test
     /// clock's advance…) it claimed; a task whose node died is taken over this long after it
     /// was claimed. Shorter recovers sooner; each task must finish well inside it.
@@ -578,6 +578,6 @@ async fn main() -> anyhow::Result<()> {
 }
 
 /// `--dunning-days 1,3,5,7`.
-fn parse_dunning(s: &str) -> Result<tender_core::billing::model::Dunning, String> {
-    tender_core::billing::model::Dunning::parse(s)
+fn parse_dunning(s: &str) -> Result<tender_core::billing::invoice::Dunning, String> {
+    tender_core::billing::invoice::Dunning::parse(s)
 }

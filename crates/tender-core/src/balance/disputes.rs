@@ -20,16 +20,136 @@
 //! `dispute.closed`). Depends on the domain ([`crate::balance::transactions`]) and the storage port.
 
 use crate::auth::Scope;
-use crate::balance::transactions::{self, At, Dispute, DisputeStatus, Evidence, EvidenceDetails};
+use crate::balance::transactions::{self, At};
+use serde::{Deserialize, Serialize};
+
+use crate::balance::transactions::BalanceTransaction;
 use crate::documents::batch::Batch;
 use crate::documents::document::to_value;
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, IdKind};
 use crate::metadata;
+use crate::metadata::Metadata;
+use crate::money::Currency;
 use crate::payments::payment::{Payment, PaymentStatus};
 use crate::services::{RequestContext, Services};
 use crate::store::{ClaimedTask, Collection};
 use crate::task::TaskKind;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DisputeStatus {
+    NeedsResponse,
+    UnderReview,
+    Won,
+    Lost,
+}
+
+impl DisputeStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DisputeStatus::NeedsResponse => "needs_response",
+            DisputeStatus::UnderReview => "under_review",
+            DisputeStatus::Won => "won",
+            DisputeStatus::Lost => "lost",
+        }
+    }
+
+    /// Whether the dispute is over.
+    pub fn is_closed(self) -> bool {
+        matches!(self, DisputeStatus::Won | DisputeStatus::Lost)
+    }
+}
+
+/// What can happen to a dispute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DisputeEvent {
+    /// The merchant submitted evidence.
+    Submitted,
+    /// The cardholder's bank decided for the merchant.
+    Won,
+    /// Decided for the cardholder: by the bank, by the merchant closing it, or by nobody
+    /// answering before the due date.
+    Lost,
+}
+
+/// The dispute's state machine: its status after `event`, or `None` when its status does not
+/// allow it.
+///
+/// | from             | `Submitted`    | `Won` | `Lost` |
+/// |------------------|----------------|-------|--------|
+/// | `needs_response` | `under_review` | —     | `lost` |
+/// | `under_review`   | —              | `won` | `lost` |
+/// | `won`, `lost`    | —              | —     | —      |
+pub fn dispute_after(from: DisputeStatus, event: DisputeEvent) -> Option<DisputeStatus> {
+    use DisputeEvent as E;
+    use DisputeStatus as S;
+    match (from, event) {
+        (S::NeedsResponse, E::Submitted) => Some(S::UnderReview),
+        (S::UnderReview, E::Won) => Some(S::Won),
+        (S::NeedsResponse | S::UnderReview, E::Lost) => Some(S::Lost),
+        _ => None,
+    }
+}
+
+/// What a merchant submits against a dispute.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub customer_name: Option<String>,
+    pub customer_email_address: Option<String>,
+    pub product_description: Option<String>,
+    pub uncategorized_text: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EvidenceDetails {
+    /// Evidence must be submitted before this (Unix seconds).
+    pub due_by: i64,
+    pub submission_count: u32,
+}
+
+/// A dispute (`dp_…`) of a payment. Stored as shown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dispute {
+    pub id: String,
+    pub object: String,
+    pub amount: i64,
+    pub currency: Currency,
+    pub payment: String,
+    pub reason: String,
+    pub status: DisputeStatus,
+    pub evidence: Evidence,
+    pub evidence_details: EvidenceDetails,
+    /// The transactions it caused, oldest first: the withdrawal, then a reversal if won.
+    pub balance_transactions: Vec<BalanceTransaction>,
+    pub metadata: Metadata,
+    pub created: i64,
+    pub livemode: bool,
+}
+
+impl crate::documents::document::Document for Dispute {
+    const COLLECTION: crate::store::Collection = crate::store::Collection::Disputes;
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn created(&self) -> i64 {
+        self.created
+    }
+
+    fn index(&self) -> crate::store::IndexValues {
+        use crate::store::IndexValues;
+        IndexValues {
+            payment: Some(self.payment.clone()),
+            status: Some(self.status.as_str().to_string()),
+            ..IndexValues::default()
+        }
+    }
+}
+
+/// In test mode, evidence whose `uncategorized_text` is this wins the dispute.
+pub const WINNING_EVIDENCE: &str = "winning_evidence";
 
 /// A test-mode payment on the disputed card is disputed this long after it is approved (and
 /// captured); a submitted dispute is decided this long after its submission.
@@ -204,7 +324,8 @@ impl Services {
                 if before.status != DisputeStatus::NeedsResponse {
                     return Err(state_error(&before, "evidence can be submitted"));
                 }
-                after.status = DisputeStatus::UnderReview;
+                after.status = dispute_after(before.status, DisputeEvent::Submitted)
+                    .ok_or_else(|| state_error(&before, "evidence can be submitted"))?;
                 after.evidence_details.submission_count += 1;
                 batch.schedule(
                     TaskKind::ResolveDispute,
@@ -248,8 +369,7 @@ impl Services {
         };
         let won = match before.status {
             DisputeStatus::UnderReview if !scope.livemode() => {
-                before.evidence.uncategorized_text.as_deref()
-                    == Some(transactions::WINNING_EVIDENCE)
+                before.evidence.uncategorized_text.as_deref() == Some(WINNING_EVIDENCE)
             }
             DisputeStatus::NeedsResponse if self.now() >= before.evidence_details.due_by => false,
             _ => return self.drop_task(task, "nothing to decide").await,
@@ -273,7 +393,8 @@ impl Services {
         let livemode = batch.scope().livemode();
         let mut after = before.clone();
         if won {
-            after.status = DisputeStatus::Won;
+            after.status = dispute_after(before.status, DisputeEvent::Won)
+                .ok_or_else(|| state_error(before, "it can be won"))?;
             let txn_id = ids::generate(IdKind::BalanceTransaction);
             let booking = transactions::dispute_won(
                 At {
@@ -292,7 +413,8 @@ impl Services {
                 .extend(booking.transaction.iter().cloned());
             batch.update(&after, version)?.book(booking)?;
         } else {
-            after.status = DisputeStatus::Lost;
+            after.status = dispute_after(before.status, DisputeEvent::Lost)
+                .ok_or_else(|| state_error(before, "it can be lost"))?;
             batch.update(&after, version)?;
             if let Some(posting) =
                 transactions::dispute_lost(now, &before.id, before.currency, before.amount)
@@ -302,5 +424,31 @@ impl Services {
             }
         }
         Ok(after)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_dispute_state_machine() {
+        use DisputeEvent as E;
+        use DisputeStatus as S;
+        let allowed = [
+            (S::NeedsResponse, E::Submitted, S::UnderReview),
+            (S::NeedsResponse, E::Lost, S::Lost),
+            (S::UnderReview, E::Won, S::Won),
+            (S::UnderReview, E::Lost, S::Lost),
+        ];
+        for from in [S::NeedsResponse, S::UnderReview, S::Won, S::Lost] {
+            for event in [E::Submitted, E::Won, E::Lost] {
+                let expected = allowed
+                    .iter()
+                    .find(|(f, e, _)| *f == from && *e == event)
+                    .map(|(_, _, to)| *to);
+                assert_eq!(dispute_after(from, event), expected, "{from:?} {event:?}");
+            }
+        }
     }
 }

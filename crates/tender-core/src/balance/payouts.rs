@@ -14,9 +14,9 @@
 //! Depends on the domain ([`crate::balance::transactions`]) and the storage port.
 
 use crate::balance::ledger::LedgerAccount;
-use crate::balance::transactions::{
-    self, At, Payout, PayoutDestination, PayoutStatus, FAILING_IBAN_SUFFIX,
-};
+use crate::balance::transactions::{self, At};
+use serde::{Deserialize, Serialize};
+
 use crate::documents::batch::Batch;
 use crate::documents::document::to_value;
 use crate::error::{CoreError, CoreResult, StoreError};
@@ -29,6 +29,127 @@ use crate::store::{ClaimedTask, Collection};
 use crate::vault::Sealer;
 
 use crate::task::TaskKind;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PayoutStatus {
+    Pending,
+    InTransit,
+    Paid,
+    Failed,
+    Canceled,
+}
+
+impl PayoutStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PayoutStatus::Pending => "pending",
+            PayoutStatus::InTransit => "in_transit",
+            PayoutStatus::Paid => "paid",
+            PayoutStatus::Failed => "failed",
+            PayoutStatus::Canceled => "canceled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            PayoutStatus::Pending,
+            PayoutStatus::InTransit,
+            PayoutStatus::Paid,
+            PayoutStatus::Failed,
+            PayoutStatus::Canceled,
+        ]
+        .into_iter()
+        .find(|p| p.as_str() == s)
+    }
+}
+
+/// Where a payout goes, as shown: never the whole IBAN.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PayoutDestination {
+    pub last4: String,
+    pub country: String,
+    pub account_holder_name: String,
+}
+
+/// A payout (`po_…`) to the merchant's bank account. Stored as shown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Payout {
+    pub id: String,
+    pub object: String,
+    pub amount: i64,
+    pub currency: Currency,
+    pub status: PayoutStatus,
+    /// When the money is expected at the bank (Unix seconds).
+    pub arrival_date: i64,
+    pub destination: PayoutDestination,
+    pub balance_transaction: Option<String>,
+    pub failure_balance_transaction: Option<String>,
+    pub failure_code: Option<String>,
+    pub failure_message: Option<String>,
+    pub description: Option<String>,
+    pub metadata: Metadata,
+    pub created: i64,
+    pub livemode: bool,
+}
+
+impl crate::documents::document::Document for Payout {
+    const COLLECTION: crate::store::Collection = crate::store::Collection::Payouts;
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn created(&self) -> i64 {
+        self.created
+    }
+
+    fn index(&self) -> crate::store::IndexValues {
+        use crate::store::IndexValues;
+        IndexValues {
+            status: Some(self.status.as_str().to_string()),
+            ..IndexValues::default()
+        }
+    }
+}
+
+/// What can happen to a payout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PayoutEvent {
+    /// The bank took it (the first step of the task).
+    Sent,
+    /// It reached the merchant's account.
+    Paid,
+    /// The bank refused it.
+    Failed,
+    /// The merchant canceled it.
+    Canceled,
+}
+
+/// The payout's state machine: its status after `event`, or `None` when its status does not
+/// allow it.
+///
+/// | from         | `Sent`       | `Paid` | `Failed` | `Canceled` |
+/// |--------------|--------------|--------|----------|------------|
+/// | `pending`    | `in_transit` | —      | —        | `canceled` |
+/// | `in_transit` | —            | `paid` | `failed` | —          |
+/// | `paid`, `failed`, `canceled` | — | — | —     | —          |
+pub fn payout_after(from: PayoutStatus, event: PayoutEvent) -> Option<PayoutStatus> {
+    use PayoutEvent as E;
+    use PayoutStatus as S;
+    match (from, event) {
+        (S::Pending, E::Sent) => Some(S::InTransit),
+        (S::Pending, E::Canceled) => Some(S::Canceled),
+        (S::InTransit, E::Paid) => Some(S::Paid),
+        (S::InTransit, E::Failed) => Some(S::Failed),
+        _ => None,
+    }
+}
+
+/// A test-mode IBAN ending in this fails its payout (`account_closed`).
+pub const FAILING_IBAN_SUFFIX: &str = "3001";
+
+// ---- Disputes --------------------------------------------------------------------------------
 
 /// `POST /payouts`, parsed.
 #[derive(Debug)]
@@ -149,12 +270,12 @@ impl Services {
             let (before, version): (Payout, i64) = self
                 .load(ctx.scope(), Collection::Payouts, "payout", id)
                 .await?;
-            if before.status != PayoutStatus::Pending {
+            if payout_after(before.status, PayoutEvent::Canceled).is_none() {
                 return Err(payout_state_error(&before, "canceled"));
             }
             let mut batch = self.batch(ctx);
             let after =
-                self.return_payout(&mut batch, &before, version, PayoutStatus::Canceled, None)?;
+                self.return_payout(&mut batch, &before, version, PayoutEvent::Canceled, None)?;
             let object = to_value(&after)?;
             batch.event_json("payout.canceled", object.clone(), None)?;
             self.commit(ctx, batch, Ok(&object)).await?;
@@ -169,7 +290,7 @@ impl Services {
         batch: &mut Batch,
         before: &Payout,
         version: i64,
-        status: PayoutStatus,
+        event: PayoutEvent,
         failure: Option<(&str, &str)>,
     ) -> CoreResult<Payout> {
         let txn_id = ids::generate(IdKind::BalanceTransaction);
@@ -185,7 +306,8 @@ impl Services {
         )
         .map_err(|e| CoreError::internal("build a ledger posting", e))?;
         let mut after = before.clone();
-        after.status = status;
+        after.status = payout_after(before.status, event)
+            .ok_or_else(|| payout_state_error(before, "given back"))?;
         after.failure_balance_transaction = Some(txn_id);
         if let Some((code, message)) = failure {
             after.failure_code = Some(code.into());
@@ -203,30 +325,36 @@ impl Services {
         let mut batch = self.background(&task.scope);
         let fails =
             !task.scope.livemode() && before.destination.last4.ends_with(FAILING_IBAN_SUFFIX);
-        let (after, event) = match before.status {
-            PayoutStatus::Pending => {
-                let mut after = before.clone();
-                after.status = PayoutStatus::InTransit;
+        let event = match before.status {
+            PayoutStatus::Pending => PayoutEvent::Sent,
+            PayoutStatus::InTransit if fails => PayoutEvent::Failed,
+            _ => PayoutEvent::Paid,
+        };
+        let Some(status) = payout_after(before.status, event) else {
+            return self.drop_task(task, "payout already settled").await;
+        };
+        let mut after = before.clone();
+        after.status = status;
+        let event = match event {
+            PayoutEvent::Sent => {
                 batch.update(&after, version)?.schedule(
                     TaskKind::AdvancePayout,
                     &after.id,
                     self.now() + self.config.bank_settlement_delay.max(1),
                 );
-                (after, "payout.updated")
+                "payout.updated"
             }
-            PayoutStatus::InTransit if fails => {
-                let after = self.return_payout(
+            PayoutEvent::Failed => {
+                after = self.return_payout(
                     &mut batch,
                     &before,
                     version,
-                    PayoutStatus::Failed,
+                    PayoutEvent::Failed,
                     Some(("account_closed", "The bank account has been closed.")),
                 )?;
-                (after, "payout.failed")
+                "payout.failed"
             }
-            PayoutStatus::InTransit => {
-                let mut after = before.clone();
-                after.status = PayoutStatus::Paid;
+            _ => {
                 batch.update(&after, version)?;
                 if let Some(posting) =
                     transactions::payout_paid(self.now(), &after.id, after.currency, after.amount)
@@ -234,14 +362,40 @@ impl Services {
                 {
                     batch.post(posting);
                 }
-                (after, "payout.paid")
+                "payout.paid"
             }
-            _ => return self.drop_task(task, "payout already settled").await,
         };
         let object = to_value(&after)?;
         let previous = crate::event::previous_attributes(&to_value(&before)?, &object);
         let previous = (event == "payout.updated").then_some(previous).flatten();
         batch.event_json(event, object, previous)?.done(task);
         self.commit_background(batch).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_payout_state_machine() {
+        use PayoutEvent as E;
+        use PayoutStatus as S;
+        let events = [E::Sent, E::Paid, E::Failed, E::Canceled];
+        let allowed = [
+            (S::Pending, E::Sent, S::InTransit),
+            (S::Pending, E::Canceled, S::Canceled),
+            (S::InTransit, E::Paid, S::Paid),
+            (S::InTransit, E::Failed, S::Failed),
+        ];
+        for from in [S::Pending, S::InTransit, S::Paid, S::Failed, S::Canceled] {
+            for event in events {
+                let expected = allowed
+                    .iter()
+                    .find(|(f, e, _)| *f == from && *e == event)
+                    .map(|(_, _, to)| *to);
+                assert_eq!(payout_after(from, event), expected, "{from:?} {event:?}");
+            }
+        }
     }
 }

@@ -482,8 +482,8 @@ impl Services {
         }
         let mut withheld: HashMap<String, i64> = HashMap::new();
         for record in self.all_records(scope, Collection::Disputes).await? {
-            let d: crate::balance::transactions::Dispute = from_body(&record.id, &record.body)?;
-            if d.status != crate::balance::transactions::DisputeStatus::Won {
+            let d: crate::balance::disputes::Dispute = from_body(&record.id, &record.body)?;
+            if d.status != crate::balance::disputes::DisputeStatus::Won {
                 let slot = withheld.entry(d.payment.clone()).or_insert(0);
                 *slot = slot.saturating_add(d.amount);
             }

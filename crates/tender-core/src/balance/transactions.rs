@@ -27,7 +27,6 @@
 use serde::{Deserialize, Serialize};
 
 use crate::balance::ledger::{Entry, LedgerAccount, Posting, PostingError};
-use crate::metadata::Metadata;
 use crate::money::Currency;
 
 /// What kind of movement a balance transaction is.
@@ -522,185 +521,12 @@ pub fn dispute_lost(
 
 // ---- Payouts ---------------------------------------------------------------------------------
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PayoutStatus {
-    Pending,
-    InTransit,
-    Paid,
-    Failed,
-    Canceled,
-}
-
-impl PayoutStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PayoutStatus::Pending => "pending",
-            PayoutStatus::InTransit => "in_transit",
-            PayoutStatus::Paid => "paid",
-            PayoutStatus::Failed => "failed",
-            PayoutStatus::Canceled => "canceled",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        [
-            PayoutStatus::Pending,
-            PayoutStatus::InTransit,
-            PayoutStatus::Paid,
-            PayoutStatus::Failed,
-            PayoutStatus::Canceled,
-        ]
-        .into_iter()
-        .find(|p| p.as_str() == s)
-    }
-}
-
-/// Where a payout goes, as shown: never the whole IBAN.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PayoutDestination {
-    pub last4: String,
-    pub country: String,
-    pub account_holder_name: String,
-}
-
-/// A payout (`po_…`) to the merchant's bank account. Stored as shown.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Payout {
-    pub id: String,
-    pub object: String,
-    pub amount: i64,
-    pub currency: Currency,
-    pub status: PayoutStatus,
-    /// When the money is expected at the bank (Unix seconds).
-    pub arrival_date: i64,
-    pub destination: PayoutDestination,
-    pub balance_transaction: Option<String>,
-    pub failure_balance_transaction: Option<String>,
-    pub failure_code: Option<String>,
-    pub failure_message: Option<String>,
-    pub description: Option<String>,
-    pub metadata: Metadata,
-    pub created: i64,
-    pub livemode: bool,
-}
-
-impl crate::documents::document::Document for Payout {
-    const COLLECTION: crate::store::Collection = crate::store::Collection::Payouts;
-
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn created(&self) -> i64 {
-        self.created
-    }
-
-    fn index(&self) -> crate::store::IndexValues {
-        use crate::store::IndexValues;
-        IndexValues {
-            status: Some(self.status.as_str().to_string()),
-            ..IndexValues::default()
-        }
-    }
-}
-
-/// A test-mode IBAN ending in this fails its payout (`account_closed`).
-pub const FAILING_IBAN_SUFFIX: &str = "3001";
-
-// ---- Disputes --------------------------------------------------------------------------------
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DisputeStatus {
-    NeedsResponse,
-    UnderReview,
-    Won,
-    Lost,
-}
-
-impl DisputeStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DisputeStatus::NeedsResponse => "needs_response",
-            DisputeStatus::UnderReview => "under_review",
-            DisputeStatus::Won => "won",
-            DisputeStatus::Lost => "lost",
-        }
-    }
-
-    /// Whether the dispute is over.
-    pub fn is_closed(self) -> bool {
-        matches!(self, DisputeStatus::Won | DisputeStatus::Lost)
-    }
-}
-
-/// What a merchant submits against a dispute.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Evidence {
-    pub customer_name: Option<String>,
-    pub customer_email_address: Option<String>,
-    pub product_description: Option<String>,
-    pub uncategorized_text: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EvidenceDetails {
-    /// Evidence must be submitted before this (Unix seconds).
-    pub due_by: i64,
-    pub submission_count: u32,
-}
-
-/// A dispute (`dp_…`) of a payment. Stored as shown.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Dispute {
-    pub id: String,
-    pub object: String,
-    pub amount: i64,
-    pub currency: Currency,
-    pub payment: String,
-    pub reason: String,
-    pub status: DisputeStatus,
-    pub evidence: Evidence,
-    pub evidence_details: EvidenceDetails,
-    /// The transactions it caused, oldest first: the withdrawal, then a reversal if won.
-    pub balance_transactions: Vec<BalanceTransaction>,
-    pub metadata: Metadata,
-    pub created: i64,
-    pub livemode: bool,
-}
-
-impl crate::documents::document::Document for Dispute {
-    const COLLECTION: crate::store::Collection = crate::store::Collection::Disputes;
-
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn created(&self) -> i64 {
-        self.created
-    }
-
-    fn index(&self) -> crate::store::IndexValues {
-        use crate::store::IndexValues;
-        IndexValues {
-            payment: Some(self.payment.clone()),
-            status: Some(self.status.as_str().to_string()),
-            ..IndexValues::default()
-        }
-    }
-}
-
-/// In test mode, evidence whose `uncategorized_text` is this wins the dispute.
-pub const WINNING_EVIDENCE: &str = "winning_evidence";
-
-/// The test card whose payments succeed and are then disputed.
-pub const DISPUTED_CARD: &str = "4000000000000259";
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::balance::disputes::DisputeStatus;
+    use crate::balance::payouts::PayoutStatus;
     use std::collections::HashMap;
 
     fn usd() -> Currency {

@@ -16,11 +16,12 @@
 
 use std::time::{Duration, Instant};
 
+use crate::billing::clock::{Advancing, ClockStatus, ClockStatusDetails, TestClock};
 use crate::billing::model::{
-    add_calendar_months, periods_between, Advancing, ClockStatus, ClockStatusDetails, Subscription,
-    SubscriptionStatus, TestClock, MAX_ADVANCE_MONTHS, MAX_ADVANCING_CLOCKS,
+    add_calendar_months, periods_between, MAX_ADVANCE_MONTHS, MAX_ADVANCING_CLOCKS,
     MAX_INVOICES_PER_ADVANCE,
 };
+use crate::billing::subscription::{Subscription, SubscriptionStatus};
 use crate::customers::customer::Customer;
 use crate::documents::document::{from_body, to_value};
 use crate::error::{CoreError, CoreResult};

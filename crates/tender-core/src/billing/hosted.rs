@@ -15,7 +15,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 use crate::auth::{KeyKind, Principal};
-use crate::billing::model::{Invoice, InvoiceStatus};
+use crate::billing::invoice::{Invoice, InvoiceStatus};
 use crate::documents::document::{from_body, to_value};
 use crate::documents::idempotency::{Begun, Settled};
 use crate::error::{CoreError, CoreResult};

@@ -20,9 +20,10 @@
 use serde_json::json;
 
 use crate::auth::{KeyKind, Principal, Scope};
-use crate::billing::model::{
-    is_hard_decline, subscription_after, Invoice, InvoiceStatus, Subscription, SubscriptionEvent,
+use crate::billing::invoice::{
+    invoice_after, is_hard_decline, Invoice, InvoiceEvent, InvoiceStatus,
 };
+use crate::billing::subscription::{subscription_after, Subscription, SubscriptionEvent};
 use crate::documents::batch::Batch;
 use crate::documents::document::{from_body, to_value};
 use crate::documents::idempotency::{Begun, Settled};
@@ -319,7 +320,8 @@ impl Services {
                     after.payment = Some(p.clone());
                     after.payments.push(p.clone());
                 }
-                after.status = InvoiceStatus::Paid;
+                after.status = invoice_after(invoice.status, InvoiceEvent::Paid)
+                    .ok_or_else(|| invoice_state_error(invoice, "it can be paid"))?;
                 after.amount_paid = after.amount_due;
                 after.next_payment_attempt = None;
                 events.push("invoice.paid");
@@ -336,7 +338,7 @@ impl Services {
                 }
                 events.push("invoice.payment_failed");
                 let first_invoice = subscription.is_some_and(|(s, _)| {
-                    s.status == crate::billing::model::SubscriptionStatus::Incomplete
+                    s.status == crate::billing::subscription::SubscriptionStatus::Incomplete
                 });
                 if automatic && !first_invoice {
                     let first = *after.first_failed_at.get_or_insert(now);
@@ -352,7 +354,10 @@ impl Services {
                             sub_event = Some(SubscriptionEvent::PaymentFailed);
                         }
                         None => {
-                            after.status = InvoiceStatus::Uncollectible;
+                            after.status = invoice_after(invoice.status, InvoiceEvent::GaveUp)
+                                .ok_or_else(|| {
+                                    invoice_state_error(invoice, "it can be given up")
+                                })?;
                             events.push("invoice.marked_uncollectible");
                             sub_event = Some(SubscriptionEvent::GaveUp);
                         }
@@ -517,11 +522,11 @@ impl Services {
             let (before, version): (Invoice, i64) = self
                 .load(scope, Collection::Invoices, "invoice", id)
                 .await?;
-            if before.status != InvoiceStatus::Open {
+            let Some(status) = invoice_after(before.status, InvoiceEvent::Voided) else {
                 return Err(invoice_state_error(&before, "it can be voided"));
-            }
+            };
             let mut after = before.clone();
-            after.status = InvoiceStatus::Void;
+            after.status = status;
             after.next_payment_attempt = None;
             let object = to_value(&after)?;
             let mut ops = self.batch(ctx);

@@ -27,14 +27,17 @@
 //! Depends on the domain and the storage port, like every use case.
 
 pub mod catalog;
+pub mod clock;
 pub mod clocks;
 pub mod hosted;
+pub mod invoice;
 pub mod invoices;
 pub mod model;
+pub mod subscription;
 pub mod subscriptions;
 
 use crate::auth::Scope;
-use crate::billing::model::TestClock;
+use crate::billing::clock::TestClock;
 use crate::customers::customer::Customer;
 use crate::documents::document::from_body;
 use crate::error::CoreResult;

@@ -1,8 +1,8 @@
-//! Recurring billing (CONTRACT §10): products, prices, subscriptions, invoices and test clocks,
-//! in their stored form (which is also what the API shows), and the rules that do not need a
-//! store: how a billing period ends ([`period_end`]), when a failed invoice is tried again
-//! ([`Dunning`]), which declines are never retried ([`is_hard_decline`]), and the subscription's
-//! state machine ([`subscription_after`], the whole of it in one function, table-tested below).
+//! Recurring billing's vocabulary (CONTRACT §10): the limits, products and prices in their
+//! stored form (also what the API shows), and how a billing period ends ([`period_end`]).
+//! Subscriptions, invoices and test clocks have a file each beside this one
+//! ([`super::subscription`], [`super::invoice`], [`super::clock`]); the tests of all four
+//! are below.
 //!
 //! Periods are anchored: the n-th period of a subscription ends n intervals after its
 //! `billing_cycle_anchor` (its start, or the end of its trial), so a monthly subscription that
@@ -49,10 +49,6 @@ pub fn periods_between(anchor: i64, recurring: Recurring, after: i64, until: i64
         end = next_period_end(anchor, recurring, end);
     }
     count
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
 }
 
 /// How often a recurring price bills.
@@ -250,117 +246,6 @@ impl crate::documents::document::Document for Price {
 
 // ---- Subscriptions ---------------------------------------------------------------------------
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SubscriptionStatus {
-    Incomplete,
-    IncompleteExpired,
-    Trialing,
-    Active,
-    PastDue,
-    Canceled,
-    Unpaid,
-}
-
-impl SubscriptionStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SubscriptionStatus::Incomplete => "incomplete",
-            SubscriptionStatus::IncompleteExpired => "incomplete_expired",
-            SubscriptionStatus::Trialing => "trialing",
-            SubscriptionStatus::Active => "active",
-            SubscriptionStatus::PastDue => "past_due",
-            SubscriptionStatus::Canceled => "canceled",
-            SubscriptionStatus::Unpaid => "unpaid",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        [
-            SubscriptionStatus::Incomplete,
-            SubscriptionStatus::IncompleteExpired,
-            SubscriptionStatus::Trialing,
-            SubscriptionStatus::Active,
-            SubscriptionStatus::PastDue,
-            SubscriptionStatus::Canceled,
-            SubscriptionStatus::Unpaid,
-        ]
-        .into_iter()
-        .find(|x| x.as_str() == s)
-    }
-
-    /// No more invoices, renewals or changes: the subscription is over.
-    pub fn is_ended(self) -> bool {
-        matches!(
-            self,
-            SubscriptionStatus::Canceled | SubscriptionStatus::IncompleteExpired
-        )
-    }
-}
-
-/// What happens to a subscription.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SubscriptionEvent {
-    /// An invoice of it was paid.
-    InvoicePaid,
-    /// A payment of its latest invoice failed, and the invoice will be tried again.
-    PaymentFailed,
-    /// The last try of its invoice failed (or a hard decline): the invoice is uncollectible.
-    GaveUp,
-    /// A new period began (renewal, or the end of the trial) and its invoice is open.
-    Renewed,
-    /// The first invoice stayed unpaid for 23 hours.
-    IncompleteExpired,
-    /// Canceled now, or at the end of the period it was set to end with.
-    Canceled,
-}
-
-/// A subscription change that is not allowed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BadTransition {
-    pub from: SubscriptionStatus,
-    pub event: SubscriptionEvent,
-}
-
-/// The subscription's state machine: its status after `event`.
-pub fn subscription_after(
-    from: SubscriptionStatus,
-    event: SubscriptionEvent,
-) -> Result<SubscriptionStatus, BadTransition> {
-    use SubscriptionEvent as E;
-    use SubscriptionStatus as S;
-    let to = match (from, event) {
-        (S::Canceled | S::IncompleteExpired, _) => None,
-        (_, E::Canceled) => Some(S::Canceled),
-        (S::Incomplete, E::InvoicePaid) => Some(S::Active),
-        (S::Incomplete, E::PaymentFailed | E::GaveUp) => Some(S::Incomplete),
-        (S::Incomplete, E::IncompleteExpired) => Some(S::IncompleteExpired),
-        (S::Incomplete, E::Renewed) => None,
-        (_, E::IncompleteExpired) => None,
-        // The first invoice after a trial, and every renewal, starts from active.
-        (S::Trialing | S::Active | S::PastDue | S::Unpaid, E::InvoicePaid) => Some(S::Active),
-        // The trial's end is the first renewal: the subscription is active from then on.
-        (S::Trialing | S::Active, E::Renewed) => Some(S::Active),
-        (S::PastDue, E::Renewed) => Some(S::PastDue),
-        // An unpaid subscription still renews (its invoices open), but stays unpaid until one
-        // is paid.
-        (S::Unpaid, E::Renewed) => Some(S::Unpaid),
-        (S::Trialing | S::Active | S::PastDue, E::PaymentFailed) => Some(S::PastDue),
-        (S::Unpaid, E::PaymentFailed) => Some(S::Unpaid),
-        (S::Trialing | S::Active | S::PastDue | S::Unpaid, E::GaveUp) => Some(S::Unpaid),
-    };
-    to.ok_or(BadTransition { from, event })
-}
-
-/// One line of a subscription (`si_`): a price (as it was when subscribed) and a quantity.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SubscriptionItem {
-    pub id: String,
-    pub object: String,
-    pub price: Price,
-    pub quantity: i64,
-}
-
 /// A list embedded in an object (`{object: "list", data: [...]}`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EmbeddedList<T> {
@@ -377,335 +262,27 @@ impl<T> EmbeddedList<T> {
     }
 }
 
-/// A customer's recurring purchase (`sub_`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Subscription {
-    pub id: String,
-    pub object: String,
-    pub customer: String,
-    pub status: SubscriptionStatus,
-    pub items: EmbeddedList<SubscriptionItem>,
-    pub currency: Currency,
-    /// Where the periods are counted from: the start, or the end of the trial.
-    pub billing_cycle_anchor: i64,
-    pub current_period_start: i64,
-    pub current_period_end: i64,
-    pub trial_start: Option<i64>,
-    pub trial_end: Option<i64>,
-    pub cancel_at_period_end: bool,
-    pub canceled_at: Option<i64>,
-    pub ended_at: Option<i64>,
-    pub latest_invoice: Option<String>,
-    pub default_payment_method: Option<String>,
-    pub test_clock: Option<String>,
-    pub metadata: Metadata,
-    pub created: i64,
-    pub livemode: bool,
-}
-
-impl crate::documents::document::Document for Subscription {
-    const COLLECTION: crate::store::Collection = crate::store::Collection::Subscriptions;
-
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn created(&self) -> i64 {
-        self.created
-    }
-
-    fn index(&self) -> crate::store::IndexValues {
-        use crate::store::IndexValues;
-        IndexValues {
-            customer: Some(self.customer.clone()),
-            status: Some(self.status.as_str().to_string()),
-            prices: Some(crate::store::prices_column(
-                self.items.data.iter().map(|i| i.price.id.as_str()),
-            )),
-            ..IndexValues::default()
-        }
-    }
-}
-
-impl Subscription {
-    /// The schedule every item shares.
-    pub fn recurring(&self) -> Option<Recurring> {
-        self.items.data.first().and_then(|i| i.price.recurring)
-    }
-
-    /// What one period costs.
-    pub fn period_amount(&self) -> i64 {
-        self.items
-            .data
-            .iter()
-            .map(|i| i.price.unit_amount * i.quantity)
-            .sum()
-    }
-
-    /// The invoice lines of the period `[start, end)`, described as Stripe does
-    /// (`2 × Plan (at 15.00 USD / month)`) with `product_name` (its id when it has none).
-    pub fn lines(
-        &self,
-        start: i64,
-        end: i64,
-        product_name: impl Fn(&str) -> Option<String>,
-    ) -> Vec<InvoiceLine> {
-        self.items
-            .data
-            .iter()
-            .map(|i| {
-                let p = &i.price;
-                let every = match p.recurring {
-                    Some(r) if r.interval_count > 1 => {
-                        format!(" every {} {}s", r.interval_count, r.interval.as_str())
-                    }
-                    Some(r) => format!(" / {}", r.interval.as_str()),
-                    None => String::new(),
-                };
-                InvoiceLine {
-                    price: p.id.clone(),
-                    quantity: i.quantity,
-                    amount: p.unit_amount * i.quantity,
-                    period: Period { start, end },
-                    description: format!(
-                        "{} × {} (at {}{every})",
-                        i.quantity,
-                        product_name(&p.product).unwrap_or_else(|| p.product.clone()),
-                        crate::money::format_amount(p.unit_amount, p.currency)
-                    ),
-                }
-            })
-            .collect()
-    }
-}
-
-// ---- Invoices --------------------------------------------------------------------------------
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InvoiceStatus {
-    Draft,
-    Open,
-    Paid,
-    Uncollectible,
-    Void,
-}
-
-impl InvoiceStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            InvoiceStatus::Draft => "draft",
-            InvoiceStatus::Open => "open",
-            InvoiceStatus::Paid => "paid",
-            InvoiceStatus::Uncollectible => "uncollectible",
-            InvoiceStatus::Void => "void",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        [
-            InvoiceStatus::Draft,
-            InvoiceStatus::Open,
-            InvoiceStatus::Paid,
-            InvoiceStatus::Uncollectible,
-            InvoiceStatus::Void,
-        ]
-        .into_iter()
-        .find(|x| x.as_str() == s)
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Period {
-    pub start: i64,
-    pub end: i64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct InvoiceLine {
-    pub price: String,
-    pub quantity: i64,
-    pub amount: i64,
-    pub period: Period,
-    pub description: String,
-}
-
-/// What a customer owes for one period of a subscription (`in_`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Invoice {
-    pub id: String,
-    pub object: String,
-    pub customer: String,
-    pub subscription: Option<String>,
-    pub status: InvoiceStatus,
-    pub currency: Currency,
-    pub amount_due: i64,
-    pub amount_paid: i64,
-    pub lines: EmbeddedList<InvoiceLine>,
-    pub period_start: i64,
-    pub period_end: i64,
-    /// Payments tried, successful or not.
-    pub attempt_count: u32,
-    /// When the next automatic try is due; `None` when none will be made.
-    pub next_payment_attempt: Option<i64>,
-    /// The latest payment tried (the successful one once paid).
-    pub payment: Option<String>,
-    /// Every payment tried, oldest first.
-    #[serde(default)]
-    pub payments: Vec<String>,
-    /// When its first automatic try failed (the dunning schedule counts from there).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first_failed_at: Option<i64>,
-    /// Automatic tries failed since then (the step of the dunning schedule reached).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub dunning_step: u32,
-    pub hosted_invoice_url: String,
-    pub created: i64,
-    pub livemode: bool,
-}
-
-impl crate::documents::document::Document for Invoice {
-    const COLLECTION: crate::store::Collection = crate::store::Collection::Invoices;
-
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn created(&self) -> i64 {
-        self.created
-    }
-
-    fn index(&self) -> crate::store::IndexValues {
-        use crate::store::IndexValues;
-        IndexValues {
-            customer: Some(self.customer.clone()),
-            subscription: self.subscription.clone(),
-            status: Some(self.status.as_str().to_string()),
-            ..IndexValues::default()
-        }
-    }
-}
-
-/// When a failed invoice is tried again: days after its first failure (`--dunning-days`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Dunning {
-    pub days: Vec<i64>,
-}
-
-impl Default for Dunning {
-    fn default() -> Self {
-        Self {
-            days: vec![1, 3, 5, 7],
-        }
-    }
-}
-
-impl Dunning {
-    /// `1,3,5,7`: increasing whole days, 1 to 10 of them, each 1..=60.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        let mut days = Vec::new();
-        for part in s.split(',') {
-            let d: i64 = part
-                .trim()
-                .parse()
-                .map_err(|_| format!("'{part}' is not a whole number of days"))?;
-            if !(1..=60).contains(&d) {
-                return Err(format!("{d}: retry days must be 1 to 60"));
-            }
-            if days.last().is_some_and(|&last| d <= last) {
-                return Err("retry days must increase".into());
-            }
-            days.push(d);
-        }
-        if days.is_empty() || days.len() > 10 {
-            return Err("give 1 to 10 retry days".into());
-        }
-        Ok(Self { days })
-    }
-
-    /// After `attempts` automatic tries, all failed, the first at `first_failed_at`: when the
-    /// next one is due, or `None` when that was the last.
-    pub fn next_attempt(&self, first_failed_at: i64, attempts: u32) -> Option<i64> {
-        let retry = attempts.checked_sub(1)? as usize;
-        self.days.get(retry).map(|d| first_failed_at + d * 86_400)
-    }
-}
-
-/// Declines no retry can cure: the card is gone or the bank suspects fraud.
-pub fn is_hard_decline(decline_code: Option<&str>) -> bool {
-    matches!(
-        decline_code,
-        Some("lost_card" | "stolen_card" | "fraudulent" | "expired_card")
-    )
-}
-
-// ---- Test clocks -----------------------------------------------------------------------------
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ClockStatus {
-    Ready,
-    Advancing,
-}
-
-impl ClockStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ClockStatus::Ready => "ready",
-            ClockStatus::Advancing => "advancing",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Advancing {
-    pub target_frozen_time: i64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ClockStatusDetails {
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub advancing: Option<Advancing>,
-}
-
-/// Time for the customers attached to it (`clock_`, test mode only).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TestClock {
-    pub id: String,
-    pub object: String,
-    pub frozen_time: i64,
-    pub status: ClockStatus,
-    pub status_details: ClockStatusDetails,
-    pub name: Option<String>,
-    pub created: i64,
-    /// Always false: test clocks exist in test mode only.
-    #[serde(default)]
-    pub livemode: bool,
-}
-
-impl crate::documents::document::Document for TestClock {
-    const COLLECTION: crate::store::Collection = crate::store::Collection::TestClocks;
-
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn created(&self) -> i64 {
-        self.created
-    }
-
-    fn index(&self) -> crate::store::IndexValues {
-        use crate::store::IndexValues;
-        IndexValues {
-            status: Some(self.status.as_str().into()),
-            ..IndexValues::default()
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::billing::{invoice::*, subscription::*};
+
+    #[test]
+    fn the_invoice_state_machine() {
+        use InvoiceEvent as E;
+        use InvoiceStatus as S;
+        let allowed = [
+            (E::Paid, S::Paid),
+            (E::GaveUp, S::Uncollectible),
+            (E::Voided, S::Void),
+        ];
+        for (event, to) in allowed {
+            assert_eq!(invoice_after(S::Open, event), Some(to));
+            for from in [S::Draft, S::Paid, S::Uncollectible, S::Void] {
+                assert_eq!(invoice_after(from, event), None, "{from:?} {event:?}");
+            }
+        }
+    }
 
     const JAN_31_2027: i64 = 1_801_353_600; // 2027-01-31T00:00:00Z
     fn monthly() -> Recurring {

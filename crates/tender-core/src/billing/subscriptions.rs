@@ -8,10 +8,13 @@
 //! already renewed and does nothing, so a period is never invoiced twice.
 
 use crate::auth::Scope;
+use crate::billing::invoice::{invoice_after, Invoice, InvoiceEvent, InvoiceStatus};
 use crate::billing::model::{
-    next_period_end, period_end, subscription_after, EmbeddedList, Invoice, InvoiceStatus, Price,
-    PriceType, Subscription, SubscriptionEvent, SubscriptionItem, SubscriptionStatus,
-    INCOMPLETE_EXPIRY_SECS, MAX_ITEMS, MAX_QUANTITY, MAX_TRIAL_DAYS, TRIAL_WILL_END_SECS,
+    next_period_end, period_end, EmbeddedList, Price, PriceType, INCOMPLETE_EXPIRY_SECS, MAX_ITEMS,
+    MAX_QUANTITY, MAX_TRIAL_DAYS, TRIAL_WILL_END_SECS,
+};
+use crate::billing::subscription::{
+    subscription_after, Subscription, SubscriptionEvent, SubscriptionItem, SubscriptionStatus,
 };
 use crate::documents::batch::Batch;
 use crate::documents::document::{from_body, to_value};
@@ -554,8 +557,8 @@ impl Services {
                 .await?
             {
                 let mut invoice: Invoice = from_body(&r.id, &r.body)?;
-                if invoice.status == InvoiceStatus::Open {
-                    invoice.status = InvoiceStatus::Void;
+                if let Some(status) = invoice_after(invoice.status, InvoiceEvent::Voided) {
+                    invoice.status = status;
                     invoice.next_payment_attempt = None;
                     ops.update(&invoice, r.version)?
                         .event("invoice.voided", &invoice)?;

@@ -249,7 +249,7 @@ impl Services {
         {
             Self::detach(&mut ops, pm, pm_version)?;
         }
-        let subscriptions: Vec<(crate::billing::model::Subscription, i64)> = self
+        let subscriptions: Vec<(crate::billing::subscription::Subscription, i64)> = self
             .matching(
                 scope,
                 Collection::Subscriptions,

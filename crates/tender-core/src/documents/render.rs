@@ -7,9 +7,16 @@
 //! migrates no row. Rows written before the split (the full wire JSON) read the same, because
 //! the stored forms skip the fields they do not know.
 //!
-//! Payments and events differ between the two forms so far (an event stores its object in that
-//! object's stored form, and gets its id, `object` and `api_version` when rendered); every
-//! other collection is stored as it is shown, and [`Renderer::document`] passes it through.
+//! Every object the API shows goes through [`Dialect::document`], one `match` over every
+//! collection, so a second wire dialect (Stripe's `/v1`) is one more implementation of
+//! [`Dialect`], not edits across the use cases. How Tender's own dialect (`/v2`, [`Renderer`])
+//! shows each:
+//!
+//! | collection | shown as |
+//! |---|---|
+//! | payments | [`PaymentView`]: every field in the documented order, nulls included, `object` and `receipt_url` derived |
+//! | events | [`Event`]: id, `object`, `api_version` added; a payment inside rendered as above |
+//! | customers, refunds, payment methods, webhook endpoints, connectors, balance transactions, payouts, disputes, products, prices, subscriptions, invoices, test clocks | their stored form, which is their `/v2` shape (each type serialises its `object` and every field), passed through without parsing, so a page of 100 is spliced as stored |
 //!
 //! Pure; depends on the domain types.
 
@@ -24,7 +31,15 @@ use crate::payments::payment::{
 };
 use crate::store::Collection;
 
-/// Renders stored documents; holds what rendering needs from the configuration.
+/// A wire dialect: how the API shows each stored object.
+pub trait Dialect {
+    /// The stored document `id` of `collection` (its stored text, `body`) as this dialect
+    /// shows it, as JSON text.
+    fn document(&self, collection: Collection, id: &str, body: String) -> CoreResult<String>;
+}
+
+/// Tender's own dialect (`/v2`): renders stored documents; holds what rendering needs from the
+/// configuration.
 #[derive(Debug, Clone)]
 pub struct Renderer {
     /// Base of `receipt_url`, without a trailing slash.
@@ -139,8 +154,14 @@ impl Renderer {
         })
     }
 
-    /// A stored document of `collection` as the JSON text the API shows.
+    /// A stored document of `collection` as the JSON text the API shows ([`Dialect`]).
     pub fn document(&self, collection: Collection, id: &str, body: String) -> CoreResult<String> {
+        Dialect::document(self, collection, id, body)
+    }
+}
+
+impl Dialect for Renderer {
+    fn document(&self, collection: Collection, id: &str, body: String) -> CoreResult<String> {
         match collection {
             Collection::Payments => {
                 let payment: Payment = crate::documents::document::from_body(id, &body)?;
@@ -150,7 +171,20 @@ impl Renderer {
                 let stored: StoredEvent = crate::documents::document::from_body(id, &body)?;
                 to_text(&self.event(id, stored)?)
             }
-            _ => Ok(body),
+            // Stored as shown (the table in the module doc).
+            Collection::Customers
+            | Collection::Refunds
+            | Collection::PaymentMethods
+            | Collection::WebhookEndpoints
+            | Collection::Connectors
+            | Collection::BalanceTransactions
+            | Collection::Payouts
+            | Collection::Disputes
+            | Collection::Products
+            | Collection::Prices
+            | Collection::Subscriptions
+            | Collection::Invoices
+            | Collection::TestClocks => Ok(body),
         }
     }
 }

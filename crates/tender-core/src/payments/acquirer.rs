@@ -27,6 +27,17 @@ pub struct Decline {
 }
 
 impl Decline {
+    /// The API's answer to a payment `payment` refused with this decline: 402 `card_error`.
+    pub fn error(&self, payment: &str) -> crate::error::CoreError {
+        crate::error::CoreError::Card {
+            code: self.code.clone(),
+            decline_code: Some(self.decline_code.clone()),
+            message: self.message.clone(),
+            param: None,
+            payment: Some(payment.to_string()),
+        }
+    }
+
     /// The cardholder failed (or refused) the authentication step of a `requires_action`
     /// payment (CONTRACT §4.2, 4000002500003155 with `outcome=fail`).
     pub const AUTHENTICATION_FAILED: Decline = Decline {
@@ -47,6 +58,9 @@ impl Decline {
         ),
     };
 }
+
+/// The test card whose payments succeed and are then disputed.
+pub const DISPUTED_CARD: &str = "4000000000000259";
 
 /// The acquirer's answer.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -114,10 +128,7 @@ static TEST_CARDS: &[(&str, Authorization)] = &[
     ("3566002020360505", Authorization::Approved),
     ("6200000000000005", Authorization::Approved),
     // Succeeds, and its payment is then disputed (CONTRACT §9; `service::disputes`).
-    (
-        crate::balance::transactions::DISPUTED_CARD,
-        Authorization::Approved,
-    ),
+    (DISPUTED_CARD, Authorization::Approved),
     (
         "4000000000000002",
         decline("card_declined", "generic_decline", DECLINED),

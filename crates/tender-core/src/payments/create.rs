@@ -11,7 +11,8 @@ use crate::metadata;
 use crate::money::{Amount, Currency};
 use crate::payments::acquirer::Authorization;
 use crate::payments::payment::{
-    BankTransferDetails, CaptureMethod, CardDetails, Payment, PaymentMethodSnapshot, PaymentStatus,
+    authorised, Authorised, BankTransferDetails, CaptureMethod, CardDetails, Payment,
+    PaymentMethodSnapshot, PaymentStatus,
 };
 use crate::payments::payment::{AUTHENTICATION_TIMEOUT_SECS, AUTHORIZATION_TTL_SECS};
 use crate::secret::Secret;
@@ -400,7 +401,7 @@ impl Services {
         let authorization = self.acquirer.authorize(&card, scope.livemode()).await;
         if authorization == Authorization::Approved
             && !scope.livemode()
-            && card.pan.expose() == crate::balance::transactions::DISPUTED_CARD
+            && card.pan.expose() == crate::payments::acquirer::DISPUTED_CARD
         {
             // The disputed test card: its bank disputes the payment a moment later.
             ops.schedule(
@@ -409,50 +410,38 @@ impl Services {
                 now + crate::balance::disputes::DISPUTE_DELAY_SECS,
             );
         }
-        let mut decline = None;
-        match authorization {
-            Authorization::Approved if cmd.capture => {
-                payment.status = PaymentStatus::Succeeded;
-                payment.amount_captured = payment.amount;
-            }
+        let answer = match authorization {
+            Authorization::Approved if cmd.capture => Authorised::Captured(payment.amount),
             Authorization::Approved => {
-                payment.status = PaymentStatus::RequiresCapture;
                 ops.schedule(
                     TaskKind::ExpireAuthorization,
                     &payment.id,
                     now + AUTHORIZATION_TTL_SECS,
                 );
+                Authorised::Held
             }
             Authorization::RequiresAction => {
-                payment.status = PaymentStatus::RequiresAction;
                 let token = ids::random_base62(32);
-                payment.next_action = Some(serde_json::json!({
-                    "type": "redirect_to_url",
-                    "redirect_to_url": {
-                        "url": format!("{}/authenticate/{}/{}", self.config.receipt_base, payment.id, token),
-                        "return_url": cmd.return_url,
-                    }
-                }));
                 ops.seal(&payment.id, hash_key(&token)).schedule(
                     TaskKind::AbandonAuthentication,
                     &payment.id,
                     now + AUTHENTICATION_TIMEOUT_SECS,
                 );
+                Authorised::Authenticate(serde_json::json!({
+                    "type": "redirect_to_url",
+                    "redirect_to_url": {
+                        "url": format!("{}/authenticate/{}/{}", self.config.receipt_base, payment.id, token),
+                        "return_url": cmd.return_url,
+                    }
+                }))
             }
-            Authorization::Declined(d) => {
-                payment.status = PaymentStatus::Failed;
-                payment.failure_code = Some(d.code.to_string());
-                payment.decline_code = Some(d.decline_code.to_string());
-                payment.failure_message = Some(d.message.to_string());
-                decline = Some(CoreError::Card {
-                    code: d.code.clone(),
-                    decline_code: Some(d.decline_code.clone()),
-                    message: d.message.clone(),
-                    param: None,
-                    payment: Some(payment.id.clone()),
-                });
-            }
-        }
+            Authorization::Declined(d) => Authorised::Declined(d),
+        };
+        let decline = match &answer {
+            Authorised::Declined(d) => Some(d.error(&payment.id)),
+            _ => None,
+        };
+        authorised(&mut payment, answer);
         // A card is saved or consumed only when the bank did not refuse the charge: a claimed
         // token the bank refused is given back.
         if decline.is_none() {

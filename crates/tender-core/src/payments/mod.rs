@@ -12,3 +12,4 @@ pub mod payment;
 pub mod receipt;
 pub mod three_d_secure;
 pub mod upstream;
+pub mod upstream_sync;

@@ -1,5 +1,19 @@
-//! Payments: the resource, its status, and the one transition function (the state machine of
-//! CONTRACT §2). Every status change in the service goes through [`transition`]. Pure.
+//! Payments: the resource, its status, and its state machine (CONTRACT §2). Pure.
+//!
+//! A payment's status changes in two ways, each one function here:
+//! - [`authorised`]: what the card's authoriser answered at creation (or a processor later
+//!   said), whichever authorised it, the built-in acquirer or a connector:
+//!
+//!   | [`Authorised`]        | status             | also                                        |
+//!   |-----------------------|--------------------|---------------------------------------------|
+//!   | `Captured(n)`         | `succeeded`        | `amount_captured` = n; no next action       |
+//!   | `Held`                | `requires_capture` | no next action                              |
+//!   | `Authenticate(next)`  | `requires_action`  | `next_action` = next                        |
+//!   | `Pending`             | `processing`       | the next action stays (the processor may still be waiting for it) |
+//!   | `Declined(d)`         | `failed`           | `failure_code`, `decline_code`, `failure_message` from d; no next action |
+//!
+//! - [`transition`]: what happens to an existing payment (authenticated, captured, canceled,
+//!   settled), refused with 400 `payment_unexpected_state` when its status does not allow it.
 //!
 //! [`Payment`] serialises to its stored form: compact, without nulls or derivable fields. What
 //! the API shows of it is rendered by [`crate::documents::render`].
@@ -10,6 +24,7 @@ use crate::card::CardBrand;
 use crate::error::CoreError;
 use crate::metadata::Metadata;
 use crate::money::Currency;
+use crate::payments::acquirer::Decline;
 
 /// Uncaptured authorisations are released after 7 days.
 pub const AUTHORIZATION_TTL_SECS: i64 = 7 * 24 * 3600;
@@ -111,6 +126,46 @@ pub fn transition(from: PaymentStatus, t: Transition) -> Result<PaymentStatus, C
             t.done()
         ),
     })
+}
+
+/// What a card's authoriser answered, in Tender's terms ([`authorised`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Authorised {
+    /// The money moved: this many minor units were captured.
+    Captured(i64),
+    /// Authorised, waiting for a capture.
+    Held,
+    /// The cardholder must authenticate; the payment's `next_action` says where.
+    Authenticate(serde_json::Value),
+    /// A processor is still working on it.
+    Pending,
+    /// Refused.
+    Declined(Decline),
+}
+
+/// `payment` as its authoriser's answer leaves it (the table in the module doc).
+pub fn authorised(payment: &mut Payment, answer: Authorised) {
+    if answer != Authorised::Pending {
+        payment.next_action = None;
+    }
+    match answer {
+        Authorised::Captured(captured) => {
+            payment.status = PaymentStatus::Succeeded;
+            payment.amount_captured = captured;
+        }
+        Authorised::Held => payment.status = PaymentStatus::RequiresCapture,
+        Authorised::Authenticate(next_action) => {
+            payment.status = PaymentStatus::RequiresAction;
+            payment.next_action = Some(next_action);
+        }
+        Authorised::Pending => payment.status = PaymentStatus::Processing,
+        Authorised::Declined(d) => {
+            payment.status = PaymentStatus::Failed;
+            payment.failure_code = Some(d.code.to_string());
+            payment.decline_code = Some(d.decline_code.to_string());
+            payment.failure_message = Some(d.message.to_string());
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -274,6 +329,47 @@ impl Payment {
 mod tests {
     use super::PaymentStatus::*;
     use super::*;
+
+    fn payment_in(status: PaymentStatus) -> Payment {
+        serde_json::from_value(serde_json::json!({
+            "id": "pay_1", "amount": 500, "currency": "eur", "status": status.as_str(),
+            "capture_method": "automatic",
+            "payment_method": {"id": "pm_1", "type": "card"},
+            "next_action": {"type": "redirect_to_url"},
+            "livemode": false, "created": 1
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn what_each_answer_of_an_authoriser_does_to_a_payment() {
+        let d = Decline::AUTHENTICATION_FAILED;
+        let rows: [(Authorised, PaymentStatus, i64, bool); 5] = [
+            (Authorised::Captured(300), Succeeded, 300, false),
+            (Authorised::Held, RequiresCapture, 0, false),
+            (
+                Authorised::Authenticate(serde_json::json!({"type": "x"})),
+                RequiresAction,
+                0,
+                true,
+            ),
+            (Authorised::Pending, Processing, 0, true),
+            (Authorised::Declined(d.clone()), Failed, 0, false),
+        ];
+        for (answer, status, captured, next_action) in rows {
+            let mut p = payment_in(Processing);
+            authorised(&mut p, answer.clone());
+            assert_eq!(p.status, status, "{answer:?}");
+            assert_eq!(p.amount_captured, captured, "{answer:?}");
+            assert_eq!(p.next_action.is_some(), next_action, "{answer:?}");
+            let declined = matches!(answer, Authorised::Declined(_));
+            assert_eq!(
+                p.decline_code.as_deref(),
+                declined.then_some(&*d.decline_code),
+                "{answer:?}"
+            );
+        }
+    }
 
     #[test]
     fn every_allowed_transition_of_the_contract_table() {

@@ -32,20 +32,20 @@ use serde_json::json;
 use crate::auth::{hash_key, Scope};
 use crate::card::ValidatedCard;
 use crate::connectors::connector::{
-    disbelieve, Answer, AuthorizeRequest, ConnectorType, RefundAnswer, RefundUpstream, Source,
-    Upstream,
+    disbelieve, Answer, AuthorizeRequest, ConnectorType, Source, Upstream,
 };
 use crate::connectors::service::Routed;
 use crate::documents::batch::Batch;
-use crate::documents::document::{from_body, to_body, to_value};
+use crate::documents::document::{to_body, to_value};
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::ids;
 use crate::payments::acquirer::Decline;
-use crate::payments::payment::{CancellationReason, Payment, PaymentStatus};
+use crate::payments::payment::{
+    authorised, Authorised, CancellationReason, Payment, PaymentStatus,
+};
 use crate::payments::payment::{AUTHENTICATION_TIMEOUT_SECS, AUTHORIZATION_TTL_SECS};
-use crate::refunds::refund::{Refund, RefundStatus};
 use crate::services::{RequestContext, Services};
-use crate::store::{ClaimedTask, Collection};
+use crate::store::Collection;
 use crate::task::TaskKind;
 
 /// Seconds after a payment (or refund) is recorded before its first sync, by default
@@ -53,7 +53,7 @@ use crate::task::TaskKind;
 /// a request that is still waiting.
 pub const FIRST_SYNC_SECS: i64 = 60;
 /// The longest wait between two syncs.
-const MAX_SYNC_INTERVAL_SECS: i64 = 3600;
+pub(crate) const MAX_SYNC_INTERVAL_SECS: i64 = 3600;
 
 /// What is paid with, owned (a one-time card is held only for the request).
 pub(crate) enum UpstreamSource {
@@ -76,39 +76,34 @@ pub(crate) struct UpstreamPayment {
 }
 
 /// What an upstream state does to a payment.
-struct Applied {
-    event: Option<&'static str>,
-    decline: Option<CoreError>,
+pub(crate) struct Applied {
+    pub(crate) event: Option<&'static str>,
+    pub(crate) decline: Option<CoreError>,
     /// The sync task stays (or is scheduled again): the processor has not finished.
-    keep_syncing: bool,
-    ops: Batch,
+    pub(crate) keep_syncing: bool,
+    pub(crate) ops: Batch,
 }
 
 /// The delay before the next sync of something recorded at `created`, at `now`: half its age,
 /// between a quarter of the first delay and an hour.
-fn next_sync_delay(first: i64, created: i64, now: i64) -> i64 {
+pub(crate) fn next_sync_delay(first: i64, created: i64, now: i64) -> i64 {
     ((now - created) / 2).clamp((first / 4).max(1), MAX_SYNC_INTERVAL_SECS)
 }
 
 /// `state` when the processor can be believed about `payment` ([`disbelieve`]); otherwise the
 /// refusal is logged and the payment stays where it is, `processing`, for the sync to ask again.
-fn believed(payment: &Payment, ceiling: i64, reference: Option<&str>, state: Upstream) -> Upstream {
+pub(crate) fn believed(
+    payment: &Payment,
+    ceiling: i64,
+    reference: Option<&str>,
+    state: Upstream,
+) -> Upstream {
     match disbelieve(payment, ceiling, reference, &state) {
         None => state,
         Some(why) => {
             tracing::warn!(payment = %payment.id, connector = ?payment.connector, %why, "the processor's answer was refused; nothing was booked");
             Upstream::Processing
         }
-    }
-}
-
-fn decline_error(d: &Decline, payment: &str) -> CoreError {
-    CoreError::Card {
-        code: d.code.clone(),
-        decline_code: Some(d.decline_code.clone()),
-        message: d.message.clone(),
-        param: None,
-        payment: Some(payment.to_string()),
     }
 }
 
@@ -351,7 +346,7 @@ impl Services {
                 decline_code: current.decline_code.clone().unwrap_or_default().into(),
                 message: current.failure_message.clone().unwrap_or_default().into(),
             };
-            let err = decline_error(&d, &current.id);
+            let err = d.error(&current.id);
             self.commit(ctx, self.batch(ctx), Err(&err)).await?;
             return Err(err);
         }
@@ -367,7 +362,7 @@ impl Services {
 
     /// Moves `payment` to what the processor says (`state`), with the event, the follow-up
     /// tasks and, for a decline, the error the client gets.
-    async fn apply_upstream(
+    pub(crate) async fn apply_upstream(
         &self,
         scope: &Scope,
         payment: &mut Payment,
@@ -381,223 +376,76 @@ impl Services {
             keep_syncing: false,
             ops: self.background(scope),
         };
-        match state {
+        let answer = match state {
             Upstream::Created | Upstream::Processing => {
-                payment.status = PaymentStatus::Processing;
                 applied.keep_syncing = true;
+                Authorised::Pending
             }
             Upstream::Succeeded { captured, .. } => {
-                payment.status = PaymentStatus::Succeeded;
-                payment.amount_captured = captured;
-                payment.next_action = None;
                 applied.event = Some("payment.succeeded");
-                self.book_charge(&mut applied.ops, payment).await?;
+                Authorised::Captured(captured)
             }
             Upstream::RequiresCapture => {
-                payment.status = PaymentStatus::RequiresCapture;
-                payment.next_action = None;
                 applied.ops.schedule(
                     TaskKind::ExpireAuthorization,
                     &payment.id,
                     now + AUTHORIZATION_TTL_SECS,
                 );
+                Authorised::Held
             }
             Upstream::RequiresAction { url } => {
-                payment.status = PaymentStatus::RequiresAction;
-                match (url, kind) {
-                    (Some(url), _) => {
-                        payment.next_action = Some(json!({
-                            "type": "redirect_to_url",
-                            "redirect_to_url": {"url": url, "return_url": payment.return_url},
-                        }));
-                        applied.keep_syncing = true;
-                        applied.ops.schedule(
-                            TaskKind::AbandonAuthentication,
-                            &payment.id,
-                            now + AUTHENTICATION_TIMEOUT_SECS,
-                        );
-                    }
+                // Asked again until the processor says how it ended, except on Tender's own
+                // page (the simulator), which ends it itself.
+                applied.keep_syncing = url.is_some() || kind != ConnectorType::Simulator;
+                applied.ops.schedule(
+                    TaskKind::AbandonAuthentication,
+                    &payment.id,
+                    now + AUTHENTICATION_TIMEOUT_SECS,
+                );
+                Authorised::Authenticate(match (url, kind) {
+                    (Some(url), _) => json!({
+                        "type": "redirect_to_url",
+                        "redirect_to_url": {"url": url, "return_url": payment.return_url},
+                    }),
                     // The simulator authenticates on Tender's own page, as without connectors.
                     (None, ConnectorType::Simulator) => {
                         let token = ids::random_base62(32);
-                        payment.next_action = Some(json!({
+                        applied.ops.seal(&payment.id, hash_key(&token));
+                        json!({
                             "type": "redirect_to_url",
                             "redirect_to_url": {
                                 "url": format!("{}/authenticate/{}/{}", self.config.receipt_base, payment.id, token),
                                 "return_url": payment.return_url,
                             }
-                        }));
-                        applied.ops.seal(&payment.id, hash_key(&token));
-                        applied.ops.schedule(
-                            TaskKind::AbandonAuthentication,
-                            &payment.id,
-                            now + AUTHENTICATION_TIMEOUT_SECS,
-                        );
+                        })
                     }
                     // The processor authenticates in its own client SDK and gave no page.
-                    (None, other) => {
-                        payment.next_action = Some(json!({
-                            "type": "use_processor_sdk",
-                            "use_processor_sdk": {
-                                "processor": other.as_str(),
-                                "reference": payment.connector_reference,
-                            },
-                        }));
-                        applied.keep_syncing = true;
-                        applied.ops.schedule(
-                            TaskKind::AbandonAuthentication,
-                            &payment.id,
-                            now + AUTHENTICATION_TIMEOUT_SECS,
-                        );
-                    }
-                }
+                    (None, other) => json!({
+                        "type": "use_processor_sdk",
+                        "use_processor_sdk": {
+                            "processor": other.as_str(),
+                            "reference": payment.connector_reference,
+                        },
+                    }),
+                })
             }
-            Upstream::Declined(d) => {
-                payment.status = PaymentStatus::Failed;
-                payment.next_action = None;
-                payment.failure_code = Some(d.code.to_string());
-                payment.decline_code = Some(d.decline_code.to_string());
-                payment.failure_message = Some(d.message.to_string());
-                applied.event = Some("payment.failed");
-                applied.decline = Some(decline_error(&d, &payment.id));
-            }
-            Upstream::Canceled => {
-                let d = Decline {
-                    code: "processing_error".into(),
-                    decline_code: "canceled_by_processor".into(),
-                    message: "The payment processor canceled this payment; nothing was charged."
-                        .into(),
-                };
-                payment.status = PaymentStatus::Failed;
-                payment.next_action = None;
-                payment.failure_code = Some(d.code.to_string());
-                payment.decline_code = Some(d.decline_code.to_string());
-                payment.failure_message = Some(d.message.to_string());
-                applied.event = Some("payment.failed");
-                applied.decline = Some(decline_error(&d, &payment.id));
-            }
+            Upstream::Declined(d) => Authorised::Declined(d),
+            Upstream::Canceled => Authorised::Declined(Decline {
+                code: "processing_error".into(),
+                decline_code: "canceled_by_processor".into(),
+                message: "The payment processor canceled this payment; nothing was charged.".into(),
+            }),
+        };
+        if let Authorised::Declined(d) = &answer {
+            applied.event = Some("payment.failed");
+            applied.decline = Some(d.error(&payment.id));
+        }
+        let captured = matches!(answer, Authorised::Captured(_));
+        authorised(payment, answer);
+        if captured {
+            self.book_charge(&mut applied.ops, payment).await?;
         }
         Ok(applied)
-    }
-
-    /// The sync task of a payment left `processing` (or `requires_action` at a processor):
-    /// asks its processor, settles it, or asks again later.
-    pub(crate) async fn sync_payment(&self, task: &ClaimedTask) -> CoreResult<()> {
-        let scope = &task.scope;
-        let Some(record) = self
-            .store
-            .find_record(scope, Collection::Payments, &task.object_id)
-            .await?
-        else {
-            return self.reschedule(task, None).await;
-        };
-        let mut payment: Payment = from_body(&record.id, &record.body)?;
-        let version = record.version;
-        let waiting = matches!(
-            payment.status,
-            PaymentStatus::Processing | PaymentStatus::RequiresAction
-        );
-        let Some(connector_id) = payment.connector.clone().filter(|_| waiting) else {
-            return self.reschedule(task, None).await;
-        };
-        // The sealed settings are read and opened once for both the client and its kind.
-        let settings = self.connector_settings(scope, &connector_id).await?;
-        let kind = settings.kind;
-        let connector = self
-            .connectors
-            .build(&connector_id, &settings, scope.livemode());
-        let state = match payment.connector_reference.clone() {
-            // No reference was recorded, so nothing was ever confirmed (see the module doc).
-            None => Upstream::Declined(Decline::PROCESSOR_UNAVAILABLE),
-            Some(reference) => match connector.sync(&reference).await {
-                // Made, never confirmed: release it, never confirm it late.
-                Answer::Known {
-                    state: Upstream::Created,
-                    ..
-                } => match connector.void(&payment.id, &reference).await {
-                    // Released before anyone confirmed it: nothing was charged.
-                    Answer::Known {
-                        state: Upstream::Canceled | Upstream::Declined(_),
-                        ..
-                    } => Upstream::Declined(Decline::PROCESSOR_UNAVAILABLE),
-                    // The confirmation got there first: what the processor says now stands.
-                    Answer::Known { state, .. } if state != Upstream::Created => state,
-                    _ => return self.reschedule(task, Some(payment.created)).await,
-                },
-                Answer::Known {
-                    state,
-                    reference: said,
-                } => match believed(&payment, payment.amount, said.as_deref(), state) {
-                    // Refused (logged): asked again later, nothing booked.
-                    Upstream::Processing if payment.status == PaymentStatus::RequiresAction => {
-                        return self.reschedule(task, Some(payment.created)).await
-                    }
-                    state => state,
-                },
-                Answer::Unknown { reason, .. }
-                | Answer::Unavailable(reason)
-                | Answer::NotSent(reason) => {
-                    tracing::info!(payment = %payment.id, reason = %crate::connectors::connector::bounded(&reason), "sync: the processor did not answer; asking again later");
-                    return self.reschedule(task, Some(payment.created)).await;
-                }
-            },
-        };
-        let before = payment.clone();
-        let applied = self
-            .apply_upstream(scope, &mut payment, state, kind)
-            .await?;
-        if payment == before {
-            return self.reschedule(task, Some(payment.created)).await;
-        }
-        let keep_syncing = applied.keep_syncing;
-        let mut ops = self.upstream_applied(&payment, version, applied)?;
-        ops.done(task);
-        if keep_syncing {
-            ops.schedule(
-                TaskKind::SyncPayment,
-                &payment.id,
-                self.now()
-                    + next_sync_delay(
-                        self.config.connector_sync_delay,
-                        payment.created,
-                        self.now(),
-                    ),
-            );
-        }
-        self.commit_background(ops).await
-    }
-
-    /// The batch that records `payment` moved by a processor's word: the payment at `version`,
-    /// what the move does (`applied`) and its event.
-    fn upstream_applied(
-        &self,
-        payment: &Payment,
-        version: i64,
-        applied: Applied,
-    ) -> CoreResult<Batch> {
-        let mut ops = self.background(applied.ops.scope());
-        ops.update(payment, version)?;
-        ops.extend(applied.ops);
-        if let Some(kind) = applied.event {
-            ops.event(kind, payment)?;
-        }
-        Ok(ops)
-    }
-
-    /// Ends a sync task and, when `created` is given, schedules the next one with backoff.
-    async fn reschedule(&self, task: &ClaimedTask, created: Option<i64>) -> CoreResult<()> {
-        let mut ops = self.background(&task.scope);
-        ops.done(task);
-        if let Some(created) = created {
-            let kind = TaskKind::parse(&task.kind).unwrap_or(TaskKind::SyncPayment);
-            let now = self.now();
-            ops.schedule(
-                kind,
-                &task.object_id,
-                now + next_sync_delay(self.config.connector_sync_delay, created, now),
-            );
-        }
-        self.commit_background(ops).await
     }
 
     /// Captures `amount` of a connector's payment upstream; what was captured.
@@ -658,7 +506,7 @@ impl Services {
         }
     }
 
-    async fn upstream_of(
+    pub(crate) async fn upstream_of(
         &self,
         scope: &Scope,
         payment: &Payment,
@@ -673,243 +521,6 @@ impl Services {
             });
         };
         Ok((self.connector(scope, connector).await?, reference.clone()))
-    }
-
-    /// Records a refund of a connector's payment `pending`: `ops` (the payment update that
-    /// reserves its amount, the refund, its `refund.created` event) with its sync task and a
-    /// checkpoint of the request's key. Returns the sync task's id. A lost race on the payment
-    /// fails here, before anything is sent.
-    pub(crate) async fn record_refund_upstream(
-        &self,
-        ctx: &RequestContext,
-        refund: &Refund,
-        mut batch: Batch,
-    ) -> CoreResult<String> {
-        let sync_task = batch.schedule_id(
-            TaskKind::SyncRefund,
-            &refund.id,
-            refund.created + self.config.connector_sync_delay,
-        );
-        self.commit_checkpoint(ctx, batch, Collection::Refunds, &refund.id)
-            .await?;
-        Ok(sync_task)
-    }
-
-    /// Sends a refund recorded by [`Services::record_refund_upstream`] and finishes it.
-    pub(crate) async fn send_refund_upstream(
-        &self,
-        ctx: &RequestContext,
-        payment: &Payment,
-        mut refund: Refund,
-        sync_task: String,
-    ) -> CoreResult<Refund> {
-        let scope = ctx.scope();
-        let (connector, reference) = self.upstream_of(scope, payment).await?;
-        let answer = connector
-            .refund(&refund.id, &reference, refund.amount)
-            .await;
-        let version = 1;
-        let (ops, _) = self
-            .finish_refund(scope, &mut refund, version, answer, &sync_task, Some(ctx))
-            .await?;
-        let object = to_value(&refund)?;
-        // Still pending, the batch is empty: the answer is the pending refund; the sync
-        // finishes it.
-        self.commit(ctx, ops, Ok(&object)).await?;
-        Ok(refund)
-    }
-
-    /// The writes that finish a pending refund on `answer` (none while it stays pending), and
-    /// whether it is finished.
-    async fn finish_refund(
-        &self,
-        scope: &Scope,
-        refund: &mut Refund,
-        version: i64,
-        answer: RefundAnswer,
-        task: &str,
-        ctx: Option<&RequestContext>,
-    ) -> CoreResult<(Batch, bool)> {
-        let mut ops = match ctx {
-            Some(ctx) => self.batch(ctx),
-            None => self.background(scope),
-        };
-        let before = to_value(&*refund)?;
-        let state = match answer {
-            RefundAnswer::Known { reference, state } => {
-                if reference.is_some() {
-                    refund.connector_reference = reference;
-                }
-                state
-            }
-            RefundAnswer::Unavailable(why) | RefundAnswer::Unknown(why) => {
-                tracing::info!(refund = %refund.id, reason = %why, "refund not confirmed by the processor yet; it will be synced");
-                return Ok((ops, false));
-            }
-        };
-        match state {
-            RefundUpstream::Pending => {
-                if before == to_value(&*refund)? {
-                    return Ok((ops, false));
-                }
-            }
-            RefundUpstream::Succeeded => refund.status = RefundStatus::Succeeded,
-            RefundUpstream::Failed => {
-                refund.status = RefundStatus::Failed;
-                // The reserved amount goes back to the payment.
-                let record = self
-                    .store
-                    .find_record(scope, Collection::Payments, &refund.payment)
-                    .await?
-                    .ok_or_else(|| StoreError::Corrupt(format!("{}: payment gone", refund.id)))?;
-                let mut payment: Payment = from_body(&record.id, &record.body)?;
-                payment.amount_refunded -= refund.amount;
-                payment.refunded = payment.amount_refunded == payment.amount_captured
-                    && payment.amount_captured > 0;
-                ops.update(&payment, record.version)?;
-                // …and to the balance (CONTRACT §9).
-                self.book_refund_failure(&mut ops, refund)?;
-            }
-        }
-        let after = to_value(&*refund)?;
-        let previous = crate::event::previous_attributes(&before, &after);
-        ops.update(&*refund, version)?
-            .event_json("refund.updated", after, previous)?;
-        let done = refund.status != RefundStatus::Pending;
-        if done {
-            ops.done_id(task);
-        }
-        Ok((ops, done))
-    }
-
-    /// The sync task of a pending refund: sends it again (the connector finds the refund it
-    /// already made under Tender's refund id before making one) until it is settled.
-    pub(crate) async fn sync_refund(&self, task: &ClaimedTask) -> CoreResult<()> {
-        let scope = &task.scope;
-        let Some(record) = self
-            .store
-            .find_record(scope, Collection::Refunds, &task.object_id)
-            .await?
-        else {
-            return self.reschedule(task, None).await;
-        };
-        let mut refund: Refund = from_body(&record.id, &record.body)?;
-        if refund.status != RefundStatus::Pending || refund.connector.is_none() {
-            return self.reschedule(task, None).await;
-        }
-        let (payment, _): (Payment, i64) = self
-            .load(scope, Collection::Payments, "payment", &refund.payment)
-            .await?;
-        let (connector, reference) = self.upstream_of(scope, &payment).await?;
-        let answer = connector
-            .refund(&refund.id, &reference, refund.amount)
-            .await;
-        let (ops, done) = self
-            .finish_refund(scope, &mut refund, record.version, answer, &task.id, None)
-            .await?;
-        if !done {
-            let mut ops = ops;
-            let now = self.now();
-            ops.done(task).schedule(
-                TaskKind::SyncRefund,
-                &refund.id,
-                now + next_sync_delay(self.config.connector_sync_delay, refund.created, now),
-            );
-            return self.commit_background(ops).await;
-        }
-        self.commit_background(ops).await
-    }
-
-    /// `POST /connector_webhooks/{connector}`: a processor tells where one of its payments is.
-    /// Verified with the connector's `webhook_secret` (anything unverified is 400 and changes
-    /// nothing). A verified webhook is only a hint (CONTRACT §15): for a `processing` or
-    /// `requires_action` payment of that connector, Tender asks the processor itself where the
-    /// payment is and moves it there, with its event, when the answer can be believed; a
-    /// webhook that repeats a known state, or is about something Tender does not track, changes
-    /// nothing. What the webhook's body says of amounts is never read.
-    pub async fn receive_connector_webhook(
-        &self,
-        connector_id: &str,
-        signature: Option<&str>,
-        body: &[u8],
-    ) -> CoreResult<()> {
-        // One answer for every refusal (no such connector, no secret, a bad signature): the
-        // sender learns nothing of which connectors exist (T3-I2). Why is logged.
-        let rejected = |why: &str| {
-            tracing::info!(connector = %crate::connectors::connector::bounded(connector_id), reason = %why, "a connector webhook was refused");
-            CoreError::InvalidParam {
-                param: None,
-                code: "webhook_signature_invalid",
-                message: "The webhook was not accepted: its signature could not be verified."
-                    .into(),
-            }
-        };
-        if !ids::looks_like(crate::ids::IdKind::Connector, connector_id) {
-            return Err(rejected("no such connector"));
-        }
-        let Some((scope, _)) = self.store.find_sealed_unscoped(connector_id).await? else {
-            return Err(rejected("no such connector"));
-        };
-        let settings = self.connector_settings(&scope, connector_id).await?;
-        let connector = self
-            .connectors
-            .build(connector_id, &settings, scope.livemode());
-        let inbound = connector
-            .read_webhook(signature, body, self.now())
-            .map_err(|e| rejected(&e.0))?;
-        let Some(inbound) = inbound else {
-            return Ok(());
-        };
-        let Some(payment_id) = inbound
-            .payment
-            .filter(|p| ids::looks_like(crate::ids::IdKind::Payment, p))
-        else {
-            return Ok(());
-        };
-        self.retry_on_conflict(|| async {
-            let Some(record) = self
-                .store
-                .find_record(&scope, Collection::Payments, &payment_id)
-                .await?
-            else {
-                return Ok(());
-            };
-            let mut payment: Payment = from_body(&record.id, &record.body)?;
-            let ours = payment.connector.as_deref() == Some(connector_id)
-                && payment.connector_reference.as_deref() == Some(inbound.reference.as_str());
-            let waiting = matches!(
-                payment.status,
-                PaymentStatus::Processing | PaymentStatus::RequiresAction
-            );
-            if !ours || !waiting || inbound.state == Upstream::Created {
-                return Ok(());
-            }
-            // The hint is checked with the processor: its own answer is what moves the payment.
-            let state = match connector.sync(&inbound.reference).await {
-                Answer::Known {
-                    state,
-                    reference: said,
-                } => match believed(&payment, payment.amount, said.as_deref(), state) {
-                    Upstream::Processing | Upstream::Created => return Ok(()),
-                    state => state,
-                },
-                // Not reachable now: the payment's sync task asks again later.
-                Answer::Unknown { .. } | Answer::Unavailable(_) | Answer::NotSent(_) => {
-                    return Ok(())
-                }
-            };
-            let before = payment.clone();
-            let applied = self
-                .apply_upstream(&scope, &mut payment, state, settings.kind)
-                .await?;
-            if payment == before {
-                return Ok(());
-            }
-            let ops = self.upstream_applied(&payment, record.version, applied)?;
-            // The payment's sync task finds it settled and ends by itself.
-            self.commit_background(ops).await
-        })
-        .await
     }
 
     /// Whether a payment that is about to be canceled by a task (expiry, abandoned

@@ -2,3 +2,4 @@
 
 pub mod refund;
 pub mod service;
+pub mod upstream;

@@ -32,6 +32,24 @@ pub enum RefundStatus {
     Failed,
 }
 
+/// What can happen to a pending refund.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefundEvent {
+    /// The money reached the customer (a bank transfer settled, a processor confirmed).
+    Settled,
+    /// The processor refused it: the amount goes back to the payment and the balance.
+    Failed,
+}
+
+/// The refund's state machine: `pending` → `succeeded` or `failed`; nothing after.
+pub fn refund_after(from: RefundStatus, event: RefundEvent) -> Option<RefundStatus> {
+    match (from, event) {
+        (RefundStatus::Pending, RefundEvent::Settled) => Some(RefundStatus::Succeeded),
+        (RefundStatus::Pending, RefundEvent::Failed) => Some(RefundStatus::Failed),
+        _ => None,
+    }
+}
+
 /// A refund (`re_…`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Refund {
@@ -76,6 +94,24 @@ impl crate::documents::document::Document for Refund {
         IndexValues {
             payment: Some(self.payment.clone()),
             ..IndexValues::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_refund_state_machine() {
+        use RefundEvent as E;
+        use RefundStatus as S;
+        assert_eq!(refund_after(S::Pending, E::Settled), Some(S::Succeeded));
+        assert_eq!(refund_after(S::Pending, E::Failed), Some(S::Failed));
+        for from in [S::Succeeded, S::Failed] {
+            for event in [E::Settled, E::Failed] {
+                assert_eq!(refund_after(from, event), None, "{from:?} {event:?}");
+            }
         }
     }
 }

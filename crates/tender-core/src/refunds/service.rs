@@ -6,7 +6,7 @@ use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, IdKind};
 use crate::metadata;
 use crate::payments::payment::{Payment, PaymentStatus};
-use crate::refunds::refund::{Refund, RefundReason, RefundStatus};
+use crate::refunds::refund::{refund_after, Refund, RefundEvent, RefundReason, RefundStatus};
 use crate::services::{RequestContext, Services};
 use crate::store::{ClaimedTask, Collection};
 
@@ -181,11 +181,11 @@ impl Services {
         let Some((mut refund, version)) = self.load_due::<Refund>(task).await? else {
             return Ok(());
         };
-        if refund.status != RefundStatus::Pending {
+        let Some(status) = refund_after(refund.status, RefundEvent::Settled) else {
             return self.drop_task(task, "refund already settled").await;
-        }
+        };
         let before = to_value(&refund)?;
-        refund.status = RefundStatus::Succeeded;
+        refund.status = status;
         let object = to_value(&refund)?;
         let previous = crate::event::previous_attributes(&before, &object);
         let mut batch = self.background(&task.scope);

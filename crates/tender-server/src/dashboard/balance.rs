@@ -15,10 +15,10 @@ use axum::response::IntoResponse;
 use maud::{html, Markup, PreEscaped};
 use serde::Deserialize;
 use tender_core::balance::disputes::UpdateDispute;
+use tender_core::balance::disputes::{Dispute, DisputeStatus, Evidence};
 use tender_core::balance::payouts::CreatePayout;
-use tender_core::balance::transactions::{
-    BalanceTransaction, Dispute, DisputeStatus, Evidence, Payout, TxnType,
-};
+use tender_core::balance::payouts::Payout;
+use tender_core::balance::transactions::{BalanceTransaction, TxnType};
 use tender_core::error::CoreError;
 use tender_core::money::Currency;
 use tender_core::secret::Secret;
@@ -186,7 +186,7 @@ fn payouts_table(session: &Session, payouts: &[Payout]) -> Markup {
                         td { (when(p.arrival_date)) }
                         td { (when(p.created)) }
                         td.actions {
-                            @if p.status == tender_core::balance::transactions::PayoutStatus::Pending {
+                            @if p.status == tender_core::balance::payouts::PayoutStatus::Pending {
                                 (post_button(session, &format!("/dashboard/payouts/{}/cancel", p.id), "Cancel", "small danger"))
                             }
                         }

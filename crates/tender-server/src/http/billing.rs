@@ -6,7 +6,9 @@
 use axum::extract::{Path, RawQuery, State};
 use serde_json::Value;
 use tender_core::billing::catalog::{CreatePrice, CreateProduct, UpdatePrice, UpdateProduct};
-use tender_core::billing::model::{InvoiceStatus, SubscriptionStatus, MAX_ITEMS};
+use tender_core::billing::invoice::InvoiceStatus;
+use tender_core::billing::model::MAX_ITEMS;
+use tender_core::billing::subscription::SubscriptionStatus;
 use tender_core::billing::subscriptions::{CreateSubscription, UpdateSubscription};
 use tender_core::error::CoreError;
 use tender_core::ids::{self, IdKind};

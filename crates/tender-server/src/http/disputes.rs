@@ -2,8 +2,8 @@
 
 use axum::extract::{Path, RawQuery, State};
 use serde_json::Value;
+use tender_core::balance::disputes::Evidence;
 use tender_core::balance::disputes::UpdateDispute;
-use tender_core::balance::transactions::Evidence;
 use tender_core::error::CoreError;
 use tender_core::ids::DisputeId;
 use tender_core::services::ListParams;

@@ -3,7 +3,7 @@
 use axum::extract::{Path, RawQuery, State};
 use serde_json::Value;
 use tender_core::balance::payouts::CreatePayout;
-use tender_core::balance::transactions::PayoutStatus;
+use tender_core::balance::payouts::PayoutStatus;
 use tender_core::error::CoreError;
 use tender_core::ids::PayoutId;
 use tender_core::secret::Secret;

@@ -15,7 +15,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{html, Markup};
 use tender_core::billing::hosted::HostedInvoice;
-use tender_core::billing::model::InvoiceStatus;
+use tender_core::billing::invoice::InvoiceStatus;
 use tender_core::clock::format_date;
 use tender_core::error::CoreError;
 use tender_core::money::format_amount;

@@ -1,0 +1,236 @@
+//! Where a connector's payment ends up when the processor did not say at once: the sync task
+//! that asks it again with backoff ([`Services::sync_payment`]), and the processor's webhook,
+//! a hint that makes Tender ask at once ([`Services::receive_connector_webhook`]). Both move the
+//! payment with [`crate::payments::payment::authorised`], as the create path does
+//! ([`super::upstream`]).
+
+use crate::connectors::connector::{Answer, Upstream};
+use crate::documents::batch::Batch;
+use crate::documents::document::from_body;
+use crate::error::{CoreError, CoreResult};
+use crate::ids;
+use crate::payments::acquirer::Decline;
+use crate::payments::payment::{Payment, PaymentStatus};
+use crate::services::Services;
+use crate::store::{ClaimedTask, Collection};
+use crate::task::TaskKind;
+
+use crate::payments::upstream::{believed, next_sync_delay, Applied};
+
+impl Services {
+    /// The sync task of a payment left `processing` (or `requires_action` at a processor):
+    /// asks its processor, settles it, or asks again later.
+    pub(crate) async fn sync_payment(&self, task: &ClaimedTask) -> CoreResult<()> {
+        let scope = &task.scope;
+        let Some(record) = self
+            .store
+            .find_record(scope, Collection::Payments, &task.object_id)
+            .await?
+        else {
+            return self.reschedule(task, None).await;
+        };
+        let mut payment: Payment = from_body(&record.id, &record.body)?;
+        let version = record.version;
+        let waiting = matches!(
+            payment.status,
+            PaymentStatus::Processing | PaymentStatus::RequiresAction
+        );
+        let Some(connector_id) = payment.connector.clone().filter(|_| waiting) else {
+            return self.reschedule(task, None).await;
+        };
+        // The sealed settings are read and opened once for both the client and its kind.
+        let settings = self.connector_settings(scope, &connector_id).await?;
+        let kind = settings.kind;
+        let connector = self
+            .connectors
+            .build(&connector_id, &settings, scope.livemode());
+        let state = match payment.connector_reference.clone() {
+            // No reference was recorded, so nothing was ever confirmed (see the module doc).
+            None => Upstream::Declined(Decline::PROCESSOR_UNAVAILABLE),
+            Some(reference) => match connector.sync(&reference).await {
+                // Made, never confirmed: release it, never confirm it late.
+                Answer::Known {
+                    state: Upstream::Created,
+                    ..
+                } => match connector.void(&payment.id, &reference).await {
+                    // Released before anyone confirmed it: nothing was charged.
+                    Answer::Known {
+                        state: Upstream::Canceled | Upstream::Declined(_),
+                        ..
+                    } => Upstream::Declined(Decline::PROCESSOR_UNAVAILABLE),
+                    // The confirmation got there first: what the processor says now stands.
+                    Answer::Known { state, .. } if state != Upstream::Created => state,
+                    _ => return self.reschedule(task, Some(payment.created)).await,
+                },
+                Answer::Known {
+                    state,
+                    reference: said,
+                } => match believed(&payment, payment.amount, said.as_deref(), state) {
+                    // Refused (logged): asked again later, nothing booked.
+                    Upstream::Processing if payment.status == PaymentStatus::RequiresAction => {
+                        return self.reschedule(task, Some(payment.created)).await
+                    }
+                    state => state,
+                },
+                Answer::Unknown { reason, .. }
+                | Answer::Unavailable(reason)
+                | Answer::NotSent(reason) => {
+                    tracing::info!(payment = %payment.id, reason = %crate::connectors::connector::bounded(&reason), "sync: the processor did not answer; asking again later");
+                    return self.reschedule(task, Some(payment.created)).await;
+                }
+            },
+        };
+        let before = payment.clone();
+        let applied = self
+            .apply_upstream(scope, &mut payment, state, kind)
+            .await?;
+        if payment == before {
+            return self.reschedule(task, Some(payment.created)).await;
+        }
+        let keep_syncing = applied.keep_syncing;
+        let mut ops = self.upstream_applied(&payment, version, applied)?;
+        ops.done(task);
+        if keep_syncing {
+            ops.schedule(
+                TaskKind::SyncPayment,
+                &payment.id,
+                self.now()
+                    + next_sync_delay(
+                        self.config.connector_sync_delay,
+                        payment.created,
+                        self.now(),
+                    ),
+            );
+        }
+        self.commit_background(ops).await
+    }
+
+    /// The batch that records `payment` moved by a processor's word: the payment at `version`,
+    /// what the move does (`applied`) and its event.
+    pub(crate) fn upstream_applied(
+        &self,
+        payment: &Payment,
+        version: i64,
+        applied: Applied,
+    ) -> CoreResult<Batch> {
+        let mut ops = self.background(applied.ops.scope());
+        ops.update(payment, version)?;
+        ops.extend(applied.ops);
+        if let Some(kind) = applied.event {
+            ops.event(kind, payment)?;
+        }
+        Ok(ops)
+    }
+
+    /// Ends a sync task and, when `created` is given, schedules the next one with backoff.
+    pub(crate) async fn reschedule(
+        &self,
+        task: &ClaimedTask,
+        created: Option<i64>,
+    ) -> CoreResult<()> {
+        let mut ops = self.background(&task.scope);
+        ops.done(task);
+        if let Some(created) = created {
+            let kind = TaskKind::parse(&task.kind).unwrap_or(TaskKind::SyncPayment);
+            let now = self.now();
+            ops.schedule(
+                kind,
+                &task.object_id,
+                now + next_sync_delay(self.config.connector_sync_delay, created, now),
+            );
+        }
+        self.commit_background(ops).await
+    }
+
+    /// `POST /connector_webhooks/{connector}`: a processor tells where one of its payments is.
+    /// Verified with the connector's `webhook_secret` (anything unverified is 400 and changes
+    /// nothing). A verified webhook is only a hint (CONTRACT §15): for a `processing` or
+    /// `requires_action` payment of that connector, Tender asks the processor itself where the
+    /// payment is and moves it there, with its event, when the answer can be believed; a
+    /// webhook that repeats a known state, or is about something Tender does not track, changes
+    /// nothing. What the webhook's body says of amounts is never read.
+    pub async fn receive_connector_webhook(
+        &self,
+        connector_id: &str,
+        signature: Option<&str>,
+        body: &[u8],
+    ) -> CoreResult<()> {
+        // One answer for every refusal (no such connector, no secret, a bad signature): the
+        // sender learns nothing of which connectors exist (T3-I2). Why is logged.
+        let rejected = |why: &str| {
+            tracing::info!(connector = %crate::connectors::connector::bounded(connector_id), reason = %why, "a connector webhook was refused");
+            CoreError::InvalidParam {
+                param: None,
+                code: "webhook_signature_invalid",
+                message: "The webhook was not accepted: its signature could not be verified."
+                    .into(),
+            }
+        };
+        if !ids::looks_like(crate::ids::IdKind::Connector, connector_id) {
+            return Err(rejected("no such connector"));
+        }
+        let Some((scope, _)) = self.store.find_sealed_unscoped(connector_id).await? else {
+            return Err(rejected("no such connector"));
+        };
+        let settings = self.connector_settings(&scope, connector_id).await?;
+        let connector = self
+            .connectors
+            .build(connector_id, &settings, scope.livemode());
+        let inbound = connector
+            .read_webhook(signature, body, self.now())
+            .map_err(|e| rejected(&e.0))?;
+        let Some(inbound) = inbound else {
+            return Ok(());
+        };
+        let Some(payment_id) = inbound
+            .payment
+            .filter(|p| ids::looks_like(crate::ids::IdKind::Payment, p))
+        else {
+            return Ok(());
+        };
+        self.retry_on_conflict(|| async {
+            let Some(record) = self
+                .store
+                .find_record(&scope, Collection::Payments, &payment_id)
+                .await?
+            else {
+                return Ok(());
+            };
+            let mut payment: Payment = from_body(&record.id, &record.body)?;
+            let ours = payment.connector.as_deref() == Some(connector_id)
+                && payment.connector_reference.as_deref() == Some(inbound.reference.as_str());
+            let waiting = matches!(
+                payment.status,
+                PaymentStatus::Processing | PaymentStatus::RequiresAction
+            );
+            if !ours || !waiting || inbound.state == Upstream::Created {
+                return Ok(());
+            }
+            // The hint is checked with the processor: its own answer is what moves the payment.
+            let state = match connector.sync(&inbound.reference).await {
+                Answer::Known {
+                    state,
+                    reference: said,
+                } => match believed(&payment, payment.amount, said.as_deref(), state) {
+                    Upstream::Processing | Upstream::Created => return Ok(()),
+                    state => state,
+                },
+                // Not reachable now: the payment's sync task asks again later.
+                Answer::Unknown { .. } | Answer::Unavailable(_) | Answer::NotSent(_) => {
+                    return Ok(())
+                }
+            };
+            let before = payment.clone();
+            let applied = self
+                .apply_upstream(&scope, &mut payment, state, settings.kind)
+                .await?;
+            if payment == before {
+                return Ok(());
+            }
+            let ops = self.upstream_applied(&payment, record.version, applied)?;
+            // The payment's sync task finds it settled and ends by itself.
+            self.commit_background(ops).await
+        })
+        .await
+    }
+}
