@@ -174,7 +174,7 @@ impl Application {
         }
         let bootstrap = bootstrap_account(&services).await?;
         let (stop, stopping) = tokio::sync::watch::channel(false);
-        let state = AppState {
+        let state = AppState::new(crate::state::Shared {
             services,
             rate_limiter: Arc::new(RateLimiter::new(config.rate_limit)),
             metrics: Arc::new(crate::metrics::Metrics::new()),
@@ -184,7 +184,7 @@ impl Application {
             )),
             hosted_guard: Default::default(),
             webhook_refusals: Default::default(),
-        };
+        });
         Ok(Self {
             api_listener,
             receipt_listener,

@@ -7,8 +7,28 @@ use tender_core::services::Services;
 use crate::metrics::Metrics;
 use crate::rate_limit::RateLimiter;
 
+/// What every handler shares: one `Arc`, so the clone each extractor and middleware makes of
+/// the state is one reference count, not one per field (a profile of `GET /v2/payments/{id}`
+/// showed the field-by-field clone and drop at about a tenth of the server's CPU).
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+impl AppState {
+    pub fn new(shared: Shared) -> Self {
+        Self(Arc::new(shared))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+/// The parts of [`AppState`].
+pub struct Shared {
     pub services: Services,
     pub rate_limiter: Arc<RateLimiter>,
     pub metrics: Arc<Metrics>,

@@ -10,6 +10,7 @@
 pub mod batch;
 pub mod commit;
 pub mod document;
+pub mod fingerprint;
 pub mod hold;
 pub mod idempotency;
 pub mod render;

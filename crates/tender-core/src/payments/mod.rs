@@ -1,15 +1,27 @@
-//! Payments: the `pay_` object and its state machine, how one is created (card, saved method,
-//! processor token, bank transfer), the built-in acquirer, the connector path and 3-D Secure.
+//! Payments: the `pay_` object and everything that happens to one.
+//!
+//! - [`payment`]: the type, its statuses and its state machine ([`payment::authorised`],
+//!   [`payment::transition`]); pure.
+//! - [`create`]: `POST /payments`, one branch per kind of payment method; [`cards`]: validating,
+//!   describing, claiming and saving the card; [`record`]: the batch that records a new
+//!   payment, and the bank-transfer start.
+//! - [`acquirer`]: the built-in simulator's test cards; [`three_d_secure`]: Tender's own
+//!   authentication page.
+//! - [`upstream`]: the connector path (record, commit, call, finish); [`upstream_sync`]: the
+//!   sync task and the processor's webhook.
+//! - [`lifecycle`]: update, capture, cancel and the tasks that expire or settle a payment;
+//!   [`receipt`]: what a receipt page shows.
 //!
 //! May depend on the values at the crate's top, the storage port, `documents`, `connectors`,
-//! `customers`, `payment_methods` and `balance`; nothing here is imported by those, except the
-//! `Payment` type itself.
+//! `customers`, `payment_methods` and `balance`; those use only the `Payment` type from here.
 
 pub mod acquirer;
+pub mod cards;
 pub mod create;
 pub mod lifecycle;
 pub mod payment;
 pub mod receipt;
+pub mod record;
 pub mod three_d_secure;
 pub mod upstream;
 pub mod upstream_sync;
