@@ -1,5 +1,10 @@
-//! Connectors: the port to payment processors, the `conn_` object, the simulator behind it,
-//! and the route a payment takes.
+//! Connectors (`conn_`, CONTRACT §8): Tender's way to payment processors.
+//!
+//! - [`connector`]: the port every processor implements, the `conn_` object, and the rules
+//!   that bound what a processor says ([`connector::disbelieve`], [`connector::bounded`]).
+//! - [`simulator`]: the connectors of a build without processor clients.
+//! - [`service`]: connector use cases and the route a payment takes.
 
 pub mod connector;
 pub mod service;
+pub mod simulator;

@@ -1,4 +1,9 @@
-//! Webhook endpoints: the `we_` object, signing, the outbox's delivery rules, and their use cases.
+//! Webhook endpoints (`we_`) and the delivery of events to them.
+//!
+//! - [`webhook`]: the endpoint type, signing, retry schedule and address rules; pure.
+//! - [`service`]: endpoint use cases; [`deliveries`]: the delivery log, resend, and what the
+//!   server's worker claims and records.
 
+pub mod deliveries;
 pub mod service;
 pub mod webhook;

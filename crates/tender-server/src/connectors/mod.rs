@@ -14,8 +14,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tender_core::connectors::connector::{
-    Connector, ConnectorFactory, ConnectorSettings, ConnectorType, SimulatedConnector, Unreachable,
+    Connector, ConnectorFactory, ConnectorSettings, ConnectorType,
 };
+use tender_core::connectors::simulator::{SimulatedConnector, Unreachable};
 use tender_core::webhooks::webhook::webhook_address_allowed;
 
 /// How long a processor may take to answer one call. A payment makes at most three calls, so a

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tender_core::services::Services;
-use tender_core::webhooks::service::{AttemptResult, DeliveryTask};
+use tender_core::webhooks::deliveries::{AttemptResult, DeliveryTask};
 use tender_core::webhooks::webhook::{
     standard_signature, tender_signature, webhook_address_allowed,
 };
