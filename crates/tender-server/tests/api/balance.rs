@@ -2,8 +2,6 @@
 //! ledger's invariants after each step (`Services::verify_ledger`, what `tender ledger verify`
 //! runs).
 
-use std::time::Duration;
-
 use serde_json::{json, Value};
 use tender_core::balance::fees::Pricing;
 
@@ -44,10 +42,10 @@ async fn txn_of(app: &TestApp, object: &Value) -> Value {
     t.body
 }
 
-/// Runs due tasks until none is left (the server's own worker may hold some for a moment).
+/// Runs due tasks until none is left and no pending balance transaction is due.
 pub async fn settle_tasks(app: &TestApp) {
     for _ in 0..200 {
-        app.services.run_due_tasks(100).await.unwrap();
+        app.run_due_tasks().await;
         let pending = app
             .get("/v2/balance_transactions?limit=100", app.sk())
             .await;
@@ -57,14 +55,15 @@ pub async fn settle_tasks(app: &TestApp) {
         if !due {
             return;
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
     panic!("due balance transactions never became available");
 }
 
 #[tokio::test]
 async fn a_charge_is_pending_less_its_fee_then_available_and_a_refund_leaves_at_once() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     assert_eq!(balance(&app).await, (0, 0));
     let b = app.get("/v2/balance", app.sk()).await;
     assert_eq!(
@@ -154,7 +153,9 @@ async fn a_charge_is_pending_less_its_fee_then_available_and_a_refund_leaves_at_
 
 #[tokio::test]
 async fn balance_transactions_filter_by_type_source_currency_and_availability() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let a = app.pay(app.sk(), "4242424242424242", 2000).await.id();
     app.clock.advance(100);
     let b = app.pay(app.sk(), "4242424242424242", 3000).await.id();
@@ -253,7 +254,9 @@ async fn balance_transactions_filter_by_type_source_currency_and_availability() 
 
 #[tokio::test]
 async fn an_accounts_prices_apply_to_new_charges_and_booked_ones_keep_their_fee() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let before = app.pay(app.sk(), "4242424242424242", 10_000).await;
     app.services
         .set_pricing(
@@ -284,12 +287,11 @@ async fn an_accounts_prices_apply_to_new_charges_and_booked_ones_keep_their_fee(
     let id = bank.id();
     let mut settled = Value::Null;
     for _ in 0..200 {
-        app.services.run_due_tasks(100).await.unwrap();
+        app.run_due_tasks().await;
         settled = app.get(&format!("/v2/payments/{id}"), app.sk()).await.body;
         if settled["status"] == "succeeded" {
             break;
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let txn = app
         .get(
@@ -307,7 +309,9 @@ async fn an_accounts_prices_apply_to_new_charges_and_booked_ones_keep_their_fee(
 
 #[tokio::test]
 async fn a_manual_capture_books_what_was_captured_once() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let mut body = payment_body("4242424242424242", 5000);
     body["capture"] = json!(false);
     let p = app.post("/v2/payments", app.sk(), body).await;
@@ -361,19 +365,20 @@ const IBAN: &str = "DE89 3704 0044 0532 0130 00";
 async fn payout_reaches(app: &TestApp, id: &str, status: &str) -> Value {
     for _ in 0..200 {
         app.clock.advance(11);
-        app.services.run_due_tasks(100).await.unwrap();
+        app.run_due_tasks().await;
         let p = app.get(&format!("/v2/payouts/{id}"), app.sk()).await.body;
         if p["status"] == status {
             return p;
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
     panic!("payout {id} never reached {status}");
 }
 
 #[tokio::test]
 async fn a_payout_leaves_the_available_balance_at_once_and_is_paid_over_the_bank_delay() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let available = fund(&app, 1, 10_000).await;
     assert_eq!(available, 10_000 - 320);
     let p = app
@@ -427,7 +432,9 @@ async fn a_payout_leaves_the_available_balance_at_once_and_is_paid_over_the_bank
 
 #[tokio::test]
 async fn a_failing_iban_and_a_cancel_give_the_money_back() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let available = fund(&app, 1, 10_000).await;
     let failing = tender_core::validate::iban::check_digits("DE", "370400440532013001")
         .map(|c| format!("DE{c}370400440532013001"))
@@ -481,7 +488,9 @@ async fn a_failing_iban_and_a_cancel_give_the_money_back() {
 
 #[tokio::test]
 async fn bad_payouts_get_clear_400s() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let available = fund(&app, 1, 2000).await;
     let cases = [
         (
@@ -556,7 +565,9 @@ async fn bad_payouts_get_clear_400s() {
 
 #[tokio::test]
 async fn twenty_refunds_and_racing_payouts_never_spend_the_same_money() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let available = fund(&app, 20, 1000).await;
     assert_eq!(available, 20 * 941);
     let payments = app.get("/v2/payments?limit=20", app.sk()).await;

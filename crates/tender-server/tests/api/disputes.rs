@@ -1,8 +1,6 @@
 //! Disputes (CONTRACT §9): the disputed test card, evidence, submission and its outcome, the
 //! close, the due date, and the ledger's invariants after each step.
 
-use std::time::Duration;
-
 use serde_json::{json, Value};
 use tender_core::balance::fees::Pricing;
 
@@ -16,7 +14,7 @@ const DISPUTED: &str = "4000000000000259";
 async fn dispute_of(app: &TestApp, payment: &str) -> Value {
     for _ in 0..200 {
         app.clock.advance(3);
-        app.services.run_due_tasks(100).await.unwrap();
+        app.run_due_tasks().await;
         let list = app
             .get(&format!("/v2/disputes?payment={payment}"), app.sk())
             .await;
@@ -24,7 +22,6 @@ async fn dispute_of(app: &TestApp, payment: &str) -> Value {
         if let Some(d) = list.body["data"].as_array().unwrap().first() {
             return d.clone();
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
     panic!("payment {payment} was never disputed");
 }
@@ -33,12 +30,11 @@ async fn dispute_of(app: &TestApp, payment: &str) -> Value {
 async fn dispute_reaches(app: &TestApp, id: &str, status: &str, step: i64) -> Value {
     for _ in 0..200 {
         app.clock.advance(step);
-        app.services.run_due_tasks(100).await.unwrap();
+        app.run_due_tasks().await;
         let d = app.get(&format!("/v2/disputes/{id}"), app.sk()).await.body;
         if d["status"] == status {
             return d;
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
     panic!("dispute {id} never reached {status}");
 }
@@ -53,7 +49,9 @@ async fn events_of(app: &TestApp, kind: &str) -> Vec<Value> {
 
 #[tokio::test]
 async fn the_disputed_card_is_disputed_and_winning_evidence_gives_the_amount_back() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let p = app.pay(app.sk(), DISPUTED, 10_000).await;
     assert_eq!(p.status, 200, "{}", p.body);
     assert_eq!(p.body["status"], "succeeded");
@@ -181,7 +179,9 @@ async fn the_disputed_card_is_disputed_and_winning_evidence_gives_the_amount_bac
 
 #[tokio::test]
 async fn a_dispute_is_lost_by_other_evidence_by_closing_it_or_by_not_answering() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     // A price of 2,000 per dispute for this account.
     let pricing = Pricing {
         dispute: 2000,
@@ -241,7 +241,7 @@ async fn a_dispute_is_lost_by_other_evidence_by_closing_it_or_by_not_answering()
     // Nobody answers the third: lost at its due date, not before.
     let due_by = disputes[2]["evidence_details"]["due_by"].as_i64().unwrap();
     app.clock.advance(due_by - app.services.now() - 10);
-    app.services.run_due_tasks(100).await.unwrap();
+    app.run_due_tasks().await;
     let d = app.get(&format!("/v2/disputes/{}", ids[2]), app.sk()).await;
     assert_eq!(d.body["status"], "needs_response");
     dispute_reaches(&app, &ids[2], "lost", 20).await;
@@ -261,7 +261,9 @@ async fn a_dispute_is_lost_by_other_evidence_by_closing_it_or_by_not_answering()
 
 #[tokio::test]
 async fn only_captured_payments_of_the_disputed_card_are_disputed() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let plain = app.pay(app.sk(), "4242424242424242", 1000).await;
     // Authorised only: disputed once captured, for what was captured.
     let held = app
@@ -293,7 +295,7 @@ async fn only_captured_payments_of_the_disputed_card_are_disputed() {
     assert_eq!(c.status, 200, "{}", c.body);
     for _ in 0..5 {
         app.clock.advance(30);
-        app.services.run_due_tasks(100).await.unwrap();
+        app.run_due_tasks().await;
     }
     let none = app.get("/v2/disputes", app.sk()).await;
     assert_eq!(none.body["data"], json!([]), "{}", none.body);
@@ -322,7 +324,9 @@ async fn only_captured_payments_of_the_disputed_card_are_disputed() {
 
 #[tokio::test]
 async fn bad_dispute_requests_get_a_clear_4xx() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let p = app.pay(app.sk(), DISPUTED, 1000).await;
     let d = dispute_of(&app, &p.id()).await;
     let id = d["id"].as_str().unwrap();

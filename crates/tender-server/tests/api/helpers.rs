@@ -91,6 +91,16 @@ pub async fn spawn_app() -> Option<TestApp> {
     spawn_app_with(Options::default()).await
 }
 
+/// A server that runs no background tasks: the test steps them ([`TestApp::run_due_tasks`]),
+/// so what a task does happens when the test says, and no test waits for a worker.
+pub async fn spawn_stepped_app() -> Option<TestApp> {
+    spawn_app_with(Options {
+        run_tasks: false,
+        ..Options::default()
+    })
+    .await
+}
+
 pub async fn spawn_app_with(options: Options) -> Option<TestApp> {
     let data_dir = tempfile::tempdir().expect("tempdir");
     let mut config = ServerConfig::new(data_dir.path().to_path_buf());
@@ -149,6 +159,20 @@ fn hex_key() -> String {
 }
 
 impl TestApp {
+    /// Runs every task due at the test clock's time, as the server's runner would, round after
+    /// round while a round ran any (a task may schedule another that is due at once); returns how
+    /// many ran. Only for a server that runs no tasks itself ([`spawn_stepped_app`]).
+    pub async fn run_due_tasks(&self) -> usize {
+        let mut ran = 0;
+        for _ in 0..50 {
+            match self.services.run_due_tasks(100).await.unwrap() {
+                0 => break,
+                n => ran += n,
+            }
+        }
+        ran
+    }
+
     pub fn sk(&self) -> &str {
         &self.account.keys.test.secret
     }

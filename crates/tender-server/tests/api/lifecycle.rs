@@ -1,8 +1,6 @@
 //! The payment lifecycle beyond one call: saved cards and recurring charges, expiry of
 //! uncaptured authorisations, bank transfers, and 3-D Secure through the receipt host.
 
-use std::time::Duration;
-
 use serde_json::json;
 
 use crate::helpers::*;
@@ -16,24 +14,21 @@ async fn tokenize(app: &TestApp, key: &str, number: &str) -> Answer {
     .await
 }
 
-async fn eventually<F, Fut>(what: &str, mut check: F)
+/// Runs the tasks due at the test clock's time, then checks that `what` happened.
+async fn after_tasks<F, Fut>(app: &TestApp, what: &str, check: F)
 where
-    F: FnMut() -> Fut,
+    F: FnOnce() -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while !check().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    app.run_due_tasks().await;
+    assert!(check().await, "{what} did not happen when its task ran");
 }
 
 #[tokio::test]
 async fn a_publishable_key_tokenises_a_card_and_nothing_else() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let pm = tokenize(&app, app.pk(), "4242424242424242").await;
     assert_eq!(pm.status, 200, "{}", pm.body);
     assert_eq!(pm.body["object"], "payment_method");
@@ -56,7 +51,9 @@ async fn a_publishable_key_tokenises_a_card_and_nothing_else() {
 
 #[tokio::test]
 async fn the_same_card_has_the_same_fingerprint_within_an_account_only() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let a = tokenize(&app, app.sk(), "4242424242424242").await;
     let b = tokenize(&app, app.sk(), "4242424242424242").await;
     let c = tokenize(&app, app.sk(), "5555555555554444").await;
@@ -74,7 +71,9 @@ async fn the_same_card_has_the_same_fingerprint_within_an_account_only() {
 
 #[tokio::test]
 async fn a_saved_card_is_charged_again_and_again_for_its_customer() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let cus = app
         .post(
             "/v2/customers",
@@ -136,7 +135,9 @@ async fn a_saved_card_is_charged_again_and_again_for_its_customer() {
 
 #[tokio::test]
 async fn an_unattached_token_pays_once_and_is_then_consumed() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let pm = tokenize(&app, app.pk(), "5555555555554444").await.id();
     let first = app
         .post(
@@ -164,7 +165,9 @@ async fn an_unattached_token_pays_once_and_is_then_consumed() {
 
 #[tokio::test]
 async fn save_payment_method_attaches_the_card_to_the_customer() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let cus = app.post("/v2/customers", app.sk(), json!({})).await.id();
     let mut body = payment_body("378282246310005", 5000);
     body["customer"] = json!(cus);
@@ -194,7 +197,9 @@ async fn save_payment_method_attaches_the_card_to_the_customer() {
 
 #[tokio::test]
 async fn card_0341_saves_but_every_charge_declines() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let cus = app.post("/v2/customers", app.sk(), json!({})).await.id();
     let pm = tokenize(&app, app.sk(), "4000000000000341").await.id();
     let attached = app
@@ -236,7 +241,9 @@ async fn card_0341_saves_but_every_charge_declines() {
 
 #[tokio::test]
 async fn detaching_or_deleting_the_customer_stops_the_card_from_being_charged() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let cus = app.post("/v2/customers", app.sk(), json!({})).await.id();
     let pm1 = tokenize(&app, app.sk(), "4242424242424242").await.id();
     let pm2 = tokenize(&app, app.sk(), "5555555555554444").await.id();
@@ -291,7 +298,9 @@ async fn detaching_or_deleting_the_customer_stops_the_card_from_being_charged() 
 
 #[tokio::test]
 async fn saved_card_numbers_are_not_in_the_data_dir_in_clear() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let cus = app.post("/v2/customers", app.sk(), json!({})).await.id();
     let numbers = [
         "4242424242424242",
@@ -326,7 +335,9 @@ async fn saved_card_numbers_are_not_in_the_data_dir_in_clear() {
 
 #[tokio::test]
 async fn an_authorisation_not_captured_within_seven_days_is_canceled() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let mut body = payment_body("4242424242424242", 5000);
     body["capture"] = json!(false);
     let kept = app.post("/v2/payments", app.sk(), body.clone()).await.id();
@@ -338,7 +349,7 @@ async fn an_authorisation_not_captured_within_seven_days_is_canceled() {
     )
     .await;
     app.clock.advance(6 * 24 * 3600);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.run_due_tasks().await;
     assert_eq!(
         app.get(&format!("/v2/payments/{kept}"), app.sk())
             .await
@@ -346,7 +357,7 @@ async fn an_authorisation_not_captured_within_seven_days_is_canceled() {
         "requires_capture"
     );
     app.clock.advance(24 * 3600 + 1);
-    eventually("the expiry", || async {
+    after_tasks(&app, "the expiry", || async {
         app.get(&format!("/v2/payments/{kept}"), app.sk())
             .await
             .body["status"]
@@ -376,7 +387,9 @@ fn bank(iban: &str) -> serde_json::Value {
 
 #[tokio::test]
 async fn a_bank_transfer_is_processing_then_settles() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let p = app
         .post(
             "/v2/payments",
@@ -398,7 +411,7 @@ async fn a_bank_transfer_is_processing_then_settles() {
         .await;
     assert_eq!(early.error_code(), "payment_unexpected_state");
     app.clock.advance(11);
-    eventually("settlement", || async {
+    after_tasks(&app, "settlement", || async {
         app.get(&format!("/v2/payments/{id}"), app.sk()).await.body["status"] == "succeeded"
     })
     .await;
@@ -416,7 +429,7 @@ async fn a_bank_transfer_is_processing_then_settles() {
     assert_eq!(r.body["status"], "pending");
     let rid = r.id();
     app.clock.advance(11);
-    eventually("refund settlement", || async {
+    after_tasks(&app, "refund settlement", || async {
         app.get(&format!("/v2/refunds/{rid}"), app.sk()).await.body["status"] == "succeeded"
     })
     .await;
@@ -424,14 +437,16 @@ async fn a_bank_transfer_is_processing_then_settles() {
 
 #[tokio::test]
 async fn a_test_iban_ending_in_3001_fails_with_insufficient_funds() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     // A valid German IBAN whose account number ends in 3001.
     let iban = valid_iban("DE", "370400440532013001");
     let p = app.post("/v2/payments", app.sk(), bank(&iban)).await;
     assert_eq!(p.status, 200, "{}", p.body);
     let id = p.id();
     app.clock.advance(11);
-    eventually("the bounce", || async {
+    after_tasks(&app, "the bounce", || async {
         app.get(&format!("/v2/payments/{id}"), app.sk()).await.body["status"] == "failed"
     })
     .await;
@@ -443,7 +458,9 @@ async fn a_test_iban_ending_in_3001_fails_with_insufficient_funds() {
 
 #[tokio::test]
 async fn invalid_ibans_are_refused() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     for iban in [
         "DE89370400440532013001",
         "DE8937040044053201300",
@@ -499,7 +516,9 @@ async fn three_ds(app: &TestApp, capture: bool) -> (String, String) {
 
 #[tokio::test]
 async fn three_d_secure_completes_on_the_receipt_host() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let (id, url) = three_ds(&app, true).await;
     let page = reqwest::get(&url).await.unwrap();
     assert_eq!(page.status(), 200);
@@ -546,7 +565,9 @@ async fn three_d_secure_completes_on_the_receipt_host() {
 
 #[tokio::test]
 async fn three_d_secure_failure_fails_the_payment_and_manual_capture_waits() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -579,10 +600,12 @@ async fn three_d_secure_failure_fails_the_payment_and_manual_capture_waits() {
 
 #[tokio::test]
 async fn an_abandoned_authentication_is_canceled_and_can_be_canceled_by_hand() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let (id, url) = three_ds(&app, true).await;
     app.clock.advance(3601);
-    eventually("abandonment", || async {
+    after_tasks(&app, "abandonment", || async {
         app.get(&format!("/v2/payments/{id}"), app.sk()).await.body["status"] == "canceled"
     })
     .await;
@@ -596,7 +619,9 @@ async fn an_abandoned_authentication_is_canceled_and_can_be_canceled_by_hand() {
 
 #[tokio::test]
 async fn the_receipt_page_shows_the_payment_and_its_refunds() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let mut body = payment_body("4242424242424242", 123456);
     body["description"] = json!("<script>alert(1)</script> Espresso");
     let p = app.post("/v2/payments", app.sk(), body).await;
@@ -679,7 +704,9 @@ async fn the_receipt_page_shows_the_payment_and_its_refunds() {
 
 #[tokio::test]
 async fn authenticating_a_manual_capture_payment_sends_payment_updated() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -703,13 +730,15 @@ async fn authenticating_a_manual_capture_payment_sends_payment_updated() {
 
 #[tokio::test]
 async fn the_3001_bounce_is_a_test_mode_rule_and_refund_settlement_sends_refund_updated() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let iban = valid_iban("DE", "370400440532013001");
     let live = app.post("/v2/payments", app.sk_live(), bank(&iban)).await;
     assert_eq!(live.status, 200, "{}", live.body);
     let id = live.id();
     app.clock.advance(11);
-    eventually("live settlement", || async {
+    after_tasks(&app, "live settlement", || async {
         app.get(&format!("/v2/payments/{id}"), app.sk_live())
             .await
             .body["status"]
@@ -725,7 +754,7 @@ async fn the_3001_bounce_is_a_test_mode_rule_and_refund_settlement_sends_refund_
         .await;
     assert_eq!(r.body["status"], "pending");
     app.clock.advance(11);
-    eventually("refund.updated", || async {
+    after_tasks(&app, "refund.updated", || async {
         let ev = app
             .get("/v2/events?type=refund.updated", app.sk_live())
             .await;
@@ -744,7 +773,9 @@ async fn the_3001_bounce_is_a_test_mode_rule_and_refund_settlement_sends_refund_
 
 #[tokio::test]
 async fn card_errors_on_tokenisation_name_the_card_parameter_and_bank_transfers_cannot_be_saved() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let bad = app
         .post("/v2/payment_methods", app.pk(), json!({"type": "card", "card": {"number": "4242424242424241", "exp_month": 1, "exp_year": 2040, "cvc": "123"}}))
         .await;
@@ -765,7 +796,9 @@ async fn card_errors_on_tokenisation_name_the_card_parameter_and_bank_transfers_
 
 #[tokio::test]
 async fn event_filters_and_delivery_logs_refuse_what_cannot_match() {
-    let Some(app) = spawn_app().await else { return };
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
     let bad = app.get("/v2/events?type=payment.exploded", app.sk()).await;
     assert_eq!(
         (bad.status.as_u16(), bad.error_code(), bad.error_param()),
