@@ -11,15 +11,16 @@
 
 use libfuzzer_sys::fuzz_target;
 use tender_core::card::{brand_of, luhn_valid, validate_card, CardInput};
+use tender_core::customers::service::CustomerFields;
 use tender_core::error::CoreError;
 use tender_core::ids::{looks_like, IdKind};
-use tender_core::customers::service::CustomerFields;
-use tender_core::payments::create::{check_text, PaymentMethodInput};
-use tender_core::webhooks::service::{check_endpoint_url_syntax, EndpointFields};
+use tender_core::payments::create::PaymentMethodInput;
+use tender_core::validate::check_text;
 use tender_core::validate::{email_valid, iban, normalize_country, phone_valid};
+use tender_core::webhooks::service::{check_endpoint_url_syntax, EndpointFields};
 use tender_server::http::decode::{decode, Command};
-use tender_server::http::routes::ROUTES;
 use tender_server::http::error::{wire, Failure};
+use tender_server::http::routes::ROUTES;
 
 /// Well-formed ids for the path, one per resource.
 fn sample_id(template: &str) -> &'static str {
@@ -120,7 +121,9 @@ fn check_command(context: &str, cmd: Command) {
                 }
                 PaymentMethodInput::Saved(id) => assert!(looks_like(IdKind::PaymentMethod, id)),
                 PaymentMethodInput::ConnectorToken(t) => {
-                    assert!(!t.is_empty() && t.len() <= 255 && t.bytes().all(|b| b.is_ascii_graphic()))
+                    assert!(
+                        !t.is_empty() && t.len() <= 255 && t.bytes().all(|b| b.is_ascii_graphic())
+                    )
                 }
             }
         }

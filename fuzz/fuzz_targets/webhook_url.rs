@@ -13,8 +13,8 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use libfuzzer_sys::fuzz_target;
+use tender_core::webhooks::address::is_forbidden_address;
 use tender_core::webhooks::service::check_endpoint_url_syntax;
-use tender_core::webhooks::webhook::is_forbidden_address;
 
 fn check_ip(ip: IpAddr) {
     let forbidden = is_forbidden_address(ip);

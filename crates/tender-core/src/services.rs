@@ -82,7 +82,7 @@ pub struct Services {
     /// Builds the connectors accounts configure (CONTRACT §8).
     pub connectors: Arc<dyn crate::connectors::connector::ConnectorFactory>,
     pub encoder: Arc<dyn ResponseEncoder>,
-    pub resolver: Arc<dyn crate::webhooks::webhook::HostResolver>,
+    pub resolver: Arc<dyn crate::webhooks::address::HostResolver>,
     pub config: Arc<ServiceConfig>,
     /// Prices read recently ([`crate::balance::fees::PricingCache`]).
     pub pricing_cache: Arc<crate::balance::fees::PricingCache>,

@@ -483,7 +483,7 @@ fn check_api_base_address(raw: &str, livemode: bool, allow_private: bool) -> Cor
         .and_then(|u| u.host_str().map(str::to_string));
     if named
         .as_deref()
-        .is_some_and(crate::webhooks::webhook::is_metadata_host)
+        .is_some_and(crate::webhooks::address::is_metadata_host)
     {
         return Err(CoreError::invalid(
             "api_base",
@@ -492,7 +492,7 @@ fn check_api_base_address(raw: &str, livemode: bool, allow_private: bool) -> Cor
         ));
     }
     match literal {
-        Some(ip) if !crate::webhooks::webhook::webhook_address_allowed(ip, livemode, allow_private) => {
+        Some(ip) if !crate::webhooks::address::webhook_address_allowed(ip, livemode, allow_private) => {
             Err(CoreError::invalid(
                 "api_base",
                 "url_invalid",

@@ -13,9 +13,8 @@ use crate::ids::{self, IdKind};
 use crate::services::{RequestContext, Services};
 use crate::store::{Collection, Cursor, ListQuery};
 use crate::vault::Sealer;
-use crate::webhooks::webhook::{
-    generate_secret, webhook_address_allowed, EndpointStatus, SigningSecret, WebhookEndpoint,
-};
+use crate::webhooks::address::webhook_address_allowed;
+use crate::webhooks::webhook::{generate_secret, EndpointStatus, SigningSecret, WebhookEndpoint};
 
 /// Webhook endpoints an account may have in each mode (as Stripe): every event fans out to
 /// each, so unbounded endpoints would let one account flood the delivery queue.
@@ -110,7 +109,7 @@ fn check_endpoint_url_rules(
     match host {
         url::Host::Ipv4(ip) => check_addresses(vec![IpAddr::V4(ip)], livemode, allow_private)?,
         url::Host::Ipv6(ip) => check_addresses(vec![IpAddr::V6(ip)], livemode, allow_private)?,
-        url::Host::Domain(name) if crate::webhooks::webhook::is_metadata_host(name) => {
+        url::Host::Domain(name) if crate::webhooks::address::is_metadata_host(name) => {
             return Err(url_invalid(
                 "Webhook URLs may not name a cloud metadata service.",
             ))

@@ -4,7 +4,7 @@
 //! One HTTP client per mode (rustls, a connection pool, no proxy from the environment, no
 //! redirects) is shared by every connector; each connector built from its settings is a cheap
 //! handle. The clients reach only the addresses webhooks of the mode may reach
-//! ([`tender_core::webhooks::webhook::webhook_address_allowed`], checked on the resolved addresses and on
+//! ([`tender_core::webhooks::address::webhook_address_allowed`], checked on the resolved addresses and on
 //! address literals): a merchant's `api_base` cannot turn Tender into a probe of the network it
 //! runs in. Depends on the connector port and `reqwest`.
 
@@ -17,7 +17,7 @@ use tender_core::connectors::connector::{
     Connector, ConnectorFactory, ConnectorSettings, ConnectorType,
 };
 use tender_core::connectors::simulator::{SimulatedConnector, Unreachable};
-use tender_core::webhooks::webhook::webhook_address_allowed;
+use tender_core::webhooks::address::webhook_address_allowed;
 
 /// How long a processor may take to answer one call. A payment makes at most three calls, so a
 /// request waits at most 45 s for its processor: under the first sync of a payment left

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
-use tender_core::webhooks::webhook::webhook_address_allowed;
-use tender_core::webhooks::webhook::HostResolver;
+use tender_core::webhooks::address::webhook_address_allowed;
+use tender_core::webhooks::address::HostResolver;
 
 /// Plain DNS through the operating system, for the registration-time check.
 pub struct SystemResolver;

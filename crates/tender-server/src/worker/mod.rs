@@ -17,10 +17,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tender_core::services::Services;
+use tender_core::webhooks::address::webhook_address_allowed;
 use tender_core::webhooks::deliveries::{AttemptResult, DeliveryTask};
-use tender_core::webhooks::webhook::{
-    standard_signature, tender_signature, webhook_address_allowed,
-};
+use tender_core::webhooks::webhook::{standard_signature, tender_signature};
 use tokio::sync::{watch, Semaphore};
 
 pub use client::SystemResolver;
