@@ -1,21 +1,12 @@
-//! Use cases: the operations of the API, each a function of (who asks, what they ask) that reads
-//! through the [`Store`] and writes ONE [`WriteBatch`]: the change, its events (with their
-//! webhook outbox rows, fanned out by the store) and the request's idempotency record.
+//! [`Services`]: what the use cases run on (the store, the clocks, the acquirer, the connector
+//! factory, the configuration), the [`RequestContext`] a handler passes in, and the read helpers
+//! every resource shares (load, retrieve, list, paging, retry on conflict).
 //!
-//! # Layout
-//! - [`payments`]: create (card validation, acquirer), update, capture, cancel, list.
-//! - [`customers`]: create, update, delete, list.
-//! - [`refunds`]: create against a payment's remaining captured amount, update, list.
-//! - [`accounts`]: accounts and their API keys; key authentication.
-//! - [`connectors`]: the `conn_` objects and the route a payment takes.
-//! - [`upstream`]: payments, captures, cancels, refunds and syncs through a connector.
-//! - [`balance`]: prices, the booking of every movement of money, the balance and its
-//!   transactions; [`payouts`]: money sent to the merchant's bank; [`disputes`]: a payment's
-//!   money taken back by the cardholder's bank, and the merchant's evidence.
-//! - [`billing`]: products, prices, subscriptions, invoices and test clocks (CONTRACT §10).
-//! - [`payment_methods`], [`authentication`] (3-D Secure), [`webhooks`], [`tasks`].
-//! - this module: [`Services`], the [`RequestContext`] a handler passes in, and the shared
-//!   commit/read helpers.
+//! The use cases themselves are `impl Services` blocks in each resource's folder
+//! (`payments/`, `refunds/`, `billing/`…); each reads through the [`Store`] and writes ONE
+//! batch (`documents::batch::Batch`, committed by `documents::commit`): the change, its events
+//! (with their webhook outbox rows, fanned out by the store) and the request's idempotency
+//! record.
 //!
 //! Depends on the domain and the storage port; knows nothing of HTTP or SQL.
 
