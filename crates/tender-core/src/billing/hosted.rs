@@ -17,7 +17,7 @@ use sha2::Sha256;
 use crate::auth::{KeyKind, Principal};
 use crate::billing::invoice::{Invoice, InvoiceStatus};
 use crate::documents::document::{from_body, to_value};
-use crate::documents::idempotency::{Begun, Settled};
+use crate::documents::idempotency::{Internal, Settled};
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, IdKind};
 use crate::payment_methods::payment_method::PaymentMethod;
@@ -136,8 +136,8 @@ impl Services {
             .await?
         {
             // Pressed again: what the first press did stands (the page shows the invoice).
-            Begun::Replay(_) => return self.current_invoice(&scope, id).await,
-            Begun::Run(claim) => claim,
+            Internal::Done(_) => return self.current_invoice(&scope, id).await,
+            Internal::Run(claim) => claim,
         };
         let ctx = RequestContext {
             principal: Principal {

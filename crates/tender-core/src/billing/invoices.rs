@@ -25,16 +25,16 @@ use crate::billing::invoice::{
 };
 use crate::billing::subscription::{subscription_after, Subscription, SubscriptionEvent};
 use crate::documents::batch::Batch;
-use crate::documents::document::{from_body, to_value};
-use crate::documents::idempotency::{Begun, Settled};
+use crate::documents::document::{from_body, to_body, to_value};
+use crate::documents::idempotency::{Internal, Kept, Settled};
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, CustomerId, IdKind, PaymentMethodId};
 use crate::money::Amount;
 use crate::payment_methods::payment_method::PaymentMethod;
 use crate::payments::create::{CreatePayment, PaymentMethodInput};
-use crate::payments::payment::PaymentStatus;
+use crate::payments::payment::{Payment, PaymentStatus};
 use crate::services::{RequestContext, Services};
-use crate::store::{ClaimedTask, Collection, Field, ListQuery, StoredResponse};
+use crate::store::{ClaimedTask, Collection, Field, ListQuery};
 use crate::task::TaskKind;
 
 /// How one try went.
@@ -62,34 +62,54 @@ pub(crate) fn invoice_state_error(i: &Invoice, what: &str) -> CoreError {
     )
 }
 
-/// What a kept answer to a try's payment says.
-fn outcome_from_response(stored: &StoredResponse) -> CoreResult<Outcome> {
-    let body: serde_json::Value = serde_json::from_slice(&stored.body)
-        .map_err(|e| CoreError::internal("read a kept payment answer", e))?;
-    let text = |v: &serde_json::Value| v.as_str().map(str::to_string);
-    if stored.status == 200 {
-        let payment = text(&body["id"]);
-        return Ok(if body["status"] == "succeeded" {
-            Outcome::Paid { payment }
-        } else {
-            Outcome::Failed {
-                payment,
+impl Outcome {
+    /// How a try went, from its payment as stored: succeeded is paid; failed is its decline;
+    /// anything else (3-D Secure asked for) is a try that needs the customer.
+    fn of(payment: &Payment) -> Outcome {
+        let id = Some(payment.id.clone());
+        match payment.status {
+            PaymentStatus::Succeeded => Outcome::Paid { payment: id },
+            PaymentStatus::Failed => Outcome::Failed {
+                payment: id,
+                code: (payment.failure_code.clone()).unwrap_or_else(|| "card_declined".into()),
+                decline_code: payment.decline_code.clone(),
+                message: payment.failure_message.clone().unwrap_or_default(),
+            },
+            _ => Outcome::Failed {
+                payment: id,
                 code: "authentication_required".into(),
                 decline_code: None,
                 message: "The card needs the customer to authenticate the payment.".into(),
-            }
-        });
+            },
+        }
     }
-    let e = &body["error"];
-    Ok(Outcome::Failed {
-        payment: text(&e["payment"]),
-        code: text(&e["code"]).unwrap_or_else(|| "payment_failed".into()),
-        decline_code: text(&e["decline_code"]),
-        message: text(&e["message"]).unwrap_or_default(),
-    })
-}
 
-impl Outcome {
+    /// How a try that made no payment went, from the error it ended with (the card was
+    /// detached meanwhile): `None` for an error that is not the try's outcome.
+    fn without_payment(error: &CoreError) -> Option<Outcome> {
+        match error {
+            CoreError::Card {
+                code,
+                decline_code,
+                message,
+                payment: None,
+                ..
+            } => Some(Outcome::Failed {
+                payment: None,
+                code: code.to_string(),
+                decline_code: decline_code.as_ref().map(|d| d.to_string()),
+                message: message.to_string(),
+            }),
+            CoreError::InvalidParam { code, message, .. } => Some(Outcome::Failed {
+                payment: None,
+                code: code.to_string(),
+                decline_code: None,
+                message: message.to_string(),
+            }),
+            _ => None,
+        }
+    }
+
     /// The 402 (or 400) a request that tried by hand is answered with.
     pub(crate) fn error(&self) -> Option<CoreError> {
         match self {
@@ -219,8 +239,8 @@ impl Services {
             )
             .await?
         {
-            Begun::Replay(stored) => return outcome_from_response(&stored),
-            Begun::Run(claim) => claim,
+            Internal::Done(kept) => return self.kept_outcome(scope, kept).await,
+            Internal::Run(claim) => claim,
         };
         let ctx = RequestContext {
             principal,
@@ -247,53 +267,92 @@ impl Services {
             invoice: Some(invoice.id.clone()),
         };
         let result = self.create_payment(&ctx, cmd).await;
-        let shown = match &result {
-            Ok(p) => Some(to_value(&self.renderer().payment(p))?),
-            Err(_) => None,
+        // A payment's batch keeps it under the key itself; what is left to keep is an error
+        // no batch wrote (the card could not be used).
+        let answer = match &result {
+            Ok(p) => self.kept_payment(&to_body(p)?, None),
+            Err(e) => self.encoder.encode(Err(e), &ctx.request_id),
         };
-        let answer = self.encoder.encode(
-            match (&shown, &result) {
-                (Some(v), _) => Ok(v),
-                (None, Err(e)) => Err(e),
-                (None, Ok(_)) => unreachable!("a payment is always shown"),
-            },
-            &ctx.request_id,
-        );
         match claim.settle(answer.status, &answer.body).await {
             Settled::Send => {}
-            Settled::Replay(stored) => return outcome_from_response(&stored),
+            // Another run of this try finished first: its outcome stands.
+            Settled::Replay(_) => {
+                return self
+                    .finished_try(scope, &name, &legacy, &fingerprinted)
+                    .await
+            }
             Settled::Refuse(e) => return Err(e),
         }
         match result {
-            Ok(p) if p.status == PaymentStatus::Succeeded => Ok(Outcome::Paid {
-                payment: Some(p.id),
-            }),
-            Ok(p) => Ok(Outcome::Failed {
-                payment: Some(p.id),
-                code: "authentication_required".into(),
-                decline_code: None,
-                message: "The card needs the customer to authenticate the payment.".into(),
-            }),
+            Ok(p) => Ok(Outcome::of(&p)),
             Err(CoreError::Card {
                 code,
                 decline_code,
                 message,
-                payment,
+                payment: Some(payment),
                 ..
             }) => Ok(Outcome::Failed {
-                payment,
+                payment: Some(payment),
                 code: code.into_owned(),
                 decline_code: decline_code.map(|d| d.into_owned()),
                 message: message.into_owned(),
             }),
-            // The card is no longer usable (detached meanwhile): a failed try, no payment.
-            Err(CoreError::InvalidParam { code, message, .. }) => Ok(Outcome::Failed {
-                payment: None,
-                code: code.to_string(),
-                decline_code: None,
-                message: message.into_owned(),
-            }),
-            Err(e) => Err(e),
+            Err(e) => Outcome::without_payment(&e).ok_or(e),
+        }
+    }
+
+    /// The outcome of a try that ran before, from what it kept: the payment as stored (a
+    /// declined one is named by its error), or the error of a try that made none.
+    async fn kept_outcome(&self, scope: &Scope, kept: Kept) -> CoreResult<Outcome> {
+        let payment_id = match kept {
+            Kept::Payment { payment, .. } => return Ok(Outcome::of(&payment)),
+            Kept::Current { id, body, .. } => return Ok(Outcome::of(&from_body(&id, &body)?)),
+            // An error: the one wire shape read back, and only for what a stored payment
+            // cannot say (a try that made none, whose card could not be used).
+            Kept::Sent(stored) => {
+                let body: serde_json::Value = serde_json::from_slice(&stored.body)
+                    .map_err(|e| CoreError::internal("read a try's kept error", e))?;
+                let error = &body["error"];
+                let text = |key: &str| error[key].as_str().map(str::to_string);
+                match text("payment") {
+                    Some(id) => id,
+                    None => {
+                        return Ok(Outcome::Failed {
+                            payment: None,
+                            code: text("code").unwrap_or_else(|| "payment_failed".into()),
+                            decline_code: text("decline_code"),
+                            message: text("message").unwrap_or_default(),
+                        })
+                    }
+                }
+            }
+        };
+        let record = self
+            .store
+            .find_record(scope, Collection::Payments, &payment_id)
+            .await?
+            .ok_or_else(|| {
+                CoreError::from(crate::error::StoreError::Corrupt(format!(
+                    "the payment {payment_id} of an invoice's try is gone"
+                )))
+            })?;
+        Ok(Outcome::of(&from_body(&record.id, &record.body)?))
+    }
+
+    /// The outcome of a try another run finished while this one ran.
+    async fn finished_try(
+        &self,
+        scope: &Scope,
+        name: &str,
+        legacy: &str,
+        fingerprinted: &serde_json::Value,
+    ) -> CoreResult<Outcome> {
+        match self
+            .begin_internal(scope, name, legacy, "POST", "/v2/payments", fingerprinted)
+            .await?
+        {
+            Internal::Done(kept) => self.kept_outcome(scope, kept).await,
+            Internal::Run(_) => Err(CoreError::IdempotencyInProgress),
         }
     }
 

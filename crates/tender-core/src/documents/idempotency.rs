@@ -45,6 +45,7 @@ use crate::auth::{KeyKind, Principal, Scope};
 pub use crate::documents::fingerprint::Fingerprinter;
 pub use crate::documents::hold::IdempotencyHold;
 use crate::error::{CoreError, CoreResult, StoreError};
+use crate::payments::payment::Payment;
 use crate::services::{RequestContext, Services};
 pub use crate::store::IDEMPOTENCY_TTL_SECS;
 use crate::store::{IdempotencyWrite, KeyRecord, KeyState, StoredResponse, WriteBatch};
@@ -80,6 +81,15 @@ pub enum Begun {
     Run(Claim),
     /// Answer again what the first request answered (status and body as first sent).
     Replay(StoredResponse),
+}
+
+/// What Tender's own work under a key of its own does ([`Services::begin_internal`]).
+#[derive(Debug)]
+pub(crate) enum Internal {
+    /// Run it, as [`Begun::Run`].
+    Run(Claim),
+    /// It ran before: what it left, unrendered.
+    Done(Kept),
 }
 
 /// What the HTTP layer does with a handler's answer once the request ran ([`Claim::settle`]).
@@ -266,12 +276,7 @@ impl Services {
             .find_idempotency(scope, &hold.stored, &hold.fingerprint, now)
             .await?;
         match state {
-            KeyState::Free => Ok(Begun::Run(Claim {
-                services: self.clone(),
-                scope: scope.clone(),
-                hold,
-                settled: false,
-            })),
+            KeyState::Free => Ok(Begun::Run(self.claim(scope, hold))),
             KeyState::Replay(stored) => Ok(Begun::Replay(
                 self.open_idempotent_response(scope, stored).await?,
             )),
@@ -292,7 +297,7 @@ impl Services {
     /// fingerprints the path inside `/v2`, `/payments`; Tender's tries, `/v2/payments`), so it
     /// is a mismatch here and passed over. Removable once no node runs a version older than the
     /// namespace, plus one TTL.
-    pub async fn begin_internal(
+    pub(crate) async fn begin_internal(
         &self,
         scope: &Scope,
         name: &str,
@@ -300,7 +305,7 @@ impl Services {
         method: &str,
         path: &str,
         body: &serde_json::Value,
-    ) -> CoreResult<Begun> {
+    ) -> CoreResult<Internal> {
         let fingerprint = self.fingerprint(method, path, body);
         let now = self.wall_now();
         match self
@@ -309,9 +314,7 @@ impl Services {
             .await?
         {
             KeyState::Replay(stored) => {
-                return Ok(Begun::Replay(
-                    self.open_idempotent_response(scope, stored).await?,
-                ))
+                return Ok(Internal::Done(self.open_kept(scope, stored).await?))
             }
             KeyState::InProgress => return Err(CoreError::IdempotencyInProgress),
             // Nothing of Tender's there, or a client's own request under that key.
@@ -323,7 +326,26 @@ impl Services {
             fingerprint,
             now,
         ));
-        self.begin_hold(scope, hold, now).await
+        match self
+            .store
+            .find_idempotency(scope, &hold.stored, &hold.fingerprint, now)
+            .await?
+        {
+            KeyState::Free => Ok(Internal::Run(self.claim(scope, hold))),
+            KeyState::Replay(stored) => Ok(Internal::Done(self.open_kept(scope, stored).await?)),
+            KeyState::Mismatch => Err(CoreError::IdempotencyMismatch),
+            KeyState::InProgress => Err(CoreError::IdempotencyInProgress),
+        }
+    }
+
+    /// The claim on `hold`'s key of a request that runs.
+    fn claim(&self, scope: &Scope, hold: Arc<IdempotencyHold>) -> Claim {
+        Claim {
+            services: self.clone(),
+            scope: scope.clone(),
+            hold,
+            settled: false,
+        }
     }
 
     /// Deletes the records that expired ([`IDEMPOTENCY_TTL_SECS`] in wall time, the time
@@ -441,6 +463,16 @@ impl Services {
         scope: &Scope,
         stored: StoredResponse,
     ) -> CoreResult<StoredResponse> {
+        self.open_kept(scope, stored).await?.render()
+    }
+
+    /// The response kept under an idempotency key of `scope`, opened but not rendered: a
+    /// kept payment is the payment as stored, a checkpoint the object as it is now.
+    pub(crate) async fn open_kept(
+        &self,
+        scope: &Scope,
+        stored: StoredResponse,
+    ) -> CoreResult<Kept> {
         let body = response_sealer(&self.config.vault_key)
             .open_bytes(&stored.body)
             .map_err(|_| {
@@ -469,23 +501,22 @@ impl Services {
                 .find_record(scope, collection, id)
                 .await?
                 .ok_or_else(|| corrupt(format!("{id} is gone")))?;
-            let body = crate::documents::render::Renderer::new(base).document(
+            return Ok(Kept::Current {
+                base,
                 collection,
-                id,
-                record.body,
-            )?;
-            return Ok(StoredResponse {
-                status: 200,
-                body: body.into_bytes(),
+                id: id.to_string(),
+                body: record.body,
             });
         }
-        let payment: Option<(String, crate::payments::payment::Payment)> = if let Some(rest) =
-            body.strip_prefix(KEPT_AS_PAYMENT)
-        {
+        if let Some(rest) = body.strip_prefix(KEPT_AS_PAYMENT) {
             let (base, document) = kept(rest)?;
             let payment = serde_json::from_slice(&document).map_err(|e| corrupt(e.to_string()))?;
-            Some((base, payment))
-        } else if let Some(rest) = body.strip_prefix(KEPT_AS_EVENT) {
+            return Ok(Kept::Payment {
+                base,
+                payment: Box::new(payment),
+            });
+        }
+        if let Some(rest) = body.strip_prefix(KEPT_AS_EVENT) {
             let (base, id) = kept(rest)?;
             let id = String::from_utf8(id).map_err(|e| corrupt(e.to_string()))?;
             let record = self
@@ -497,21 +528,53 @@ impl Services {
                 crate::documents::document::from_body(&record.id, &record.body)?;
             let payment =
                 serde_json::from_value(event.data.object).map_err(|e| corrupt(e.to_string()))?;
-            Some((base, payment))
-        } else {
-            None
-        };
-        let body = match payment {
-            Some((base, payment)) => {
+            return Ok(Kept::Payment {
+                base,
+                payment: Box::new(payment),
+            });
+        }
+        Ok(Kept::Sent(StoredResponse {
+            status: stored.status,
+            body,
+        }))
+    }
+}
+
+/// A kept answer, opened ([`Services::open_kept`]): what a replay answers, before rendering.
+#[derive(Debug)]
+pub(crate) enum Kept {
+    /// A payment in its stored form, rendered with the receipt base of its first answer.
+    Payment { base: String, payment: Box<Payment> },
+    /// A checkpoint: the object's current state (`body` as stored) is the answer.
+    Current {
+        base: String,
+        collection: crate::store::Collection,
+        id: String,
+        body: String,
+    },
+    /// An answer kept as it was sent (an error; any object but a payment).
+    Sent(StoredResponse),
+}
+
+impl Kept {
+    /// The bytes a replay sends.
+    pub(crate) fn render(self) -> CoreResult<StoredResponse> {
+        let body = match self {
+            Kept::Sent(stored) => return Ok(stored),
+            Kept::Payment { base, payment } => {
                 serde_json::to_vec(&crate::documents::render::Renderer::new(base).payment(&payment))
                     .map_err(|e| CoreError::internal("render a payment", e))?
             }
-            None => body,
+            Kept::Current {
+                base,
+                collection,
+                id,
+                body,
+            } => crate::documents::render::Renderer::new(base)
+                .document(collection, &id, body)?
+                .into_bytes(),
         };
-        Ok(StoredResponse {
-            status: stored.status,
-            body,
-        })
+        Ok(StoredResponse { status: 200, body })
     }
 }
 

@@ -538,6 +538,79 @@ async fn a_key_the_merchant_sends_never_takes_the_place_of_an_invoice_try() {
 }
 
 #[tokio::test]
+async fn a_try_run_again_after_its_invoice_write_was_lost_answers_what_its_payment_says() {
+    // A crash between a try's payment and the invoice's update: the invoice still says no try
+    // was made, so the next try runs under the first try's key. It must not charge again (not
+    // even the better card given now) and must report the first payment's decline, read from
+    // that payment as stored. The lost write is made by putting the invoice back as it was.
+    use tender_core::billing::invoice::Invoice;
+    use tender_core::documents::document::Document;
+    use tender_core::store::{Collection, WriteBatch, WriteOp};
+
+    let Some(app) = spawn_app().await else { return };
+    let clock = clock(&app, JAN_31_2027).await;
+    let (cus, _) = customer_with_card(&app, Some(&clock), DECLINES).await;
+    let monthly = price(&app, 2000, "month").await;
+    let s = created(
+        &app,
+        "/v2/subscriptions",
+        json!({"customer": cus, "items": [{"price": monthly}]}),
+    )
+    .await;
+    let inv = s["latest_invoice"].as_str().unwrap().to_string();
+    let first = get(&app, &format!("/v2/invoices/{inv}")).await;
+    assert_eq!(first["attempt_count"], 1);
+    let declined = first["payments"][0].as_str().unwrap().to_string();
+
+    let scope = app.services.authenticate(app.sk()).await.unwrap().scope;
+    let record = app
+        .services
+        .store
+        .find_record(&scope, Collection::Invoices, &inv)
+        .await
+        .unwrap()
+        .unwrap();
+    let mut lost: Invoice = serde_json::from_str(&record.body).unwrap();
+    lost.attempt_count = 0;
+    lost.payments.clear();
+    lost.payment = None;
+    app.services
+        .store
+        .commit(WriteBatch {
+            scope: scope.clone(),
+            ops: vec![WriteOp::Update {
+                collection: Collection::Invoices,
+                id: inv.clone(),
+                expected_version: record.version,
+                index: lost.index(),
+                body: serde_json::to_string(&lost).unwrap(),
+            }],
+            idempotency: None,
+        })
+        .await
+        .unwrap();
+
+    let good = save_card(&app, &cus, GOOD).await;
+    let pay_path = format!("/v2/invoices/{inv}/pay");
+    let by_hand = json!({"payment_method": good});
+    let again = app.post(&pay_path, app.sk(), by_hand.clone()).await;
+    assert_eq!(again.status, 402, "{}", again.body);
+    assert_eq!(again.body["error"]["payment"], declined.as_str());
+    assert_eq!(again.body["error"]["decline_code"], "generic_decline");
+    let after = get(&app, &format!("/v2/invoices/{inv}")).await;
+    assert_eq!(after["status"], "open");
+    assert_eq!(after["attempt_count"], 1);
+    assert_eq!(after["payments"], json!([declined]));
+    // The next try is a new one: it charges the card given.
+    let paid = app.post(&pay_path, app.sk(), by_hand).await;
+    assert_eq!(paid.status, 200, "{}", paid.body);
+    assert_eq!(paid.body["status"], "paid");
+    assert_eq!(paid.body["attempt_count"], 2);
+    let payments = list(&app, &format!("/v2/payments?customer={cus}")).await;
+    assert_eq!(payments.len(), 2, "one payment per try: {payments:?}");
+}
+
+#[tokio::test]
 async fn canceling_now_or_at_the_period_end() {
     let Some(app) = spawn_app().await else { return };
     let clock = clock(&app, JAN_31_2027).await;
