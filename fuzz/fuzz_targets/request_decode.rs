@@ -9,16 +9,24 @@
 
 #![no_main]
 
+use std::any::Any;
+
 use libfuzzer_sys::fuzz_target;
 use tender_core::card::{brand_of, luhn_valid, validate_card, CardInput};
 use tender_core::customers::service::CustomerFields;
 use tender_core::error::CoreError;
 use tender_core::ids::{looks_like, IdKind};
-use tender_core::payments::create::PaymentMethodInput;
+use tender_core::billing::catalog::{CreatePrice, CreateProduct};
+use tender_core::billing::subscriptions::CreateSubscription;
+use tender_core::ids::{CustomerId, PaymentId, RefundId, WebhookEndpointId};
+use tender_core::payments::create::{CreatePayment, PaymentMethodInput};
+use tender_core::payments::lifecycle::UpdatePayment;
+use tender_core::refunds::service::CreateRefund;
 use tender_core::validate::check_text;
 use tender_core::validate::{email_valid, iban, normalize_country, phone_valid};
 use tender_core::webhooks::service::{check_endpoint_url_syntax, EndpointFields};
-use tender_server::http::decode::{decode, Command};
+use tender_server::http::operation::{Decoded, ListRequest};
+use tender_server::http::routes::decode;
 use tender_server::http::error::{wire, Failure};
 use tender_server::http::routes::ROUTES;
 
@@ -101,65 +109,92 @@ fn check_endpoint(context: &str, f: EndpointFields) {
     }
 }
 
-fn check_command(context: &str, cmd: Command) {
-    match cmd {
-        Command::CreatePayment(c) => {
-            // Amount, description, metadata and return URL were checked by the decoder (the
-            // command's constructor); what it leaves to the service is checked here.
-            assert!(c.amount.get() >= 1);
-            // Ids are typed where they are read: none of another kind or shape gets through.
-            if let Some(customer) = &c.customer {
-                assert!(looks_like(IdKind::Customer, customer));
-            }
-            match &c.payment_method {
-                PaymentMethodInput::Card(card) => check_card(card),
-                PaymentMethodInput::BankTransfer { iban: i, .. } => {
-                    if let Ok(v) = iban::validate(i.expose()) {
-                        assert_eq!(v.country.len(), 2);
-                        assert!(!format!("{v:?}").contains(v.normalized.expose()));
-                    }
-                }
-                PaymentMethodInput::Saved(id) => assert!(looks_like(IdKind::PaymentMethod, id)),
-                PaymentMethodInput::ConnectorToken(t) => {
-                    assert!(
-                        !t.is_empty() && t.len() <= 255 && t.bytes().all(|b| b.is_ascii_graphic())
-                    )
-                }
+type Metadata = Vec<(String, String)>;
+
+fn check_create_payment(c: &CreatePayment) {
+    // Amount, description, metadata and return URL were checked by the decoder (the
+    // command's constructor); what it leaves to the service is checked here.
+    assert!(c.amount.get() >= 1);
+    // Ids are typed where they are read: none of another kind or shape gets through.
+    if let Some(customer) = &c.customer {
+        assert!(looks_like(IdKind::Customer, customer));
+    }
+    match &c.payment_method {
+        PaymentMethodInput::Card(card) => check_card(card),
+        PaymentMethodInput::BankTransfer { iban: i, .. } => {
+            if let Ok(v) = iban::validate(i.expose()) {
+                assert_eq!(v.country.len(), 2);
+                assert!(!format!("{v:?}").contains(v.normalized.expose()));
             }
         }
-        Command::CreatePaymentMethod(card, m) => {
+        PaymentMethodInput::Saved(id) => assert!(looks_like(IdKind::PaymentMethod, id)),
+        PaymentMethodInput::ConnectorToken(t) => {
+            assert!(!t.is_empty() && t.len() <= 255 && t.bytes().all(|b| b.is_ascii_graphic()))
+        }
+    }
+}
+
+/// Whatever decoded, by the type its operation's parser makes (a type no check is written for
+/// is left to the invariants of `expect_4xx`).
+fn check_command(context: &str, cmd: Decoded) {
+    let cmd: Box<dyn Any> = cmd;
+    let cmd = match cmd.downcast::<CreatePayment>() {
+        Ok(c) => return check_create_payment(&c),
+        Err(other) => other,
+    };
+    let cmd = match cmd.downcast::<(CardInput, Metadata)>() {
+        Ok(c) => {
+            let (card, m) = *c;
             check_card(&card);
-            check_metadata(context, m);
+            return check_metadata(context, m);
         }
-        Command::CreateCustomer(f) | Command::UpdateCustomer(_, f) => check_customer(context, f),
-        Command::CreateRefund(r) => check_metadata(context, r.metadata),
-        Command::UpdatePayment(_, u) => {
-            if let Some(m) = u.metadata {
-                check_metadata(context, m);
-            }
-        }
-        Command::UpdateRefund(_, m) => check_metadata(context, m),
-        Command::CreateProduct(p) => check_metadata(context, p.metadata),
-        Command::CreatePrice(p) => check_metadata(context, p.metadata),
-        Command::CreateSubscription(s) => {
+        Err(other) => other,
+    };
+    let cmd = match cmd.downcast::<CustomerFields>() {
+        Ok(f) => return check_customer(context, *f),
+        Err(other) => other,
+    };
+    let cmd = match cmd.downcast::<(CustomerId, CustomerFields)>() {
+        Ok(f) => return check_customer(context, f.1),
+        Err(other) => other,
+    };
+    let cmd = match cmd.downcast::<CreateRefund>() {
+        Ok(r) => return check_metadata(context, r.metadata),
+        Err(other) => other,
+    };
+    let cmd = match cmd.downcast::<(PaymentId, UpdatePayment)>() {
+        Ok(u) => return u.1.metadata.into_iter().for_each(|m| check_metadata(context, m)),
+        Err(other) => other,
+    };
+    let cmd = match cmd.downcast::<(RefundId, Metadata)>() {
+        Ok(u) => return check_metadata(context, u.1),
+        Err(other) => other,
+    };
+    let cmd = match cmd.downcast::<CreateProduct>() {
+        Ok(p) => return check_metadata(context, p.metadata),
+        Err(other) => other,
+    };
+    let cmd = match cmd.downcast::<CreatePrice>() {
+        Ok(p) => return check_metadata(context, p.metadata),
+        Err(other) => other,
+    };
+    let cmd = match cmd.downcast::<CreateSubscription>() {
+        Ok(s) => {
             assert!(!s.items.is_empty() && s.items.len() <= 20);
-            check_metadata(context, s.metadata)
+            return check_metadata(context, s.metadata);
         }
-        Command::CreateWebhookEndpoint(f) | Command::UpdateWebhookEndpoint(_, f) => {
-            check_endpoint(context, f)
-        }
-        Command::ListPayments((p, _))
-        | Command::ListCustomers((p, _))
-        | Command::ListRefunds((p, _))
-        | Command::ListEvents((p, _))
-        | Command::ListPaymentMethods(p, _)
-        | Command::ListWebhookEndpoints(p)
-        | Command::ListProducts((p, _))
-        | Command::ListPrices((p, _))
-        | Command::ListSubscriptions((p, _))
-        | Command::ListInvoices((p, _))
-        | Command::ListTestClocks(p) => assert!((1..=100).contains(&p.limit)),
-        _ => {}
+        Err(other) => other,
+    };
+    let cmd = match cmd.downcast::<EndpointFields>() {
+        Ok(f) => return check_endpoint(context, *f),
+        Err(other) => other,
+    };
+    let cmd = match cmd.downcast::<(WebhookEndpointId, EndpointFields)>() {
+        Ok(f) => return check_endpoint(context, f.1),
+        Err(other) => other,
+    };
+    if let Ok(list) = cmd.downcast::<ListRequest>() {
+        assert!((1..=100).contains(&list.params.limit));
     }
 }
 

@@ -1,25 +1,18 @@
 //! `/v2/balance` and `/v2/balance_transactions` (CONTRACT §9): what the merchant is owed and
 //! every movement of it. Reads only: transactions are written by the changes that cause them.
 
-use axum::extract::{Path, RawQuery, State};
 use tender_core::balance::transactions::TxnType;
 use tender_core::error::CoreError;
-use tender_core::ids::BalanceTransactionId;
 use tender_core::money::Currency;
-use tender_core::services::ListParams;
+use tender_core::services::RequestContext;
 use tender_core::store::Field;
 
-use super::params::Query;
-use super::pipeline::Ctx;
-use super::{list_response, ok, raw_response, ApiResult};
+use super::operation::ListRequest;
+use super::params::{Listing, Query};
+use super::{list_response, ok, ApiResult};
 use crate::state::AppState;
 
-pub(crate) async fn retrieve_balance(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    RawQuery(q): RawQuery,
-) -> ApiResult {
-    parse_retrieve(q.as_deref())?;
+pub(crate) async fn retrieve_balance(state: AppState, ctx: RequestContext, (): ()) -> ApiResult {
     ok(&state.services.balance(ctx.scope()).await?)
 }
 
@@ -30,7 +23,7 @@ pub fn parse_retrieve(query: Option<&str>) -> Result<(), CoreError> {
 }
 
 /// `GET /balance_transactions`: the query string → page and filters.
-pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String)>), CoreError> {
+pub fn parse_list(query: Option<&str>) -> Result<Listing, CoreError> {
     let q = Query::parse(
         query,
         &[
@@ -78,24 +71,13 @@ pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String
 }
 
 pub(crate) async fn list_balance_transactions(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    RawQuery(q): RawQuery,
+    state: AppState,
+    ctx: RequestContext,
+    req: ListRequest,
 ) -> ApiResult {
-    let (params, filters) = parse_list(q.as_deref())?;
     let page = state
         .services
-        .list_balance_transactions(ctx.scope(), &params, filters)
+        .list_balance_transactions(ctx.scope(), &req.params, req.filters)
         .await?;
-    Ok(list_response("/v2/balance_transactions", page))
-}
-
-pub(crate) async fn retrieve_balance_transaction(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-) -> ApiResult {
-    let id = BalanceTransactionId::found(id)?;
-    let body = state.services.retrieve(ctx.scope(), &id).await?;
-    Ok(raw_response(body))
+    Ok(list_response(&req.url, page))
 }

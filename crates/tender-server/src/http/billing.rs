@@ -3,7 +3,6 @@
 //! its bodies and queries into the commands of `tender_core::billing` (the `parse_*`
 //! functions are what the fuzz targets call) and hands them over; nothing else happens here.
 
-use axum::extract::{Path, RawQuery, State};
 use serde_json::Value;
 use tender_core::billing::catalog::{CreatePrice, CreateProduct, UpdatePrice, UpdateProduct};
 use tender_core::billing::invoice::InvoiceStatus;
@@ -13,16 +12,15 @@ use tender_core::billing::subscriptions::{CreateSubscription, UpdateSubscription
 use tender_core::error::CoreError;
 use tender_core::ids::{self, IdKind};
 use tender_core::ids::{InvoiceId, PriceId, ProductId, SubscriptionId, TestClockId};
-use tender_core::services::ListParams;
-use tender_core::store::{prices_filter, Collection, Field};
+use tender_core::services::RequestContext;
+use tender_core::store::{prices_filter, Field};
 
 use super::params::{Params, Query};
 use super::payments::parse_currency;
-use super::pipeline::{Ctx, JsonBody};
-use super::{list_response, ok, raw_response, ApiResult};
+use super::{ok, ApiResult};
 use crate::state::AppState;
 
-type Listing = (ListParams, Vec<(Field, String)>);
+use super::params::Listing;
 
 /// A filter on an id: it must look like one of `kind` (else nothing could match, and the
 /// value would reach a `LIKE` pattern).
@@ -51,11 +49,6 @@ fn bool_filter(q: &Query, name: &str) -> Result<Option<String>, CoreError> {
             format!("{name} must be true or false, not {v:?}."),
         )),
     }
-}
-
-/// `DELETE` and the actions without parameters: a body, if any, must be `{}`.
-pub fn parse_empty(body: Value) -> Result<(), CoreError> {
-    Params::body(body, &[]).map(drop)
 }
 
 // ---- Products ---------------------------------------------------------------------------------
@@ -92,57 +85,27 @@ pub fn parse_list_products(query: Option<&str>) -> Result<Listing, CoreError> {
 }
 
 pub(crate) async fn create_product(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    cmd: CreateProduct,
 ) -> ApiResult {
-    let cmd = parse_create_product(body)?;
     ok(&state.services.create_product(&ctx, cmd).await?)
 }
 
-pub(crate) async fn retrieve_product(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-) -> ApiResult {
-    let id = ProductId::found(id)?;
-    let body = state.services.retrieve(ctx.scope(), &id).await?;
-    Ok(raw_response(body))
-}
-
 pub(crate) async fn update_product(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    (id, cmd): (ProductId, UpdateProduct),
 ) -> ApiResult {
-    let id = ProductId::found(id)?;
-    let cmd = parse_update_product(body)?;
     ok(&state.services.update_product(&ctx, &id, cmd).await?)
 }
 
 pub(crate) async fn delete_product(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    id: ProductId,
 ) -> ApiResult {
-    let id = ProductId::found(id)?;
-    parse_empty(body)?;
     ok(&state.services.delete_product(&ctx, &id).await?)
-}
-
-pub(crate) async fn list_products(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    RawQuery(q): RawQuery,
-) -> ApiResult {
-    let (params, filters) = parse_list_products(q.as_deref())?;
-    let page = state
-        .services
-        .list_raw(ctx.scope(), Collection::Products, &params, filters)
-        .await?;
-    Ok(list_response("/v2/products", page))
 }
 
 // ---- Prices -----------------------------------------------------------------------------------
@@ -230,46 +193,19 @@ pub fn parse_list_prices(query: Option<&str>) -> Result<Listing, CoreError> {
 }
 
 pub(crate) async fn create_price(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    cmd: CreatePrice,
 ) -> ApiResult {
-    let cmd = parse_create_price(body)?;
     ok(&state.services.create_price(&ctx, cmd).await?)
 }
 
-pub(crate) async fn retrieve_price(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-) -> ApiResult {
-    let id = PriceId::found(id)?;
-    let body = state.services.retrieve(ctx.scope(), &id).await?;
-    Ok(raw_response(body))
-}
-
 pub(crate) async fn update_price(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    (id, cmd): (PriceId, UpdatePrice),
 ) -> ApiResult {
-    let id = PriceId::found(id)?;
-    let cmd = parse_update_price(body)?;
     ok(&state.services.update_price(&ctx, &id, cmd).await?)
-}
-
-pub(crate) async fn list_prices(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    RawQuery(q): RawQuery,
-) -> ApiResult {
-    let (params, filters) = parse_list_prices(q.as_deref())?;
-    let page = state
-        .services
-        .list_raw(ctx.scope(), Collection::Prices, &params, filters)
-        .await?;
-    Ok(list_response("/v2/prices", page))
 }
 
 // ---- Subscriptions ----------------------------------------------------------------------------
@@ -340,57 +276,27 @@ pub fn parse_list_subscriptions(query: Option<&str>) -> Result<Listing, CoreErro
 }
 
 pub(crate) async fn create_subscription(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    cmd: CreateSubscription,
 ) -> ApiResult {
-    let cmd = parse_create_subscription(body)?;
     ok(&state.services.create_subscription(&ctx, cmd).await?)
 }
 
-pub(crate) async fn retrieve_subscription(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-) -> ApiResult {
-    let id = SubscriptionId::found(id)?;
-    let body = state.services.retrieve(ctx.scope(), &id).await?;
-    Ok(raw_response(body))
-}
-
 pub(crate) async fn update_subscription(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    (id, cmd): (SubscriptionId, UpdateSubscription),
 ) -> ApiResult {
-    let id = SubscriptionId::found(id)?;
-    let cmd = parse_update_subscription(body)?;
     ok(&state.services.update_subscription(&ctx, &id, cmd).await?)
 }
 
 pub(crate) async fn cancel_subscription(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    id: SubscriptionId,
 ) -> ApiResult {
-    let id = SubscriptionId::found(id)?;
-    parse_empty(body)?;
     ok(&state.services.cancel_subscription(&ctx, &id).await?)
-}
-
-pub(crate) async fn list_subscriptions(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    RawQuery(q): RawQuery,
-) -> ApiResult {
-    let (params, filters) = parse_list_subscriptions(q.as_deref())?;
-    let page = state
-        .services
-        .list_raw(ctx.scope(), Collection::Subscriptions, &params, filters)
-        .await?;
-    Ok(list_response("/v2/subscriptions", page))
 }
 
 // ---- Invoices ---------------------------------------------------------------------------------
@@ -424,49 +330,16 @@ pub fn parse_list_invoices(query: Option<&str>) -> Result<Listing, CoreError> {
     Ok((params, filters))
 }
 
-pub(crate) async fn retrieve_invoice(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-) -> ApiResult {
-    let id = InvoiceId::found(id)?;
-    let body = state.services.retrieve(ctx.scope(), &id).await?;
-    Ok(raw_response(body))
-}
-
 pub(crate) async fn pay_invoice(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    (id, pm): (InvoiceId, Option<String>),
 ) -> ApiResult {
-    let id = InvoiceId::found(id)?;
-    let pm = parse_pay_invoice(body)?;
     ok(&state.services.pay_invoice(&ctx, &id, pm).await?)
 }
 
-pub(crate) async fn void_invoice(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
-) -> ApiResult {
-    let id = InvoiceId::found(id)?;
-    parse_empty(body)?;
+pub(crate) async fn void_invoice(state: AppState, ctx: RequestContext, id: InvoiceId) -> ApiResult {
     ok(&state.services.void_invoice(&ctx, &id).await?)
-}
-
-pub(crate) async fn list_invoices(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    RawQuery(q): RawQuery,
-) -> ApiResult {
-    let (params, filters) = parse_list_invoices(q.as_deref())?;
-    let page = state
-        .services
-        .list_raw(ctx.scope(), Collection::Invoices, &params, filters)
-        .await?;
-    Ok(list_response("/v2/invoices", page))
 }
 
 // ---- Test clocks ------------------------------------------------------------------------------
@@ -486,60 +359,26 @@ pub fn parse_advance_clock(body: Value) -> Result<i64, CoreError> {
 }
 
 /// `GET /test_helpers/test_clocks`: a page, no filters.
-pub fn parse_list_clocks(query: Option<&str>) -> Result<ListParams, CoreError> {
-    Query::parse(query, &[])?.list_params()
-}
-
 pub(crate) async fn create_test_clock(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    (frozen, name): (i64, Option<String>),
 ) -> ApiResult {
-    let (frozen, name) = parse_create_clock(body)?;
     ok(&state.services.create_test_clock(&ctx, frozen, name).await?)
 }
 
-pub(crate) async fn retrieve_test_clock(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-) -> ApiResult {
-    let id = TestClockId::found(id)?;
-    let body = state.services.retrieve(ctx.scope(), &id).await?;
-    Ok(raw_response(body))
-}
-
 pub(crate) async fn advance_test_clock(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    (id, frozen): (TestClockId, i64),
 ) -> ApiResult {
-    let id = TestClockId::found(id)?;
-    let frozen = parse_advance_clock(body)?;
     ok(&state.services.advance_test_clock(&ctx, &id, frozen).await?)
 }
 
 pub(crate) async fn delete_test_clock(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    id: TestClockId,
 ) -> ApiResult {
-    let id = TestClockId::found(id)?;
-    parse_empty(body)?;
     ok(&state.services.delete_test_clock(&ctx, &id).await?)
-}
-
-pub(crate) async fn list_test_clocks(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    RawQuery(q): RawQuery,
-) -> ApiResult {
-    let params = parse_list_clocks(q.as_deref())?;
-    let page = state
-        .services
-        .list_raw(ctx.scope(), Collection::TestClocks, &params, Vec::new())
-        .await?;
-    Ok(list_response("/v2/test_helpers/test_clocks", page))
 }

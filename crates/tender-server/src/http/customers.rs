@@ -1,16 +1,13 @@
 //! `/v2/customers`: create, retrieve, update, delete, list.
 
-use axum::extract::{Path, RawQuery, State};
 use tender_core::customers::customer::Address;
 use tender_core::customers::service::CustomerFields;
 use tender_core::error::CoreError;
 use tender_core::ids::CustomerId;
-use tender_core::services::ListParams;
-use tender_core::store::{Collection, Field};
+use tender_core::services::RequestContext;
 
-use super::params::{Params, Query};
-use super::pipeline::{Ctx, JsonBody};
-use super::{list_response, ok, raw_response, ApiResult};
+use super::params::{Listing, Params, Query};
+use super::{ok, ApiResult};
 use crate::state::AppState;
 
 const FIELDS: &[&str] = &[
@@ -74,53 +71,32 @@ fn fields_from(p: &mut Params) -> Result<CustomerFields, CoreError> {
 }
 
 pub(crate) async fn create_customer(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    fields: CustomerFields,
 ) -> ApiResult {
-    let fields = parse_create(body)?;
     ok(&state.services.create_customer(&ctx, fields).await?)
 }
 
-pub(crate) async fn retrieve_customer(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-) -> ApiResult {
-    let id = CustomerId::found(id)?;
-    let body = state.services.retrieve(ctx.scope(), &id).await?;
-    Ok(raw_response(body))
-}
-
 pub(crate) async fn update_customer(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    (id, fields): (CustomerId, CustomerFields),
 ) -> ApiResult {
-    let id = CustomerId::found(id)?;
-    let fields = parse_fields(body)?;
     ok(&state.services.update_customer(&ctx, &id, fields).await?)
 }
 
 /// `DELETE`: a body, if any, must be empty (`{}`) like every other unknown parameter.
-pub fn parse_delete(body: serde_json::Value) -> Result<(), CoreError> {
-    Params::body(body, &[]).map(drop)
-}
-
 pub(crate) async fn delete_customer(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    id: CustomerId,
 ) -> ApiResult {
-    let id = CustomerId::found(id)?;
-    parse_delete(body)?;
     ok(&state.services.delete_customer(&ctx, &id).await?)
 }
 
 /// `GET /customers`: the query string → page and filters.
-pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String)>), CoreError> {
+pub fn parse_list(query: Option<&str>) -> Result<Listing, CoreError> {
     let q = Query::parse(query, &["email"])?;
     let params = q.list_params()?;
     let filters = q
@@ -129,17 +105,4 @@ pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String
         .into_iter()
         .collect();
     Ok((params, filters))
-}
-
-pub(crate) async fn list_customers(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    RawQuery(q): RawQuery,
-) -> ApiResult {
-    let (params, filters) = parse_list(q.as_deref())?;
-    let page = state
-        .services
-        .list_raw(ctx.scope(), Collection::Customers, &params, filters)
-        .await?;
-    Ok(list_response("/v2/customers", page))
 }

@@ -1,17 +1,15 @@
 //! `/v2/disputes` (CONTRACT §9): retrieve, list, update (evidence, submit), close.
 
-use axum::extract::{Path, RawQuery, State};
 use serde_json::Value;
 use tender_core::balance::disputes::Evidence;
 use tender_core::balance::disputes::UpdateDispute;
 use tender_core::error::CoreError;
 use tender_core::ids::DisputeId;
-use tender_core::services::ListParams;
-use tender_core::store::{Collection, Field};
+use tender_core::services::RequestContext;
+use tender_core::store::Field;
 
-use super::params::{Params, Query};
-use super::pipeline::{Ctx, JsonBody};
-use super::{list_response, ok, raw_response, ApiResult};
+use super::params::{Listing, Params, Query};
+use super::{ok, ApiResult};
 use crate::state::AppState;
 
 const EVIDENCE_FIELDS: [&str; 4] = [
@@ -41,13 +39,8 @@ pub fn parse_update(body: Value) -> Result<UpdateDispute, CoreError> {
 }
 
 /// `POST /disputes/{id}/close`: takes no parameters.
-pub fn parse_close(body: Value) -> Result<(), CoreError> {
-    Params::body(body, &[])?;
-    Ok(())
-}
-
 /// `GET /disputes`: the query string → page and filters.
-pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String)>), CoreError> {
+pub fn parse_list(query: Option<&str>) -> Result<Listing, CoreError> {
     let q = Query::parse(query, &["payment"])?;
     let params = q.list_params()?;
     let filters = q
@@ -58,47 +51,18 @@ pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String
     Ok((params, filters))
 }
 
-pub(crate) async fn retrieve_dispute(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-) -> ApiResult {
-    let id = DisputeId::found(id)?;
-    let body = state.services.retrieve(ctx.scope(), &id).await?;
-    Ok(raw_response(body))
-}
-
 pub(crate) async fn update_dispute(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    (id, cmd): (DisputeId, UpdateDispute),
 ) -> ApiResult {
-    let id = DisputeId::found(id)?;
-    let cmd = parse_update(body)?;
     ok(&state.services.update_dispute(&ctx, &id, cmd).await?)
 }
 
 pub(crate) async fn close_dispute(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    id: DisputeId,
 ) -> ApiResult {
-    let id = DisputeId::found(id)?;
-    parse_close(body)?;
     ok(&state.services.close_dispute(&ctx, &id).await?)
-}
-
-pub(crate) async fn list_disputes(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    RawQuery(q): RawQuery,
-) -> ApiResult {
-    let (params, filters) = parse_list(q.as_deref())?;
-    let page = state
-        .services
-        .list_raw(ctx.scope(), Collection::Disputes, &params, filters)
-        .await?;
-    Ok(list_response("/v2/disputes", page))
 }

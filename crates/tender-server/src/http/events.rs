@@ -1,35 +1,38 @@
 //! `/v2/events`: retrieve and list (filter `type`), and the live stream `tender listen` reads.
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::IntoResponse;
 use tender_core::error::CoreError;
 use tender_core::ids::EventId;
-use tender_core::services::ListParams;
+use tender_core::services::RequestContext;
 use tender_core::store::{Collection, Field, StreamPosition};
 
-use super::params::{Params, Query};
-use super::pipeline::{Ctx, JsonBody};
-use super::{list_response, ok, raw_response, ApiResult};
+use super::operation::Input;
+use super::params::{Listing, Params, Query};
+use super::pipeline::Ctx;
+use super::{ok, ApiResult};
 use crate::state::AppState;
 
-pub(crate) async fn list_deliveries(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    RawQuery(q): RawQuery,
-) -> ApiResult {
-    // One delivery per endpoint: nothing to page or filter, so any parameter is a mistake.
-    if let Some((k, _)) = form_urlencoded::parse(q.unwrap_or_default().as_bytes()).next() {
+/// `GET /events/{id}/deliveries`: the event's id. One delivery per endpoint: nothing to page
+/// or filter, so any parameter is a mistake.
+pub fn parse_deliveries(i: Input) -> Result<EventId, CoreError> {
+    if let Some((k, _)) = form_urlencoded::parse(i.query().unwrap_or_default().as_bytes()).next() {
         return Err(CoreError::invalid(
             k.to_string(),
             "parameter_unknown",
             format!("Received unknown parameter: {k}"),
-        )
-        .into());
+        ));
     }
-    let id = EventId::found(id)?;
+    i.id()
+}
+
+pub(crate) async fn list_deliveries(
+    state: AppState,
+    ctx: RequestContext,
+    id: EventId,
+) -> ApiResult {
     let data = state
         .services
         .list_event_deliveries(ctx.scope(), &id)
@@ -46,28 +49,15 @@ pub fn parse_resend(body: serde_json::Value) -> Result<String, CoreError> {
 }
 
 pub(crate) async fn resend_event(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    (id, endpoint): (EventId, String),
 ) -> ApiResult {
-    let id = EventId::found(id)?;
-    let endpoint = parse_resend(body)?;
     ok(&state.services.resend_event(&ctx, &id, &endpoint).await?)
 }
 
-pub(crate) async fn retrieve_event(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-) -> ApiResult {
-    let id = EventId::found(id)?;
-    let body = state.services.retrieve(ctx.scope(), &id).await?;
-    Ok(raw_response(body))
-}
-
 /// `GET /events`: the query string → page and filters.
-pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String)>), CoreError> {
+pub fn parse_list(query: Option<&str>) -> Result<Listing, CoreError> {
     let q = Query::parse(query, &["type"])?;
     let params = q.list_params()?;
     let mut filters = Vec::new();
@@ -83,19 +73,6 @@ pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String
         filters.push((Field::Type, t.to_string()));
     }
     Ok((params, filters))
-}
-
-pub(crate) async fn list_events(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    RawQuery(q): RawQuery,
-) -> ApiResult {
-    let (params, filters) = parse_list(q.as_deref())?;
-    let page = state
-        .services
-        .list_raw(ctx.scope(), Collection::Events, &params, filters)
-        .await?;
-    Ok(list_response("/v2/events", page))
 }
 
 /// How often the stream looks for new events.

@@ -2,9 +2,10 @@
 //!
 //! # Layout
 //! - [`pipeline`]: the middleware (request id, version, auth, rate limit, body, idempotency).
-//! - [`routes`]: THE route table (method, path, handler, publishable), which everything that
-//!   needs to know the routes reads.
-//! - [`decode`]: every endpoint's request parsing without a store (for the fuzz targets).
+//! - [`routes`]: THE route table (method, path, parser, handler, publishable), which everything
+//!   that needs to know the routes reads; [`routes::decode`] runs a row's parser alone.
+//! - [`operation`]: what a row of the table is (a parser joined to a handler), the request's
+//!   [`operation::Input`], and the handlers all resources share (retrieve, list).
 //! - [`params`]: reading JSON bodies and query strings into typed values with named errors.
 //! - [`error`]: THE table from `CoreError` to status, `type` and `code`.
 //! - one module per resource with its handlers and parsers: [`payments`], [`payment_methods`],
@@ -19,11 +20,11 @@ pub mod billing;
 pub mod connector_webhooks;
 pub mod connectors;
 pub mod customers;
-pub mod decode;
 pub mod disputes;
 pub mod error;
 pub mod events;
 pub mod openapi;
+pub mod operation;
 pub mod params;
 pub mod payment_methods;
 pub mod payments;

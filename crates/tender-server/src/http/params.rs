@@ -5,7 +5,8 @@
 
 use serde_json::{Map, Value};
 use tender_core::error::CoreError;
-use tender_core::store::CreatedRange;
+use tender_core::services::ListParams;
+use tender_core::store::{CreatedRange, Field};
 
 /// The longest string any parameter may be (CONTRACT §4.10).
 pub const MAX_STRING: usize = 5000;
@@ -390,6 +391,14 @@ mod tests {
 
 /// The known parameter an unknown one was probably meant to be: Stripe's names for what Tender
 /// calls otherwise, or a known name within two typing mistakes.
+/// What a list's query string reads into: the page, and the filters on indexed fields.
+pub type Listing = (ListParams, Vec<(Field, String)>);
+
+/// A list's query with no filter of its own: the page alone.
+pub fn page_only(query: Option<&str>) -> Result<Listing, CoreError> {
+    Ok((Query::parse(query, &[])?.list_params()?, Vec::new()))
+}
+
 pub fn did_you_mean<'a>(unknown: &str, known: &[&'a str]) -> Option<&'a str> {
     const STRIPE_NAMES: [(&str, &str); 4] = [
         ("charge", "payment"),

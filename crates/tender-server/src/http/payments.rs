@@ -1,7 +1,5 @@
 //! `/v2/payments`: create, retrieve, update, capture, cancel, list.
 
-use axum::extract::{Path, RawQuery, State};
-use axum::response::Response;
 use serde_json::Value;
 use tender_core::card::CardInput;
 use tender_core::error::CoreError;
@@ -11,12 +9,11 @@ use tender_core::payments::create::{CreatePayment, CreatePaymentFields, PaymentM
 use tender_core::payments::lifecycle::UpdatePayment;
 use tender_core::payments::payment::{CancellationReason, PaymentStatus};
 use tender_core::secret::Secret;
-use tender_core::services::ListParams;
-use tender_core::store::{Collection, Field};
+use tender_core::services::RequestContext;
+use tender_core::store::Field;
 
-use super::params::{Params, Query};
-use super::pipeline::{Ctx, JsonBody};
-use super::{list_response, ok, raw_response, ApiResult};
+use super::params::{Listing, Params, Query};
+use super::{ok, ApiResult};
 use crate::state::AppState;
 
 pub(crate) fn parse_currency(p: &mut Params) -> Result<Currency, CoreError> {
@@ -148,11 +145,10 @@ pub fn parse_create(body: Value) -> Result<CreatePayment, CoreError> {
 }
 
 pub(crate) async fn create_payment(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    cmd: CreatePayment,
 ) -> ApiResult {
-    let cmd = parse_create(body)?;
     let result = state.services.create_payment(&ctx, cmd).await;
     match &result {
         Ok(p) => state.metrics.payment_created(p.status.as_str()),
@@ -162,16 +158,6 @@ pub(crate) async fn create_payment(
         Err(_) => {}
     }
     ok(&state.services.renderer().payment(&result?))
-}
-
-pub(crate) async fn retrieve_payment(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-) -> ApiResult {
-    let id = PaymentId::found(id)?;
-    let body = state.services.retrieve(ctx.scope(), &id).await?;
-    Ok(raw_response(body))
 }
 
 /// `POST /payments/{id}`: the body → the update.
@@ -188,13 +174,10 @@ pub fn parse_update(body: Value) -> Result<UpdatePayment, CoreError> {
 }
 
 pub(crate) async fn update_payment(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    (id, cmd): (PaymentId, UpdatePayment),
 ) -> ApiResult {
-    let id = PaymentId::found(id)?;
-    let cmd = parse_update(body)?;
     let payment = state.services.update_payment(&ctx, &id, cmd).await?;
     ok(&state.services.renderer().payment(&payment))
 }
@@ -205,13 +188,10 @@ pub fn parse_capture(body: Value) -> Result<Option<i64>, CoreError> {
 }
 
 pub(crate) async fn capture_payment(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    (id, amount): (PaymentId, Option<i64>),
 ) -> ApiResult {
-    let id = PaymentId::found(id)?;
-    let amount = parse_capture(body)?;
     let payment = state.services.capture_payment(&ctx, &id, amount).await?;
     ok(&state.services.renderer().payment(&payment))
 }
@@ -232,19 +212,16 @@ pub fn parse_cancel(body: Value) -> Result<Option<CancellationReason>, CoreError
 }
 
 pub(crate) async fn cancel_payment(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    (id, reason): (PaymentId, Option<CancellationReason>),
 ) -> ApiResult {
-    let id = PaymentId::found(id)?;
-    let reason = parse_cancel(body)?;
     let payment = state.services.cancel_payment(&ctx, &id, reason).await?;
     ok(&state.services.renderer().payment(&payment))
 }
 
 /// `GET /payments`: the query string → page and filters.
-pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String)>), CoreError> {
+pub fn parse_list(query: Option<&str>) -> Result<Listing, CoreError> {
     let q = Query::parse(query, &["customer", "status"])?;
     let params = q.list_params()?;
     let mut filters = Vec::new();
@@ -262,17 +239,4 @@ pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String
         filters.push((Field::Status, status.as_str().to_string()));
     }
     Ok((params, filters))
-}
-
-pub(crate) async fn list_payments(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    RawQuery(q): RawQuery,
-) -> Result<Response, super::error::ApiError> {
-    let (params, filters) = parse_list(q.as_deref())?;
-    let page = state
-        .services
-        .list_raw(ctx.scope(), Collection::Payments, &params, filters)
-        .await?;
-    Ok(list_response("/v2/payments", page))
 }

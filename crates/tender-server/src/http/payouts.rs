@@ -1,20 +1,18 @@
 //! `/v2/payouts` (CONTRACT §9): create, retrieve, list, cancel.
 
-use axum::extract::{Path, RawQuery, State};
 use serde_json::Value;
 use tender_core::balance::payouts::CreatePayout;
 use tender_core::balance::payouts::PayoutStatus;
 use tender_core::error::CoreError;
 use tender_core::ids::PayoutId;
 use tender_core::secret::Secret;
-use tender_core::services::ListParams;
-use tender_core::store::{Collection, Field};
+use tender_core::services::RequestContext;
+use tender_core::store::Field;
 use tender_core::validate::check_amount;
 
-use super::params::{Params, Query};
+use super::params::{Listing, Params, Query};
 use super::payments::parse_currency;
-use super::pipeline::{Ctx, JsonBody};
-use super::{list_response, ok, raw_response, ApiResult};
+use super::{ok, ApiResult};
 use crate::state::AppState;
 
 /// `POST /payouts`: the body → the command.
@@ -50,43 +48,20 @@ pub fn parse_create(body: Value) -> Result<CreatePayout, CoreError> {
 }
 
 pub(crate) async fn create_payout(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    cmd: CreatePayout,
 ) -> ApiResult {
-    let cmd = parse_create(body)?;
     ok(&state.services.create_payout(&ctx, cmd).await?)
 }
 
-pub(crate) async fn retrieve_payout(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-) -> ApiResult {
-    let id = PayoutId::found(id)?;
-    let body = state.services.retrieve(ctx.scope(), &id).await?;
-    Ok(raw_response(body))
-}
-
-pub(crate) async fn cancel_payout(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
-) -> ApiResult {
-    let id = PayoutId::found(id)?;
-    parse_cancel(body)?;
+pub(crate) async fn cancel_payout(state: AppState, ctx: RequestContext, id: PayoutId) -> ApiResult {
     ok(&state.services.cancel_payout(&ctx, &id).await?)
 }
 
 /// `POST /payouts/{id}/cancel`: takes no parameters.
-pub fn parse_cancel(body: Value) -> Result<(), CoreError> {
-    Params::body(body, &[])?;
-    Ok(())
-}
-
 /// `GET /payouts`: the query string → page and filters.
-pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String)>), CoreError> {
+pub fn parse_list(query: Option<&str>) -> Result<Listing, CoreError> {
     let q = Query::parse(query, &["status"])?;
     let params = q.list_params()?;
     let mut filters = Vec::new();
@@ -101,17 +76,4 @@ pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String
         filters.push((Field::Status, s.as_str().to_string()));
     }
     Ok((params, filters))
-}
-
-pub(crate) async fn list_payouts(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    RawQuery(q): RawQuery,
-) -> ApiResult {
-    let (params, filters) = parse_list(q.as_deref())?;
-    let page = state
-        .services
-        .list_raw(ctx.scope(), Collection::Payouts, &params, filters)
-        .await?;
-    Ok(list_response("/v2/payouts", page))
 }

@@ -1,17 +1,15 @@
 //! `/v2/refunds`: create, retrieve, update (metadata), list.
 
-use axum::extract::{Path, RawQuery, State};
 use serde_json::Value;
 use tender_core::error::CoreError;
 use tender_core::ids::RefundId;
 use tender_core::refunds::refund::RefundReason;
 use tender_core::refunds::service::CreateRefund;
-use tender_core::services::ListParams;
-use tender_core::store::{Collection, Field};
+use tender_core::services::RequestContext;
+use tender_core::store::Field;
 
-use super::params::{Params, Query};
-use super::pipeline::{Ctx, JsonBody};
-use super::{list_response, ok, raw_response, ApiResult};
+use super::params::{Listing, Params, Query};
+use super::{ok, ApiResult};
 use crate::state::AppState;
 
 /// `POST /refunds`: the body → the command (no store involved).
@@ -40,22 +38,11 @@ pub fn parse_create(body: Value) -> Result<CreateRefund, CoreError> {
 }
 
 pub(crate) async fn create_refund(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    cmd: CreateRefund,
 ) -> ApiResult {
-    let cmd = parse_create(body)?;
     ok(&state.services.create_refund(&ctx, cmd).await?)
-}
-
-pub(crate) async fn retrieve_refund(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-) -> ApiResult {
-    let id = RefundId::found(id)?;
-    let body = state.services.retrieve(ctx.scope(), &id).await?;
-    Ok(raw_response(body))
 }
 
 /// `POST /refunds/{id}`: the body → the metadata changes.
@@ -65,18 +52,15 @@ pub fn parse_update(body: Value) -> Result<Vec<(String, String)>, CoreError> {
 }
 
 pub(crate) async fn update_refund(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    (id, metadata): (RefundId, Vec<(String, String)>),
 ) -> ApiResult {
-    let id = RefundId::found(id)?;
-    let metadata = parse_update(body)?;
     ok(&state.services.update_refund(&ctx, &id, metadata).await?)
 }
 
 /// `GET /refunds`: the query string → page and filters.
-pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String)>), CoreError> {
+pub fn parse_list(query: Option<&str>) -> Result<Listing, CoreError> {
     let q = Query::parse(query, &["payment"])?;
     let params = q.list_params()?;
     let filters = q
@@ -85,17 +69,4 @@ pub fn parse_list(query: Option<&str>) -> Result<(ListParams, Vec<(Field, String
         .into_iter()
         .collect();
     Ok((params, filters))
-}
-
-pub(crate) async fn list_refunds(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    RawQuery(q): RawQuery,
-) -> ApiResult {
-    let (params, filters) = parse_list(q.as_deref())?;
-    let page = state
-        .services
-        .list_raw(ctx.scope(), Collection::Refunds, &params, filters)
-        .await?;
-    Ok(list_response("/v2/refunds", page))
 }

@@ -1,17 +1,14 @@
 //! `/v2/webhook_endpoints`: create (the secret shown once), retrieve, update, delete, list,
 //! roll the secret.
 
-use axum::extract::{Path, RawQuery, State};
 use serde_json::Value;
 use tender_core::error::CoreError;
 use tender_core::ids::WebhookEndpointId;
-use tender_core::services::ListParams;
-use tender_core::store::Collection;
+use tender_core::services::RequestContext;
 use tender_core::webhooks::service::EndpointFields;
 
-use super::params::{Params, Query};
-use super::pipeline::{Ctx, JsonBody};
-use super::{list_response, ok, raw_response, ApiResult};
+use super::params::Params;
+use super::{ok, ApiResult};
 use crate::state::AppState;
 
 fn parse_events(p: &mut Params) -> Result<Option<Vec<String>>, CoreError> {
@@ -64,48 +61,27 @@ pub fn parse_fields(body: Value, allow_disabled: bool) -> Result<EndpointFields,
 }
 
 pub(crate) async fn create_endpoint(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    fields: EndpointFields,
 ) -> ApiResult {
-    let fields = parse_fields(body, false)?;
     ok(&state.services.create_endpoint(&ctx, fields).await?)
 }
 
-pub(crate) async fn retrieve_endpoint(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-) -> ApiResult {
-    let id = WebhookEndpointId::found(id)?;
-    let body = state.services.retrieve(ctx.scope(), &id).await?;
-    Ok(raw_response(body))
-}
-
 pub(crate) async fn update_endpoint(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    (id, fields): (WebhookEndpointId, EndpointFields),
 ) -> ApiResult {
-    let id = WebhookEndpointId::found(id)?;
-    let fields = parse_fields(body, true)?;
     ok(&state.services.update_endpoint(&ctx, &id, fields).await?)
 }
 
 /// `DELETE`: a body, if any, must be empty (`{}`) like every other unknown parameter.
-pub fn parse_delete(body: serde_json::Value) -> Result<(), CoreError> {
-    Params::body(body, &[]).map(drop)
-}
-
 pub(crate) async fn delete_endpoint(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    id: WebhookEndpointId,
 ) -> ApiResult {
-    let id = WebhookEndpointId::found(id)?;
-    parse_delete(body)?;
     ok(&state.services.delete_endpoint(&ctx, &id).await?)
 }
 
@@ -115,38 +91,12 @@ pub fn parse_roll_secret(body: Value) -> Result<Option<i64>, CoreError> {
 }
 
 pub(crate) async fn roll_secret(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    state: AppState,
+    ctx: RequestContext,
+    (id, expires_in): (WebhookEndpointId, Option<i64>),
 ) -> ApiResult {
-    let id = WebhookEndpointId::found(id)?;
-    let expires_in = parse_roll_secret(body)?;
     ok(&state
         .services
         .roll_endpoint_secret(&ctx, &id, expires_in)
         .await?)
-}
-
-/// `GET /webhook_endpoints`: the query string → page.
-pub fn parse_list(query: Option<&str>) -> Result<ListParams, CoreError> {
-    Query::parse(query, &[])?.list_params()
-}
-
-pub(crate) async fn list_endpoints(
-    State(state): State<AppState>,
-    Ctx(ctx): Ctx,
-    RawQuery(q): RawQuery,
-) -> ApiResult {
-    let params = parse_list(q.as_deref())?;
-    let page = state
-        .services
-        .list_raw(
-            ctx.scope(),
-            Collection::WebhookEndpoints,
-            &params,
-            Vec::new(),
-        )
-        .await?;
-    Ok(list_response("/v2/webhook_endpoints", page))
 }
