@@ -54,6 +54,10 @@ pub struct ServerConfig {
     /// renewals, clock advances). True by default; false leaves them to the other nodes, or to
     /// a test that steps them itself with `Services::run_due_tasks`.
     pub run_tasks: bool,
+    /// Whether this node runs the webhook delivery worker. True by default; false leaves
+    /// deliveries to the other nodes, or to a test that steps them with
+    /// [`crate::worker::WebhookWorker::deliver_due`].
+    pub run_webhook_worker: bool,
     /// Connections of one address that may wait for their first request head at once (0: no
     /// limit); loopback peers are not counted unless `count_loopback_half_open`.
     pub max_half_open_per_address: usize,
@@ -88,6 +92,7 @@ impl ServerConfig {
             max_connections: crate::connection::DEFAULT_MAX_CONNECTIONS,
             body_timeout: crate::connection::BODY_DEADLINE,
             run_tasks: true,
+            run_webhook_worker: true,
             max_half_open_per_address: crate::connection::DEFAULT_MAX_HALF_OPEN_PER_ADDRESS,
             count_loopback_half_open: false,
         }

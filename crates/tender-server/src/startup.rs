@@ -120,6 +120,8 @@ pub struct Application {
     body_timeout: std::time::Duration,
     /// Whether this node runs the background tasks ([`ServerConfig::run_tasks`]).
     run_tasks: bool,
+    /// Whether this node sends webhooks ([`ServerConfig::run_webhook_worker`]).
+    run_webhook_worker: bool,
     /// Half-sent connections per address, shared by both listeners.
     half_open: Arc<crate::connection::HalfOpen>,
     /// Set to true to stop the listeners, the workers and the event streams.
@@ -196,6 +198,7 @@ impl Application {
             _database_lock: database_lock,
             body_timeout: config.body_timeout,
             run_tasks: config.run_tasks,
+            run_webhook_worker: config.run_webhook_worker,
             half_open: crate::connection::HalfOpen::new(
                 config.max_half_open_per_address,
                 config.count_loopback_half_open,
@@ -227,6 +230,12 @@ impl Application {
 
     pub fn services(&self) -> &Services {
         &self.state.services
+    }
+
+    /// A webhook worker over this application's store and metrics (the one [`Self::run_until`]
+    /// runs, or, with `run_webhook_worker` off, one a test steps).
+    pub fn webhook_worker(&self) -> anyhow::Result<crate::worker::WebhookWorker> {
+        crate::worker::WebhookWorker::new(self.state.services.clone(), self.state.metrics.clone())
     }
 
     /// The API listener's router: `/v2`, the dashboard (HTML, its own session auth), health,
@@ -270,6 +279,7 @@ impl Application {
         self,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
+        let worker = self.webhook_worker()?;
         let stop_tx = self.stop;
         let stop_rx = self.state.stopping.clone();
         let deadline = axum::middleware::from_fn_with_state(
@@ -279,11 +289,10 @@ impl Application {
         let api = Self::api_router(self.state.clone(), self.secure_cookies).layer(deadline.clone());
         let receipts = crate::receipts::router(self.state.clone()).layer(deadline);
         spawn_idempotency_purge(self.state.services.clone(), stop_rx.clone());
-        let worker = crate::worker::WebhookWorker::new(
-            self.state.services.clone(),
-            self.state.metrics.clone(),
-        )?;
-        let worker_task = tokio::spawn(worker.run(stop_rx.clone()));
+        let worker_task = match self.run_webhook_worker {
+            true => Some(tokio::spawn(worker.run(stop_rx.clone()))),
+            false => None,
+        };
         if self.run_tasks {
             spawn_task_runner(self.state.services.clone(), stop_rx.clone());
         }
@@ -315,7 +324,9 @@ impl Application {
         let (a, b) = tokio::join!(api_server, receipt_server);
         // The worker finishes the attempts it has started (each bounded by the 10 s timeout) and
         // records them, so nothing it claimed is left behind by a clean stop.
-        let _ = worker_task.await;
+        if let Some(worker_task) = worker_task {
+            let _ = worker_task.await;
+        }
         a?;
         b?;
         tracing::info!("stopped");

@@ -89,6 +89,29 @@ impl WebhookWorker {
         let _ = slots.acquire_many(IN_FLIGHT as u32).await;
     }
 
+    /// Sends every delivery due now, one after another, round after round while a round sent
+    /// any (at most 50 rounds); returns how many it sent. What the running worker does, as a
+    /// step a test takes instead of waiting for it (a server with `run_webhook_worker` off).
+    pub async fn deliver_due(&self) -> Result<usize, tender_core::error::CoreError> {
+        let mut sent = 0;
+        for _ in 0..50 {
+            let tasks = self
+                .services
+                .claim_due_deliveries(IN_FLIGHT, PER_ACCOUNT, PER_ENDPOINT)
+                .await?;
+            if tasks.is_empty() {
+                break;
+            }
+            sent += tasks.len();
+            for task in tasks {
+                let result = self.send(&task).await;
+                self.observe(&task, &result);
+                self.services.finish_delivery(&task, result).await?;
+            }
+        }
+        Ok(sent)
+    }
+
     /// Claims as many due deliveries as there are free slots and starts sending each; returns
     /// how many it started (0 when nothing is due or no slot is free).
     pub async fn claim_and_send(

@@ -6,7 +6,6 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use tender_core::accounts::AccountCreated;
 use tender_core::clock::OffsetClock;
-use tender_server::{Application, ServerConfig};
 
 /// A running server and the keys of one account.
 pub struct TestApp {
@@ -17,6 +16,8 @@ pub struct TestApp {
     pub clock: Arc<OffsetClock>,
     pub services: tender_core::services::Services,
     pub data_dir: tempfile::TempDir,
+    /// The webhook worker a stepped app's test runs ([`TestApp::deliver_pending`]).
+    pub worker: tender_server::worker::WebhookWorker,
     _schema: Option<crate::pg::SchemaGuard>,
 }
 
@@ -54,6 +55,7 @@ pub struct Options {
     pub connector_settings_via_api: bool,
     /// False: the server runs no background tasks; the test steps them.
     pub run_tasks: bool,
+    pub run_webhook_worker: bool,
     /// Count loopback peers against the half-sent connections per address.
     pub count_loopback_half_open: bool,
     pub max_connections: usize,
@@ -70,6 +72,7 @@ impl Default for Options {
             allow_private_webhook_targets: false,
             connector_settings_via_api: false,
             run_tasks: true,
+            run_webhook_worker: true,
             count_loopback_half_open: false,
             max_connections: tender_server::connection::DEFAULT_MAX_CONNECTIONS,
             body_timeout: tender_server::connection::BODY_DEADLINE,
@@ -91,11 +94,13 @@ pub async fn spawn_app() -> Option<TestApp> {
     spawn_app_with(Options::default()).await
 }
 
-/// A server that runs no background tasks: the test steps them ([`TestApp::run_due_tasks`]),
-/// so what a task does happens when the test says, and no test waits for a worker.
+/// A server that runs no background tasks and sends no webhooks by itself: the test steps them
+/// ([`TestApp::run_due_tasks`], [`TestApp::deliver_pending`]), so what a task or a delivery
+/// does happens when the test says, and no test waits for a worker.
 pub async fn spawn_stepped_app() -> Option<TestApp> {
     spawn_app_with(Options {
         run_tasks: false,
+        run_webhook_worker: false,
         ..Options::default()
     })
     .await
@@ -103,14 +108,13 @@ pub async fn spawn_stepped_app() -> Option<TestApp> {
 
 pub async fn spawn_app_with(options: Options) -> Option<TestApp> {
     let data_dir = tempfile::tempdir().expect("tempdir");
-    let mut config = ServerConfig::new(data_dir.path().to_path_buf());
-    config.listen = "127.0.0.1:0".parse().unwrap();
-    config.receipt_listen = "127.0.0.1:0".parse().unwrap();
+    let mut config = crate::boot::test_config(data_dir.path());
     config.rate_limit = options.rate_limit;
     config.webhook_retry_scale = options.webhook_retry_scale;
     config.allow_private_webhook_targets = options.allow_private_webhook_targets;
     config.allow_connector_settings_via_api = options.connector_settings_via_api;
     config.run_tasks = options.run_tasks;
+    config.run_webhook_worker = options.run_webhook_worker;
     config.count_loopback_half_open = options.count_loopback_half_open;
     config.max_connections = options.max_connections;
     config.body_timeout = options.body_timeout;
@@ -124,29 +128,19 @@ pub async fn spawn_app_with(options: Options) -> Option<TestApp> {
         config.vault_key = Some(hex_key());
         schema = Some(name);
     }
-    let clock = Arc::new(OffsetClock::new());
-    let app = Application::build_with_clock(config, clock.clone())
-        .await
-        .expect("build");
-    let base = format!("http://{}", app.api_addr());
-    let receipt_base = format!("http://{}", app.receipt_addr());
-    let services = app.services().clone();
-    let account = app
-        .bootstrap
-        .clone()
-        .expect("a fresh store bootstraps an account");
-    tokio::spawn(app.run_until(std::future::pending()));
+    let app = crate::boot::boot(config).await;
     Some(TestApp {
-        base,
-        receipt_base,
+        base: app.base,
+        receipt_base: app.receipt_base,
         client: reqwest::Client::builder()
             .pool_max_idle_per_host(64)
             .build()
             .unwrap(),
-        account,
-        clock,
-        services,
+        account: app.account,
+        clock: app.clock,
+        services: app.services,
         data_dir,
+        worker: app.worker,
         _schema: schema.map(crate::pg::SchemaGuard),
     })
 }
@@ -171,6 +165,13 @@ impl TestApp {
             }
         }
         ran
+    }
+
+    /// Sends every webhook delivery due now, as the worker would, and says how many it sent.
+    /// Only for a server that sends none itself ([`spawn_stepped_app`]); after it, nothing
+    /// due is left unsent, so a test can assert what did not arrive without waiting.
+    pub async fn deliver_pending(&self) -> usize {
+        self.worker.deliver_due().await.unwrap()
     }
 
     pub fn sk(&self) -> &str {

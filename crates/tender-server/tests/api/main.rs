@@ -6,6 +6,8 @@ mod abuse;
 mod auth;
 mod balance;
 mod billing;
+#[path = "../support/boot.rs"]
+mod boot;
 mod connectors;
 mod customers;
 mod disputes;

@@ -11,6 +11,8 @@ mod auth;
 mod balance;
 #[path = "../api/billing.rs"]
 mod billing;
+#[path = "../support/boot.rs"]
+mod boot;
 #[path = "../api/connectors.rs"]
 mod connectors;
 #[path = "../api/customers.rs"]

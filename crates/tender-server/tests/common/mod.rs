@@ -1,6 +1,7 @@
 //! Harness shared by the dashboard tests (`tests/dashboard.rs`, `tests/browser.rs`): a real
 //! Tender on port 0 over a fresh SQLite data dir, and a small cookie-keeping HTTP client that
-//! behaves like a browser without JavaScript (no redirects followed, so tests see them).
+//! behaves like a browser without JavaScript (no redirects followed, so tests see them). The
+//! server is started as the API suites start theirs (`tests/support/boot.rs`).
 
 #![allow(dead_code)]
 
@@ -12,7 +13,10 @@ use serde_json::{json, Value};
 use tender_core::accounts::AccountCreated;
 use tender_core::clock::OffsetClock;
 use tender_core::services::Services;
-use tender_server::{Application, ServerConfig};
+use tender_server::ServerConfig;
+
+#[path = "../support/boot.rs"]
+mod boot;
 
 /// A running server and its bootstrap account.
 pub struct App {
@@ -31,30 +35,15 @@ pub async fn spawn_app() -> App {
 /// Starts the application after `configure` adjusts its settings.
 pub async fn spawn_app_with(configure: impl FnOnce(&mut ServerConfig)) -> App {
     let data_dir = tempfile::tempdir().expect("tempdir");
-    let mut config = ServerConfig::new(data_dir.path().to_path_buf());
-    config.listen = "127.0.0.1:0".parse().expect("addr");
-    config.receipt_listen = "127.0.0.1:0".parse().expect("addr");
-    config.rate_limit = 0;
-    config.webhook_retry_scale = 0.001;
+    let mut config = boot::test_config(data_dir.path());
     configure(&mut config);
-    let clock = Arc::new(OffsetClock::new());
-    let app = Application::build_with_clock(config, clock.clone())
-        .await
-        .expect("build");
-    let base = format!("http://{}", app.api_addr());
-    let receipt_base = format!("http://{}", app.receipt_addr());
-    let services = app.services().clone();
-    let account = app
-        .bootstrap
-        .clone()
-        .expect("a fresh store bootstraps an account");
-    tokio::spawn(app.run_until(std::future::pending()));
+    let app = boot::boot(config).await;
     App {
-        base,
-        receipt_base,
-        account,
-        services,
-        clock,
+        base: app.base,
+        receipt_base: app.receipt_base,
+        account: app.account,
+        services: app.services,
+        clock: app.clock,
         _data_dir: data_dir,
     }
 }
