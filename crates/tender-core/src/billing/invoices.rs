@@ -26,7 +26,8 @@ use crate::billing::invoice::{
 use crate::billing::subscription::{subscription_after, Subscription, SubscriptionEvent};
 use crate::documents::batch::Batch;
 use crate::documents::document::{from_body, to_body, to_value};
-use crate::documents::idempotency::{Internal, Kept, Settled};
+use crate::documents::idempotency::{Internal, Settled};
+use crate::documents::kept::Kept;
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, CustomerId, IdKind, PaymentMethodId};
 use crate::money::Amount;

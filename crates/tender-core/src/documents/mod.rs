@@ -4,7 +4,8 @@
 //!   definition, and the codec between a value and its stored text.
 //! - [`batch`]: [`batch::Batch`], the writes of one use case; [`commit`]: where a batch
 //!   reaches the store, with its idempotency record or as background work.
-//! - [`idempotency`]: idempotency keys, claims and their kept answers.
+//! - [`idempotency`]: idempotency keys and claims; [`kept`]: what a key keeps (an answer, a
+//!   payment's marker, a checkpoint) and how a replay opens it.
 //! - [`render`]: the seam from stored form to wire shape.
 
 pub mod batch;
@@ -13,4 +14,5 @@ pub mod document;
 pub mod fingerprint;
 pub mod hold;
 pub mod idempotency;
+pub mod kept;
 pub mod render;

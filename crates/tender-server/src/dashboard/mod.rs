@@ -9,8 +9,8 @@
 //! - [`throttle`]: login throttling per e-mail, client address and both, in memory.
 //! - [`overview`]: the landing page: 30-day figures, a daily chart, search.
 //! - [`auth`]: log in, log out, change password, the test/live switch.
-//! - [`keys`], [`payments`], [`customers`], [`webhooks`], [`connectors`]: one module per area;
-//!   [`balance`]: the balance, its transactions and chart, payouts and disputes; [`billing`]:
+//! - [`keys`], [`payments`] (its actions in [`payment_actions`]), [`customers`], [`webhooks`],
+//!   [`connectors`]: one module per area; [`balance`]: the balance, its transactions and chart, payouts and disputes; [`billing`]:
 //!   subscriptions, invoices, products and prices.
 //!
 //! Every read and write goes through the same use cases as the API, with a [`RequestContext`]
@@ -35,7 +35,8 @@ pub mod customers;
 pub mod keys;
 pub mod layout;
 pub mod overview;
-pub mod payments;
+mod payment_actions;
+mod payments;
 pub mod throttle;
 pub mod webhooks;
 
@@ -138,9 +139,18 @@ pub fn router(app: AppState, secure_cookies: bool) -> Router {
         .route("/disputes/{id}", get(balance::retrieve_dispute))
         .route("/disputes/{id}/evidence", post(balance::update_evidence))
         .route("/disputes/{id}/close", post(balance::close_dispute))
-        .route("/payments/{id}/refund", post(payments::refund_payment))
-        .route("/payments/{id}/capture", post(payments::capture_payment))
-        .route("/payments/{id}/cancel", post(payments::cancel_payment))
+        .route(
+            "/payments/{id}/refund",
+            post(payment_actions::refund_payment),
+        )
+        .route(
+            "/payments/{id}/capture",
+            post(payment_actions::capture_payment),
+        )
+        .route(
+            "/payments/{id}/cancel",
+            post(payment_actions::cancel_payment),
+        )
         .route(
             "/customers",
             get(customers::list_customers).post(customers::create_customer),

@@ -1,0 +1,234 @@
+//! Tests of [`super`] (`transactions.rs`), kept apart so the module reads as what it does.
+
+use super::*;
+use crate::balance::disputes::DisputeStatus;
+use crate::balance::payouts::PayoutStatus;
+use std::collections::HashMap;
+
+fn usd() -> Currency {
+    Currency::parse("usd").unwrap()
+}
+
+fn at(id: &str) -> At<'_> {
+    At {
+        txn_id: id,
+        now: 100,
+        livemode: false,
+    }
+}
+
+/// The ledger balances after `postings`, by account.
+fn apply(postings: &[&Posting]) -> HashMap<LedgerAccount, i64> {
+    let mut out = HashMap::new();
+    for p in postings {
+        for e in p.entries() {
+            *out.entry(e.account).or_insert(0) += e.amount;
+        }
+    }
+    out
+}
+
+#[test]
+fn each_movement_books_the_transaction_and_the_posting_that_agree() {
+    use LedgerAccount::*;
+    // (booking, type, amount, fee, net, status, the posting's entries by account)
+    let charge = charge(at("txn_c"), "pay_1", usd(), 1000, 59, "Card fee", 500).unwrap();
+    let refund = refund(at("txn_r"), "re_1", "pay_1", usd(), 300).unwrap();
+    let refund_failure = refund_failure(at("txn_rf"), "re_1", usd(), 300).unwrap();
+    let payout = payout(at("txn_p"), "po_1", usd(), 400).unwrap();
+    let payout_failure = payout_failure(at("txn_pf"), "po_1", usd(), 400).unwrap();
+    let dispute = dispute(at("txn_d"), "dp_1", "pay_1", usd(), 1000, 1500).unwrap();
+    let won = dispute_won(at("txn_w"), "dp_1", "pay_1", usd(), 1000).unwrap();
+    type Row<'a> = (
+        &'a Booking,
+        TxnType,
+        i64,
+        i64,
+        i64,
+        TxnStatus,
+        Vec<(LedgerAccount, i64)>,
+    );
+    let table: Vec<Row<'_>> = vec![
+        (
+            &charge,
+            TxnType::Charge,
+            1000,
+            59,
+            941,
+            TxnStatus::Pending,
+            vec![(External, -1000), (Pending, 941), (Fees, 59)],
+        ),
+        (
+            &refund,
+            TxnType::Refund,
+            -300,
+            0,
+            -300,
+            TxnStatus::Available,
+            vec![(Available, -300), (External, 300)],
+        ),
+        (
+            &refund_failure,
+            TxnType::RefundFailure,
+            300,
+            0,
+            300,
+            TxnStatus::Available,
+            vec![(External, -300), (Available, 300)],
+        ),
+        (
+            &payout,
+            TxnType::Payout,
+            -400,
+            0,
+            -400,
+            TxnStatus::Available,
+            vec![(Available, -400), (PayoutsInTransit, 400)],
+        ),
+        (
+            &payout_failure,
+            TxnType::PayoutFailure,
+            400,
+            0,
+            400,
+            TxnStatus::Available,
+            vec![(PayoutsInTransit, -400), (Available, 400)],
+        ),
+        (
+            &dispute,
+            TxnType::Adjustment,
+            -1000,
+            1500,
+            -2500,
+            TxnStatus::Available,
+            vec![(Available, -2500), (Disputes, 1000), (Fees, 1500)],
+        ),
+        (
+            &won,
+            TxnType::Adjustment,
+            1000,
+            0,
+            1000,
+            TxnStatus::Available,
+            vec![(Disputes, -1000), (Available, 1000)],
+        ),
+    ];
+    for (booking, kind, amount, fee, net, status, entries) in table {
+        let txn = booking.transaction.as_ref().unwrap();
+        assert_eq!(
+            (txn.kind, txn.amount, txn.fee, txn.net, txn.status),
+            (kind, amount, fee, net, status),
+            "{txn:?}"
+        );
+        assert_eq!(txn.net, txn.amount - txn.fee);
+        let got: Vec<(LedgerAccount, i64)> = booking
+            .posting
+            .as_ref()
+            .unwrap()
+            .entries()
+            .iter()
+            .map(|e| (e.account, e.amount))
+            .collect();
+        assert_eq!(got, entries, "{}", txn.id);
+        // The transaction's net is exactly what the merchant's balance (pending + available) moves.
+        let balance: i64 = got
+            .iter()
+            .filter(|(a, _)| matches!(a, Pending | Available))
+            .map(|(_, m)| m)
+            .sum();
+        assert_eq!(balance, txn.net, "{}", txn.id);
+    }
+    assert_eq!(charge.transaction.as_ref().unwrap().available_on, 500);
+    assert_eq!(
+        charge.transaction.as_ref().unwrap().fee_details[0].kind,
+        FeeType::TenderFee
+    );
+    assert_eq!(
+        dispute.transaction.as_ref().unwrap().fee_details[0].kind,
+        FeeType::DisputeFee
+    );
+    assert_eq!(
+        dispute.transaction.as_ref().unwrap().reporting_category,
+        "dispute"
+    );
+    // Causes are distinct per movement, so each posts once.
+    let causes: std::collections::HashSet<&str> = [
+        &charge,
+        &refund,
+        &refund_failure,
+        &payout,
+        &payout_failure,
+        &dispute,
+        &won,
+    ]
+    .iter()
+    .map(|b| b.posting.as_ref().unwrap().cause())
+    .collect();
+    assert_eq!(causes.len(), 7);
+}
+
+#[test]
+fn a_charge_becomes_available_and_movements_without_transactions_only_post() {
+    use LedgerAccount::*;
+    let c = charge(at("txn_c"), "pay_1", usd(), 1000, 59, "Card fee", 500).unwrap();
+    let txn = c.transaction.clone().unwrap();
+    let (after, moved) = make_available(&txn, 600).unwrap();
+    assert_eq!(after.status, TxnStatus::Available);
+    assert_eq!(after.net, 941);
+    let paid = payout_paid(700, "po_1", usd(), 400).unwrap().unwrap();
+    let lost = dispute_lost(700, "dp_1", usd(), 1000).unwrap().unwrap();
+    let p = payout(at("txn_p"), "po_1", usd(), 400).unwrap();
+    let d = dispute(at("txn_d"), "dp_1", "pay_1", usd(), 1000, 1500).unwrap();
+    let all = [
+        c.posting.as_ref().unwrap(),
+        moved.as_ref().unwrap(),
+        p.posting.as_ref().unwrap(),
+        &paid,
+        d.posting.as_ref().unwrap(),
+        &lost,
+    ];
+    let balances = apply(&all);
+    // 941 available − 400 paid out − 2,500 disputed: −1,959; the world got 400 + 1,000
+    // and gave 1,000; fees 59 + 1,500.
+    assert_eq!(balances[&Available], -1959);
+    assert_eq!(balances[&Pending], 0);
+    assert_eq!(balances[&PayoutsInTransit], 0);
+    assert_eq!(balances[&Disputes], 0);
+    assert_eq!(balances[&External], 400);
+    assert_eq!(balances[&Fees], 1559);
+    assert_eq!(balances.values().sum::<i64>(), 0);
+}
+
+#[test]
+fn nothing_moves_nothing_is_posted() {
+    // A free card price: the charge has no fee line; a fee equal to the amount leaves no
+    // pending entry.
+    let free = charge(at("txn_c"), "pay_1", usd(), 1000, 0, "Card fee", 5).unwrap();
+    assert!(free.transaction.as_ref().unwrap().fee_details.is_empty());
+    assert_eq!(free.posting.as_ref().unwrap().entries().len(), 2);
+    let all_fee = charge(at("txn_c"), "pay_1", usd(), 30, 30, "Card fee", 5).unwrap();
+    let (_, moved) = make_available(all_fee.transaction.as_ref().unwrap(), 6).unwrap();
+    assert_eq!(moved, None);
+    // A fee above the amount leaves a negative pending net, moved like any other.
+    let over = charge(at("txn_c"), "pay_1", usd(), 10, 30, "Card fee", 5).unwrap();
+    assert_eq!(over.transaction.as_ref().unwrap().net, -20);
+    let (_, moved) = make_available(over.transaction.as_ref().unwrap(), 6).unwrap();
+    let e: Vec<i64> = moved.unwrap().entries().iter().map(|e| e.amount).collect();
+    assert_eq!(e, vec![20, -20]);
+}
+
+#[test]
+fn wire_names() {
+    for t in TxnType::ALL {
+        assert_eq!(TxnType::parse(t.as_str()), Some(t));
+        assert_eq!(serde_json::to_value(t).unwrap(), t.as_str());
+    }
+    assert_eq!(
+        PayoutStatus::parse("in_transit"),
+        Some(PayoutStatus::InTransit)
+    );
+    assert_eq!(
+        serde_json::to_value(DisputeStatus::NeedsResponse).unwrap(),
+        "needs_response"
+    );
+}
