@@ -1,9 +1,11 @@
-//! THE route table of the API: every method and path under `/v2`, its handler, and whether a
-//! publishable key may call it. The router is built from it ([`super::router`]); the pipeline
-//! asks it which requests a publishable key may make ([`publishable`]) and which ones the
-//! router will answer 405 ([`refuses`], so that they stay out of idempotency); the request
-//! decoder of the fuzz targets walks it; `tests/openapi.rs` holds `docs/openapi.json` to it
-//! both ways. A new endpoint is one line here.
+//! THE route table of the API: every method and path under `/v2`, its parser, its handler,
+//! and whether a publishable key may call it. The router is built from it ([`super::router`]);
+//! the pipeline asks it which requests a publishable key may make ([`publishable`]) and which
+//! ones the router will answer 405 ([`refuses`], so that they stay out of idempotency); the
+//! fuzz targets decode requests with its parsers ([`decode`]); `tests/openapi.rs` holds
+//! `docs/openapi.json` to it both ways. A new endpoint is one line here: `op!(METHOD "path",
+//! parser => handler)`, where the parser turns the request's [`Input`] into the handler's
+//! typed command (see [`super::operation`]).
 //!
 //! `PATCH` is accepted wherever `POST` updates an object; `HEAD` wherever `GET` is.
 
