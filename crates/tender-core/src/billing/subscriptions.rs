@@ -454,17 +454,11 @@ impl Services {
         let mut ops = self.batch_for(ctx, scope);
         ops.update(&after, version)?
             .event("customer.subscription.deleted", &after)?;
-        if let Some(invoice_id) = &before.latest_invoice {
-            if let Some(r) = self
-                .store
-                .find_record(scope, Collection::Invoices, invoice_id)
-                .await?
-            {
-                let mut invoice: Invoice = from_body(&r.id, &r.body)?;
-                if invoice.status == InvoiceStatus::Open && invoice.next_payment_attempt.is_some() {
-                    invoice.next_payment_attempt = None;
-                    ops.update(&invoice, r.version)?;
-                }
+        // An open invoice is no longer retried.
+        if let Some((mut invoice, v)) = self.latest_invoice(scope, before).await? {
+            if invoice.status == InvoiceStatus::Open && invoice.next_payment_attempt.is_some() {
+                invoice.next_payment_attempt = None;
+                ops.update(&invoice, v)?;
             }
         }
         Ok((after, ops))
@@ -550,22 +544,34 @@ impl Services {
         after.ended_at = Some(now);
         let mut ops = self.background(scope);
         ops.change("customer.subscription.updated", (&before, &after), version)?;
-        if let Some(invoice_id) = &before.latest_invoice {
-            if let Some(r) = self
-                .store
-                .find_record(scope, Collection::Invoices, invoice_id)
-                .await?
-            {
-                let mut invoice: Invoice = from_body(&r.id, &r.body)?;
-                if let Some(status) = invoice_after(invoice.status, InvoiceEvent::Voided) {
-                    invoice.status = status;
-                    invoice.next_payment_attempt = None;
-                    ops.update(&invoice, r.version)?
-                        .event("invoice.voided", &invoice)?;
-                }
+        // Its unpaid first invoice is voided.
+        if let Some((mut invoice, v)) = self.latest_invoice(scope, &before).await? {
+            if let Some(status) = invoice_after(invoice.status, InvoiceEvent::Voided) {
+                invoice.status = status;
+                invoice.next_payment_attempt = None;
+                ops.update(&invoice, v)?.event("invoice.voided", &invoice)?;
             }
         }
         ops.done(task);
         self.commit_background(ops).await
+    }
+
+    /// The subscription's latest invoice and its version, unless it is gone.
+    async fn latest_invoice(
+        &self,
+        scope: &Scope,
+        subscription: &Subscription,
+    ) -> CoreResult<Option<(Invoice, i64)>> {
+        let Some(id) = &subscription.latest_invoice else {
+            return Ok(None);
+        };
+        match self
+            .store
+            .find_record(scope, Collection::Invoices, id)
+            .await?
+        {
+            Some(r) => Ok(Some((from_body(&r.id, &r.body)?, r.version))),
+            None => Ok(None),
+        }
     }
 }
