@@ -141,6 +141,30 @@ impl Outcome {
     }
 }
 
+/// The payment a try of `invoice` makes: its amount due, on the customer's `card`, naming the
+/// invoice.
+fn try_command(invoice: &Invoice, card: String) -> CoreResult<CreatePayment> {
+    let amount = Amount::parse(invoice.amount_due, invoice.currency).map_err(|_| {
+        CoreError::invalid(
+            "amount_due",
+            "amount_too_small",
+            "This invoice's amount cannot be charged.",
+        )
+    })?;
+    Ok(CreatePayment {
+        amount,
+        currency: invoice.currency,
+        payment_method: PaymentMethodInput::Saved(PaymentMethodId::stored(card)),
+        customer: Some(CustomerId::stored(invoice.customer.as_str())),
+        description: Some(format!("Invoice {}", invoice.id)),
+        metadata: Default::default(),
+        capture: true,
+        save_payment_method: false,
+        return_url: None,
+        invoice: Some(invoice.id.clone()),
+    })
+}
+
 impl Services {
     /// The card an automatic try of `customer`'s invoice charges (see the module's doc).
     pub(crate) async fn invoice_card(
@@ -219,10 +243,6 @@ impl Services {
                 message: "The customer has no saved card to charge this invoice with.".into(),
             });
         };
-        let principal = Principal {
-            scope: scope.clone(),
-            key_kind: KeyKind::Secret,
-        };
         // The name alone says which try: not the card, which may have changed between a try
         // cut short after its payment and its re-run (a new card saved meanwhile). The re-run
         // must get that payment back, not a mismatch that would leave the invoice stuck.
@@ -244,30 +264,14 @@ impl Services {
             Internal::Run(claim) => claim,
         };
         let ctx = RequestContext {
-            principal,
+            principal: Principal {
+                scope: scope.clone(),
+                key_kind: KeyKind::Secret,
+            },
             request_id: ids::generate(IdKind::Request),
             idempotency: Some(claim.hold()),
         };
-        let amount = Amount::parse(invoice.amount_due, invoice.currency).map_err(|_| {
-            CoreError::invalid(
-                "amount_due",
-                "amount_too_small",
-                "This invoice's amount cannot be charged.",
-            )
-        })?;
-        let cmd = CreatePayment {
-            amount,
-            currency: invoice.currency,
-            payment_method: PaymentMethodInput::Saved(PaymentMethodId::stored(card)),
-            customer: Some(CustomerId::stored(invoice.customer.as_str())),
-            description: Some(format!("Invoice {}", invoice.id)),
-            metadata: Default::default(),
-            capture: true,
-            save_payment_method: false,
-            return_url: None,
-            invoice: Some(invoice.id.clone()),
-        };
-        let result = self.create_payment(&ctx, cmd).await;
+        let result = self.create_payment(&ctx, try_command(invoice, card)?).await;
         // A payment's batch keeps it under the key itself; what is left to keep is an error
         // no batch wrote (the card could not be used).
         let answer = match &result {
