@@ -5,6 +5,7 @@
 //! - [`catalog`]: products and prices.
 //! - [`subscriptions`]: create (with its first invoice charged at once, or a trial), update,
 //!   cancel; the renewal, trial and expiry tasks.
+//! - [`outcome`]: how one try went, read from its payment as stored.
 //! - [`invoices`]: charging an invoice through the normal payment path (automatic tries with
 //!   dunning, `POST /invoices/{id}/pay`), voiding it.
 //! - [`clocks`]: test clocks and their advance.
@@ -33,6 +34,7 @@ pub mod hosted;
 pub mod invoice;
 pub mod invoices;
 pub mod model;
+pub mod outcome;
 pub mod subscription;
 pub mod subscriptions;
 
