@@ -188,6 +188,7 @@ impl TestApp {
     pub async fn other_account(&self) -> AccountCreated {
         let email = format!("other{}@example.com", rand_suffix());
         self.services
+            .accounts()
             .create_account(&email, Some("Other".into()), None)
             .await
             .expect("account")
@@ -240,9 +241,7 @@ impl TestApp {
 
 /// Whether `needle` occurs in `haystack`.
 pub fn contains(haystack: &[u8], needle: &str) -> bool {
-    haystack
-        .windows(needle.len())
-        .any(|w| w == needle.as_bytes())
+    memchr::memmem::find(haystack, needle.as_bytes()).is_some()
 }
 
 impl TestApp {
