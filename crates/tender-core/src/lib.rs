@@ -14,10 +14,14 @@
 //! - [`payments`], [`refunds`], [`customers`], [`payment_methods`], [`connectors`],
 //!   [`webhooks`], [`balance`] (ledger, fees, balance transactions, payouts, disputes),
 //!   [`billing`] (products, prices, subscriptions, invoices, test clocks), [`accounts`].
+//! - A resource's use cases are methods of its handle, declared in its `mod.rs`
+//!   ([`payments::Payments`], [`billing::Billing`]…) and reached from the services:
+//!   `services.payments().capture_payment(..)`.
 //!
 //! And what every resource goes through:
 //! - [`documents`]: how a document is kept and shown (idempotency, render).
-//! - [`services`]: [`services::Services`], the request context and the shared read helpers;
+//! - [`services`]: [`services::Services`] (what the use cases run on, and the one write
+//!   path every handle shares), the request context and the shared read helpers;
 //!   [`tasks`]: the runner of scheduled work.
 //!
 //! No HTTP, no SQL, no network I/O: `tender-server` and `tender-store` depend on this crate,

@@ -2,8 +2,12 @@
 //! factory, the configuration), the [`RequestContext`] a handler passes in, and the read helpers
 //! every resource shares (load, retrieve, list, paging, retry on conflict).
 //!
-//! The use cases themselves are `impl Services` blocks in each resource's folder
-//! (`payments/`, `refunds/`, `billing/`…); each reads through the [`Store`] and writes ONE
+//! The use cases themselves live in each resource's folder (`payments/`, `refunds/`,
+//! `billing/`…) as methods of that resource's handle ([`resource_handle!`]): `Payments`,
+//! `Refunds`, `Billing`…, reached as `services.payments()`. A handle is `Services` seen as
+//! one resource — it derefs to `Services` for the store, the clocks and the write path — so
+//! `Services` itself keeps only what every resource shares. Each use case reads through the
+//! [`Store`] and writes ONE
 //! batch (`documents::batch::Batch`, committed by `documents::commit`): the change, its events
 //! (with their webhook outbox rows, fanned out by the store) and the request's idempotency
 //! record.
@@ -21,6 +25,35 @@ use crate::payments::acquirer::Acquirer;
 use crate::store::{
     Collection, CreatedRange, Cursor, Field, ListQuery, Page, Store, StoredResponse,
 };
+
+/// Declares a resource's handle: `$name<'a>`, [`Services`] seen as that resource, whose
+/// `impl` blocks in the resource's folder hold its use cases, and `Services::$accessor()`,
+/// which hands it out. The handle derefs to `Services`, so a use case reads `self.store`,
+/// `self.now()` and `self.batch()` as before, and reaches another resource as
+/// `self.refunds()`.
+macro_rules! resource_handle {
+    ($(#[$doc:meta])* $name:ident, $accessor:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy)]
+        pub struct $name<'a>(&'a $crate::services::Services);
+
+        impl $crate::services::Services {
+            #[doc = concat!("This resource's use cases ([`", stringify!($name), "`]).")]
+            pub fn $accessor(&self) -> $name<'_> {
+                $name(self)
+            }
+        }
+
+        impl std::ops::Deref for $name<'_> {
+            type Target = $crate::services::Services;
+
+            fn deref(&self) -> &$crate::services::Services {
+                self.0
+            }
+        }
+    };
+}
+pub(crate) use resource_handle;
 
 /// How a response is rendered to bytes, supplied by the HTTP layer (which owns the wire error
 /// table) so that the bytes kept under an idempotency key are exactly the bytes first sent.
@@ -140,7 +173,8 @@ impl Services {
         crate::documents::render::Renderer::new(self.config.receipt_base.clone())
     }
 
-    /// A document as the JSON text the API shows ([`crate::documents::render`]), or 404 naming `kind`.
+    /// A document as the JSON text the API shows ([`crate::documents::render`]), or 404 naming
+    /// `kind`.
     pub async fn retrieve_raw(
         &self,
         scope: &Scope,

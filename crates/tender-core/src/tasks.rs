@@ -6,7 +6,8 @@
 //! - settle a bank transfer after the settlement delay → `succeeded` (or `failed`)
 //! - cancel a 3-D Secure authentication nobody completed → `canceled` (`abandoned`)
 //! - settle a pending bank-transfer refund → `succeeded`
-//! - sync a connector's payment or refund the processor left unknown ([`crate::payments::upstream`])
+//! - sync a connector's payment or refund the processor left unknown
+//!   ([`crate::payments::upstream`])
 //! - make a charge's money available after the availability delay ([`crate::balance::service`])
 //! - move a payout on at the bank: in transit, then paid or failed ([`crate::balance::payouts`])
 //! - open a dispute on a test payment of the disputed card, and decide a dispute
@@ -40,7 +41,7 @@ impl Services {
     async fn run_task(&self, task: &ClaimedTask) -> CoreResult<()> {
         match TaskKind::parse(&task.kind) {
             // An advance runs other tasks ([`Services::run_step`]), never itself.
-            Some(TaskKind::AdvanceClock) => self.advance_clock(task).await,
+            Some(TaskKind::AdvanceClock) => self.billing().advance_clock(task).await,
             _ => self.run_step(task).await,
         }
     }
@@ -51,52 +52,60 @@ impl Services {
             .retry_on_conflict(|| async {
                 match TaskKind::parse(&task.kind) {
                     Some(TaskKind::ExpireAuthorization) => {
-                        self.task_transition(
-                            task,
-                            PaymentStatus::RequiresCapture,
-                            Transition::Cancel,
-                            Some(CancellationReason::Abandoned),
-                        )
-                        .await
+                        self.payments()
+                            .task_transition(
+                                task,
+                                PaymentStatus::RequiresCapture,
+                                Transition::Cancel,
+                                Some(CancellationReason::Abandoned),
+                            )
+                            .await
                     }
                     Some(TaskKind::AbandonAuthentication) => {
-                        self.task_transition(
-                            task,
-                            PaymentStatus::RequiresAction,
-                            Transition::Cancel,
-                            Some(CancellationReason::Abandoned),
-                        )
-                        .await
+                        self.payments()
+                            .task_transition(
+                                task,
+                                PaymentStatus::RequiresAction,
+                                Transition::Cancel,
+                                Some(CancellationReason::Abandoned),
+                            )
+                            .await
                     }
                     Some(TaskKind::SettleBankTransfer) => {
-                        self.task_transition(
-                            task,
-                            PaymentStatus::Processing,
-                            Transition::Settle { success: true },
-                            None,
-                        )
-                        .await
+                        self.payments()
+                            .task_transition(
+                                task,
+                                PaymentStatus::Processing,
+                                Transition::Settle { success: true },
+                                None,
+                            )
+                            .await
                     }
                     Some(TaskKind::BounceBankTransfer) => {
-                        self.task_transition(
-                            task,
-                            PaymentStatus::Processing,
-                            Transition::Settle { success: false },
-                            None,
-                        )
-                        .await
+                        self.payments()
+                            .task_transition(
+                                task,
+                                PaymentStatus::Processing,
+                                Transition::Settle { success: false },
+                                None,
+                            )
+                            .await
                     }
-                    Some(TaskKind::SettleRefund) => self.settle_refund(task).await,
-                    Some(TaskKind::SyncPayment) => self.sync_payment(task).await,
-                    Some(TaskKind::SyncRefund) => self.sync_refund(task).await,
-                    Some(TaskKind::MakeAvailable) => self.make_available(task).await,
-                    Some(TaskKind::AdvancePayout) => self.advance_payout(task).await,
-                    Some(TaskKind::OpenDispute) => self.open_dispute(task).await,
-                    Some(TaskKind::ResolveDispute) => self.resolve_dispute(task).await,
-                    Some(TaskKind::RenewSubscription) => self.renew_subscription(task).await,
-                    Some(TaskKind::PayInvoice) => self.pay_invoice_task(task).await,
-                    Some(TaskKind::TrialWillEnd) => self.trial_will_end(task).await,
-                    Some(TaskKind::ExpireIncomplete) => self.expire_incomplete(task).await,
+                    Some(TaskKind::SettleRefund) => self.refunds().settle_refund(task).await,
+                    Some(TaskKind::SyncPayment) => self.payments().sync_payment(task).await,
+                    Some(TaskKind::SyncRefund) => self.refunds().sync_refund(task).await,
+                    Some(TaskKind::MakeAvailable) => self.balance().make_available(task).await,
+                    Some(TaskKind::AdvancePayout) => self.balance().advance_payout(task).await,
+                    Some(TaskKind::OpenDispute) => self.balance().open_dispute(task).await,
+                    Some(TaskKind::ResolveDispute) => self.balance().resolve_dispute(task).await,
+                    Some(TaskKind::RenewSubscription) => {
+                        self.billing().renew_subscription(task).await
+                    }
+                    Some(TaskKind::PayInvoice) => self.billing().pay_invoice_task(task).await,
+                    Some(TaskKind::TrialWillEnd) => self.billing().trial_will_end(task).await,
+                    Some(TaskKind::ExpireIncomplete) => {
+                        self.billing().expire_incomplete(task).await
+                    }
                     Some(TaskKind::AdvanceClock) | None => {
                         self.drop_task(task, "unknown task kind").await
                     }

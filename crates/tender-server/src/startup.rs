@@ -92,6 +92,7 @@ async fn bootstrap_account(services: &Services) -> anyhow::Result<Option<Account
         return Ok(None);
     }
     match services
+        .accounts()
         .create_account("admin@tender.local", None, None)
         .await
     {

@@ -355,6 +355,7 @@ async fn pages_escape_what_users_typed() {
     // The account's own name (set by the operator) is escaped too.
     let named = app
         .services
+        .accounts()
         .create_account(
             "named@example.com",
             Some(evil.into()),

@@ -3,10 +3,10 @@
 
 use serde::Serialize;
 
+use crate::accounts::Accounts;
 use crate::auth::{classify_key, generate_key, hash_key, last4, KeyKind, Mode, Principal, Scope};
 use crate::error::{AuthFailure, CoreError, CoreResult};
 use crate::ids::{self, IdKind};
-use crate::services::Services;
 use crate::store::ApiKeyRecord;
 
 /// A secret/publishable pair of one mode. `Debug` shows the secret key's last four only.
@@ -72,7 +72,7 @@ pub fn redact_key(key: &str) -> String {
     format!("{prefix}…{last4}")
 }
 
-impl Services {
+impl Accounts<'_> {
     /// The caller a presented key stands for, or 401 with the reason.
     pub async fn authenticate(&self, key: &str) -> CoreResult<Principal> {
         let Some((kind, mode)) = classify_key(key) else {

@@ -7,12 +7,17 @@ pub mod keys;
 pub mod passwords;
 pub mod sessions;
 
+crate::services::resource_handle!(
+    /// Accounts, keys, sessions and passwords: `Services` seen as this resource.
+    Accounts,
+    accounts
+);
+
 use serde::Serialize;
 
 use crate::auth::{KeyKind, Mode};
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::ids::{self, random_base62, IdKind};
-use crate::services::Services;
 use crate::store::AccountRecord;
 use crate::validate::email_valid;
 use keys::{new_key, AccountKeys, KeyPair};
@@ -39,7 +44,7 @@ impl std::fmt::Debug for AccountCreated {
     }
 }
 
-impl Services {
+impl Accounts<'_> {
     /// Creates an account with a dashboard login and test and live key pairs.
     pub async fn create_account(
         &self,
@@ -102,7 +107,7 @@ impl Services {
     }
 }
 
-impl Services {
+impl Accounts<'_> {
     /// Sets what customers see of the account on receipts: its business name and public
     /// e-mail (`None` or blank clears one).
     pub async fn update_account_profile(

@@ -4,9 +4,9 @@
 use argon2::password_hash::{rand_core::OsRng, PasswordHasher, SaltString};
 use argon2::Argon2;
 
+use crate::accounts::Accounts;
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::ids::random_base62;
-use crate::services::Services;
 use crate::store::SessionRecord;
 
 /// Argon2id hash (PHC string) of a dashboard password.
@@ -71,7 +71,7 @@ pub fn verify_password(password: &str, phc: &str) -> bool {
         .unwrap_or(false)
 }
 
-impl Services {
+impl Accounts<'_> {
     /// Sets a dashboard password without the current one (the operator's recovery, from the
     /// CLI), and ends every session of the account. Generates one when `password` is `None`.
     pub async fn set_password(

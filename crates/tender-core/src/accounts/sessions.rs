@@ -2,10 +2,10 @@
 //! stored), and it lasts [`SESSION_TTL_SECS`] in the mode it shows.
 
 use crate::accounts::passwords::{hash_password, verify_password_bounded};
+use crate::accounts::Accounts;
 use crate::auth::{hash_key, Mode};
 use crate::error::CoreResult;
 use crate::ids::random_base62;
-use crate::services::Services;
 use crate::store::SessionRecord;
 
 /// How long a dashboard session lasts.
@@ -18,7 +18,7 @@ pub struct NewSession {
     pub session: SessionRecord,
 }
 
-impl Services {
+impl Accounts<'_> {
     /// Checks a dashboard login; `None` for an unknown e-mail or a wrong password (the same
     /// answer, after the same Argon2 work, so the two cannot be told apart).
     pub async fn login(&self, email: &str, password: &str) -> CoreResult<Option<NewSession>> {

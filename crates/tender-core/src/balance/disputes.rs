@@ -1,7 +1,7 @@
 //! Disputes (`dp_`, CONTRACT §9): a cardholder's bank takes a payment's money back, and the
 //! merchant answers with evidence.
 //!
-//! - Opening one ([`Services::open_dispute`], the `open_dispute` task scheduled when a test-mode
+//! - Opening one ([`BalanceBook::open_dispute`], the `open_dispute` task scheduled when a test-mode
 //!   payment on the disputed test card is approved) withdraws the disputed amount and charges the
 //!   account's dispute fee at once: an `adjustment` transaction and its posting (available →
 //!   disputes + fees), in the batch that records the dispute and marks the payment `disputed`
@@ -17,13 +17,15 @@
 //!   nobody answers by `evidence_details.due_by` is lost the same way.
 //!
 //! Every change is one batch with its event (`dispute.created`, `dispute.updated`,
-//! `dispute.closed`). Depends on the domain ([`crate::balance::transactions`]) and the storage port.
+//! `dispute.closed`). Depends on the domain ([`crate::balance::transactions`]) and the storage
+//! port.
 
 use crate::auth::Scope;
 use crate::balance::transactions::{self, At};
 use serde::{Deserialize, Serialize};
 
 use crate::balance::transactions::BalanceTransaction;
+use crate::balance::BalanceBook;
 use crate::documents::batch::Batch;
 use crate::documents::document::to_value;
 use crate::error::{CoreError, CoreResult};
@@ -32,7 +34,7 @@ use crate::metadata;
 use crate::metadata::Metadata;
 use crate::money::Currency;
 use crate::payments::payment::{Payment, PaymentStatus};
-use crate::services::{RequestContext, Services};
+use crate::services::RequestContext;
 use crate::store::{ClaimedTask, Collection};
 use crate::task::TaskKind;
 
@@ -216,7 +218,7 @@ fn merge_evidence(kept: &Evidence, given: Evidence) -> CoreResult<Evidence> {
     })
 }
 
-impl Services {
+impl BalanceBook<'_> {
     /// The `open_dispute` task: the cardholder's bank disputes the payment's captured amount
     /// (less what was refunded).
     pub(crate) async fn open_dispute(&self, task: &ClaimedTask) -> CoreResult<()> {
@@ -235,7 +237,7 @@ impl Services {
                 batch.done(task).schedule(
                     TaskKind::OpenDispute,
                     &before.id,
-                    self.now() + self.available_delay(scope.livemode()),
+                    self.now() + self.balance().available_delay(scope.livemode()),
                 );
                 return self.commit_background(batch).await;
             }
@@ -245,7 +247,7 @@ impl Services {
         let now = self.now();
         let id = ids::generate(IdKind::Dispute);
         let txn_id = ids::generate(IdKind::BalanceTransaction);
-        let fee = self.pricing(&scope.account).await?.dispute;
+        let fee = self.balance().pricing(&scope.account).await?.dispute;
         let booking = transactions::dispute(
             At {
                 txn_id: &txn_id,

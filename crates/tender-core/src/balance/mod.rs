@@ -1,5 +1,11 @@
 //! The merchant's money: the double-entry ledger (CONTRACT §9), pricing and fees, balance
 //! transactions and the booking of every movement, payouts, disputes and the bookkeeper's report.
+//!
+//! - [`ledger`], [`fees`], [`transactions`]: pure values and rules (postings that can only be
+//!   built balanced, prices, the booking of each movement).
+//! - [`service`]: booking, availability, `GET /balance`, the backfill and the CSV report;
+//!   [`payouts`], [`disputes`]: their objects and use cases; [`verify`]: `tender ledger verify`.
+//! - [`report`]: the bookkeeper's CSV, pure.
 
 pub mod disputes;
 pub mod fees;
@@ -8,3 +14,10 @@ pub mod payouts;
 pub mod report;
 pub mod service;
 pub mod transactions;
+pub mod verify;
+
+crate::services::resource_handle!(
+    /// The balance, its ledger, payouts and disputes: `Services` seen as this resource.
+    BalanceBook,
+    balance
+);

@@ -24,10 +24,11 @@ use crate::ids::{self, IdKind};
 use crate::metadata::{self, Metadata};
 use crate::money::{Amount, Currency};
 use crate::secret::Secret;
-use crate::services::{RequestContext, Services};
+use crate::services::RequestContext;
 use crate::store::{ClaimedTask, Collection};
 use crate::vault::Sealer;
 
+use crate::balance::BalanceBook;
 use crate::task::TaskKind;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -162,6 +163,33 @@ pub struct CreatePayout {
     pub metadata: Vec<(String, String)>,
 }
 
+/// A payout's destination, checked: a valid IBAN (kept apart, sealed) and its holder's name.
+fn payout_destination(
+    cmd: &CreatePayout,
+) -> CoreResult<(crate::validate::iban::Iban, PayoutDestination)> {
+    let iban = crate::validate::iban::validate(cmd.iban.expose()).map_err(|_| {
+        CoreError::invalid(
+            "destination[iban]",
+            "parameter_invalid",
+            "The IBAN is not valid (length for its country, or check digits).",
+        )
+    })?;
+    let holder = cmd.account_holder_name.trim();
+    if holder.is_empty() || holder.chars().count() > 200 {
+        return Err(CoreError::invalid(
+            "destination[account_holder_name]",
+            "parameter_invalid",
+            "destination[account_holder_name] must be 1 to 200 characters.",
+        ));
+    }
+    let destination = PayoutDestination {
+        last4: iban.last4.clone(),
+        country: iban.country.to_string(),
+        account_holder_name: holder.to_string(),
+    };
+    Ok((iban, destination))
+}
+
 fn payout_state_error(p: &Payout, action: &str) -> CoreError {
     CoreError::invalid(
         "payout",
@@ -173,7 +201,7 @@ fn payout_state_error(p: &Payout, action: &str) -> CoreError {
     )
 }
 
-impl Services {
+impl BalanceBook<'_> {
     fn iban_sealer(&self) -> Sealer {
         Sealer::new(&self.config.vault_key, "payout destination")
     }
@@ -185,21 +213,7 @@ impl Services {
         cmd: CreatePayout,
     ) -> CoreResult<Payout> {
         let scope = ctx.scope();
-        let iban = crate::validate::iban::validate(cmd.iban.expose()).map_err(|_| {
-            CoreError::invalid(
-                "destination[iban]",
-                "parameter_invalid",
-                "The IBAN is not valid (length for its country, or check digits).",
-            )
-        })?;
-        let holder = cmd.account_holder_name.trim();
-        if holder.is_empty() || holder.chars().count() > 200 {
-            return Err(CoreError::invalid(
-                "destination[account_holder_name]",
-                "parameter_invalid",
-                "destination[account_holder_name] must be 1 to 200 characters.",
-            ));
-        }
+        let (iban, destination) = payout_destination(&cmd)?;
         crate::validate::check_text("description", cmd.description.as_deref(), 1000)?;
         let metadata: Metadata = metadata::on_create(cmd.metadata)?;
         let now = self.now();
@@ -225,11 +239,7 @@ impl Services {
             currency: cmd.currency,
             status: PayoutStatus::Pending,
             arrival_date: now + 2 * delay,
-            destination: PayoutDestination {
-                last4: iban.last4.clone(),
-                country: iban.country.to_string(),
-                account_holder_name: holder.to_string(),
-            },
+            destination,
             balance_transaction: Some(txn_id),
             failure_balance_transaction: None,
             failure_code: None,

@@ -2,23 +2,24 @@
 //! each movement of money in the batch of the change that causes it, the availability task, and
 //! the reads (`GET /balance`, balance transactions).
 //!
-//! - Booking: [`Services::book_charge`] (a payment whose capture or settlement this batch
-//!   records), [`Services::book_refund`] and [`Services::book_refund_failure`] return the writes
-//!   of a [`crate::balance::transactions::Booking`]: the transaction document, the ledger posting, and for a
-//!   charge the task that makes it available. Each sets the id of its transaction on the object
-//!   that caused it, so a second booking of the same payment or refund books nothing, and the
-//!   store posts each cause once whatever happens.
-//! - Prices are read from the account and kept [`crate::balance::fees::PRICING_TTL_SECS`] per process (the services'
-//!   clock), so a payment does not read the account row; this process's own changes clear it, and
-//!   another process sees a change within the TTL. A booked transaction keeps the fee it had.
+//! - Booking: [`BalanceBook::book_charge`] (a payment whose capture or settlement this batch
+//!   records), [`BalanceBook::book_refund`] and [`BalanceBook::book_refund_failure`] return the
+//!   writes of a [`crate::balance::transactions::Booking`]: the transaction document, the ledger
+//!   posting, and for a charge the task that makes it available. Each sets the id of its
+//!   transaction on the object that caused it, so a second booking of the same payment or refund
+//!   books nothing, and the store posts each cause once whatever happens.
+//! - Prices are read from the account and kept [`crate::balance::fees::PRICING_TTL_SECS`] per
+//!   process (the services' clock), so a payment does not read the account row; this process's own
+//!   changes clear it, and another process sees a change within the TTL. A booked transaction keeps
+//!   the fee it had.
 //! - `GET /balance` is read from the ledger's `pending` and `available` accounts, which equal the
 //!   sum of `net` of the transactions of each status by construction; `tender ledger verify`
-//!   checks that they do ([`Services::verify_ledger`]).
+//!   checks that they do ([`BalanceBook::verify_ledger`]).
 //!
-//! Depends on the domain ([`crate::balance::transactions`], [`crate::balance::ledger`], [`crate::balance::fees`]) and the
-//! storage port.
+//! Depends on the domain ([`crate::balance::transactions`], [`crate::balance::ledger`],
+//! [`crate::balance::fees`]) and the storage port.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
@@ -26,13 +27,14 @@ use crate::auth::Scope;
 use crate::balance::fees::Pricing;
 use crate::balance::ledger::LedgerAccount;
 use crate::balance::transactions::{self, At, BalanceTransaction, TxnStatus};
+use crate::balance::BalanceBook;
 use crate::documents::batch::Batch;
 use crate::documents::document::from_body;
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, IdKind};
 use crate::payments::payment::Payment;
 use crate::refunds::refund::Refund;
-use crate::services::{RawPage, Services};
+use crate::services::RawPage;
 use crate::store::{ClaimedTask, Collection, Field};
 
 /// The availability delay by default: two days in live mode, a minute in test mode.
@@ -59,7 +61,7 @@ fn posting_failed(e: crate::balance::ledger::PostingError) -> CoreError {
     CoreError::internal("build a ledger posting", e)
 }
 
-impl Services {
+impl BalanceBook<'_> {
     /// The account's prices (cached for [`crate::balance::fees::PRICING_TTL_SECS`]).
     pub async fn pricing(&self, account: &str) -> CoreResult<Pricing> {
         let now = self.now();
@@ -222,7 +224,7 @@ impl Services {
     }
 
     /// `GET /balance`: per currency that has transactions, what is pending and available.
-    pub async fn balance(&self, scope: &Scope) -> CoreResult<Balance> {
+    pub async fn retrieve_balance(&self, scope: &Scope) -> CoreResult<Balance> {
         let mut by_currency: BTreeMap<&'static str, (crate::money::Currency, i64, i64)> =
             BTreeMap::new();
         for b in self.store.ledger_balances(scope).await? {
@@ -267,20 +269,9 @@ impl Services {
     }
 }
 
-/// What `tender ledger verify` found for one scope.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LedgerReport {
-    /// Ledger account balances (per currency), balance transactions and payments looked at.
-    pub balances_checked: usize,
-    pub transactions_checked: usize,
-    pub payments_checked: usize,
-    /// Every difference, one line each; empty when the ledger holds.
-    pub differences: Vec<String>,
-}
-
-impl Services {
+impl BalanceBook<'_> {
     /// Every document of a collection in the scope, oldest first.
-    async fn all_records(
+    pub(super) async fn all_records(
         &self,
         scope: &Scope,
         collection: Collection,
@@ -374,166 +365,5 @@ impl Services {
             txns.push(from_body::<BalanceTransaction>(&record.id, &record.body)?);
         }
         Ok(crate::balance::report::balance_csv(&txns))
-    }
-
-    /// Recomputes the scope's ledger from its postings and checks every invariant of CONTRACT
-    /// §9 against what the API serves: each posting sums to zero per currency; each balance the
-    /// store keeps equals the sum of its entries; `GET /balance` equals the sum of the
-    /// transactions' `net` by status; each transaction's `net` is `amount − fee` and its fee
-    /// the sum of its fee details; for each payment, captured − refunded − withheld by disputes
-    /// − fees equals the `net` of the transactions it (its refunds, its disputes) sourced, and
-    /// `0 ≤ refunded ≤ captured ≤ amount` (CONTRACT §15). Sums saturate instead of wrapping, so
-    /// a ledger damaged past `i64` is reported, not a failure to read it.
-    pub async fn verify_ledger(&self, scope: &Scope) -> CoreResult<LedgerReport> {
-        let mut report = LedgerReport::default();
-        let diff = &mut report.differences;
-        for cause in self.store.unbalanced_postings(scope).await? {
-            diff.push(format!("posting {cause} does not sum to zero"));
-        }
-        let key =
-            |b: &crate::balance::ledger::LedgerBalance| (b.account.as_str(), b.currency.code());
-        let kept: BTreeMap<_, i64> = self
-            .store
-            .ledger_balances(scope)
-            .await?
-            .iter()
-            .map(|b| (key(b), b.amount))
-            .collect();
-        let recomputed: BTreeMap<_, i64> = self
-            .store
-            .recompute_balances(scope)
-            .await?
-            .iter()
-            .map(|b| (key(b), b.amount))
-            .collect();
-        for k in kept.keys().chain(recomputed.keys()) {
-            let (a, b) = (
-                kept.get(k).copied().unwrap_or(0),
-                recomputed.get(k).copied().unwrap_or(0),
-            );
-            if a != b {
-                diff.push(format!(
-                    "ledger account {} {}: kept {a}, postings sum to {b}",
-                    k.0, k.1
-                ));
-            }
-        }
-        report.balances_checked = recomputed.len();
-
-        // The balance the API serves, and the transactions.
-        let shown = self.balance(scope).await?;
-        let mut by_status: BTreeMap<(&'static str, &'static str), i64> = BTreeMap::new();
-        let mut net_by_source: HashMap<String, i64> = HashMap::new();
-        let mut fee_by_source: HashMap<String, i64> = HashMap::new();
-        for record in self
-            .all_records(scope, Collection::BalanceTransactions)
-            .await?
-        {
-            let t: BalanceTransaction = from_body(&record.id, &record.body)?;
-            report.transactions_checked += 1;
-            if Some(t.net) != t.amount.checked_sub(t.fee) {
-                diff.push(format!("{}: net {} is not amount − fee", t.id, t.net));
-            }
-            let details = t
-                .fee_details
-                .iter()
-                .try_fold(0i64, |sum, f| sum.checked_add(f.amount));
-            if Some(t.fee) != details {
-                diff.push(format!(
-                    "{}: fee {} is not the sum of its details",
-                    t.id, t.fee
-                ));
-            }
-            let add = |slot: &mut i64, v: i64| *slot = slot.saturating_add(v);
-            add(
-                by_status
-                    .entry((t.status.as_str(), t.currency.code()))
-                    .or_insert(0),
-                t.net,
-            );
-            add(net_by_source.entry(t.source.clone()).or_insert(0), t.net);
-            add(fee_by_source.entry(t.source.clone()).or_insert(0), t.fee);
-        }
-        for (status, figures) in [("available", &shown.available), ("pending", &shown.pending)] {
-            for f in figures {
-                let sum = by_status.remove(&(status, f.currency.code())).unwrap_or(0);
-                if sum != f.amount {
-                    diff.push(format!(
-                        "balance {status} {}: shows {}, transactions sum to {sum}",
-                        f.currency.code(),
-                        f.amount
-                    ));
-                }
-            }
-        }
-        for ((status, currency), sum) in by_status {
-            if sum != 0 {
-                diff.push(format!(
-                    "balance {status} {currency}: not shown, transactions sum to {sum}"
-                ));
-            }
-        }
-
-        // Each payment against what it sourced.
-        let mut sources_of: HashMap<String, Vec<String>> = HashMap::new();
-        for record in self.all_records(scope, Collection::Refunds).await? {
-            let r: Refund = from_body(&record.id, &record.body)?;
-            sources_of.entry(r.payment).or_default().push(r.id);
-        }
-        let mut withheld: HashMap<String, i64> = HashMap::new();
-        for record in self.all_records(scope, Collection::Disputes).await? {
-            let d: crate::balance::disputes::Dispute = from_body(&record.id, &record.body)?;
-            if d.status != crate::balance::disputes::DisputeStatus::Won {
-                let slot = withheld.entry(d.payment.clone()).or_insert(0);
-                *slot = slot.saturating_add(d.amount);
-            }
-            sources_of.entry(d.payment).or_default().push(d.id);
-        }
-        for record in self.all_records(scope, Collection::Payments).await? {
-            let p: Payment = from_body(&record.id, &record.body)?;
-            report.payments_checked += 1;
-            let mut sources = vec![p.id.clone()];
-            sources.extend(sources_of.remove(&p.id).unwrap_or_default());
-            let sum = |of: &HashMap<String, i64>| {
-                sources
-                    .iter()
-                    .filter_map(|s| of.get(s))
-                    .fold(0i64, |a, b| a.saturating_add(*b))
-            };
-            let (net, fees) = (sum(&net_by_source), sum(&fee_by_source));
-            if !(0..=p.amount).contains(&p.amount_captured) {
-                diff.push(format!(
-                    "{}: captured {} is outside 0..={} (its amount)",
-                    p.id, p.amount_captured, p.amount
-                ));
-            }
-            if !(0..=p.amount_captured).contains(&p.amount_refunded) {
-                diff.push(format!(
-                    "{}: refunded {} is outside 0..={} (what was captured)",
-                    p.id, p.amount_refunded, p.amount_captured
-                ));
-            }
-            let expected = p
-                .amount_captured
-                .saturating_sub(p.amount_refunded)
-                .saturating_sub(withheld.get(&p.id).copied().unwrap_or(0))
-                .saturating_sub(fees);
-            if net != expected {
-                diff.push(format!(
-                    "{}: captured {} − refunded {} − disputed {} − fees {fees} is {expected}, its transactions' net is {net}",
-                    p.id,
-                    p.amount_captured,
-                    p.amount_refunded,
-                    withheld.get(&p.id).copied().unwrap_or(0)
-                ));
-            }
-            if p.amount_captured > 0 && p.balance_transaction.is_none() {
-                diff.push(format!(
-                    "{}: captured but has no balance transaction (written before the ledger existed? `tender ledger backfill` books it)",
-                    p.id
-                ));
-            }
-        }
-        Ok(report)
     }
 }

@@ -3,12 +3,13 @@
 //! made inactive); a product can be deleted only while it has no price.
 
 use crate::billing::model::{Interval, Price, PriceType, Product, Recurring, NAME_MAX_CHARS};
+use crate::billing::Billing;
 use crate::documents::document::to_value;
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, IdKind};
 use crate::metadata;
 use crate::money::{Currency, MAX_AMOUNT};
-use crate::services::{RequestContext, Services};
+use crate::services::RequestContext;
 use crate::store::{Collection, Field, ListQuery};
 use crate::validate::check_text;
 
@@ -90,7 +91,7 @@ fn check_recurring(interval: &str, count: Option<i64>) -> CoreResult<Recurring> 
     })
 }
 
-impl Services {
+impl Billing<'_> {
     pub async fn create_product(
         &self,
         ctx: &RequestContext,

@@ -22,11 +22,12 @@ use crate::billing::model::{
     MAX_INVOICES_PER_ADVANCE,
 };
 use crate::billing::subscription::{Subscription, SubscriptionStatus};
+use crate::billing::Billing;
 use crate::customers::customer::Customer;
 use crate::documents::document::{from_body, to_value};
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, IdKind};
-use crate::services::{RequestContext, Services};
+use crate::services::RequestContext;
 use crate::store::{ClaimedTask, Collection, Field};
 use crate::task::TaskKind;
 use crate::validate::check_text;
@@ -63,7 +64,7 @@ fn check_time(param: &str, t: i64) -> CoreResult<()> {
     Ok(())
 }
 
-impl Services {
+impl Billing<'_> {
     pub async fn create_test_clock(
         &self,
         ctx: &RequestContext,
@@ -329,7 +330,8 @@ impl Services {
                 .await?;
             for (customer, customer_version) in customers {
                 ops.extend(
-                    self.delete_customer_ops(ctx, &customer, customer_version)
+                    self.customers()
+                        .delete_customer_ops(ctx, &customer, customer_version)
                         .await?,
                 );
             }

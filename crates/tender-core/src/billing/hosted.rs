@@ -3,7 +3,7 @@
 //! pay button would charge; and that button, which tries the open invoice now as
 //! `POST /invoices/{id}/pay` does (a try that leaves the dunning schedule alone).
 //!
-//! Every rendering of the page carries a one-time token ([`Services::hosted_pay_token`]): an
+//! Every rendering of the page carries a one-time token ([`Billing::hosted_pay_token`]): an
 //! HMAC under a key derived from the vault key, bound to the invoice and valid for an hour. The
 //! button sends it back, and a token is one try: it names the try's idempotency record, so two
 //! presses of one page (or a replayed form) charge once, the second answering as the first, or
@@ -16,12 +16,13 @@ use sha2::Sha256;
 
 use crate::auth::{KeyKind, Principal};
 use crate::billing::invoice::{Invoice, InvoiceStatus};
+use crate::billing::Billing;
 use crate::documents::document::{from_body, to_value};
 use crate::documents::idempotency::{Internal, Settled};
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, IdKind};
 use crate::payment_methods::payment_method::PaymentMethod;
-use crate::services::{RequestContext, Services};
+use crate::services::RequestContext;
 use crate::store::Collection;
 
 /// How long a rendered page's pay token may be used.
@@ -39,7 +40,7 @@ pub struct HostedInvoice {
     pub card: Option<PaymentMethod>,
 }
 
-impl Services {
+impl Billing<'_> {
     /// The invoice `id` for its hosted page, or `None` when there is no such invoice.
     pub async fn find_hosted_invoice(&self, id: &str) -> CoreResult<Option<HostedInvoice>> {
         if !ids::looks_like(IdKind::Invoice, id) {
@@ -50,7 +51,7 @@ impl Services {
             return Ok(None);
         };
         let invoice: Invoice = from_body(&record.id, &record.body)?;
-        let (merchant, merchant_email) = self.merchant(&scope.account).await?;
+        let (merchant, merchant_email) = self.payments().merchant(&scope.account).await?;
         let mut card = None;
         if invoice.status == InvoiceStatus::Open {
             let subscription = self.invoice_subscription(&scope, &invoice).await?;

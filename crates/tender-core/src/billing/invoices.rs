@@ -1,7 +1,7 @@
 //! Invoices (`in_`): each try to collect one, through the normal payment path, and what the
 //! try's outcome does to the invoice and its subscription.
 //!
-//! - A **try** ([`Services::charge_try`]) creates a payment (`invoice` names the invoice) with
+//! - A **try** ([`Billing::charge_try`]) creates a payment (`invoice` names the invoice) with
 //!   the customer's card, under Tender's own idempotency key `invoice:{id}:{n}` for the n-th
 //!   try ([`Services::begin_internal`]): run again after a crash, it gets the same payment back
 //!   instead of charging twice.
@@ -21,7 +21,7 @@ use serde_json::json;
 
 use crate::auth::{KeyKind, Principal, Scope};
 use crate::billing::invoice::{
-    invoice_after, is_hard_decline, Invoice, InvoiceEvent, InvoiceStatus,
+    invoice_after, is_hard_decline, Dunning, Invoice, InvoiceEvent, InvoiceStatus,
 };
 use crate::billing::outcome::Outcome;
 use crate::billing::subscription::{subscription_after, Subscription, SubscriptionEvent};
@@ -35,7 +35,8 @@ use crate::money::Amount;
 use crate::payment_methods::payment_method::PaymentMethod;
 use crate::payments::create::{CreatePayment, PaymentMethodInput};
 
-use crate::services::{RequestContext, Services};
+use crate::billing::Billing;
+use crate::services::RequestContext;
 use crate::store::{ClaimedTask, Collection, Field, ListQuery};
 use crate::task::TaskKind;
 
@@ -74,7 +75,7 @@ fn try_command(invoice: &Invoice, card: String) -> CoreResult<CreatePayment> {
     })
 }
 
-impl Services {
+impl Billing<'_> {
     /// The card an automatic try of `customer`'s invoice charges (see the module's doc).
     pub(crate) async fn invoice_card(
         &self,
@@ -180,7 +181,10 @@ impl Services {
             request_id: ids::generate(IdKind::Request),
             idempotency: Some(claim.hold()),
         };
-        let result = self.create_payment(&ctx, try_command(invoice, card)?).await;
+        let result = self
+            .payments()
+            .create_payment(&ctx, try_command(invoice, card)?)
+            .await;
         // A payment's batch keeps it under the key itself; what is left to keep is an error
         // no batch wrote (the card could not be used).
         let answer = match &result {
@@ -197,22 +201,7 @@ impl Services {
             }
             Settled::Refuse(e) => return Err(e),
         }
-        match result {
-            Ok(p) => Ok(Outcome::of(&p)),
-            Err(CoreError::Card {
-                code,
-                decline_code,
-                message,
-                payment: Some(payment),
-                ..
-            }) => Ok(Outcome::Failed {
-                payment: Some(payment),
-                code: code.into_owned(),
-                decline_code: decline_code.map(|d| d.into_owned()),
-                message: message.into_owned(),
-            }),
-            Err(e) => Outcome::without_payment(&e).ok_or(e),
-        }
+        Outcome::of_result(result)
     }
 
     /// The outcome of a try that ran before, from what it kept: the payment as stored (a
@@ -281,66 +270,21 @@ impl Services {
         outcome: &Outcome,
         automatic: bool,
     ) -> CoreResult<(Invoice, Batch)> {
-        let now = self.now();
-        let mut after = invoice.clone();
-        after.attempt_count += 1;
-        let mut events = Vec::new();
-        let mut retry = None;
-        let mut sub_event = None;
-        match outcome {
-            Outcome::Paid { payment } => {
-                if let Some(p) = payment {
-                    after.payment = Some(p.clone());
-                    after.payments.push(p.clone());
-                }
-                after.status = invoice_after(invoice.status, InvoiceEvent::Paid)
-                    .ok_or_else(|| invoice_state_error(invoice, "it can be paid"))?;
-                after.amount_paid = after.amount_due;
-                after.next_payment_attempt = None;
-                events.push("invoice.paid");
-                sub_event = Some(SubscriptionEvent::InvoicePaid);
-            }
-            Outcome::Failed {
-                payment,
-                decline_code,
-                ..
-            } => {
-                if let Some(p) = payment {
-                    after.payment = Some(p.clone());
-                    after.payments.push(p.clone());
-                }
-                events.push("invoice.payment_failed");
-                let first_invoice = subscription.is_some_and(|(s, _)| {
-                    s.status == crate::billing::subscription::SubscriptionStatus::Incomplete
-                });
-                if automatic && !first_invoice {
-                    let first = *after.first_failed_at.get_or_insert(now);
-                    after.dunning_step += 1;
-                    let next = match is_hard_decline(decline_code.as_deref()) {
-                        true => None,
-                        false => self.config.dunning.next_attempt(first, after.dunning_step),
-                    };
-                    after.next_payment_attempt = next;
-                    match next {
-                        Some(t) => {
-                            retry = Some(t);
-                            sub_event = Some(SubscriptionEvent::PaymentFailed);
-                        }
-                        None => {
-                            after.status = invoice_after(invoice.status, InvoiceEvent::GaveUp)
-                                .ok_or_else(|| {
-                                    invoice_state_error(invoice, "it can be given up")
-                                })?;
-                            events.push("invoice.marked_uncollectible");
-                            sub_event = Some(SubscriptionEvent::GaveUp);
-                        }
-                    }
-                } else if automatic {
-                    // The first invoice of a subscription is tried once.
-                    after.next_payment_attempt = None;
-                }
-            }
-        }
+        let first_invoice = subscription.is_some_and(|(s, _)| {
+            s.status == crate::billing::subscription::SubscriptionStatus::Incomplete
+        });
+        let Tried {
+            after,
+            events,
+            retry,
+            sub_event,
+        } = tried(
+            invoice,
+            outcome,
+            (automatic, first_invoice),
+            self.now(),
+            &self.config.dunning,
+        )?;
         let mut ops = self.background(scope);
         ops.update(&after, invoice_version)?;
         if let Some(t) = retry {
@@ -468,10 +412,12 @@ impl Services {
                 .for_clock(scope, customer.test_clock.as_deref())
                 .await?;
             if let Some(pm) = &payment_method {
-                svc.require_card_of(scope, &invoice.customer, pm, "payment_method")
+                svc.billing()
+                    .require_card_of(scope, &invoice.customer, pm, "payment_method")
                     .await?;
             }
             let (outcome, after, ops) = svc
+                .billing()
                 .try_invoice(scope, (&invoice, version), false, payment_method.clone())
                 .await?;
             match outcome.error() {
@@ -510,4 +456,86 @@ impl Services {
         })
         .await
     }
+}
+
+/// What one try does to an invoice: the invoice after it, its events, when it is tried again,
+/// and what it means for its subscription.
+struct Tried {
+    after: Invoice,
+    events: Vec<&'static str>,
+    retry: Option<i64>,
+    sub_event: Option<SubscriptionEvent>,
+}
+
+/// The rules of a try (CONTRACT §10), at `now`: a paid try pays the invoice; a failed
+/// automatic try is tried again on the dunning schedule (`dunning`) until a hard decline or the
+/// schedule's end gives up — except a subscription's first invoice (`first_invoice`), tried
+/// once; a try by hand (`automatic` false) changes no schedule. Pure.
+fn tried(
+    invoice: &Invoice,
+    outcome: &Outcome,
+    (automatic, first_invoice): (bool, bool),
+    now: i64,
+    dunning: &Dunning,
+) -> CoreResult<Tried> {
+    let mut after = invoice.clone();
+    after.attempt_count += 1;
+    let mut events = Vec::new();
+    let mut retry = None;
+    let mut sub_event = None;
+    match outcome {
+        Outcome::Paid { payment } => {
+            if let Some(p) = payment {
+                after.payment = Some(p.clone());
+                after.payments.push(p.clone());
+            }
+            after.status = invoice_after(invoice.status, InvoiceEvent::Paid)
+                .ok_or_else(|| invoice_state_error(invoice, "it can be paid"))?;
+            after.amount_paid = after.amount_due;
+            after.next_payment_attempt = None;
+            events.push("invoice.paid");
+            sub_event = Some(SubscriptionEvent::InvoicePaid);
+        }
+        Outcome::Failed {
+            payment,
+            decline_code,
+            ..
+        } => {
+            if let Some(p) = payment {
+                after.payment = Some(p.clone());
+                after.payments.push(p.clone());
+            }
+            events.push("invoice.payment_failed");
+            if automatic && !first_invoice {
+                let first = *after.first_failed_at.get_or_insert(now);
+                after.dunning_step += 1;
+                let next = match is_hard_decline(decline_code.as_deref()) {
+                    true => None,
+                    false => dunning.next_attempt(first, after.dunning_step),
+                };
+                after.next_payment_attempt = next;
+                match next {
+                    Some(t) => {
+                        retry = Some(t);
+                        sub_event = Some(SubscriptionEvent::PaymentFailed);
+                    }
+                    None => {
+                        after.status = invoice_after(invoice.status, InvoiceEvent::GaveUp)
+                            .ok_or_else(|| invoice_state_error(invoice, "it can be given up"))?;
+                        events.push("invoice.marked_uncollectible");
+                        sub_event = Some(SubscriptionEvent::GaveUp);
+                    }
+                }
+            } else if automatic {
+                // The first invoice of a subscription is tried once.
+                after.next_payment_attempt = None;
+            }
+        }
+    }
+    Ok(Tried {
+        after,
+        events,
+        retry,
+        sub_event,
+    })
 }

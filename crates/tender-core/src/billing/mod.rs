@@ -38,6 +38,12 @@ pub mod outcome;
 pub mod subscription;
 pub mod subscriptions;
 
+crate::services::resource_handle!(
+    /// Products, prices, subscriptions, invoices and test clocks: `Services` seen as this resource.
+    Billing,
+    billing
+);
+
 use crate::auth::Scope;
 use crate::billing::clock::TestClock;
 use crate::customers::customer::Customer;
@@ -47,7 +53,7 @@ use crate::ids::IdKind;
 use crate::services::Services;
 use crate::store::Collection;
 
-impl Services {
+impl Billing<'_> {
     /// A customer of the scope (400 `resource_missing` naming `param` when there is none).
     pub(crate) async fn billing_customer(
         &self,
@@ -73,7 +79,7 @@ impl Services {
         clock: Option<&str>,
     ) -> CoreResult<Services> {
         let Some(clock) = clock else {
-            return Ok(self.clone());
+            return Ok(Services::clone(self));
         };
         match self
             .store
@@ -85,7 +91,7 @@ impl Services {
                 Ok(self.at_clock(&clock.id, clock.frozen_time))
             }
             // The clock was deleted (and its customers with it): wall time.
-            None => Ok(self.clone()),
+            None => Ok(Services::clone(self)),
         }
     }
 }

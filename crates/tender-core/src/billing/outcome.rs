@@ -2,7 +2,7 @@
 //! or from the error of a try that made none, and the error a try by hand answers with. Pure;
 //! depends on the payment type and the error table.
 
-use crate::error::CoreError;
+use crate::error::{CoreError, CoreResult};
 use crate::payments::payment::{Payment, PaymentStatus};
 
 /// How one try went.
@@ -38,6 +38,27 @@ impl Outcome {
                 decline_code: None,
                 message: "The card needs the customer to authenticate the payment.".into(),
             },
+        }
+    }
+
+    /// How a try that just ran went: its payment's outcome, a decline named by the payment it
+    /// made, or the outcome of a try that made no payment; any other error is the try's.
+    pub(crate) fn of_result(result: CoreResult<Payment>) -> CoreResult<Outcome> {
+        match result {
+            Ok(p) => Ok(Outcome::of(&p)),
+            Err(CoreError::Card {
+                code,
+                decline_code,
+                message,
+                payment: Some(payment),
+                ..
+            }) => Ok(Outcome::Failed {
+                payment: Some(payment),
+                code: code.into_owned(),
+                decline_code: decline_code.map(|d| d.into_owned()),
+                message: message.into_owned(),
+            }),
+            Err(e) => Outcome::without_payment(&e).ok_or(e),
         }
     }
 

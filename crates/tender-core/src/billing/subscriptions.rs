@@ -10,18 +10,21 @@
 use crate::auth::Scope;
 use crate::billing::invoice::{invoice_after, Invoice, InvoiceEvent, InvoiceStatus};
 use crate::billing::model::{
-    next_period_end, period_end, EmbeddedList, Price, PriceType, INCOMPLETE_EXPIRY_SECS, MAX_ITEMS,
-    MAX_QUANTITY, MAX_TRIAL_DAYS, TRIAL_WILL_END_SECS,
+    next_period_end, period_end, EmbeddedList, Price, PriceType, Recurring, INCOMPLETE_EXPIRY_SECS,
+    MAX_ITEMS, MAX_QUANTITY, MAX_TRIAL_DAYS, TRIAL_WILL_END_SECS,
 };
 use crate::billing::subscription::{
     subscription_after, Subscription, SubscriptionEvent, SubscriptionItem, SubscriptionStatus,
 };
+use crate::billing::Billing;
+use crate::customers::customer::Customer;
 use crate::documents::batch::Batch;
 use crate::documents::document::{from_body, to_value};
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, IdKind};
 use crate::metadata;
-use crate::services::{RequestContext, Services};
+use crate::money::Currency;
+use crate::services::RequestContext;
 use crate::store::{ClaimedTask, Collection};
 use crate::task::TaskKind;
 use crate::validate::check_amount;
@@ -57,7 +60,7 @@ fn state_error(s: &Subscription, what: &str) -> CoreError {
     )
 }
 
-impl Services {
+impl Billing<'_> {
     /// A new open invoice of `sub` for the period `[start, end)`, and the writes that record
     /// it with its events (`invoice.created`, `invoice.finalized`; `invoice.paid` at once for an
     /// invoice of nothing) and its first try, due now.
@@ -202,7 +205,8 @@ impl Services {
         Ok(out)
     }
 
-    /// `POST /subscriptions`.
+    /// `POST /subscriptions`: checked, built in its customer's time, started (a trial, or
+    /// its first invoice), recorded, and its first invoice tried.
     pub async fn create_subscription(
         &self,
         ctx: &RequestContext,
@@ -213,42 +217,9 @@ impl Services {
             .billing_customer(scope, &cmd.customer, "customer")
             .await?;
         let items = self.subscription_items(scope, &cmd.items).await?;
-        let first = &items[0].price;
-        let (currency, Some(recurring)) = (first.currency, first.recurring) else {
-            return Err(CoreError::invalid(
-                "items",
-                "parameter_invalid",
-                "A subscription needs recurring prices.",
-            ));
-        };
-        let amount: i64 = items.iter().map(|i| i.price.unit_amount * i.quantity).sum();
-        if amount > 0 {
-            check_amount("items", amount, currency)?;
-        }
-        if let Some(pm) = &cmd.default_payment_method {
-            self.require_card_of(scope, &customer.id, pm, "default_payment_method")
-                .await?;
-        }
-        if let Some(days) = cmd.trial_period_days {
-            if !(1..=MAX_TRIAL_DAYS).contains(&days) {
-                return Err(CoreError::invalid(
-                    "trial_period_days",
-                    "parameter_invalid",
-                    format!("trial_period_days must be 1 to {MAX_TRIAL_DAYS}."),
-                ));
-            }
-        } else if amount > 0
-            && self
-                .invoice_card(scope, &customer.id, cmd.default_payment_method.as_deref())
-                .await?
-                .is_none()
-        {
-            return Err(CoreError::invalid(
-                "default_payment_method",
-                "parameter_missing",
-                "This customer has no saved card: save one (or give trial_period_days) before subscribing.",
-            ));
-        }
+        let (currency, recurring) = self
+            .check_subscription(scope, &cmd, &customer, &items)
+            .await?;
         // A test clock's customer subscribes in the clock's time.
         let svc = self
             .for_clock(scope, customer.test_clock.as_deref())
@@ -285,16 +256,85 @@ impl Services {
         let mut ops = svc.batch(ctx);
         ops.check(Collection::Customers, &customer.id, customer_version)
             .schedule(TaskKind::RenewSubscription, &sub.id, sub.current_period_end);
-        let mut first_invoice = None;
-        match trial_end {
+        let first_invoice = svc
+            .billing()
+            .start_subscription(scope, &mut sub, &mut ops)
+            .await?;
+        ops.insert(&sub)?
+            .event("customer.subscription.created", &sub)?;
+        self.record_subscription(ctx, &svc, ops, sub, first_invoice, &cmd.customer)
+            .await
+    }
+
+    /// What `POST /subscriptions` asks that its prices and the customer must allow: recurring
+    /// prices, an amount in bounds, a card of the customer's (unless a trial comes first);
+    /// the currency and interval.
+    async fn check_subscription(
+        &self,
+        scope: &Scope,
+        cmd: &CreateSubscription,
+        customer: &Customer,
+        items: &[SubscriptionItem],
+    ) -> CoreResult<(Currency, Recurring)> {
+        let first = &items[0].price;
+        let (currency, Some(recurring)) = (first.currency, first.recurring) else {
+            return Err(CoreError::invalid(
+                "items",
+                "parameter_invalid",
+                "A subscription needs recurring prices.",
+            ));
+        };
+        let amount: i64 = items.iter().map(|i| i.price.unit_amount * i.quantity).sum();
+        if amount > 0 {
+            check_amount("items", amount, currency)?;
+        }
+        if let Some(pm) = &cmd.default_payment_method {
+            self.require_card_of(scope, &customer.id, pm, "default_payment_method")
+                .await?;
+        }
+        if let Some(days) = cmd.trial_period_days {
+            if !(1..=MAX_TRIAL_DAYS).contains(&days) {
+                return Err(CoreError::invalid(
+                    "trial_period_days",
+                    "parameter_invalid",
+                    format!("trial_period_days must be 1 to {MAX_TRIAL_DAYS}."),
+                ));
+            }
+        } else if amount > 0
+            && self
+                .invoice_card(scope, &customer.id, cmd.default_payment_method.as_deref())
+                .await?
+                .is_none()
+        {
+            return Err(CoreError::invalid(
+                "default_payment_method",
+                "parameter_missing",
+                "This customer has no saved card: save one (or give trial_period_days) before subscribing.",
+            ));
+        }
+        Ok((currency, recurring))
+    }
+
+    /// A new subscription's start, in `sub`'s time (`self` runs at its clock): a trial ends with
+    /// a reminder before it; otherwise its first invoice is opened (paid at once when it is
+    /// free) and returned.
+    async fn start_subscription(
+        &self,
+        scope: &Scope,
+        sub: &mut Subscription,
+        ops: &mut Batch,
+    ) -> CoreResult<Option<Invoice>> {
+        let now = self.now();
+        Ok(match sub.trial_end {
             Some(end) => {
                 if end - TRIAL_WILL_END_SECS > now {
                     ops.schedule(TaskKind::TrialWillEnd, &sub.id, end - TRIAL_WILL_END_SECS);
                 }
+                None
             }
             None => {
-                let (invoice, invoice_ops) = svc
-                    .open_invoice(scope, &sub, now, sub.current_period_end)
+                let (invoice, invoice_ops) = self
+                    .open_invoice(scope, sub, now, sub.current_period_end)
                     .await?;
                 sub.latest_invoice = Some(invoice.id.clone());
                 if invoice.status == InvoiceStatus::Paid {
@@ -307,19 +347,29 @@ impl Services {
                     );
                 }
                 ops.extend(invoice_ops);
-                first_invoice = Some(invoice);
+                Some(invoice)
             }
-        }
-        ops.insert(&sub)?
-            .event("customer.subscription.created", &sub)?;
+        })
+    }
+
+    /// Records a new subscription (a 404 naming `customer` if the customer went meanwhile);
+    /// an open first invoice is charged in this request.
+    async fn record_subscription(
+        &self,
+        ctx: &RequestContext,
+        svc: &crate::services::Services,
+        ops: Batch,
+        sub: Subscription,
+        first_invoice: Option<Invoice>,
+        customer: &str,
+    ) -> CoreResult<Subscription> {
+        let scope = ctx.scope();
         let Some(invoice) = first_invoice.filter(|i| i.status == InvoiceStatus::Open) else {
             let object = to_value(&sub)?;
             match self.commit(ctx, ops, Ok(&object)).await {
                 Err(CoreError::Store(crate::error::StoreError::Conflict(_))) => {
                     return Err(CoreError::missing_reference(
-                        "customer",
-                        "customer",
-                        &cmd.customer,
+                        "customer", "customer", customer,
                     ))
                 }
                 other => other?,
@@ -335,14 +385,12 @@ impl Services {
         {
             Err(CoreError::Store(crate::error::StoreError::Conflict(_))) => {
                 return Err(CoreError::missing_reference(
-                    "customer",
-                    "customer",
-                    &cmd.customer,
+                    "customer", "customer", customer,
                 ))
             }
             other => other?,
         }
-        svc.first_try(scope, &invoice.id).await?;
+        svc.billing().first_try(scope, &invoice.id).await?;
         let (sub, _): (Subscription, i64) = self
             .load(scope, Collection::Subscriptions, "subscription", &sub.id)
             .await?;
@@ -429,7 +477,10 @@ impl Services {
                 return Err(state_error(&before, "it can be canceled"));
             }
             let svc = self.for_clock(scope, before.test_clock.as_deref()).await?;
-            let (after, ops) = svc.cancel_ops(scope, &before, version, Some(ctx)).await?;
+            let (after, ops) = svc
+                .billing()
+                .cancel_ops(scope, &before, version, Some(ctx))
+                .await?;
             self.commit(ctx, ops, Ok(&to_value(&after)?)).await?;
             Ok(after)
         })

@@ -8,3 +8,9 @@
 pub mod connector;
 pub mod service;
 pub mod simulator;
+
+crate::services::resource_handle!(
+    /// Connector use cases and the route a payment takes: `Services` seen as this resource.
+    Connectors,
+    connectors
+);

@@ -13,11 +13,12 @@ use crate::auth::Scope;
 use crate::connectors::connector::{
     Connector, ConnectorObject, ConnectorSettings, ConnectorStatus, ConnectorType,
 };
+use crate::connectors::Connectors;
 use crate::documents::document::{from_body, to_body};
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::ids::{self, IdKind};
 use crate::metadata;
-use crate::services::{RequestContext, Services};
+use crate::services::RequestContext;
 use crate::store::{Collection, Cursor, ListQuery};
 use crate::vault::Sealer;
 
@@ -62,7 +63,7 @@ pub enum ChangedBy {
     Merchant,
 }
 
-impl Services {
+impl Connectors<'_> {
     fn connector_sealer(&self) -> Sealer {
         Sealer::new(&self.config.vault_key, "connector settings")
     }
@@ -203,47 +204,7 @@ impl Services {
                     }
                 }
             }
-            ConnectorType::Stripe => {
-                let key = settings.api_key.as_deref().ok_or_else(|| {
-                    CoreError::invalid(
-                        "api_key",
-                        "parameter_missing",
-                        "Missing required param: api_key (the Stripe secret key).",
-                    )
-                })?;
-                let mode = if scope.livemode() { "live" } else { "test" };
-                let well_formed = ["sk_", "rk_"].iter().any(|p| {
-                    key.strip_prefix(p)
-                        .and_then(|rest| rest.strip_prefix(mode))
-                        .is_some_and(|rest| {
-                            rest.starts_with('_')
-                                && rest.len() > 1
-                                && rest.len() <= 250
-                                && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-                        })
-                });
-                if !well_formed {
-                    return Err(CoreError::invalid(
-                        "api_key",
-                        "parameter_invalid",
-                        format!(
-                            "api_key must be a Stripe {mode}-mode secret or restricted key (sk_{mode}_… or rk_{mode}_…): a {mode}-mode connector talks to Stripe's {mode} environment."
-                        ),
-                    ));
-                }
-                if let Some(secret) = &settings.webhook_secret {
-                    // A secret is what comes after its prefix: at least 16 characters of it
-                    // (Stripe's have 32), or anyone could sign the connector's webhooks.
-                    let body = secret.strip_prefix("whsec_").unwrap_or_default();
-                    if !(MIN_WEBHOOK_SECRET..=244).contains(&body.len()) {
-                        return Err(CoreError::invalid(
-                            "webhook_secret",
-                            "parameter_invalid",
-                            format!("webhook_secret must be the endpoint's signing secret: whsec_ and at least {MIN_WEBHOOK_SECRET} more characters."),
-                        ));
-                    }
-                }
-            }
+            ConnectorType::Stripe => check_stripe_settings(scope, settings)?,
         }
         if let Some(base) = &settings.api_base {
             check_api_base(base, scope.livemode())?;
@@ -264,16 +225,7 @@ impl Services {
         by: ChangedBy,
     ) -> CoreResult<ConnectorObject> {
         let scope = ctx.scope();
-        let raw_kind = fields.kind.ok_or_else(|| {
-            CoreError::invalid("type", "parameter_missing", "Missing required param: type.")
-        })?;
-        let kind = ConnectorType::parse(&raw_kind).ok_or_else(|| {
-            CoreError::invalid(
-                "type",
-                "parameter_invalid",
-                format!("Unknown connector type '{raw_kind}': use simulator or stripe."),
-            )
-        })?;
+        let kind = parse_kind(fields.kind.as_deref())?;
         // Checked against the parsed kind: a simulator's card data stays in the process.
         self.check_changed_by(
             &ConnectorFields {
@@ -501,6 +453,65 @@ fn check_api_base_address(raw: &str, livemode: bool, allow_private: bool) -> Cor
         }
         _ => Ok(()),
     }
+}
+
+/// A Stripe connector's settings: a secret or restricted key of the scope's mode, and a
+/// webhook signing secret long enough that no one can guess it.
+fn check_stripe_settings(scope: &Scope, settings: &ConnectorSettings) -> CoreResult<()> {
+    let key = settings.api_key.as_deref().ok_or_else(|| {
+        CoreError::invalid(
+            "api_key",
+            "parameter_missing",
+            "Missing required param: api_key (the Stripe secret key).",
+        )
+    })?;
+    let mode = if scope.livemode() { "live" } else { "test" };
+    let well_formed = ["sk_", "rk_"].iter().any(|p| {
+        key.strip_prefix(p)
+            .and_then(|rest| rest.strip_prefix(mode))
+            .is_some_and(|rest| {
+                rest.starts_with('_')
+                    && rest.len() > 1
+                    && rest.len() <= 250
+                    && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            })
+    });
+    if !well_formed {
+        return Err(CoreError::invalid(
+            "api_key",
+            "parameter_invalid",
+            format!(
+                "api_key must be a Stripe {mode}-mode secret or restricted key (sk_{mode}_… or rk_{mode}_…): a {mode}-mode connector talks to Stripe's {mode} environment."
+            ),
+        ));
+    }
+    if let Some(secret) = &settings.webhook_secret {
+        // A secret is what comes after its prefix: at least 16 characters of it
+        // (Stripe's have 32), or anyone could sign the connector's webhooks.
+        let body = secret.strip_prefix("whsec_").unwrap_or_default();
+        if !(MIN_WEBHOOK_SECRET..=244).contains(&body.len()) {
+            return Err(CoreError::invalid(
+                "webhook_secret",
+                "parameter_invalid",
+                format!("webhook_secret must be the endpoint's signing secret: whsec_ and at least {MIN_WEBHOOK_SECRET} more characters."),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The `type` of a new connector.
+fn parse_kind(raw: Option<&str>) -> CoreResult<ConnectorType> {
+    let raw = raw.ok_or_else(|| {
+        CoreError::invalid("type", "parameter_missing", "Missing required param: type.")
+    })?;
+    ConnectorType::parse(raw).ok_or_else(|| {
+        CoreError::invalid(
+            "type",
+            "parameter_invalid",
+            format!("Unknown connector type '{raw}': use simulator or stripe."),
+        )
+    })
 }
 
 #[cfg(test)]

@@ -2,3 +2,9 @@
 
 pub mod customer;
 pub mod service;
+
+crate::services::resource_handle!(
+    /// Customer use cases: `Services` seen as this resource.
+    Customers,
+    customers
+);

@@ -1,13 +1,14 @@
 //! Customer use cases: create, update, delete.
 
 use crate::customers::customer::{Address, Customer};
+use crate::customers::Customers;
 use crate::documents::batch::Batch;
 use crate::documents::document::to_value;
 use crate::error::{CoreError, CoreResult};
 use crate::event::previous_attributes;
 use crate::ids::{self, IdKind};
 use crate::metadata;
-use crate::services::{RequestContext, Services};
+use crate::services::RequestContext;
 use crate::store::{Collection, Field};
 use crate::validate::check_text;
 use crate::validate::{email_valid, normalize_country, phone_valid};
@@ -99,7 +100,7 @@ fn check(fields: &mut CustomerFields) -> CoreResult<()> {
     Ok(())
 }
 
-impl Services {
+impl Customers<'_> {
     /// `POST /customers`.
     pub async fn create_customer(
         &self,
@@ -247,7 +248,7 @@ impl Services {
             )
             .await?
         {
-            Self::detach(&mut ops, pm, pm_version)?;
+            crate::payment_methods::PaymentMethods::detach(&mut ops, pm, pm_version)?;
         }
         let subscriptions: Vec<(crate::billing::subscription::Subscription, i64)> = self
             .matching(
@@ -258,11 +259,17 @@ impl Services {
             )
             .await?;
         let svc = self
+            .billing()
             .for_clock(scope, customer.test_clock.as_deref())
             .await?;
         for (sub, sub_version) in subscriptions {
             if !sub.status.is_ended() {
-                ops.extend(svc.cancel_ops(scope, &sub, sub_version, Some(ctx)).await?.1);
+                ops.extend(
+                    svc.billing()
+                        .cancel_ops(scope, &sub, sub_version, Some(ctx))
+                        .await?
+                        .1,
+                );
             }
         }
         Ok(ops)

@@ -2,3 +2,9 @@
 
 pub mod payment_method;
 pub mod service;
+
+crate::services::resource_handle!(
+    /// Saved payment method use cases: `Services` seen as this resource.
+    PaymentMethods,
+    payment_methods
+);

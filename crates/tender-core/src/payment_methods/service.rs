@@ -12,8 +12,9 @@ use crate::error::{CoreError, CoreResult, StoreError};
 use crate::ids::{self, CustomerId, IdKind, PaymentMethodId};
 use crate::metadata;
 use crate::payment_methods::payment_method::{PaymentMethod, VaultedCard};
+use crate::payment_methods::PaymentMethods;
 use crate::payments::acquirer::Authorization;
-use crate::services::{RequestContext, Services};
+use crate::services::RequestContext;
 use crate::store::Collection;
 use crate::vault::Sealer;
 
@@ -24,7 +25,7 @@ pub(crate) struct ChargeableMethod {
     pub card: ValidatedCard,
 }
 
-impl Services {
+impl PaymentMethods<'_> {
     fn card_sealer(&self) -> Sealer {
         Sealer::new(&self.config.vault_key, "card vault")
     }
@@ -60,7 +61,7 @@ impl Services {
             id: ids::generate(IdKind::PaymentMethod),
             object: "payment_method".into(),
             kind: "card".into(),
-            card: self.card_details(&ctx.scope().account, card),
+            card: self.payments().card_details(&ctx.scope().account, card),
             customer,
             metadata,
             livemode: ctx.scope().livemode(),
@@ -77,28 +78,31 @@ impl Services {
     ) -> CoreResult<PaymentMethod> {
         let metadata = metadata::on_create(metadata_input)?;
         // Here the card is a top-level parameter: `card[number]`, not `payment_method[card][number]`.
-        let card = self.validate_card_now(&card).map_err(|e| match e {
-            CoreError::Card {
-                code,
-                decline_code,
-                message,
-                param,
-                payment,
-            } => CoreError::Card {
-                code,
-                decline_code,
-                message,
-                param: param.map(|p| match p {
-                    "payment_method[card][number]" => "card[number]",
-                    "payment_method[card][exp_month]" => "card[exp_month]",
-                    "payment_method[card][exp_year]" => "card[exp_year]",
-                    "payment_method[card][cvc]" => "card[cvc]",
-                    other => other,
-                }),
-                payment,
-            },
-            other => other,
-        })?;
+        let card = self
+            .payments()
+            .validate_card_now(&card)
+            .map_err(|e| match e {
+                CoreError::Card {
+                    code,
+                    decline_code,
+                    message,
+                    param,
+                    payment,
+                } => CoreError::Card {
+                    code,
+                    decline_code,
+                    message,
+                    param: param.map(|p| match p {
+                        "payment_method[card][number]" => "card[number]",
+                        "payment_method[card][exp_month]" => "card[exp_month]",
+                        "payment_method[card][exp_year]" => "card[exp_year]",
+                        "payment_method[card][cvc]" => "card[cvc]",
+                        other => other,
+                    }),
+                    payment,
+                },
+                other => other,
+            })?;
         let pm = self.new_payment_method(ctx, &card, None, metadata);
         let mut batch = self.batch(ctx);
         batch.insert(&pm)?.seal(&pm.id, self.seal_card(&card)?);
@@ -154,7 +158,7 @@ impl Services {
         id: &PaymentMethodId,
         customer: &CustomerId,
     ) -> CoreResult<PaymentMethod> {
-        self.require_customer(ctx, customer).await?;
+        self.payments().require_customer(ctx, customer).await?;
         self.retry_on_conflict(|| async {
             let (mut pm, version): (PaymentMethod, i64) = self
                 .load(

@@ -8,9 +8,10 @@ use crate::documents::batch::Batch;
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::ids::PaymentMethodId;
 use crate::payments::payment::{CardDetails, Payment};
-use crate::services::{RequestContext, Services};
+use crate::payments::Payments;
+use crate::services::RequestContext;
 
-impl Services {
+impl Payments<'_> {
     /// Per-account key for card fingerprints: equal cards match within an account only.
     pub(crate) fn fingerprint_key(&self, account: &str) -> [u8; 32] {
         crate::vault::derive_key(
@@ -61,7 +62,9 @@ impl Services {
             Err(CoreError::Store(StoreError::Conflict(_))) => {
                 let pm_id = PaymentMethodId::stored(method.id.as_str());
                 let pm_id = &pm_id;
-                self.load_chargeable(ctx, pm_id, "payment_method").await?;
+                self.payment_methods()
+                    .load_chargeable(ctx, pm_id, "payment_method")
+                    .await?;
                 Err(CoreError::invalid(
                     "payment_method",
                     "payment_method_unusable",
@@ -81,12 +84,14 @@ impl Services {
         payment: &Payment,
         customer: Option<String>,
     ) -> CoreResult<()> {
-        let mut method = self.new_payment_method(ctx, card, customer, Default::default());
+        let mut method =
+            self.payment_methods()
+                .new_payment_method(ctx, card, customer, Default::default());
         method.id = payment.payment_method.id.clone();
         method.created = payment.created;
         batch
             .insert(&method)?
-            .seal(&method.id, self.seal_card(card)?);
+            .seal(&method.id, self.payment_methods().seal_card(card)?);
         Ok(())
     }
 }

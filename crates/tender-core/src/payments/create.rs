@@ -12,8 +12,9 @@ use crate::payments::payment::{
     authorised, Authorised, CaptureMethod, Payment, PaymentMethodSnapshot, PaymentStatus,
 };
 use crate::payments::payment::{AUTHENTICATION_TIMEOUT_SECS, AUTHORIZATION_TTL_SECS};
+use crate::payments::Payments;
 use crate::secret::Secret;
-use crate::services::{RequestContext, Services};
+use crate::services::RequestContext;
 use crate::store::Collection;
 use crate::task::TaskKind;
 use crate::validate::{check_amount, check_return_url, check_text};
@@ -120,7 +121,7 @@ struct CardCharge {
     claimed_token: Option<String>,
 }
 
-impl Services {
+impl Payments<'_> {
     /// The customer's current version, or 400 `resource_missing` naming `customer`.
     pub(crate) async fn require_customer(
         &self,
@@ -140,7 +141,7 @@ impl Services {
     /// `POST /payments`: validate, authorise (or start a bank transfer), record the payment,
     /// its event, any saved card and any scheduled follow-up in one batch. One branch per kind
     /// of payment method: a bank transfer, a processor's token, a new card, a saved card; both
-    /// card branches end in [`Services::charge_card`].
+    /// card branches end in [`Payments::charge_card`].
     pub async fn create_payment(
         &self,
         ctx: &RequestContext,
@@ -161,7 +162,7 @@ impl Services {
             preconditions.push((Collection::Customers, customer.to_string(), version));
         }
         // The account's connectors, first choice first; none: the built-in simulator.
-        let route = self.route(ctx.scope()).await?;
+        let route = self.connectors().route(ctx.scope()).await?;
         let (payment, method, options) = self.new_payment(ctx, cmd);
         let charge = match method {
             PaymentMethodInput::BankTransfer {
@@ -340,7 +341,10 @@ impl Services {
         options: &ChargeOptions,
         mut preconditions: Vec<(Collection, String, i64)>,
     ) -> CoreResult<CardCharge> {
-        let chargeable = self.load_chargeable(ctx, pm_id, "payment_method").await?;
+        let chargeable = self
+            .payment_methods()
+            .load_chargeable(ctx, pm_id, "payment_method")
+            .await?;
         let mut method = chargeable.method;
         let mut approved = self.batch(ctx);
         let mut declined = self.batch(ctx);
@@ -370,11 +374,17 @@ impl Services {
                 self.claim_key(ctx).await?;
                 let claimed = self.claim_token(ctx, &method, chargeable.version).await?;
                 claimed_token = Some(method.id.clone());
-                declined.seal(&method.id, self.seal_card(&chargeable.card)?);
+                declined.seal(
+                    &method.id,
+                    self.payment_methods().seal_card(&chargeable.card)?,
+                );
                 if options.save {
                     method.customer = options.customer.clone();
                     approved
-                        .seal(&method.id, self.seal_card(&chargeable.card)?)
+                        .seal(
+                            &method.id,
+                            self.payment_methods().seal_card(&chargeable.card)?,
+                        )
                         .update(&method, claimed)?;
                 }
             }
@@ -428,9 +438,46 @@ impl Services {
         if self.acquirer.calls_out() {
             self.claim_key(ctx).await?;
         }
-        let now = self.now();
         let mut ops = self.batch(ctx);
-        let authorization = self.acquirer.authorize(&card, scope.livemode()).await;
+        let answer = self
+            .authorise_here(scope, &payment, &card, options, &mut ops)
+            .await;
+        let decline = match &answer {
+            Authorised::Declined(d) => Some(d.error(&payment.id)),
+            _ => None,
+        };
+        authorised(&mut payment, answer);
+        // A card is saved or consumed only when the bank did not refuse the charge: a claimed
+        // token the bank refused is given back.
+        ops.extend(if decline.is_none() {
+            approved
+        } else {
+            declined
+        });
+        self.record_authorised(
+            ctx,
+            payment,
+            ops,
+            decline,
+            preconditions,
+            &card,
+            claimed_token,
+        )
+        .await
+    }
+
+    /// The built-in acquirer's answer for `card`, with the tasks it starts in `ops`: a hold
+    /// expires, an authentication is abandoned, the disputed test card is disputed.
+    async fn authorise_here(
+        &self,
+        scope: &crate::auth::Scope,
+        payment: &Payment,
+        card: &ValidatedCard,
+        options: &ChargeOptions,
+        ops: &mut Batch,
+    ) -> Authorised {
+        let now = self.now();
+        let authorization = self.acquirer.authorize(card, scope.livemode()).await;
         if authorization == Authorization::Approved
             && !scope.livemode()
             && card.pan.expose() == crate::payments::acquirer::DISPUTED_CARD
@@ -442,7 +489,7 @@ impl Services {
                 now + crate::balance::disputes::DISPUTE_DELAY_SECS,
             );
         }
-        let answer = match authorization {
+        match authorization {
             Authorization::Approved if options.capture => Authorised::Captured(payment.amount),
             Authorization::Approved => {
                 ops.schedule(
@@ -468,28 +515,6 @@ impl Services {
                 }))
             }
             Authorization::Declined(d) => Authorised::Declined(d),
-        };
-        let decline = match &answer {
-            Authorised::Declined(d) => Some(d.error(&payment.id)),
-            _ => None,
-        };
-        authorised(&mut payment, answer);
-        // A card is saved or consumed only when the bank did not refuse the charge: a claimed
-        // token the bank refused is given back.
-        ops.extend(if decline.is_none() {
-            approved
-        } else {
-            declined
-        });
-        self.record_authorised(
-            ctx,
-            payment,
-            ops,
-            decline,
-            preconditions,
-            &card,
-            claimed_token,
-        )
-        .await
+        }
     }
 }

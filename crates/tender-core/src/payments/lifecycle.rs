@@ -10,7 +10,8 @@ use crate::metadata;
 use crate::payments::payment::{
     transition, CancellationReason, Payment, PaymentStatus, Transition,
 };
-use crate::services::{RequestContext, Services};
+use crate::payments::Payments;
+use crate::services::RequestContext;
 use crate::store::{ClaimedTask, Collection};
 use crate::validate::{check_amount, check_text};
 
@@ -22,7 +23,7 @@ pub struct UpdatePayment {
     pub customer: Option<CustomerId>,
 }
 
-impl Services {
+impl Payments<'_> {
     /// `POST /payments/{id}`: description, metadata, and customer while unset.
     pub async fn update_payment(
         &self,
@@ -156,7 +157,7 @@ impl Services {
     ) -> CoreResult<Payment> {
         // A capture is booked on the balance in the same batch (CONTRACT §9).
         let mut batch = self.batch(ctx);
-        self.book_charge(&mut batch, &mut after).await?;
+        self.balance().book_charge(&mut batch, &mut after).await?;
         let previous = if event_type.ends_with(".updated") {
             let renderer = self.renderer();
             previous_attributes(
@@ -237,7 +238,7 @@ impl Services {
         };
         // A settled bank transfer is booked on the balance in the same batch (CONTRACT §9).
         let mut batch = self.background(&task.scope);
-        self.book_charge(&mut batch, &mut after).await?;
+        self.balance().book_charge(&mut batch, &mut after).await?;
         batch
             .update(&after, version)?
             .event(event_type, &after)?

@@ -25,3 +25,10 @@ pub mod record;
 pub mod three_d_secure;
 pub mod upstream;
 pub mod upstream_sync;
+
+crate::services::resource_handle!(
+    /// A payment's use cases (create, update, capture, cancel, the connector path, receipts):
+    /// `Services` seen as this resource.
+    Payments,
+    payments
+);

@@ -5,7 +5,7 @@ use crate::documents::document::from_body;
 use crate::error::CoreResult;
 use crate::ids::{self, IdKind};
 use crate::payments::payment::Payment;
-use crate::services::Services;
+use crate::payments::Payments;
 use crate::store::Collection;
 
 /// What a receipt page shows.
@@ -19,7 +19,7 @@ pub struct Receipt {
     pub refunds: Vec<crate::refunds::refund::Refund>,
 }
 
-impl Services {
+impl Payments<'_> {
     /// A payment by id in any scope, with its refunds and the merchant's display name: for the
     /// receipt page, which has no caller to scope by (payment ids are unguessable).
     pub async fn find_receipt(&self, id: &str) -> CoreResult<Option<Receipt>> {

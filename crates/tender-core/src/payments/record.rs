@@ -12,12 +12,13 @@ use crate::ids::{self, CustomerId, IdKind, PaymentMethodId};
 use crate::payments::payment::{
     BankTransferDetails, CaptureMethod, Payment, PaymentMethodSnapshot, PaymentStatus,
 };
+use crate::payments::Payments;
 use crate::secret::Secret;
-use crate::services::{RequestContext, Services};
+use crate::services::RequestContext;
 use crate::store::Collection;
 use crate::task::TaskKind;
 
-impl Services {
+impl Payments<'_> {
     /// Records a payment whose card was already authorised (or declined). Its batch holds
     /// only while what it was decided on still does (`preconditions`): a customer deleted or a
     /// saved card detached meanwhile makes it fail, and then the client is told why. A
@@ -74,7 +75,7 @@ impl Services {
             }
             if let Some(pm) = &claimed_token {
                 let mut restore = self.background(ctx.scope());
-                restore.seal(pm, self.seal_card(card)?);
+                restore.seal(pm, self.payment_methods().seal_card(card)?);
                 if let Err(e) = self.commit_background(restore).await {
                     tracing::warn!(error = %crate::error::error_chain(&e), payment_method = %pm, "could not give back a claimed payment method");
                 }
@@ -100,7 +101,10 @@ impl Services {
                 }
                 _ => {
                     let pm = PaymentMethodId::stored(id.as_str());
-                    let chargeable = self.load_chargeable(ctx, &pm, "payment_method").await?;
+                    let chargeable = self
+                        .payment_methods()
+                        .load_chargeable(ctx, &pm, "payment_method")
+                        .await?;
                     if chargeable.method.customer != payment.customer {
                         return Err(CoreError::invalid(
                             "payment_method",
@@ -125,7 +129,7 @@ impl Services {
         decline: Option<CoreError>,
     ) -> CoreResult<Payment> {
         // What it captured is booked on the balance in the same batch (CONTRACT §9).
-        self.book_charge(&mut ops, &mut payment).await?;
+        self.balance().book_charge(&mut ops, &mut payment).await?;
         // Serialised once: the row, and the answer kept under the idempotency key (rendered on
         // a replay); the event carries the same stored form.
         let stored = to_body(&payment)?;

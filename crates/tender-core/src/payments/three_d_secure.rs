@@ -10,14 +10,14 @@ use crate::event::previous_attributes;
 use crate::ids::{self, IdKind};
 use crate::payments::payment::AUTHORIZATION_TTL_SECS;
 use crate::payments::payment::{transition, CaptureMethod, Payment, PaymentStatus, Transition};
-use crate::services::Services;
+use crate::payments::Payments;
 use crate::store::Collection;
 use crate::task::TaskKind;
 
 /// Prefix of a used token's stored hash.
 const USED: &str = "used:";
 
-impl Services {
+impl Payments<'_> {
     /// The payment behind (`payment_id`, `token`) and whether that token is the live one or one
     /// that was used; `None` for an unknown pair.
     async fn token_state(
@@ -114,7 +114,7 @@ impl Services {
                         Some("The customer did not complete 3-D Secure authentication.".into());
                 }
             }
-            self.book_charge(&mut batch, &mut after).await?;
+            self.balance().book_charge(&mut batch, &mut after).await?;
             batch
                 .update(&after, version)?
                 .seal(&after.id, format!("{USED}{}", hash_key(token)));

@@ -18,7 +18,7 @@
 //! 4. The answer is recorded with its event, the saved card and the request's final answer.
 //!    An unknown answer leaves the payment `processing` for the sync.
 //!
-//! The sync task ([`Services::sync_payment`]) asks the same processor with backoff until it
+//! The sync task ([`Payments::sync_payment`]) asks the same processor with backoff until it
 //! says what happened; a payment it finds never confirmed (the process died between 3's commit
 //! and the confirmation) is voided upstream and `failed`, never confirmed late. Refunds go the
 //! same way: recorded `pending` (their amount reserved on the payment, so racing refunds can
@@ -44,7 +44,8 @@ use crate::payments::payment::{
     authorised, Authorised, CancellationReason, Payment, PaymentStatus,
 };
 use crate::payments::payment::{AUTHENTICATION_TIMEOUT_SECS, AUTHORIZATION_TTL_SECS};
-use crate::services::{RequestContext, Services};
+use crate::payments::Payments;
+use crate::services::RequestContext;
 use crate::store::Collection;
 use crate::task::TaskKind;
 
@@ -107,8 +108,18 @@ pub(crate) fn believed(
     }
 }
 
-impl Services {
-    /// `POST /payments` when the account has connectors (see the module doc).
+/// What the route answered (steps 2 and 3): the answer of the connector that took the
+/// payment (none: no connector could be reached), that connector's type, and the payment's
+/// version after the reference was recorded.
+struct Asked {
+    answer: Option<Answer>,
+    kind: ConnectorType,
+    version: i64,
+}
+
+impl Payments<'_> {
+    /// `POST /payments` when the account has connectors: record, call, finish (the module
+    /// doc's steps 1 to 4).
     pub(crate) async fn create_upstream(
         &self,
         ctx: &RequestContext,
@@ -132,6 +143,47 @@ impl Services {
         let mut payment = up.payment;
         payment.status = PaymentStatus::Processing;
         payment.connector = Some(route[0].object.id.clone());
+        let sync_task = self
+            .record_processing(ctx, &payment, up.preconditions, &up.declined_ops)
+            .await?;
+        let source = match &up.source {
+            UpstreamSource::Card(card) => Source::Card(card),
+            UpstreamSource::Token(token) => Source::Token(token),
+        };
+        let payment_id = payment.id.clone();
+        let return_url = payment.return_url.clone();
+        let req = AuthorizeRequest {
+            payment: &payment_id,
+            amount: payment.amount,
+            currency: payment.currency,
+            capture: up.capture,
+            source,
+            return_url: return_url.as_deref(),
+            livemode: scope.livemode(),
+        };
+        let asked = self
+            .ask_route(scope, &route, &mut payment, &req, &up.declined_ops)
+            .await?;
+        self.finish_upstream(
+            ctx,
+            payment,
+            asked,
+            &sync_task,
+            up.approved_ops,
+            up.declined_ops,
+        )
+        .await
+    }
+
+    /// Step 1: `payment` recorded `processing` with its first sync due, in the commit that
+    /// checkpoints the request's key; the sync task's id.
+    async fn record_processing(
+        &self,
+        ctx: &RequestContext,
+        payment: &Payment,
+        mut preconditions: Vec<(Collection, String, i64)>,
+        declined_ops: &Batch,
+    ) -> CoreResult<String> {
         let mut sync = self.batch(ctx);
         let sync_task = sync.schedule_id(
             TaskKind::SyncPayment,
@@ -142,12 +194,11 @@ impl Services {
         // invalidates nothing (a customer's metadata) means recording again with the new
         // versions; one that does (the customer deleted) is the client's error. Either way
         // nothing was sent yet, and a claimed one-time card is given back on failure.
-        let mut preconditions = up.preconditions;
         let mut attempts = 0;
         loop {
             attempts += 1;
             let mut ops = sync.clone();
-            ops.insert(&payment)?;
+            ops.insert(payment)?;
             for (collection, id, version) in &preconditions {
                 ops.check(*collection, id, *version);
             }
@@ -155,10 +206,10 @@ impl Services {
                 .commit_checkpoint(ctx, ops, Collection::Payments, &payment.id)
                 .await
             {
-                Ok(()) => break,
+                Ok(()) => return Ok(sync_task),
                 Err(CoreError::Store(StoreError::Conflict(_))) if attempts < 16 => {
                     match self
-                        .refresh_preconditions(ctx, &payment, &preconditions)
+                        .refresh_preconditions(ctx, payment, &preconditions)
                         .await
                     {
                         Ok(fresh) => {
@@ -170,24 +221,23 @@ impl Services {
                 }
                 Err(e) => e,
             };
-            self.give_back(scope, &up.declined_ops).await;
+            self.give_back(ctx.scope(), declined_ops).await;
             return Err(failed);
         }
-        let mut version = 1;
+    }
 
-        let source = match &up.source {
-            UpstreamSource::Card(card) => Source::Card(card),
-            UpstreamSource::Token(token) => Source::Token(token),
-        };
-        let req = AuthorizeRequest {
-            payment: &payment.id.clone(),
-            amount: payment.amount,
-            currency: payment.currency,
-            capture: up.capture,
-            source,
-            return_url: payment.return_url.as_deref(),
-            livemode: scope.livemode(),
-        };
+    /// Steps 2 and 3: the route's connectors asked in turn until one answers; its reference
+    /// recorded before it confirms.
+    async fn ask_route(
+        &self,
+        scope: &Scope,
+        route: &[Routed],
+        payment: &mut Payment,
+        req: &AuthorizeRequest<'_>,
+        declined_ops: &Batch,
+    ) -> CoreResult<Asked> {
+        let is_card = matches!(req.source, Source::Card(_));
+        let mut version = 1;
         let mut outcome = None;
         let mut kind = route[0].object.kind;
         for routed in route.iter().filter(|r| !is_card || r.takes_cards) {
@@ -195,7 +245,7 @@ impl Services {
             // A card that went to a processor goes nowhere else: failing over would hand the
             // same number to a second party on the first one's say (CONTRACT §15).
             let card_left = is_card && routed.object.kind != ConnectorType::Simulator;
-            match routed.connector.create(&req).await {
+            match routed.connector.create(req).await {
                 Answer::NotSent(why) => {
                     tracing::warn!(payment = %payment.id, connector = %id, reason = %crate::connectors::connector::bounded(&why), "connector unreachable, nothing sent; trying the next one");
                 }
@@ -212,35 +262,24 @@ impl Services {
                     reference: Some(reference),
                     state: Upstream::Created,
                 } => {
-                    // Recorded before it can move money: a sync can always find it again.
-                    payment.connector = Some(id.clone());
-                    payment.connector_reference = Some(reference.clone());
-                    let mut reference_batch = self.background(scope);
-                    reference_batch.update(&payment, version)?;
-                    let recorded = self.commit_background(reference_batch).await;
-                    if let Err(e) = recorded {
-                        // Never confirmed: release it upstream (the sync settles the payment,
-                        // failed) and give back a one-time card this request holds.
-                        let _ = routed.connector.void(&payment.id, &reference).await;
-                        self.give_back(scope, &up.declined_ops).await;
-                        return Err(e);
-                    }
+                    let confirmed = self
+                        .confirm_at(
+                            scope,
+                            routed,
+                            payment,
+                            (reference, version),
+                            req,
+                            declined_ops,
+                        )
+                        .await?;
                     version += 1;
-                    match routed.connector.confirm(&reference, &req).await {
-                        Answer::Unavailable(why) | Answer::NotSent(why) => {
-                            // Nothing was authorised here.
-                            tracing::warn!(payment = %payment.id, connector = %id, reason = %crate::connectors::connector::bounded(&why), "connector unavailable at confirmation");
-                            let _ = routed.connector.void(&payment.id, &reference).await;
-                            payment.connector_reference = None;
-                            if card_left {
-                                break;
-                            }
-                        }
-                        answer => {
-                            kind = routed.object.kind;
-                            outcome = Some(answer);
-                            break;
-                        }
+                    if let Some(answer) = confirmed {
+                        kind = routed.object.kind;
+                        outcome = Some(answer);
+                        break;
+                    }
+                    if card_left {
+                        break;
                     }
                 }
                 answer => {
@@ -252,6 +291,66 @@ impl Services {
                 }
             }
         }
+        Ok(Asked {
+            answer: outcome,
+            kind,
+            version,
+        })
+    }
+
+    /// Step 3 at one connector: the processor's `reference` recorded on `payment` (at
+    /// `version`), then the payment confirmed there. `None`: the connector could not be reached to
+    /// confirm, nothing was authorised and the reference is released.
+    async fn confirm_at(
+        &self,
+        scope: &Scope,
+        routed: &Routed,
+        payment: &mut Payment,
+        (reference, version): (String, i64),
+        req: &AuthorizeRequest<'_>,
+        declined_ops: &Batch,
+    ) -> CoreResult<Option<Answer>> {
+        // Recorded before it can move money: a sync can always find it again.
+        payment.connector = Some(routed.object.id.clone());
+        payment.connector_reference = Some(reference.clone());
+        let mut reference_batch = self.background(scope);
+        reference_batch.update(&*payment, version)?;
+        if let Err(e) = self.commit_background(reference_batch).await {
+            // Never confirmed: release it upstream (the sync settles the payment, failed) and
+            // give back a one-time card this request holds.
+            let _ = routed.connector.void(&payment.id, &reference).await;
+            self.give_back(scope, declined_ops).await;
+            return Err(e);
+        }
+        match routed.connector.confirm(&reference, req).await {
+            Answer::Unavailable(why) | Answer::NotSent(why) => {
+                // Nothing was authorised here.
+                tracing::warn!(payment = %payment.id, connector = %routed.object.id, reason = %crate::connectors::connector::bounded(&why), "connector unavailable at confirmation");
+                let _ = routed.connector.void(&payment.id, &reference).await;
+                payment.connector_reference = None;
+                Ok(None)
+            }
+            answer => Ok(Some(answer)),
+        }
+    }
+
+    /// Step 4: the answer recorded with its event, what depends on the outcome (a card saved,
+    /// or a claimed one given back) and the request's final answer.
+    async fn finish_upstream(
+        &self,
+        ctx: &RequestContext,
+        mut payment: Payment,
+        asked: Asked,
+        sync_task: &str,
+        approved_ops: Batch,
+        declined_ops: Batch,
+    ) -> CoreResult<Payment> {
+        let scope = ctx.scope();
+        let Asked {
+            answer: outcome,
+            kind,
+            version,
+        } = asked;
         let answer = outcome.unwrap_or(Answer::Known {
             reference: None,
             state: Upstream::Declined(Decline::PROCESSOR_UNAVAILABLE),
@@ -278,13 +377,13 @@ impl Services {
         let mut ops = self.batch(ctx);
         ops.update(&payment, version)?;
         if !applied.keep_syncing {
-            ops.done_id(&sync_task);
+            ops.done_id(sync_task);
         }
         ops.extend(applied.ops);
         if applied.decline.is_none() && before.status != PaymentStatus::Failed {
-            ops.extend(up.approved_ops.clone());
+            ops.extend(approved_ops.clone());
         } else {
-            ops.extend(up.declined_ops.clone());
+            ops.extend(declined_ops.clone());
         }
         let mut event = None;
         if let Some(kind) = applied.event {
@@ -307,7 +406,7 @@ impl Services {
             // still waiting for the processor: both asked the same processor, so the payment as
             // recorded is the answer.
             Err(CoreError::Store(StoreError::Conflict(_))) => {
-                self.answer_as_recorded(ctx, &payment.id, up.approved_ops, up.declined_ops)
+                self.answer_as_recorded(ctx, &payment.id, approved_ops, declined_ops)
                     .await
             }
             Err(e) => Err(e),
@@ -402,32 +501,7 @@ impl Services {
                     &payment.id,
                     now + AUTHENTICATION_TIMEOUT_SECS,
                 );
-                Authorised::Authenticate(match (url, kind) {
-                    (Some(url), _) => json!({
-                        "type": "redirect_to_url",
-                        "redirect_to_url": {"url": url, "return_url": payment.return_url},
-                    }),
-                    // The simulator authenticates on Tender's own page, as without connectors.
-                    (None, ConnectorType::Simulator) => {
-                        let token = ids::random_base62(32);
-                        applied.ops.seal(&payment.id, hash_key(&token));
-                        json!({
-                            "type": "redirect_to_url",
-                            "redirect_to_url": {
-                                "url": format!("{}/authenticate/{}/{}", self.config.receipt_base, payment.id, token),
-                                "return_url": payment.return_url,
-                            }
-                        })
-                    }
-                    // The processor authenticates in its own client SDK and gave no page.
-                    (None, other) => json!({
-                        "type": "use_processor_sdk",
-                        "use_processor_sdk": {
-                            "processor": other.as_str(),
-                            "reference": payment.connector_reference,
-                        },
-                    }),
-                })
+                Authorised::Authenticate(self.next_action(payment, url, kind, &mut applied.ops))
             }
             Upstream::Declined(d) => Authorised::Declined(d),
             Upstream::Canceled => Authorised::Declined(Decline {
@@ -443,9 +517,48 @@ impl Services {
         let captured = matches!(answer, Authorised::Captured(_));
         authorised(payment, answer);
         if captured {
-            self.book_charge(&mut applied.ops, payment).await?;
+            self.balance()
+                .book_charge(&mut applied.ops, payment)
+                .await?;
         }
         Ok(applied)
+    }
+
+    /// What a payment that must be authenticated asks of its customer: the processor's page,
+    /// Tender's own page (the simulator; its token sealed in `ops`), or the processor's SDK.
+    fn next_action(
+        &self,
+        payment: &Payment,
+        url: Option<String>,
+        kind: ConnectorType,
+        ops: &mut Batch,
+    ) -> serde_json::Value {
+        match (url, kind) {
+            (Some(url), _) => json!({
+                "type": "redirect_to_url",
+                "redirect_to_url": {"url": url, "return_url": payment.return_url},
+            }),
+            // The simulator authenticates on Tender's own page, as without connectors.
+            (None, ConnectorType::Simulator) => {
+                let token = ids::random_base62(32);
+                ops.seal(&payment.id, hash_key(&token));
+                json!({
+                    "type": "redirect_to_url",
+                    "redirect_to_url": {
+                        "url": format!("{}/authenticate/{}/{}", self.config.receipt_base, payment.id, token),
+                        "return_url": payment.return_url,
+                    }
+                })
+            }
+            // The processor authenticates in its own client SDK and gave no page.
+            (None, other) => json!({
+                "type": "use_processor_sdk",
+                "use_processor_sdk": {
+                    "processor": other.as_str(),
+                    "reference": payment.connector_reference,
+                },
+            }),
+        }
     }
 
     /// Captures `amount` of a connector's payment upstream; what was captured.
@@ -520,7 +633,10 @@ impl Services {
                 message: "This payment never reached its processor.".into(),
             });
         };
-        Ok((self.connector(scope, connector).await?, reference.clone()))
+        Ok((
+            self.connectors().connector(scope, connector).await?,
+            reference.clone(),
+        ))
     }
 
     /// Whether a payment that is about to be canceled by a task (expiry, abandoned

@@ -1,13 +1,15 @@
 //! Refund use cases: a refund and the payment's refunded total change in one batch, guarded by
 //! the payment's version, so concurrent refunds can never add up to more than was captured.
 
-use crate::documents::document::to_value;
+use crate::auth::Scope;
+use crate::documents::document::{from_body, to_value};
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, IdKind};
 use crate::metadata;
 use crate::payments::payment::{Payment, PaymentStatus};
 use crate::refunds::refund::{refund_after, Refund, RefundEvent, RefundReason, RefundStatus};
-use crate::services::{RequestContext, Services};
+use crate::refunds::Refunds;
+use crate::services::RequestContext;
 use crate::store::{ClaimedTask, Collection};
 
 /// `POST /refunds`, parsed.
@@ -19,7 +21,7 @@ pub struct CreateRefund {
     pub metadata: Vec<(String, String)>,
 }
 
-impl Services {
+impl Refunds<'_> {
     /// `POST /refunds`.
     pub async fn create_refund(
         &self,
@@ -39,90 +41,20 @@ impl Services {
         let recorded = self
             .retry_on_conflict(|| async {
                 let scope = ctx.scope();
-                let (before, version): (Payment, i64) =
-                    if ids::looks_like(IdKind::Payment, &cmd.payment) {
-                        match self
-                            .store
-                            .find_record(scope, Collection::Payments, &cmd.payment)
-                            .await?
-                        {
-                            Some(r) => (
-                                crate::documents::document::from_body(&r.id, &r.body)?,
-                                r.version,
-                            ),
-                            None => {
-                                return Err(CoreError::missing_reference(
-                                    "payment",
-                                    "payment",
-                                    &cmd.payment,
-                                ))
-                            }
-                        }
-                    } else {
-                        return Err(CoreError::missing_reference(
-                            "payment",
-                            "payment",
-                            &cmd.payment,
-                        ));
-                    };
-                if before.status != PaymentStatus::Succeeded {
-                    return Err(CoreError::UnexpectedState {
-                        message: format!(
-                            "This payment's status is {}; only succeeded payments can be refunded.",
-                            before.status.as_str()
-                        ),
-                    });
-                }
-                if before.disputed {
-                    return Err(CoreError::invalid(
-                        "payment",
-                        "charge_disputed",
-                        "This payment is disputed: the disputed amount can no longer be refunded.",
-                    ));
-                }
+                let (before, version) = self.payment_to_refund(scope, &cmd.payment).await?;
+                let amount = refund_amount(&before, cmd.amount)?;
                 let bank = before.payment_method.kind == "bank_transfer";
-                let left = before.refundable();
-                let amount = cmd.amount.unwrap_or(left);
-                if amount > left || left == 0 {
-                    return Err(CoreError::invalid(
-                        "amount",
-                        "amount_too_large",
-                        format!(
-                        "Refund amount ({amount}) is greater than what is left to refund ({left})."
-                    ),
-                    ));
-                }
                 let upstream = before.connector.is_some();
                 if upstream {
                     // Sent to the processor after this request's own commit: claim the key first.
                     self.claim_key(ctx).await?;
                 }
-                let mut refund = Refund {
-                    id: ids::generate(IdKind::Refund),
-                    object: "refund".into(),
-                    amount,
-                    currency: before.currency,
-                    payment: before.id.clone(),
-                    // Card refunds are immediate; bank transfers settle after the delay; a
-                    // processor's refund is pending until it answers.
-                    status: if bank || upstream {
-                        RefundStatus::Pending
-                    } else {
-                        RefundStatus::Succeeded
-                    },
-                    reason: cmd.reason,
-                    metadata: metadata.clone(),
-                    livemode: scope.livemode(),
-                    created: self.now(),
-                    connector: before.connector.clone(),
-                    connector_reference: None,
-                    balance_transaction: None,
-                    failure_balance_transaction: None,
-                };
+                let mut refund =
+                    new_refund(&before, amount, cmd.reason, metadata.clone(), self.now());
                 let mut batch = self.batch(ctx);
                 // The amount leaves the balance now, pending or not (CONTRACT §9).
                 let mut booking = self.background(scope);
-                self.book_refund(&mut booking, &mut refund)?;
+                self.balance().book_refund(&mut booking, &mut refund)?;
                 let mut after = before.clone();
                 after.amount_refunded += amount;
                 after.refunded = after.amount_refunded == after.amount_captured;
@@ -152,6 +84,22 @@ impl Services {
             (refund, Some((payment, task))) => {
                 self.send_refund_upstream(ctx, &payment, refund, task).await
             }
+        }
+    }
+
+    /// The payment `id` names and its version, or a 404 naming the `payment` parameter.
+    async fn payment_to_refund(&self, scope: &Scope, id: &str) -> CoreResult<(Payment, i64)> {
+        let missing = || CoreError::missing_reference("payment", "payment", id);
+        if !ids::looks_like(IdKind::Payment, id) {
+            return Err(missing());
+        }
+        match self
+            .store
+            .find_record(scope, Collection::Payments, id)
+            .await?
+        {
+            Some(r) => Ok((from_body(&r.id, &r.body)?, r.version)),
+            None => Err(missing()),
         }
     }
 
@@ -195,4 +143,66 @@ impl Services {
             .done(task);
         self.commit_background(batch).await
     }
+}
+
+/// The refund of `amount` of `payment`: card refunds are immediate; bank transfers settle
+/// after the delay; a processor's refund is pending until it answers.
+fn new_refund(
+    payment: &Payment,
+    amount: i64,
+    reason: Option<RefundReason>,
+    metadata: crate::metadata::Metadata,
+    created: i64,
+) -> Refund {
+    let pending = payment.payment_method.kind == "bank_transfer" || payment.connector.is_some();
+    Refund {
+        id: ids::generate(IdKind::Refund),
+        object: "refund".into(),
+        amount,
+        currency: payment.currency,
+        payment: payment.id.clone(),
+        status: if pending {
+            RefundStatus::Pending
+        } else {
+            RefundStatus::Succeeded
+        },
+        reason,
+        metadata,
+        livemode: payment.livemode,
+        created,
+        connector: payment.connector.clone(),
+        connector_reference: None,
+        balance_transaction: None,
+        failure_balance_transaction: None,
+    }
+}
+
+/// What may be refunded of `payment`, asked for `asked` (all that is left when not given):
+/// only a succeeded payment that is not disputed, and never more than is left.
+fn refund_amount(payment: &Payment, asked: Option<i64>) -> CoreResult<i64> {
+    if payment.status != PaymentStatus::Succeeded {
+        return Err(CoreError::UnexpectedState {
+            message: format!(
+                "This payment's status is {}; only succeeded payments can be refunded.",
+                payment.status.as_str()
+            ),
+        });
+    }
+    if payment.disputed {
+        return Err(CoreError::invalid(
+            "payment",
+            "charge_disputed",
+            "This payment is disputed: the disputed amount can no longer be refunded.",
+        ));
+    }
+    let left = payment.refundable();
+    let amount = asked.unwrap_or(left);
+    if amount > left || left == 0 {
+        return Err(CoreError::invalid(
+            "amount",
+            "amount_too_large",
+            format!("Refund amount ({amount}) is greater than what is left to refund ({left})."),
+        ));
+    }
+    Ok(amount)
 }

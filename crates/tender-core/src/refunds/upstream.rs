@@ -9,13 +9,14 @@ use crate::documents::document::{from_body, to_value};
 use crate::error::{CoreResult, StoreError};
 use crate::payments::payment::Payment;
 use crate::refunds::refund::{refund_after, Refund, RefundEvent, RefundStatus};
-use crate::services::{RequestContext, Services};
+use crate::services::RequestContext;
 use crate::store::{ClaimedTask, Collection};
 use crate::task::TaskKind;
 
 use crate::payments::upstream::next_sync_delay;
+use crate::refunds::Refunds;
 
-impl Services {
+impl Refunds<'_> {
     /// Records a refund of a connector's payment `pending`: `ops` (the payment update that
     /// reserves its amount, the refund, its `refund.created` event) with its sync task and a
     /// checkpoint of the request's key. Returns the sync task's id. A lost race on the payment
@@ -36,7 +37,7 @@ impl Services {
         Ok(sync_task)
     }
 
-    /// Sends a refund recorded by [`Services::record_refund_upstream`] and finishes it.
+    /// Sends a refund recorded by [`Refunds::record_refund_upstream`] and finishes it.
     pub(crate) async fn send_refund_upstream(
         &self,
         ctx: &RequestContext,
@@ -45,7 +46,7 @@ impl Services {
         sync_task: String,
     ) -> CoreResult<Refund> {
         let scope = ctx.scope();
-        let (connector, reference) = self.upstream_of(scope, payment).await?;
+        let (connector, reference) = self.payments().upstream_of(scope, payment).await?;
         let answer = connector
             .refund(&refund.id, &reference, refund.amount)
             .await;
@@ -118,7 +119,7 @@ impl Services {
                 payment.amount_refunded == payment.amount_captured && payment.amount_captured > 0;
             ops.update(&payment, record.version)?;
             // …and to the balance (CONTRACT §9).
-            self.book_refund_failure(&mut ops, refund)?;
+            self.balance().book_refund_failure(&mut ops, refund)?;
         }
         let after = to_value(&*refund)?;
         let previous = crate::event::previous_attributes(&before, &after);
@@ -140,16 +141,16 @@ impl Services {
             .find_record(scope, Collection::Refunds, &task.object_id)
             .await?
         else {
-            return self.reschedule(task, None).await;
+            return self.payments().reschedule(task, None).await;
         };
         let mut refund: Refund = from_body(&record.id, &record.body)?;
         if refund.status != RefundStatus::Pending || refund.connector.is_none() {
-            return self.reschedule(task, None).await;
+            return self.payments().reschedule(task, None).await;
         }
         let (payment, _): (Payment, i64) = self
             .load(scope, Collection::Payments, "payment", &refund.payment)
             .await?;
-        let (connector, reference) = self.upstream_of(scope, &payment).await?;
+        let (connector, reference) = self.payments().upstream_of(scope, &payment).await?;
         let answer = connector
             .refund(&refund.id, &reference, refund.amount)
             .await;

@@ -1,10 +1,9 @@
-//! Deliveries of events to webhook endpoints: the list of an event's attempts, a resend, and
-//! what the worker claims and records (each attempt, the retry schedule, an endpoint disabled
-//! after failing for [`crate::webhooks::webhook::DISABLE_AFTER_SECS`]). The sending itself is
-//! the server's (`worker/`): it runs
-//! [`Services::claim_due_deliveries`] and [`Services::finish_delivery`] around its HTTP call, and no
-//! transaction is open while it talks to the receiver: the claim is a lease that expires if the
-//! worker dies.
+//! Deliveries of events to webhook endpoints: the list of an event's attempts, a resend, and what
+//! the worker claims and records (each attempt, the retry schedule, an endpoint disabled after
+//! failing for [`crate::webhooks::webhook::DISABLE_AFTER_SECS`]). The sending itself is the
+//! server's (`worker/`): it runs [`Webhooks::claim_due_deliveries`] and
+//! [`Webhooks::finish_delivery`] around its HTTP call, and no transaction is open while it talks to
+//! the receiver: the claim is a lease that expires if the worker dies.
 
 use serde_json::{json, Value};
 
@@ -12,11 +11,12 @@ use crate::auth::Scope;
 use crate::documents::document::from_body;
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, IdKind};
-use crate::services::{RequestContext, Services};
+use crate::services::RequestContext;
 use crate::store::{Collection, DeliveryAttemptRecord, DeliveryRecord};
 use crate::webhooks::webhook::{
     retry_delay_ms, EndpointStatus, WebhookEndpoint, DISABLE_AFTER_SECS,
 };
+use crate::webhooks::Webhooks;
 
 /// How long a worker may hold a delivery before another may take it over: the 10 s receiver
 /// timeout plus room to record the attempt. A crashed worker's deliveries wait this long; a live
@@ -66,7 +66,7 @@ pub fn delivery_json(d: &DeliveryRecord) -> Value {
     })
 }
 
-impl Services {
+impl Webhooks<'_> {
     /// `GET /events/{id}/deliveries`.
     pub async fn list_event_deliveries(
         &self,

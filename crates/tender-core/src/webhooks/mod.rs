@@ -9,3 +9,9 @@ pub mod address;
 pub mod deliveries;
 pub mod service;
 pub mod webhook;
+
+crate::services::resource_handle!(
+    /// Webhook endpoints, events and their deliveries: `Services` seen as this resource.
+    Webhooks,
+    webhooks
+);

@@ -10,11 +10,12 @@ use crate::documents::document::{to_body, to_value};
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::event::EVENT_TYPES;
 use crate::ids::{self, IdKind};
-use crate::services::{RequestContext, Services};
+use crate::services::RequestContext;
 use crate::store::{Collection, Cursor, ListQuery};
 use crate::vault::Sealer;
 use crate::webhooks::address::webhook_address_allowed;
 use crate::webhooks::webhook::{generate_secret, EndpointStatus, SigningSecret, WebhookEndpoint};
+use crate::webhooks::Webhooks;
 
 /// Webhook endpoints an account may have in each mode (as Stripe): every event fans out to
 /// each, so unbounded endpoints would let one account flood the delivery queue.
@@ -75,7 +76,7 @@ fn check_events(events: &[String]) -> CoreResult<()> {
     Ok(())
 }
 
-/// The parts of [`Services::check_endpoint_url`] that need no DNS: at most 2,048 bytes, a URL
+/// The parts of [`Webhooks::check_endpoint_url`] that need no DNS: at most 2,048 bytes, a URL
 /// with an http(s) scheme and a host; in live mode https only, and an IP-literal host must be an
 /// address that mode may reach ([`webhook_address_allowed`], private ranges not opted in). A
 /// domain host still has to be resolved and its addresses checked.
@@ -135,7 +136,7 @@ fn check_addresses(addresses: Vec<IpAddr>, livemode: bool, allow_private: bool) 
     Ok(())
 }
 
-impl Services {
+impl Webhooks<'_> {
     fn secret_sealer(&self) -> Sealer {
         Sealer::new(&self.config.vault_key, "webhook endpoint secrets")
     }

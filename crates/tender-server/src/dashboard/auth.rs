@@ -102,7 +102,7 @@ pub async fn login(State(state): State<DashboardState>, req: Request) -> PageRes
             ))
         }
     };
-    match state.services().login(&email, password).await? {
+    match state.services().accounts().login(&email, password).await? {
         Some(new) => {
             attempt.succeeded();
             let mut resp = see_other("/dashboard/overview");
@@ -178,7 +178,11 @@ pub fn client_ip(parts: &axum::http::request::Parts) -> Option<std::net::IpAddr>
 
 /// `POST /dashboard/logout`.
 pub async fn logout(State(state): State<DashboardState>, posted: Posted) -> PageResult {
-    state.services().logout(&posted.session.token).await?;
+    state
+        .services()
+        .accounts()
+        .logout(&posted.session.token)
+        .await?;
     let mut resp = see_other("/dashboard/login");
     resp.headers_mut()
         .append(header::SET_COOKIE, state.cookie(SESSION_COOKIE, "", 0));
@@ -207,6 +211,7 @@ pub async fn switch_mode(State(state): State<DashboardState>, posted: Posted) ->
     };
     state
         .services()
+        .accounts()
         .switch_session_mode(&posted.session.record, mode)
         .await?;
     Ok(see_other(safe_return(posted.fields.get("return_to"))))
@@ -341,6 +346,7 @@ pub async fn update_profile(State(state): State<DashboardState>, posted: Posted)
     let f = &posted.fields;
     match state
         .services()
+        .accounts()
         .update_account_profile(
             &posted.session.record.account,
             f.get("name"),
@@ -403,6 +409,7 @@ pub async fn change_password(State(state): State<DashboardState>, posted: Posted
     }
     match state
         .services()
+        .accounts()
         .change_password(&posted.session.record, current, new)
         .await
     {

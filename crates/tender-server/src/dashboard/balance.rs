@@ -1,8 +1,7 @@
 //! The money (CONTRACT §9): `/dashboard/balance` (pending and available per currency, a chart of
 //! the last 30 days' gross volume and net drawn as SVG on the server, the latest balance
 //! transactions, the CSV download of a period, payouts with a form to create one and a cancel
-//! button while pending) and `/dashboard/disputes` (each dispute with its evidence form, submit
-//! and accept).
+//! button while pending); disputes have their own pages ([`super::disputes`]).
 //!
 //! Every read and write goes through the same use cases as the API. Depends on the services and
 //! the dashboard's layout only.
@@ -14,8 +13,6 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::IntoResponse;
 use maud::{html, Markup, PreEscaped};
 use serde::Deserialize;
-use tender_core::balance::disputes::UpdateDispute;
-use tender_core::balance::disputes::{Dispute, DisputeStatus, Evidence};
 use tender_core::balance::payouts::CreatePayout;
 use tender_core::balance::payouts::Payout;
 use tender_core::balance::transactions::{BalanceTransaction, TxnType};
@@ -38,7 +35,7 @@ const DAYS: i64 = 30;
 const CHART_SCAN: usize = 5_000;
 
 /// The newest `limit` documents of a collection.
-async fn newest<T: serde::de::DeserializeOwned>(
+pub(super) async fn newest<T: serde::de::DeserializeOwned>(
     state: &DashboardState,
     session: &Session,
     collection: Collection,
@@ -145,7 +142,7 @@ fn chart(days: &[(i64, i64)], currency: Currency) -> Markup {
     }
 }
 
-fn txn_table(txns: &[BalanceTransaction]) -> Markup {
+pub(super) fn txn_table(txns: &[BalanceTransaction]) -> Markup {
     html! {
         table #transactions {
             thead { tr { th { "Type" } th.num { "Amount" } th.num { "Fee" } th.num { "Net" } th { "Status" } th { "Available on" } th { "Source" } th { "Created" } } }
@@ -232,7 +229,10 @@ async fn render_balance(
     notice: Notice,
 ) -> PageResult {
     let services = state.services();
-    let balance = services.balance(&session.scope()).await?;
+    let balance = services
+        .balance()
+        .retrieve_balance(&session.scope())
+        .await?;
     let now = services.now();
     let since = now - DAYS * 86_400;
     let recent = transactions_since(state, session, since).await?;
@@ -358,6 +358,7 @@ pub async fn export_balance(
     }
     let csv = state
         .services()
+        .balance()
         .balance_report(&session.scope(), from, to)
         .await?;
     let name = format!(
@@ -429,6 +430,7 @@ pub async fn create_payout(State(state): State<DashboardState>, posted: Posted) 
         Ok(cmd) => {
             state
                 .services()
+                .balance()
                 .create_payout(&posted.session.ctx(), cmd)
                 .await
         }
@@ -445,180 +447,8 @@ pub async fn cancel_payout(
 ) -> PageResult {
     let result = state
         .services()
+        .balance()
         .cancel_payout(&posted.session.ctx(), &id)
         .await;
     after_payout(&state, &posted.session, result, "canceled").await
-}
-
-// ---- Disputes ------------------------------------------------------------------------------
-
-/// `GET /dashboard/disputes`.
-pub async fn list_disputes(State(state): State<DashboardState>, session: Session) -> PageResult {
-    let disputes: Vec<Dispute> = newest(&state, &session, Collection::Disputes, 100).await?;
-    let body = html! {
-        section.card.table-card {
-            @if disputes.is_empty() {
-                (super::empty_state("No disputes. In test mode, a payment with the card 4000 0000 0000 0259 is disputed a moment after it captures."))
-            } @else {
-                table #disputes {
-                    thead { tr { th.num { "Amount" } th { "Status" } th { "Payment" } th { "Respond by" } th { "Opened" } } }
-                    tbody {
-                        @for d in &disputes {
-                            tr {
-                                td.num { a href=(format!("/dashboard/disputes/{}", d.id)) { (money(d.amount, d.currency)) } br; span.mono.muted.small { (d.id) } }
-                                td { (badge(d.status.as_str())) }
-                                td.mono.small { a href=(format!("/dashboard/payments/{}", d.payment)) { (d.payment) } }
-                                td { (when(d.evidence_details.due_by)) }
-                                td { (when(d.created)) }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    };
-    Ok(html_response(
-        StatusCode::OK,
-        page(&session, Section::Disputes, "Disputes", &Notice::None, body),
-    ))
-}
-
-async fn render_dispute(
-    state: &DashboardState,
-    session: &Session,
-    id: &str,
-    status: StatusCode,
-    notice: Notice,
-) -> PageResult {
-    let d = state
-        .services()
-        .retrieve_dispute(&session.scope(), id)
-        .await?;
-    let open = d.status == DisputeStatus::NeedsResponse;
-    let e = &d.evidence;
-    let field = |name: &str, label: &str, value: &Option<String>, long: bool| {
-        html! {
-            div.field {
-                label for=(name) { (label) }
-                @if long {
-                    textarea id=(name) name=(name) rows="4" disabled[!open] { (value.as_deref().unwrap_or("")) }
-                } @else {
-                    input id=(name) type="text" name=(name) value=(value.as_deref().unwrap_or("")) disabled[!open];
-                }
-            }
-        }
-    };
-    let body = html! {
-        section.card #dispute {
-            p { (badge(d.status.as_str())) " " strong { (money(d.amount, d.currency)) } " disputed as " (d.reason) " on payment "
-                a.mono href=(format!("/dashboard/payments/{}", d.payment)) { (d.payment) } }
-            p.muted { "Respond by " (when(d.evidence_details.due_by)) " · evidence submitted " (d.evidence_details.submission_count) " times" }
-            (txn_table(&d.balance_transactions))
-        }
-        section.card {
-            h2 { "Evidence" }
-            form #evidence method="post" action=(format!("/dashboard/disputes/{}/evidence", d.id)) {
-                (csrf_field(session))
-                (field("customer_name", "Customer name", &e.customer_name, false))
-                (field("customer_email_address", "Customer e-mail", &e.customer_email_address, false))
-                (field("product_description", "Product description", &e.product_description, true))
-                (field("uncategorized_text", "Other evidence", &e.uncategorized_text, true))
-                @if open {
-                    div.field.checks { label { input type="checkbox" name="submit" value="true"; "Submit the evidence now (it can no longer change)" } }
-                    button.primary type="submit" { "Save evidence" }
-                } @else {
-                    p.muted { "This dispute no longer takes evidence." }
-                }
-            }
-            @if open {
-                h2 { "Accept the dispute" }
-                p.muted.small { "The amount and the dispute fee stay withdrawn; the dispute is closed as lost." }
-                (post_button(session, &format!("/dashboard/disputes/{}/close", d.id), "Accept the loss", "danger"))
-            }
-        }
-    };
-    Ok(html_response(
-        status,
-        page(
-            session,
-            Section::Disputes,
-            &format!("Dispute {}", d.id),
-            &notice,
-            body,
-        ),
-    ))
-}
-
-/// `GET /dashboard/disputes/{id}`.
-pub async fn retrieve_dispute(
-    State(state): State<DashboardState>,
-    session: Session,
-    Path(id): Path<String>,
-    Query(q): Query<Done>,
-) -> PageResult {
-    let notice = match q.done.as_deref() {
-        Some("saved") => Notice::Success("Evidence saved.".into()),
-        Some("submitted") => {
-            Notice::Success("Evidence submitted: the dispute is under review.".into())
-        }
-        Some("closed") => Notice::Success("The dispute is closed as lost.".into()),
-        _ => Notice::None,
-    };
-    render_dispute(&state, &session, &id, StatusCode::OK, notice).await
-}
-
-async fn after_dispute(
-    state: &DashboardState,
-    session: &Session,
-    id: &str,
-    result: Result<Dispute, CoreError>,
-    done: &str,
-) -> PageResult {
-    super::answer_action(
-        result,
-        &format!("/dashboard/disputes/{id}?done={done}"),
-        |notice| render_dispute(state, session, id, StatusCode::BAD_REQUEST, notice),
-    )
-    .await
-}
-
-/// `POST /dashboard/disputes/{id}/evidence`: every field as posted (an empty one clears it),
-/// and `submit` when ticked.
-pub async fn update_evidence(
-    State(state): State<DashboardState>,
-    Path(id): Path<String>,
-    posted: Posted,
-) -> PageResult {
-    // A field emptied on the form clears it (`raw`: blank is a value here, not absent).
-    let text = |name: &str| posted.fields.raw(name).map(|v| v.trim().to_string());
-    let submit = posted.fields.get("submit") == Some("true");
-    let cmd = UpdateDispute {
-        evidence: Some(Evidence {
-            customer_name: text("customer_name"),
-            customer_email_address: text("customer_email_address"),
-            product_description: text("product_description"),
-            uncategorized_text: text("uncategorized_text"),
-        }),
-        metadata: None,
-        submit,
-    };
-    let result = state
-        .services()
-        .update_dispute(&posted.session.ctx(), &id, cmd)
-        .await;
-    let done = if submit { "submitted" } else { "saved" };
-    after_dispute(&state, &posted.session, &id, result, done).await
-}
-
-/// `POST /dashboard/disputes/{id}/close`.
-pub async fn close_dispute(
-    State(state): State<DashboardState>,
-    Path(id): Path<String>,
-    posted: Posted,
-) -> PageResult {
-    let result = state
-        .services()
-        .close_dispute(&posted.session.ctx(), &id)
-        .await;
-    after_dispute(&state, &posted.session, &id, result, "closed").await
 }

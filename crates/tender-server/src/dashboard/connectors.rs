@@ -224,6 +224,7 @@ pub async fn create_connector(State(state): State<DashboardState>, posted: Poste
             };
             state
                 .services()
+                .connectors()
                 .create_connector(&posted.session.ctx(), fields, ChangedBy::Merchant)
                 .await
         }
@@ -252,6 +253,7 @@ pub async fn edit_connector(
             };
             state
                 .services()
+                .connectors()
                 .update_connector(&posted.session.ctx(), &id, fields, ChangedBy::Merchant)
                 .await
         }
@@ -272,6 +274,7 @@ async fn set_disabled(
     };
     let result = state
         .services()
+        .connectors()
         .update_connector(&posted.session.ctx(), id, fields, ChangedBy::Merchant)
         .await;
     let done = if disabled { "disabled" } else { "enabled" };
@@ -304,6 +307,7 @@ pub async fn delete_connector(
 ) -> PageResult {
     state
         .services()
+        .connectors()
         .delete_connector(&posted.session.ctx(), &id)
         .await?;
     Ok(see_other("/dashboard/connectors?done=deleted"))

@@ -141,6 +141,7 @@ fn posted_fields(posted: &Posted) -> CustomerFields {
 pub async fn create_customer(State(state): State<DashboardState>, posted: Posted) -> PageResult {
     match state
         .services()
+        .customers()
         .create_customer(&posted.session.ctx(), posted_fields(&posted))
         .await
     {
@@ -180,6 +181,7 @@ pub async fn update_customer(
 ) -> PageResult {
     match state
         .services()
+        .customers()
         .update_customer(&posted.session.ctx(), &id, posted_fields(&posted))
         .await
     {

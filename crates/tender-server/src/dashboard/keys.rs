@@ -162,6 +162,7 @@ pub async fn create_key(State(state): State<DashboardState>, posted: Posted) -> 
     let session = &posted.session;
     let (key, _) = state
         .services()
+        .accounts()
         .create_api_key(&session.record.account, session.mode(), kind)
         .await?;
     let reveal = Reveal {
@@ -186,6 +187,7 @@ pub async fn roll_key(
     };
     match state
         .services()
+        .accounts()
         .roll_api_key(&session.record.account, &id, grace)
         .await
     {
@@ -221,6 +223,7 @@ pub async fn revoke_key(
 ) -> PageResult {
     state
         .services()
+        .accounts()
         .revoke_api_key(&posted.session.record.account, &id)
         .await?;
     Ok(see_other("/dashboard/keys?done=revoked"))

@@ -10,8 +10,8 @@
 //! - [`overview`]: the landing page: 30-day figures, a daily chart, search.
 //! - [`auth`]: log in, log out, change password, the test/live switch.
 //! - [`keys`], [`payments`] (its actions in [`payment_actions`]), [`customers`], [`webhooks`],
-//!   [`connectors`]: one module per area; [`balance`]: the balance, its transactions and chart, payouts and disputes; [`billing`]:
-//!   subscriptions, invoices, products and prices.
+//!   [`connectors`]: one module per area; [`balance`]: the balance, its transactions and chart,
+//!   payouts and disputes; [`billing`]: subscriptions, invoices, products and prices.
 //!
 //! Every read and write goes through the same use cases as the API, with a [`RequestContext`]
 //! built from the session's account and mode: a session cannot name another account's data.
@@ -32,11 +32,14 @@ pub mod balance;
 pub mod billing;
 pub mod connectors;
 pub mod customers;
+mod disputes;
+mod events;
 pub mod keys;
 pub mod layout;
 pub mod overview;
 mod payment_actions;
 mod payments;
+mod products;
 pub mod throttle;
 pub mod webhooks;
 
@@ -125,9 +128,9 @@ pub fn router(app: AppState, secure_cookies: bool) -> Router {
         .route("/invoices/{id}", get(billing::retrieve_invoice))
         .route(
             "/products",
-            get(billing::list_products).post(billing::create_product),
+            get(products::list_products).post(products::create_product),
         )
-        .route("/prices", post(billing::create_price))
+        .route("/prices", post(products::create_price))
         .route("/payments", get(payments::list_payments))
         .route("/payments.csv", get(payments::export_payments))
         .route("/payments/{id}", get(payments::retrieve_payment))
@@ -135,10 +138,10 @@ pub fn router(app: AppState, secure_cookies: bool) -> Router {
         .route("/balance.csv", get(balance::export_balance))
         .route("/payouts", post(balance::create_payout))
         .route("/payouts/{id}/cancel", post(balance::cancel_payout))
-        .route("/disputes", get(balance::list_disputes))
-        .route("/disputes/{id}", get(balance::retrieve_dispute))
-        .route("/disputes/{id}/evidence", post(balance::update_evidence))
-        .route("/disputes/{id}/close", post(balance::close_dispute))
+        .route("/disputes", get(disputes::list_disputes))
+        .route("/disputes/{id}", get(disputes::retrieve_dispute))
+        .route("/disputes/{id}/evidence", post(disputes::update_evidence))
+        .route("/disputes/{id}/close", post(disputes::close_dispute))
         .route(
             "/payments/{id}/refund",
             post(payment_actions::refund_payment),
@@ -185,8 +188,8 @@ pub fn router(app: AppState, secure_cookies: bool) -> Router {
             post(connectors::delete_connector),
         )
         .route("/connectors/{id}/edit", post(connectors::edit_connector))
-        .route("/events/{id}", get(webhooks::retrieve_event))
-        .route("/events/{id}/resend", post(webhooks::resend_event))
+        .route("/events/{id}", get(events::retrieve_event))
+        .route("/events/{id}/resend", post(events::resend_event))
         .fallback(|| async { DashError::NotFound })
         .method_not_allowed_fallback(|| async {
             layout::error_page(
@@ -331,7 +334,7 @@ impl FromRequestParts<DashboardState> for Session {
         state: &DashboardState,
     ) -> Result<Self, DashError> {
         let token = cookie_value(&parts.headers, SESSION_COOKIE).ok_or(DashError::LoginRequired)?;
-        match state.services().session(&token).await? {
+        match state.services().accounts().session(&token).await? {
             Some(record) => Ok(Session { token, record }),
             None => Err(DashError::LoginRequired),
         }

@@ -101,7 +101,12 @@ pub async fn overview(
 ) -> PageResult {
     let term = search.q.as_deref().map(str::trim).unwrap_or("");
     if term.starts_with("pay_") {
-        if let Ok(p) = state.services().get_payment(&session.scope(), term).await {
+        if let Ok(p) = state
+            .services()
+            .payments()
+            .get_payment(&session.scope(), term)
+            .await
+        {
             return Ok(see_other(&format!("/dashboard/payments/{}", p.id)));
         }
     }

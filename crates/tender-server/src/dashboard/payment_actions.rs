@@ -114,7 +114,11 @@ pub async fn refund_payment(
     posted: Posted,
 ) -> PageResult {
     let session = &posted.session;
-    let p = state.services().get_payment(&session.scope(), &id).await?;
+    let p = state
+        .services()
+        .payments()
+        .get_payment(&session.scope(), &id)
+        .await?;
     let checked = amount_field(&posted, &p).and_then(|amount| {
         let reason = match posted.fields.get("reason") {
             None => None,
@@ -143,6 +147,7 @@ pub async fn refund_payment(
         let (amount, reason) = checked?;
         state
             .services()
+            .refunds()
             .create_refund(
                 &session.ctx(),
                 CreateRefund {
@@ -165,7 +170,11 @@ pub async fn capture_payment(
     posted: Posted,
 ) -> PageResult {
     let session = &posted.session;
-    let p = state.services().get_payment(&session.scope(), &id).await?;
+    let p = state
+        .services()
+        .payments()
+        .get_payment(&session.scope(), &id)
+        .await?;
     let checked = amount_field(&posted, &p);
     let possible = p.status == PaymentStatus::RequiresCapture
         && matches!(&checked, Ok(amount) if amount.unwrap_or(p.amount) <= p.amount);
@@ -189,6 +198,7 @@ pub async fn capture_payment(
         let amount = checked?;
         state
             .services()
+            .payments()
             .capture_payment(&session.ctx(), &PaymentId::stored(&p.id), amount)
             .await
     }
@@ -203,7 +213,11 @@ pub async fn cancel_payment(
     posted: Posted,
 ) -> PageResult {
     let session = &posted.session;
-    let p = state.services().get_payment(&session.scope(), &id).await?;
+    let p = state
+        .services()
+        .payments()
+        .get_payment(&session.scope(), &id)
+        .await?;
     let what = format!(
         "Cancel this payment of {}? The authorisation is released and the customer is not charged.",
         format_amount(p.amount, p.currency)
@@ -226,6 +240,7 @@ pub async fn cancel_payment(
     }
     let result = state
         .services()
+        .payments()
         .cancel_payment(
             &session.ctx(),
             &PaymentId::stored(&p.id),

@@ -386,7 +386,7 @@ pub(super) async fn render_payment(
     notice: Notice,
 ) -> PageResult {
     let scope = session.scope();
-    let p = state.services().get_payment(&scope, id).await?;
+    let p = state.services().payments().get_payment(&scope, id).await?;
     let refunds_page = state
         .services()
         .list_raw(

@@ -13,7 +13,11 @@ use super::{list_response, ok, ApiResult};
 use crate::state::AppState;
 
 pub(crate) async fn retrieve_balance(state: AppState, ctx: RequestContext, (): ()) -> ApiResult {
-    ok(&state.services.balance(ctx.scope()).await?)
+    ok(&state
+        .services
+        .balance()
+        .retrieve_balance(ctx.scope())
+        .await?)
 }
 
 /// `GET /balance`: takes no parameters.
@@ -77,6 +81,7 @@ pub(crate) async fn list_balance_transactions(
 ) -> ApiResult {
     let page = state
         .services
+        .balance()
         .list_balance_transactions(ctx.scope(), &req.params, req.filters)
         .await?;
     Ok(list_response(&req.url, page))

@@ -89,7 +89,7 @@ pub(crate) async fn create_product(
     ctx: RequestContext,
     cmd: CreateProduct,
 ) -> ApiResult {
-    ok(&state.services.create_product(&ctx, cmd).await?)
+    ok(&state.services.billing().create_product(&ctx, cmd).await?)
 }
 
 pub(crate) async fn update_product(
@@ -97,7 +97,11 @@ pub(crate) async fn update_product(
     ctx: RequestContext,
     (id, cmd): (ProductId, UpdateProduct),
 ) -> ApiResult {
-    ok(&state.services.update_product(&ctx, &id, cmd).await?)
+    ok(&state
+        .services
+        .billing()
+        .update_product(&ctx, &id, cmd)
+        .await?)
 }
 
 pub(crate) async fn delete_product(
@@ -105,7 +109,7 @@ pub(crate) async fn delete_product(
     ctx: RequestContext,
     id: ProductId,
 ) -> ApiResult {
-    ok(&state.services.delete_product(&ctx, &id).await?)
+    ok(&state.services.billing().delete_product(&ctx, &id).await?)
 }
 
 // ---- Prices -----------------------------------------------------------------------------------
@@ -197,7 +201,7 @@ pub(crate) async fn create_price(
     ctx: RequestContext,
     cmd: CreatePrice,
 ) -> ApiResult {
-    ok(&state.services.create_price(&ctx, cmd).await?)
+    ok(&state.services.billing().create_price(&ctx, cmd).await?)
 }
 
 pub(crate) async fn update_price(
@@ -205,7 +209,11 @@ pub(crate) async fn update_price(
     ctx: RequestContext,
     (id, cmd): (PriceId, UpdatePrice),
 ) -> ApiResult {
-    ok(&state.services.update_price(&ctx, &id, cmd).await?)
+    ok(&state
+        .services
+        .billing()
+        .update_price(&ctx, &id, cmd)
+        .await?)
 }
 
 // ---- Subscriptions ----------------------------------------------------------------------------
@@ -280,7 +288,11 @@ pub(crate) async fn create_subscription(
     ctx: RequestContext,
     cmd: CreateSubscription,
 ) -> ApiResult {
-    ok(&state.services.create_subscription(&ctx, cmd).await?)
+    ok(&state
+        .services
+        .billing()
+        .create_subscription(&ctx, cmd)
+        .await?)
 }
 
 pub(crate) async fn update_subscription(
@@ -288,7 +300,11 @@ pub(crate) async fn update_subscription(
     ctx: RequestContext,
     (id, cmd): (SubscriptionId, UpdateSubscription),
 ) -> ApiResult {
-    ok(&state.services.update_subscription(&ctx, &id, cmd).await?)
+    ok(&state
+        .services
+        .billing()
+        .update_subscription(&ctx, &id, cmd)
+        .await?)
 }
 
 pub(crate) async fn cancel_subscription(
@@ -296,7 +312,11 @@ pub(crate) async fn cancel_subscription(
     ctx: RequestContext,
     id: SubscriptionId,
 ) -> ApiResult {
-    ok(&state.services.cancel_subscription(&ctx, &id).await?)
+    ok(&state
+        .services
+        .billing()
+        .cancel_subscription(&ctx, &id)
+        .await?)
 }
 
 // ---- Invoices ---------------------------------------------------------------------------------
@@ -335,11 +355,11 @@ pub(crate) async fn pay_invoice(
     ctx: RequestContext,
     (id, pm): (InvoiceId, Option<String>),
 ) -> ApiResult {
-    ok(&state.services.pay_invoice(&ctx, &id, pm).await?)
+    ok(&state.services.billing().pay_invoice(&ctx, &id, pm).await?)
 }
 
 pub(crate) async fn void_invoice(state: AppState, ctx: RequestContext, id: InvoiceId) -> ApiResult {
-    ok(&state.services.void_invoice(&ctx, &id).await?)
+    ok(&state.services.billing().void_invoice(&ctx, &id).await?)
 }
 
 // ---- Test clocks ------------------------------------------------------------------------------
@@ -364,7 +384,11 @@ pub(crate) async fn create_test_clock(
     ctx: RequestContext,
     (frozen, name): (i64, Option<String>),
 ) -> ApiResult {
-    ok(&state.services.create_test_clock(&ctx, frozen, name).await?)
+    ok(&state
+        .services
+        .billing()
+        .create_test_clock(&ctx, frozen, name)
+        .await?)
 }
 
 pub(crate) async fn advance_test_clock(
@@ -372,7 +396,11 @@ pub(crate) async fn advance_test_clock(
     ctx: RequestContext,
     (id, frozen): (TestClockId, i64),
 ) -> ApiResult {
-    ok(&state.services.advance_test_clock(&ctx, &id, frozen).await?)
+    ok(&state
+        .services
+        .billing()
+        .advance_test_clock(&ctx, &id, frozen)
+        .await?)
 }
 
 pub(crate) async fn delete_test_clock(
@@ -380,5 +408,9 @@ pub(crate) async fn delete_test_clock(
     ctx: RequestContext,
     id: TestClockId,
 ) -> ApiResult {
-    ok(&state.services.delete_test_clock(&ctx, &id).await?)
+    ok(&state
+        .services
+        .billing()
+        .delete_test_clock(&ctx, &id)
+        .await?)
 }

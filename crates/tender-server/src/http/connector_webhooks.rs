@@ -54,6 +54,7 @@ async fn receive(
         .and_then(|v| v.to_str().ok());
     let received = state
         .services
+        .payments()
         .receive_connector_webhook(&id, signature, &body)
         .await;
     if let Err(CoreError::InvalidParam {

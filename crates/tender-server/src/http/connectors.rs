@@ -55,6 +55,7 @@ pub(crate) async fn create_connector(
 ) -> ApiResult {
     ok(&state
         .services
+        .connectors()
         .create_connector(&ctx, fields, ChangedBy::Merchant)
         .await?)
 }
@@ -66,6 +67,7 @@ pub(crate) async fn update_connector(
 ) -> ApiResult {
     ok(&state
         .services
+        .connectors()
         .update_connector(&ctx, &id, fields, ChangedBy::Merchant)
         .await?)
 }
@@ -75,5 +77,9 @@ pub(crate) async fn delete_connector(
     ctx: RequestContext,
     id: ConnectorId,
 ) -> ApiResult {
-    ok(&state.services.delete_connector(&ctx, &id).await?)
+    ok(&state
+        .services
+        .connectors()
+        .delete_connector(&ctx, &id)
+        .await?)
 }

@@ -75,7 +75,11 @@ pub(crate) async fn create_customer(
     ctx: RequestContext,
     fields: CustomerFields,
 ) -> ApiResult {
-    ok(&state.services.create_customer(&ctx, fields).await?)
+    ok(&state
+        .services
+        .customers()
+        .create_customer(&ctx, fields)
+        .await?)
 }
 
 pub(crate) async fn update_customer(
@@ -83,7 +87,11 @@ pub(crate) async fn update_customer(
     ctx: RequestContext,
     (id, fields): (CustomerId, CustomerFields),
 ) -> ApiResult {
-    ok(&state.services.update_customer(&ctx, &id, fields).await?)
+    ok(&state
+        .services
+        .customers()
+        .update_customer(&ctx, &id, fields)
+        .await?)
 }
 
 /// `DELETE`: a body, if any, must be empty (`{}`) like every other unknown parameter.
@@ -92,7 +100,11 @@ pub(crate) async fn delete_customer(
     ctx: RequestContext,
     id: CustomerId,
 ) -> ApiResult {
-    ok(&state.services.delete_customer(&ctx, &id).await?)
+    ok(&state
+        .services
+        .customers()
+        .delete_customer(&ctx, &id)
+        .await?)
 }
 
 /// `GET /customers`: the query string → page and filters.

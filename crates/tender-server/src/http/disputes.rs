@@ -56,7 +56,11 @@ pub(crate) async fn update_dispute(
     ctx: RequestContext,
     (id, cmd): (DisputeId, UpdateDispute),
 ) -> ApiResult {
-    ok(&state.services.update_dispute(&ctx, &id, cmd).await?)
+    ok(&state
+        .services
+        .balance()
+        .update_dispute(&ctx, &id, cmd)
+        .await?)
 }
 
 pub(crate) async fn close_dispute(
@@ -64,5 +68,5 @@ pub(crate) async fn close_dispute(
     ctx: RequestContext,
     id: DisputeId,
 ) -> ApiResult {
-    ok(&state.services.close_dispute(&ctx, &id).await?)
+    ok(&state.services.balance().close_dispute(&ctx, &id).await?)
 }

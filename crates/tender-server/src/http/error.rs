@@ -62,56 +62,15 @@ pub enum Failure<'a> {
 
 /// The table: status, `type` and `code` for every error.
 pub fn wire(failure: Failure<'_>) -> Wire<'_> {
+    match failure {
+        Failure::Core(err) => wire_core(err),
+        Failure::Http(http) => wire_http(http),
+    }
+}
+
+/// The table's rows for the core's errors.
+fn wire_core(err: &CoreError) -> Wire<'_> {
     use CoreError::*;
-    let err = match failure {
-        Failure::Core(err) => err,
-        Failure::Http(http) => {
-            let (status, kind, code) = match http {
-                HttpFailure::RouteNotFound(_) => (
-                    StatusCode::NOT_FOUND,
-                    "invalid_request_error",
-                    "resource_missing",
-                ),
-                HttpFailure::MethodNotAllowed => (
-                    StatusCode::METHOD_NOT_ALLOWED,
-                    "invalid_request_error",
-                    "method_not_allowed",
-                ),
-                HttpFailure::BodyTimedOut => (
-                    StatusCode::REQUEST_TIMEOUT,
-                    "invalid_request_error",
-                    "request_timeout",
-                ),
-                HttpFailure::BodyTooLarge => (
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "invalid_request_error",
-                    "body_too_large",
-                ),
-                HttpFailure::UnsupportedMediaType => (
-                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                    "invalid_request_error",
-                    "unsupported_media_type",
-                ),
-                HttpFailure::RateLimited => (
-                    StatusCode::TOO_MANY_REQUESTS,
-                    "rate_limit_error",
-                    "rate_limit",
-                ),
-                HttpFailure::TooManyStreams => (
-                    StatusCode::TOO_MANY_REQUESTS,
-                    "rate_limit_error",
-                    "too_many_streams",
-                ),
-                HttpFailure::Internal => (
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "api_error",
-                    "internal_error",
-                ),
-                HttpFailure::Other(status) => (*status, "invalid_request_error", "invalid_request"),
-            };
-            return Wire { status, kind, code };
-        }
-    };
     let (status, kind, code) = match err {
         InvalidParam { code, .. } => (StatusCode::BAD_REQUEST, "invalid_request_error", *code),
         NotFound { .. } => (
@@ -173,6 +132,54 @@ pub fn wire(failure: Failure<'_>) -> Wire<'_> {
             "api_error",
             "internal_error",
         ),
+    };
+    Wire { status, kind, code }
+}
+
+/// The table's rows for what the HTTP layer refuses itself.
+fn wire_http(http: &HttpFailure) -> Wire<'static> {
+    let (status, kind, code) = match http {
+        HttpFailure::RouteNotFound(_) => (
+            StatusCode::NOT_FOUND,
+            "invalid_request_error",
+            "resource_missing",
+        ),
+        HttpFailure::MethodNotAllowed => (
+            StatusCode::METHOD_NOT_ALLOWED,
+            "invalid_request_error",
+            "method_not_allowed",
+        ),
+        HttpFailure::BodyTimedOut => (
+            StatusCode::REQUEST_TIMEOUT,
+            "invalid_request_error",
+            "request_timeout",
+        ),
+        HttpFailure::BodyTooLarge => (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "invalid_request_error",
+            "body_too_large",
+        ),
+        HttpFailure::UnsupportedMediaType => (
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "invalid_request_error",
+            "unsupported_media_type",
+        ),
+        HttpFailure::RateLimited => (
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limit_error",
+            "rate_limit",
+        ),
+        HttpFailure::TooManyStreams => (
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limit_error",
+            "too_many_streams",
+        ),
+        HttpFailure::Internal => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "api_error",
+            "internal_error",
+        ),
+        HttpFailure::Other(status) => (*status, "invalid_request_error", "invalid_request"),
     };
     Wire { status, kind, code }
 }

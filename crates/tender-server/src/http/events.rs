@@ -35,6 +35,7 @@ pub(crate) async fn list_deliveries(
 ) -> ApiResult {
     let data = state
         .services
+        .webhooks()
         .list_event_deliveries(ctx.scope(), &id)
         .await?;
     let url = format!("/v2/events/{id}/deliveries");
@@ -53,7 +54,11 @@ pub(crate) async fn resend_event(
     ctx: RequestContext,
     (id, endpoint): (EventId, String),
 ) -> ApiResult {
-    ok(&state.services.resend_event(&ctx, &id, &endpoint).await?)
+    ok(&state
+        .services
+        .webhooks()
+        .resend_event(&ctx, &id, &endpoint)
+        .await?)
 }
 
 /// `GET /events`: the query string → page and filters.
@@ -190,7 +195,14 @@ pub(crate) async fn stream_events(
         loop {
             // This node's key cache forgets a key it revokes: a revocation here ends the stream
             // before its next event. Another node's is seen by the check each second.
-            if t.services.authenticate(&t.key).await.ok().as_ref() != Some(&t.principal) {
+            if t.services
+                .accounts()
+                .authenticate(&t.key)
+                .await
+                .ok()
+                .as_ref()
+                != Some(&t.principal)
+            {
                 return None;
             }
             if t.checked.elapsed() >= KEY_CHECK {
@@ -198,6 +210,7 @@ pub(crate) async fn stream_events(
                 // then gets its 401, or resumes once the database answers).
                 if !t
                     .services
+                    .accounts()
                     .key_still_valid(&t.key, &t.principal)
                     .await
                     .unwrap_or(false)

@@ -37,6 +37,7 @@ pub(crate) async fn create_payment_method(
 ) -> ApiResult {
     ok(&state
         .services
+        .payment_methods()
         .create_payment_method(&ctx, card, metadata)
         .await?)
 }
@@ -55,6 +56,7 @@ pub(crate) async fn attach_payment_method(
 ) -> ApiResult {
     ok(&state
         .services
+        .payment_methods()
         .attach_payment_method(&ctx, &id, &customer)
         .await?)
 }
@@ -65,7 +67,11 @@ pub(crate) async fn detach_payment_method(
     ctx: RequestContext,
     id: PaymentMethodId,
 ) -> ApiResult {
-    ok(&state.services.detach_payment_method(&ctx, &id).await?)
+    ok(&state
+        .services
+        .payment_methods()
+        .detach_payment_method(&ctx, &id)
+        .await?)
 }
 
 /// `GET /payment_methods`: the query string → page and the (required) customer.

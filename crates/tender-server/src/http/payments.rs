@@ -149,7 +149,7 @@ pub(crate) async fn create_payment(
     ctx: RequestContext,
     cmd: CreatePayment,
 ) -> ApiResult {
-    let result = state.services.create_payment(&ctx, cmd).await;
+    let result = state.services.payments().create_payment(&ctx, cmd).await;
     match &result {
         Ok(p) => state.metrics.payment_created(p.status.as_str()),
         Err(tender_core::error::CoreError::Card {
@@ -178,7 +178,11 @@ pub(crate) async fn update_payment(
     ctx: RequestContext,
     (id, cmd): (PaymentId, UpdatePayment),
 ) -> ApiResult {
-    let payment = state.services.update_payment(&ctx, &id, cmd).await?;
+    let payment = state
+        .services
+        .payments()
+        .update_payment(&ctx, &id, cmd)
+        .await?;
     ok(&state.services.renderer().payment(&payment))
 }
 
@@ -192,7 +196,11 @@ pub(crate) async fn capture_payment(
     ctx: RequestContext,
     (id, amount): (PaymentId, Option<i64>),
 ) -> ApiResult {
-    let payment = state.services.capture_payment(&ctx, &id, amount).await?;
+    let payment = state
+        .services
+        .payments()
+        .capture_payment(&ctx, &id, amount)
+        .await?;
     ok(&state.services.renderer().payment(&payment))
 }
 
@@ -216,7 +224,11 @@ pub(crate) async fn cancel_payment(
     ctx: RequestContext,
     (id, reason): (PaymentId, Option<CancellationReason>),
 ) -> ApiResult {
-    let payment = state.services.cancel_payment(&ctx, &id, reason).await?;
+    let payment = state
+        .services
+        .payments()
+        .cancel_payment(&ctx, &id, reason)
+        .await?;
     ok(&state.services.renderer().payment(&payment))
 }
 

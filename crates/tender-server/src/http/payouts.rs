@@ -52,11 +52,11 @@ pub(crate) async fn create_payout(
     ctx: RequestContext,
     cmd: CreatePayout,
 ) -> ApiResult {
-    ok(&state.services.create_payout(&ctx, cmd).await?)
+    ok(&state.services.balance().create_payout(&ctx, cmd).await?)
 }
 
 pub(crate) async fn cancel_payout(state: AppState, ctx: RequestContext, id: PayoutId) -> ApiResult {
-    ok(&state.services.cancel_payout(&ctx, &id).await?)
+    ok(&state.services.balance().cancel_payout(&ctx, &id).await?)
 }
 
 /// `POST /payouts/{id}/cancel`: takes no parameters.

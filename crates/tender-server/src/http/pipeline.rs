@@ -188,91 +188,18 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
         .extensions
         .get::<axum::extract::MatchedPath>()
         .is_some_and(|p| super::routes::refuses(&parts.method, p.as_str()));
-    if let Some(v) = parts.headers.get("tender-version").filter(|_| !refused) {
-        if v.as_bytes() != API_VERSION.as_bytes() {
-            return Err(ApiError(CoreError::invalid(
-                "Tender-Version",
-                "api_version_invalid",
-                format!("Unknown API version; the only version is {API_VERSION}."),
-            ))
-            .into_response());
-        }
+    if !refused {
+        check_version(&parts.headers).map_err(|e| ApiError(e).into_response())?;
     }
-
-    let principal: Principal = async {
-        let key = presented_key(&parts.headers)?;
-        state.services.authenticate(&key).await
-    }
-    .await
-    .map_err(|e| ApiError(e).into_response())?;
-    if principal.key_kind == KeyKind::Publishable
-        && !super::routes::publishable(&parts.method, parts.uri.path())
-    {
-        return Err(ApiError(CoreError::SecretKeyRequired).into_response());
-    }
-    if let Err(retry_after) = state
-        .rate_limiter
-        .check(&principal.scope, principal.key_kind)
-    {
-        let mut resp = HttpFailure::RateLimited.into_response();
-        resp.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
-        return Err(resp);
-    }
-
-    let has_body = matches!(
-        parts.method,
-        Method::POST | Method::PATCH | Method::DELETE | Method::PUT
-    );
-    let mut value = Value::Object(Default::default());
-    if has_body {
-        let declared = parts
-            .headers
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<u64>().ok());
-        if declared.is_some_and(|n| n > MAX_BODY as u64) {
-            return Err(HttpFailure::BodyTooLarge.into_response());
-        }
-        let bytes: Bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|e| {
-            if crate::connection::is_body_timeout(&e) {
-                HttpFailure::BodyTimedOut.into_response()
-            } else {
-                HttpFailure::BodyTooLarge.into_response()
-            }
-        })?;
-        if !bytes.is_empty() {
-            let json = parts
-                .headers
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.split(';').next())
-                .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
-            if !json {
-                return Err(HttpFailure::UnsupportedMediaType.into_response());
-            }
-            value = parse_json_body(&bytes).map_err(|e| ApiError(e).into_response())?;
-        }
-    }
-
+    let principal = admit(&state, &parts).await?;
+    let value = read_body(&parts, body).await?;
     let request_id = super::error::current_request_id();
     let mut ctx = RequestContext {
         principal,
         request_id,
         idempotency: None,
     };
-    let key = match parts.headers.get("idempotency-key") {
-        Some(k)
-            if !refused
-                && tender_core::documents::idempotency::applies_to(parts.method.as_str()) =>
-        {
-            Some(
-                tender_core::documents::idempotency::check_key(k.to_str().ok())
-                    .map_err(|e| ApiError(e).into_response())?,
-            )
-        }
-        _ => None,
-    };
+    let key = idempotency_key(&parts, refused).map_err(|e| ApiError(e).into_response())?;
     // Every rule of the claim, the replay and the answer kept: tender_core::documents::idempotency.
     let mut claim = None;
     if let Some(key) = key {
@@ -315,6 +242,97 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
         Settled::Send => Ok(Response::from_parts(resp_parts, Body::from(bytes))),
         Settled::Replay(stored) => Ok(replay(stored)),
         Settled::Refuse(e) => Err(ApiError(e).into_response()),
+    }
+}
+
+/// A `Tender-Version` header, if given, names the one version there is.
+fn check_version(headers: &HeaderMap) -> Result<(), CoreError> {
+    match headers.get("tender-version") {
+        Some(v) if v.as_bytes() != API_VERSION.as_bytes() => Err(CoreError::invalid(
+            "Tender-Version",
+            "api_version_invalid",
+            format!("Unknown API version; the only version is {API_VERSION}."),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Who is asking: the key authenticated, allowed on this route (a publishable key only where
+/// the route table says), and within its rate limit.
+async fn admit(state: &AppState, parts: &Parts) -> Result<Principal, Response> {
+    let principal: Principal = async {
+        let key = presented_key(&parts.headers)?;
+        state.services.accounts().authenticate(&key).await
+    }
+    .await
+    .map_err(|e| ApiError(e).into_response())?;
+    if principal.key_kind == KeyKind::Publishable
+        && !super::routes::publishable(&parts.method, parts.uri.path())
+    {
+        return Err(ApiError(CoreError::SecretKeyRequired).into_response());
+    }
+    if let Err(retry_after) = state
+        .rate_limiter
+        .check(&principal.scope, principal.key_kind)
+    {
+        let mut resp = HttpFailure::RateLimited.into_response();
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+        return Err(resp);
+    }
+    Ok(principal)
+}
+
+/// The request's JSON body (an empty object for a method without one, or an empty body):
+/// bounded in size and time, `application/json`, well formed.
+async fn read_body(parts: &Parts, body: Body) -> Result<Value, Response> {
+    let has_body = matches!(
+        parts.method,
+        Method::POST | Method::PATCH | Method::DELETE | Method::PUT
+    );
+    let mut value = Value::Object(Default::default());
+    if has_body {
+        let declared = parts
+            .headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > MAX_BODY as u64) {
+            return Err(HttpFailure::BodyTooLarge.into_response());
+        }
+        let bytes: Bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|e| {
+            if crate::connection::is_body_timeout(&e) {
+                HttpFailure::BodyTimedOut.into_response()
+            } else {
+                HttpFailure::BodyTooLarge.into_response()
+            }
+        })?;
+        if !bytes.is_empty() {
+            let json = parts
+                .headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.split(';').next())
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+            if !json {
+                return Err(HttpFailure::UnsupportedMediaType.into_response());
+            }
+            value = parse_json_body(&bytes).map_err(|e| ApiError(e).into_response())?;
+        }
+    }
+    Ok(value)
+}
+
+/// The request's idempotency key, checked, when its method takes one.
+fn idempotency_key(parts: &Parts, refused: bool) -> Result<Option<String>, CoreError> {
+    match parts.headers.get("idempotency-key") {
+        Some(k)
+            if !refused
+                && tender_core::documents::idempotency::applies_to(parts.method.as_str()) =>
+        {
+            tender_core::documents::idempotency::check_key(k.to_str().ok()).map(Some)
+        }
+        _ => Ok(None),
     }
 }
 

@@ -42,7 +42,7 @@ pub(crate) async fn create_refund(
     ctx: RequestContext,
     cmd: CreateRefund,
 ) -> ApiResult {
-    ok(&state.services.create_refund(&ctx, cmd).await?)
+    ok(&state.services.refunds().create_refund(&ctx, cmd).await?)
 }
 
 /// `POST /refunds/{id}`: the body → the metadata changes.
@@ -56,7 +56,11 @@ pub(crate) async fn update_refund(
     ctx: RequestContext,
     (id, metadata): (RefundId, Vec<(String, String)>),
 ) -> ApiResult {
-    ok(&state.services.update_refund(&ctx, &id, metadata).await?)
+    ok(&state
+        .services
+        .refunds()
+        .update_refund(&ctx, &id, metadata)
+        .await?)
 }
 
 /// `GET /refunds`: the query string → page and filters.

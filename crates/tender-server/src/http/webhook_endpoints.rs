@@ -65,7 +65,11 @@ pub(crate) async fn create_endpoint(
     ctx: RequestContext,
     fields: EndpointFields,
 ) -> ApiResult {
-    ok(&state.services.create_endpoint(&ctx, fields).await?)
+    ok(&state
+        .services
+        .webhooks()
+        .create_endpoint(&ctx, fields)
+        .await?)
 }
 
 pub(crate) async fn update_endpoint(
@@ -73,7 +77,11 @@ pub(crate) async fn update_endpoint(
     ctx: RequestContext,
     (id, fields): (WebhookEndpointId, EndpointFields),
 ) -> ApiResult {
-    ok(&state.services.update_endpoint(&ctx, &id, fields).await?)
+    ok(&state
+        .services
+        .webhooks()
+        .update_endpoint(&ctx, &id, fields)
+        .await?)
 }
 
 /// `DELETE`: a body, if any, must be empty (`{}`) like every other unknown parameter.
@@ -82,7 +90,7 @@ pub(crate) async fn delete_endpoint(
     ctx: RequestContext,
     id: WebhookEndpointId,
 ) -> ApiResult {
-    ok(&state.services.delete_endpoint(&ctx, &id).await?)
+    ok(&state.services.webhooks().delete_endpoint(&ctx, &id).await?)
 }
 
 /// `POST /webhook_endpoints/{id}/roll_secret`: the body → how long the old secret lives.
@@ -97,6 +105,7 @@ pub(crate) async fn roll_secret(
 ) -> ApiResult {
     ok(&state
         .services
+        .webhooks()
         .roll_endpoint_secret(&ctx, &id, expires_in)
         .await?)
 }

@@ -1,7 +1,7 @@
 //! What stands in front of a hosted page's button that charges (CONTRACT §17): the `Origin`
 //! check, and rate limits per page and per client address (defaults: 10 posts a minute per
 //! page, 300 a minute per address). The one-time token is the core's
-//! (`Services::hosted_pay_token`).
+//! (`Billing::hosted_pay_token`).
 //!
 //! Counts are kept in this process, per fixed minute: a node that restarts forgets them, and
 //! each node of a cluster counts its own (a client spread over N nodes gets N times the limit,

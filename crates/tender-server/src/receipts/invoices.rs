@@ -118,9 +118,9 @@ pub(super) async fn invoice_page(
 
 /// The page with a fresh token, answering `status` with `notice` above the button.
 async fn show(state: &AppState, id: &str, status: StatusCode, notice: Option<&str>) -> Response {
-    match state.services.find_hosted_invoice(id).await {
+    match state.services.billing().find_hosted_invoice(id).await {
         Ok(Some(h)) => {
-            let token = state.services.hosted_pay_token(&h.invoice.id);
+            let token = state.services.billing().hosted_pay_token(&h.invoice.id);
             html_response(status, render(&h, notice, &token))
         }
         Ok(None) => not_found().await,
@@ -177,6 +177,7 @@ pub(super) async fn pay(
     let request_id = crate::http::error::current_request_id();
     let (status, notice) = match state
         .services
+        .billing()
         .pay_hosted_invoice(&id, token.as_deref(), request_id)
         .await
     {

@@ -211,7 +211,7 @@ fn render_receipt(r: &Receipt) -> Markup {
 }
 
 async fn receipt(State(state): State<AppState>, Path(id): Path<String>) -> Response {
-    match state.services.find_receipt(&id).await {
+    match state.services.payments().find_receipt(&id).await {
         Ok(Some(r)) => html_response(StatusCode::OK, render_receipt(&r)),
         Ok(None) => not_found().await,
         Err(e) => server_error(e),
@@ -222,7 +222,12 @@ async fn authentication_page(
     State(state): State<AppState>,
     Path((id, token)): Path<(String, String)>,
 ) -> Response {
-    match state.services.find_authentication(&id, &token).await {
+    match state
+        .services
+        .payments()
+        .find_authentication(&id, &token)
+        .await
+    {
         Ok(Some((_, p, _))) => html_response(
             StatusCode::OK,
             page(
@@ -250,7 +255,12 @@ async fn authentication_page(
 /// A 3-D Secure link that no longer works: if it is a link that was used, say the payment was
 /// already confirmed and point at the receipt (changing nothing); otherwise the page is unknown.
 async fn already_confirmed_or_missing(state: &AppState, id: &str, token: &str) -> Response {
-    match state.services.used_authentication(id, token).await {
+    match state
+        .services
+        .payments()
+        .used_authentication(id, token)
+        .await
+    {
         Ok(Some(p)) => html_response(
             StatusCode::OK,
             page(
@@ -294,6 +304,7 @@ async fn authenticate(
     };
     match state
         .services
+        .payments()
         .complete_authentication(&id, &token, success)
         .await
     {

@@ -97,6 +97,7 @@ impl WebhookWorker {
         for _ in 0..50 {
             let tasks = self
                 .services
+                .webhooks()
                 .claim_due_deliveries(IN_FLIGHT, PER_ACCOUNT, PER_ENDPOINT)
                 .await?;
             if tasks.is_empty() {
@@ -106,7 +107,10 @@ impl WebhookWorker {
             for task in tasks {
                 let result = self.send(&task).await;
                 self.observe(&task, &result);
-                self.services.finish_delivery(&task, result).await?;
+                self.services
+                    .webhooks()
+                    .finish_delivery(&task, result)
+                    .await?;
             }
         }
         Ok(sent)
@@ -124,6 +128,7 @@ impl WebhookWorker {
         }
         let tasks = self
             .services
+            .webhooks()
             .claim_due_deliveries(free, PER_ACCOUNT, PER_ENDPOINT)
             .await?;
         let n = tasks.len();
@@ -137,7 +142,12 @@ impl WebhookWorker {
                 let _permit = permit;
                 let result = worker.send(&task).await;
                 worker.observe(&task, &result);
-                if let Err(e) = worker.services.finish_delivery(&task, result).await {
+                if let Err(e) = worker
+                    .services
+                    .webhooks()
+                    .finish_delivery(&task, result)
+                    .await
+                {
                     tracing::warn!(error = %tender_core::error::error_chain(&e), delivery = %task.delivery_id, "recording a webhook attempt failed");
                 }
                 drop(_permit);

@@ -1450,7 +1450,12 @@ async fn shown_once_secrets_are_not_in_debug_output() {
     }
     assert!(account.contains(&app.account.account));
 
-    let principal = app.services.authenticate(app.sk()).await.expect("key");
+    let principal = app
+        .services
+        .accounts()
+        .authenticate(app.sk())
+        .await
+        .expect("key");
     let ctx = tender_core::services::RequestContext {
         principal,
         request_id: "req_debug".into(),
@@ -1463,6 +1468,7 @@ async fn shown_once_secrets_are_not_in_debug_output() {
     };
     let shown = app
         .services
+        .webhooks()
         .create_endpoint(&ctx, fields)
         .await
         .expect("endpoint");

@@ -1,5 +1,5 @@
 //! The balance (CONTRACT §9): fees, balance transactions, availability, `GET /balance`, and the
-//! ledger's invariants after each step (`Services::verify_ledger`, what `tender ledger verify`
+//! ledger's invariants after each step (`BalanceBook::verify_ledger`, what `tender ledger verify`
 //! runs).
 
 use serde_json::{json, Value};
@@ -13,7 +13,7 @@ pub async fn assert_ledger_holds(app: &TestApp) {
         account: app.account.account.clone(),
         mode: tender_core::auth::Mode::Test,
     };
-    let report = app.services.verify_ledger(&scope).await.unwrap();
+    let report = app.services.balance().verify_ledger(&scope).await.unwrap();
     assert!(report.differences.is_empty(), "{:#?}", report.differences);
 }
 
@@ -259,6 +259,7 @@ async fn an_accounts_prices_apply_to_new_charges_and_booked_ones_keep_their_fee(
     };
     let before = app.pay(app.sk(), "4242424242424242", 10_000).await;
     app.services
+        .balance()
         .set_pricing(
             &app.account.account,
             Pricing {

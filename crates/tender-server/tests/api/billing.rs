@@ -562,7 +562,13 @@ async fn a_try_run_again_after_its_invoice_write_was_lost_answers_what_its_payme
     assert_eq!(first["attempt_count"], 1);
     let declined = first["payments"][0].as_str().unwrap().to_string();
 
-    let scope = app.services.authenticate(app.sk()).await.unwrap().scope;
+    let scope = app
+        .services
+        .accounts()
+        .authenticate(app.sk())
+        .await
+        .unwrap()
+        .scope;
     let record = app
         .services
         .store

@@ -188,6 +188,7 @@ async fn a_dispute_is_lost_by_other_evidence_by_closing_it_or_by_not_answering()
         ..Pricing::default()
     };
     app.services
+        .balance()
         .set_pricing(&app.account.account, pricing)
         .await
         .unwrap();

@@ -1,7 +1,7 @@
 //! The ledger as a property (CONTRACT §9): random sequences of payments (captured at once or
 //! later, some on the disputed card), refunds (some for more than is left), payouts (some for
 //! more than is available, some to the failing IBAN, some canceled), dispute answers and the
-//! passing of time, with every invariant checked after each step (`Services::verify_ledger`,
+//! passing of time, with every invariant checked after each step (`BalanceBook::verify_ledger`,
 //! what `tender ledger verify` runs) and the API's own figures cross-checked: `GET /balance`
 //! against the sum of every transaction's `net`, and the available balance never driven below
 //! zero by a payout.
@@ -98,7 +98,7 @@ async fn check(app: &TestApp, seed: u64, step: usize, what: &str) {
         account: app.account.account.clone(),
         mode: tender_core::auth::Mode::Test,
     };
-    let report = app.services.verify_ledger(&scope).await.unwrap();
+    let report = app.services.balance().verify_ledger(&scope).await.unwrap();
     assert!(
         report.differences.is_empty(),
         "seed {seed} step {step} ({what}): {:#?}",

@@ -648,6 +648,7 @@ async fn the_receipt_page_shows_the_payment_and_its_refunds() {
     // The login e-mail is never shown to customers; the business name and public e-mail are.
     assert!(!html.contains("admin@tender.local"));
     app.services
+        .accounts()
         .update_account_profile(
             &app.account.account,
             Some("Corner Café"),

@@ -136,6 +136,7 @@ async fn sync_now(app: &TestApp) {
 
 async fn ledger_problems(app: &TestApp) -> Vec<String> {
     app.services
+        .balance()
         .verify_ledger(&tender_core::auth::Scope {
             account: app.account.account.clone(),
             mode: tender_core::auth::Mode::Test,
@@ -237,6 +238,7 @@ async fn a_merchants_key_cannot_choose_where_card_data_goes() {
     };
     let set = app
         .services
+        .connectors()
         .update_connector(
             &ctx,
             &conn,

@@ -15,16 +15,19 @@ async fn rolling_never_revives_an_expired_key_nor_extends_a_grace_period() {
     let account = &app.account.account;
     let (key, record) = app
         .services
+        .accounts()
         .create_api_key(account, Mode::Test, KeyKind::Secret)
         .await
         .unwrap();
     app.services
+        .accounts()
         .roll_api_key(account, &record.id, 100)
         .await
         .unwrap();
     let first_end = app.services.now() + 100;
     // A second roll asking for 7 days keeps the first end.
     app.services
+        .accounts()
         .roll_api_key(account, &record.id, 604_800)
         .await
         .unwrap();
@@ -51,6 +54,7 @@ async fn rolling_never_revives_an_expired_key_nor_extends_a_grace_period() {
     );
     let refused = app
         .services
+        .accounts()
         .roll_api_key(account, &record.id, 604_800)
         .await
         .unwrap_err();

@@ -245,6 +245,7 @@ async fn streams_are_capped_per_account_and_end_when_their_key_is_revoked() {
     // T3-M3: a stream ends within about a second of its key's revocation.
     let (key, record) = app
         .services
+        .accounts()
         .create_api_key(
             &app.account.account,
             tender_core::auth::Mode::Test,
@@ -261,6 +262,7 @@ async fn streams_are_capped_per_account_and_end_when_their_key_is_revoked() {
     let (_, seen) = stream.next().await;
     assert_eq!(seen["data"]["object"]["name"], "Seen");
     app.services
+        .accounts()
         .revoke_api_key(&app.account.account, &record.id)
         .await
         .unwrap();

@@ -56,6 +56,7 @@ impl App {
             tender_core::ids::random_base62(6).to_lowercase()
         );
         self.services
+            .accounts()
             .create_account(&email, Some("Other Ltd".into()), Some(password.into()))
             .await
             .expect("account")

@@ -20,8 +20,8 @@ use tender_core::auth::{Mode, Scope};
 use tender_core::error::StoreError;
 use tender_core::ids::{self, IdKind};
 use tender_core::store::{
-    Collection, Cursor, DocumentStore, ListQuery, Page, Record, StoreResult, StreamPosition,
-    StreamedEvent, WriteBatch, WriteOp,
+    Collection, Cursor, DocumentStore, Field, IndexValues, ListQuery, Page, Record, StoreResult,
+    StreamPosition, StreamedEvent, WriteBatch, WriteOp,
 };
 
 use super::idempotency::write_idempotency;
@@ -123,7 +123,8 @@ fn list_records(
 
 /// Applies one batch on the writer's connection (in the writer's transaction; it may run twice,
 /// see `writer.rs`). `bodies` are the batch's documents packed beforehand, off the writer
-/// ([`body::pack_batch`]).
+/// ([`body::pack_batch`]), in the order of the ops that carry one (a document's insert or
+/// update, an event).
 fn apply_batch(conn: &Connection, batch: &WriteBatch, bodies: &[Vec<u8>]) -> StoreResult<()> {
     let mut bodies = bodies.iter();
     // One body per document by construction (the same match in `pack_batch`); an error, never a
@@ -135,7 +136,6 @@ fn apply_batch(conn: &Connection, batch: &WriteBatch, bodies: &[Vec<u8>]) -> Sto
         })
     };
     let scope = &batch.scope;
-    let live = scope.livemode();
     for op in &batch.ops {
         match op {
             WriteOp::Insert {
@@ -143,202 +143,293 @@ fn apply_batch(conn: &Connection, batch: &WriteBatch, bodies: &[Vec<u8>]) -> Sto
                 id,
                 created,
                 index,
-                body: _,
-            } => {
-                let cols = index_columns(*collection, index);
-                let names: String = cols.iter().map(|(n, _)| format!(", {n}")).collect();
-                let marks: String = cols.iter().map(|_| ", ?").collect();
-                let sql = format!(
-                    "INSERT INTO {} (id, account_id, livemode, created, version, body{names}) VALUES (?, ?, ?, ?, 1, ?{marks})",
-                    table(*collection)
-                );
-                let mut values: Vec<rusqlite::types::Value> = vec![
-                    id.clone().into(),
-                    scope.account.clone().into(),
-                    (live as i64).into(),
-                    (*created).into(),
-                    next_body()?.clone().into(),
-                ];
-                values.extend(cols.into_iter().map(|(_, v)| match v {
-                    ColumnValue::Text(t) => rusqlite::types::Value::from(t),
-                    ColumnValue::Int(i) => rusqlite::types::Value::from(i),
-                }));
-                conn.prepare_cached(&sql)
-                    .and_then(|mut s| s.execute(rusqlite::params_from_iter(values)))
-                    .map_err(|e| classify("insert", e))?;
-            }
+                ..
+            } => insert(
+                conn,
+                scope,
+                *collection,
+                (id, *created),
+                index,
+                next_body()?,
+            )?,
             WriteOp::Update {
                 collection,
                 id,
                 expected_version,
                 index,
-                body: _,
-            } => {
-                let cols = index_columns(*collection, index);
-                let sets: String = cols.iter().map(|(n, _)| format!(", {n} = ?")).collect();
-                let sql = format!(
-                    "UPDATE {} SET body = ?, version = version + 1{sets} WHERE id = ? AND account_id = ? AND livemode = ? AND version = ?",
-                    table(*collection)
-                );
-                let mut values: Vec<rusqlite::types::Value> = vec![next_body()?.clone().into()];
-                values.extend(cols.into_iter().map(|(_, v)| match v {
-                    ColumnValue::Text(t) => rusqlite::types::Value::from(t),
-                    ColumnValue::Int(i) => rusqlite::types::Value::from(i),
-                }));
-                values.extend([
-                    id.clone().into(),
-                    scope.account.clone().into(),
-                    (live as i64).into(),
-                    (*expected_version).into(),
-                ]);
-                let n = conn
-                    .prepare_cached(&sql)
-                    .and_then(|mut s| s.execute(rusqlite::params_from_iter(values)))
-                    .map_err(|e| classify("update", e))?;
-                if n != 1 {
-                    return Err(StoreError::Conflict(id.clone()));
-                }
-            }
+                ..
+            } => update(
+                conn,
+                scope,
+                *collection,
+                (id, *expected_version),
+                index,
+                next_body()?,
+            )?,
             WriteOp::Delete {
                 collection,
                 id,
                 expected_version,
-            } => {
-                let sql = format!(
-                    "DELETE FROM {} WHERE id = ?1 AND account_id = ?2 AND livemode = ?3 AND version = ?4",
-                    table(*collection)
-                );
-                let n = conn
-                    .prepare_cached(&sql)
-                    .and_then(|mut s| s.execute(params![id, scope.account, live, expected_version]))
-                    .map_err(|e| classify("delete", e))?;
-                if n != 1 {
-                    return Err(StoreError::Conflict(id.clone()));
-                }
-                // Whatever was sealed for the object (secrets, a card) goes with it.
-                conn.prepare_cached("DELETE FROM sealed_values WHERE owner_id = ?1")
-                    .and_then(|mut s| s.execute([id]))
-                    .map_err(|e| classify("delete sealed", e))?;
-            }
+            } => delete(conn, scope, *collection, id, *expected_version)?,
             WriteOp::Check {
                 collection,
                 id,
                 expected_version,
-            } => {
-                // The single writer serialises batches: what this reads cannot change before the
-                // commit.
-                let sql = format!(
-                    "SELECT COUNT(*) FROM {} WHERE id = ?1 AND account_id = ?2 AND livemode = ?3 AND version = ?4",
-                    table(*collection)
-                );
-                let n: i64 = conn
-                    .prepare_cached(&sql)
-                    .and_then(|mut s| {
-                        s.query_row(params![id, scope.account, live, expected_version], |r| {
-                            r.get(0)
-                        })
-                    })
-                    .map_err(|e| classify("check", e))?;
-                if n != 1 {
-                    return Err(StoreError::Conflict(id.clone()));
-                }
-            }
-            WriteOp::Seal { owner, sealed } => {
-                conn.prepare_cached(
-                    "INSERT INTO sealed_values (owner_id, account_id, livemode, sealed) VALUES (?1, ?2, ?3, ?4)
-                     ON CONFLICT (owner_id) DO UPDATE SET sealed = excluded.sealed",
-                )
-                .and_then(|mut s| s.execute(params![owner, scope.account, live, sealed]))
-                .map_err(|e| classify("seal", e))?;
-            }
-            WriteOp::Unseal { owner } => {
-                conn.prepare_cached(
-                    "DELETE FROM sealed_values WHERE owner_id = ?1 AND account_id = ?2 AND livemode = ?3",
-                )
-                .and_then(|mut s| s.execute(params![owner, scope.account, live]))
-                .map_err(|e| classify("unseal", e))?;
-            }
-            WriteOp::ScheduleTask {
-                id,
-                kind,
-                object_id,
-                due_at,
-                clock,
-            } => {
-                conn.prepare_cached(
-                    "INSERT INTO scheduled_tasks (id, kind, account_id, livemode, object_id, due_at, clock) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                )
-                .and_then(|mut s| s.execute(params![id, kind, scope.account, live, object_id, due_at, clock]))
-                .map_err(|e| classify("schedule task", e))?;
-            }
-            WriteOp::DeleteClockTasks { clock } => {
-                conn.prepare_cached(
-                    "DELETE FROM scheduled_tasks WHERE clock = ?1 AND account_id = ?2 AND livemode = ?3",
-                )
-                .and_then(|mut s| s.execute(params![clock, scope.account, live]))
-                .map_err(|e| classify("delete clock tasks", e))?;
-            }
-            WriteOp::Post(posting) => super::ledger::post(conn, scope, posting)?,
-            WriteOp::RequireBalance {
-                account,
-                currency,
-                at_least,
-            } => super::ledger::require_balance(conn, scope, *account, *currency, *at_least)?,
-            WriteOp::RequireAtMost {
-                collection,
-                filter,
-                at_most,
-                what,
-            } => {
-                let mut sql = format!(
-                    "SELECT COUNT(*) FROM {} WHERE account_id = ?1 AND livemode = ?2",
-                    table(*collection)
-                );
-                if let Some((field, _)) = filter {
-                    sql.push_str(&format!(" AND {} = ?3", column(*field)));
-                }
-                let mut stmt = conn
-                    .prepare_cached(&sql)
-                    .map_err(|e| classify("count", e))?;
-                let count: i64 = match filter {
-                    Some((_, value)) => {
-                        stmt.query_row(params![scope.account, live, value], |r| r.get(0))
-                    }
-                    None => stmt.query_row(params![scope.account, live], |r| r.get(0)),
-                }
-                .map_err(|e| classify("count", e))?;
-                if count > *at_most {
-                    return Err(StoreError::LimitReached(what.clone()));
-                }
-            }
-            WriteOp::DeleteTask { id } => {
-                let n = conn
-                    .prepare_cached("DELETE FROM scheduled_tasks WHERE id = ?1 AND account_id = ?2 AND livemode = ?3")
-                    .and_then(|mut s| s.execute(params![id, scope.account, live]))
-                    .map_err(|e| classify("delete task", e))?;
-                if n != 1 {
-                    // Another runner finished it first: this batch must not apply twice.
-                    return Err(StoreError::Conflict(id.clone()));
-                }
-            }
-            WriteOp::Event {
-                id,
-                event_type,
-                created,
-                body: _,
-            } => {
-                let body = next_body()?;
-                conn.prepare_cached(
-                    "INSERT INTO events (id, account_id, livemode, created, version, type, body) VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6)",
-                )
-                .and_then(|mut s| s.execute(params![id, scope.account, live, created, event_type, body]))
-                .map_err(|e| classify("insert event", e))?;
-                fan_out(conn, scope, id, event_type, *created)?;
-            }
+            } => check(conn, scope, *collection, id, *expected_version)?,
+            WriteOp::Event { .. } => apply_other(conn, scope, op, Some(next_body()?))?,
+            other => apply_other(conn, scope, other, None)?,
         }
     }
     if let Some(record) = &batch.idempotency {
         write_idempotency(conn, scope, record)?;
+    }
+    Ok(())
+}
+
+/// A new document `id`, created at `created`, with its index columns.
+fn insert(
+    conn: &Connection,
+    scope: &Scope,
+    collection: Collection,
+    (id, created): (&str, i64),
+    index: &IndexValues,
+    body: &[u8],
+) -> StoreResult<()> {
+    let live = scope.livemode();
+    let cols = index_columns(collection, index);
+    let names: String = cols.iter().map(|(n, _)| format!(", {n}")).collect();
+    let marks: String = cols.iter().map(|_| ", ?").collect();
+    let sql = format!(
+        "INSERT INTO {} (id, account_id, livemode, created, version, body{names}) VALUES (?, ?, ?, ?, 1, ?{marks})",
+        table(collection)
+    );
+    let mut values: Vec<rusqlite::types::Value> = vec![
+        id.to_string().into(),
+        scope.account.clone().into(),
+        (live as i64).into(),
+        created.into(),
+        body.to_vec().into(),
+    ];
+    values.extend(cols.into_iter().map(|(_, v)| match v {
+        ColumnValue::Text(t) => rusqlite::types::Value::from(t),
+        ColumnValue::Int(i) => rusqlite::types::Value::from(i),
+    }));
+    conn.prepare_cached(&sql)
+        .and_then(|mut s| s.execute(rusqlite::params_from_iter(values)))
+        .map_err(|e| classify("insert", e))?;
+    Ok(())
+}
+
+/// Document `id` replaced, if it is still at `expected_version` (else a conflict).
+fn update(
+    conn: &Connection,
+    scope: &Scope,
+    collection: Collection,
+    (id, expected_version): (&str, i64),
+    index: &IndexValues,
+    body: &[u8],
+) -> StoreResult<()> {
+    let live = scope.livemode();
+    let cols = index_columns(collection, index);
+    let sets: String = cols.iter().map(|(n, _)| format!(", {n} = ?")).collect();
+    let sql = format!(
+        "UPDATE {} SET body = ?, version = version + 1{sets} WHERE id = ? AND account_id = ? AND livemode = ? AND version = ?",
+        table(collection)
+    );
+    let mut values: Vec<rusqlite::types::Value> = vec![body.to_vec().into()];
+    values.extend(cols.into_iter().map(|(_, v)| match v {
+        ColumnValue::Text(t) => rusqlite::types::Value::from(t),
+        ColumnValue::Int(i) => rusqlite::types::Value::from(i),
+    }));
+    values.extend([
+        id.to_string().into(),
+        scope.account.clone().into(),
+        (live as i64).into(),
+        expected_version.into(),
+    ]);
+    let n = conn
+        .prepare_cached(&sql)
+        .and_then(|mut s| s.execute(rusqlite::params_from_iter(values)))
+        .map_err(|e| classify("update", e))?;
+    if n != 1 {
+        return Err(StoreError::Conflict(id.to_string()));
+    }
+    Ok(())
+}
+
+/// Every op but a document's write (insert, update, delete, check); `body` is an event's,
+/// packed.
+fn apply_other(
+    conn: &Connection,
+    scope: &Scope,
+    op: &WriteOp,
+    body: Option<&Vec<u8>>,
+) -> StoreResult<()> {
+    let live = scope.livemode();
+    let next_body = || {
+        body.ok_or_else(|| StoreError::Unavailable {
+            message: "sqlite apply: an event without its packed body".into(),
+            source: None,
+        })
+    };
+    match op {
+        WriteOp::Seal { owner, sealed } => {
+            execute(conn, "seal", "INSERT INTO sealed_values (owner_id, account_id, livemode, sealed) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (owner_id) DO UPDATE SET sealed = excluded.sealed", params![owner, scope.account, live, sealed])?;
+        }
+        WriteOp::Unseal { owner } => {
+            execute(conn, "unseal", "DELETE FROM sealed_values WHERE owner_id = ?1 AND account_id = ?2 AND livemode = ?3", params![owner, scope.account, live])?;
+        }
+        WriteOp::ScheduleTask {
+            id,
+            kind,
+            object_id,
+            due_at,
+            clock,
+        } => {
+            execute(conn, "schedule task", "INSERT INTO scheduled_tasks (id, kind, account_id, livemode, object_id, due_at, clock) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", params![id, kind, scope.account, live, object_id, due_at, clock])?;
+        }
+        WriteOp::DeleteClockTasks { clock } => {
+            execute(conn, "delete clock tasks", "DELETE FROM scheduled_tasks WHERE clock = ?1 AND account_id = ?2 AND livemode = ?3", params![clock, scope.account, live])?;
+        }
+        WriteOp::Post(posting) => super::ledger::post(conn, scope, posting)?,
+        WriteOp::RequireBalance {
+            account,
+            currency,
+            at_least,
+        } => super::ledger::require_balance(conn, scope, *account, *currency, *at_least)?,
+        WriteOp::RequireAtMost {
+            collection,
+            filter,
+            at_most,
+            what,
+        } => require_at_most(conn, scope, *collection, filter.as_ref(), (*at_most, what))?,
+        WriteOp::DeleteTask { id } => {
+            let n = execute(
+                conn,
+                "delete task",
+                "DELETE FROM scheduled_tasks WHERE id = ?1 AND account_id = ?2 AND livemode = ?3",
+                params![id, scope.account, live],
+            )?;
+            if n != 1 {
+                // Another runner finished it first: this batch must not apply twice.
+                return Err(StoreError::Conflict(id.clone()));
+            }
+        }
+        WriteOp::Event {
+            id,
+            event_type,
+            created,
+            body: _,
+        } => {
+            let body = next_body()?;
+            execute(conn, "insert event", "INSERT INTO events (id, account_id, livemode, created, version, type, body) VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6)", params![id, scope.account, live, created, event_type, body])?;
+            fan_out(conn, scope, id, event_type, *created)?;
+        }
+        WriteOp::Insert { .. }
+        | WriteOp::Update { .. }
+        | WriteOp::Delete { .. }
+        | WriteOp::Check { .. } => {}
+    }
+    Ok(())
+}
+
+/// Runs one write statement (cached), naming it `what` in an error; the rows it changed.
+fn execute(
+    conn: &Connection,
+    what: &'static str,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> StoreResult<usize> {
+    conn.prepare_cached(sql)
+        .and_then(|mut s| s.execute(params))
+        .map_err(|e| classify(what, e))
+}
+
+/// Document `id` deleted, if it is still at `expected_version` (else a conflict), with what
+/// was sealed for it.
+fn delete(
+    conn: &Connection,
+    scope: &Scope,
+    collection: Collection,
+    id: &str,
+    expected_version: i64,
+) -> StoreResult<()> {
+    let live = scope.livemode();
+    let sql = format!(
+        "DELETE FROM {} WHERE id = ?1 AND account_id = ?2 AND livemode = ?3 AND version = ?4",
+        table(collection)
+    );
+    let n = conn
+        .prepare_cached(&sql)
+        .and_then(|mut s| s.execute(params![id, scope.account, live, expected_version]))
+        .map_err(|e| classify("delete", e))?;
+    if n != 1 {
+        return Err(StoreError::Conflict(id.to_string()));
+    }
+    // Whatever was sealed for the object (secrets, a card) goes with it.
+    conn.prepare_cached("DELETE FROM sealed_values WHERE owner_id = ?1")
+        .and_then(|mut s| s.execute([id]))
+        .map_err(|e| classify("delete sealed", e))?;
+    Ok(())
+}
+
+/// Document `id` is still at `expected_version` (else a conflict).
+fn check(
+    conn: &Connection,
+    scope: &Scope,
+    collection: Collection,
+    id: &str,
+    expected_version: i64,
+) -> StoreResult<()> {
+    let live = scope.livemode();
+    // The single writer serialises batches: what this reads cannot change before the
+    // commit.
+    let sql = format!(
+        "SELECT COUNT(*) FROM {} WHERE id = ?1 AND account_id = ?2 AND livemode = ?3 AND version = ?4",
+        table(collection)
+    );
+    let n: i64 = conn
+        .prepare_cached(&sql)
+        .and_then(|mut s| {
+            s.query_row(params![id, scope.account, live, expected_version], |r| {
+                r.get(0)
+            })
+        })
+        .map_err(|e| classify("check", e))?;
+    if n != 1 {
+        return Err(StoreError::Conflict(id.to_string()));
+    }
+    Ok(())
+}
+
+/// At most `at_most` documents of `collection` in the scope (matching `filter`), else
+/// `LimitReached(what)`: the single writer serialises batches, so the count cannot race.
+fn require_at_most(
+    conn: &Connection,
+    scope: &Scope,
+    collection: Collection,
+    filter: Option<&(Field, String)>,
+    (at_most, what): (i64, &str),
+) -> StoreResult<()> {
+    let live = scope.livemode();
+    let mut sql = format!(
+        "SELECT COUNT(*) FROM {} WHERE account_id = ?1 AND livemode = ?2",
+        table(collection)
+    );
+    if let Some((field, _)) = filter {
+        sql.push_str(&format!(" AND {} = ?3", column(*field)));
+    }
+    let mut stmt = conn
+        .prepare_cached(&sql)
+        .map_err(|e| classify("count", e))?;
+    let count: i64 = match filter {
+        Some((_, value)) => stmt.query_row(params![scope.account, live, value], |r| r.get(0)),
+        None => stmt.query_row(params![scope.account, live], |r| r.get(0)),
+    }
+    .map_err(|e| classify("count", e))?;
+    if count > at_most {
+        return Err(StoreError::LimitReached(what.to_string()));
     }
     Ok(())
 }
