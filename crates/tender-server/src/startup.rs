@@ -364,93 +364,111 @@ async fn serve(
     listener: TcpListener,
     router: Router,
     tls: Option<crate::tls::Tls>,
+    limits: (usize, Arc<crate::connection::HalfOpen>),
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<()> {
+    match tls {
+        Some(tls) => serve_tls(listener, router, tls, stop).await,
+        None => serve_plain(listener, router, limits, stop).await,
+    }
+}
+
+/// [`serve`] over TLS (axum-server, whose handshake has its own 10 s limit).
+async fn serve_tls(
+    listener: TcpListener,
+    router: Router,
+    tls: crate::tls::Tls,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<()> {
+    let handle = axum_server::Handle::new();
+    let h = handle.clone();
+    tokio::spawn(async move {
+        let _ = stop.wait_for(|s| *s).await;
+        h.graceful_shutdown(Some(SHUTDOWN_GRACE));
+    });
+    let mut server = axum_server::from_tcp_rustls(listener.into_std()?, tls.config)?;
+    // The TLS handshake has its own 10 s limit (axum-server's default).
+    server
+        .http_builder()
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT);
+    server
+        .handle(handle)
+        .serve(router.into_make_service_with_connect_info::<SocketAddr>())
+        .await?;
+    Ok(())
+}
+
+/// [`serve`] over plain HTTP: our own accept loop, at most `max_connections` at once, and an
+/// address with too many half-sent requests refused.
+async fn serve_plain(
+    listener: TcpListener,
+    router: Router,
     (max_connections, half_open): (usize, Arc<crate::connection::HalfOpen>),
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
-    match tls {
-        Some(tls) => {
-            let handle = axum_server::Handle::new();
-            let h = handle.clone();
-            tokio::spawn(async move {
-                let _ = stop.wait_for(|s| *s).await;
-                h.graceful_shutdown(Some(SHUTDOWN_GRACE));
-            });
-            let mut server = axum_server::from_tcp_rustls(listener.into_std()?, tls.config)?;
-            // The TLS handshake has its own 10 s limit (axum-server's default).
-            server
-                .http_builder()
-                .http1()
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_READ_TIMEOUT);
-            server
-                .handle(handle)
-                .serve(router.into_make_service_with_connect_info::<SocketAddr>())
-                .await?;
-        }
-        None => {
-            let mut builder = Builder::new(TokioExecutor::new()).http1_only();
-            builder
-                .http1()
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_READ_TIMEOUT);
-            let graceful = GracefulShutdown::new();
-            let slots = Arc::new(tokio::sync::Semaphore::new(max_connections));
-            loop {
-                let permit = tokio::select! {
-                    permit = Arc::clone(&slots).acquire_owned() => match permit {
-                        Ok(p) => p,
-                        Err(_) => break,
-                    },
-                    _ = async { let _ = stop.wait_for(|s| *s).await; } => break,
-                };
-                let (stream, peer) = tokio::select! {
-                    accepted = listener.accept() => match accepted {
-                        Ok(conn) => conn,
-                        Err(e) => {
-                            // Out of file descriptors and the like: back off, keep serving.
-                            tracing::warn!(error = %e, "accepting a connection failed");
-                            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                            continue;
-                        }
-                    },
-                    _ = async { let _ = stop.wait_for(|s| *s).await; } => break,
-                };
-                // Half-sent until its first request head arrives (T3-L5): an address with too
-                // many of those has this one closed at once.
-                let Some(half_sent) = half_open.admit(peer.ip()) else {
-                    drop(stream);
+    let mut builder = Builder::new(TokioExecutor::new()).http1_only();
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT);
+    let graceful = GracefulShutdown::new();
+    let slots = Arc::new(tokio::sync::Semaphore::new(max_connections));
+    loop {
+        let permit = tokio::select! {
+            permit = Arc::clone(&slots).acquire_owned() => match permit {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+            _ = async { let _ = stop.wait_for(|s| *s).await; } => break,
+        };
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(conn) => conn,
+                Err(e) => {
+                    // Out of file descriptors and the like: back off, keep serving.
+                    tracing::warn!(error = %e, "accepting a connection failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
                     continue;
-                };
-                let half_sent = Arc::new(std::sync::Mutex::new(half_sent));
-                // The peer address, as `axum::serve` would give it (login throttling uses it).
-                let service = TowerToHyperService::new(tower::ServiceExt::map_request(
-                    router.clone(),
-                    move |mut req: axum::http::Request<_>| {
-                        if let Ok(mut h) = half_sent.lock() {
-                            h.take();
-                        }
-                        req.extensions_mut()
-                            .insert(axum::extract::ConnectInfo(peer));
-                        req
-                    },
-                ));
-                let conn = builder
-                    .serve_connection(TokioIo::new(stream), service)
-                    .into_owned();
-                let conn = graceful.watch(conn);
-                tokio::spawn(async move {
-                    let _permit = permit;
-                    // Errors here are the client's (reset, header timeout): nothing to do.
-                    let _ = conn.await;
-                });
-            }
-            drop(listener);
-            tokio::select! {
-                _ = graceful.shutdown() => {}
-                _ = tokio::time::sleep(SHUTDOWN_GRACE) => {
-                    tracing::warn!("requests still in flight after the grace period; closing")
                 }
-            }
+            },
+            _ = async { let _ = stop.wait_for(|s| *s).await; } => break,
+        };
+        // Half-sent until its first request head arrives (T3-L5): an address with too
+        // many of those has this one closed at once.
+        let Some(half_sent) = half_open.admit(peer.ip()) else {
+            drop(stream);
+            continue;
+        };
+        let half_sent = Arc::new(std::sync::Mutex::new(half_sent));
+        // The peer address, as `axum::serve` would give it (login throttling uses it).
+        let service = TowerToHyperService::new(tower::ServiceExt::map_request(
+            router.clone(),
+            move |mut req: axum::http::Request<_>| {
+                if let Ok(mut h) = half_sent.lock() {
+                    h.take();
+                }
+                req.extensions_mut()
+                    .insert(axum::extract::ConnectInfo(peer));
+                req
+            },
+        ));
+        let conn = builder
+            .serve_connection(TokioIo::new(stream), service)
+            .into_owned();
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            let _permit = permit;
+            // Errors here are the client's (reset, header timeout): nothing to do.
+            let _ = conn.await;
+        });
+    }
+    drop(listener);
+    tokio::select! {
+        _ = graceful.shutdown() => {}
+        _ = tokio::time::sleep(SHUTDOWN_GRACE) => {
+            tracing::warn!("requests still in flight after the grace period; closing")
         }
     }
     Ok(())

@@ -8,7 +8,7 @@
 use axum::extract::{Query, Request, State};
 use axum::http::{header, StatusCode};
 use axum::response::Response;
-use maud::html;
+use maud::{html, Markup};
 use serde::Deserialize;
 use tender_core::auth::{secrets_equal, Mode};
 use tender_core::error::CoreError;
@@ -240,25 +240,7 @@ async fn render_account(
     };
     let body = html! {
         div.columns {
-            section.card {
-                h2 { "Change password" }
-                form method="post" action="/dashboard/account/password" {
-                    (csrf_field(session))
-                    div.field {
-                        label for="current_password" { "Current password" }
-                        input #current_password type="password" name="current_password" required autocomplete="current-password";
-                    }
-                    div.field {
-                        label for="new_password" { "New password" }
-                        input #new_password type="password" name="new_password" required minlength="8" autocomplete="new-password";
-                    }
-                    div.field {
-                        label for="confirm_password" { "New password, again" }
-                        input #confirm_password type="password" name="confirm_password" required minlength="8" autocomplete="new-password";
-                    }
-                    button.primary type="submit" { "Change password" }
-                }
-            }
+            (password_form(session))
             section.card {
                 h2 { "What customers see" }
                 p.muted { "Receipts show the business name and the e-mail customers can write to; never your login e-mail." }
@@ -275,23 +257,7 @@ async fn render_account(
                     button.primary type="submit" { "Save" }
                 }
             }
-            section.card {
-                h2 { "Time zone" }
-                p.muted { "Times on these pages are shown with seconds, at a fixed offset from UTC (summer time is not followed)." }
-                form method="post" action="/dashboard/account/timezone" {
-                    (csrf_field(session))
-                    div.field {
-                        label for="offset" { "Show times in" }
-                        @let current = layout::viewer_offset();
-                        select #offset name="offset" {
-                            @for o in layout::offset_choices() {
-                                option value=(o) selected[o == current] { (layout::offset_label(o)) }
-                            }
-                        }
-                    }
-                    button type="submit" { "Use this time zone" }
-                }
-            }
+            (time_zone_form(session))
             section.card {
                 h2 { "Account" }
                 dl.props {
@@ -308,6 +274,54 @@ async fn render_account(
         status,
         page(session, Section::Account, "Account", &notice, body),
     ))
+}
+
+/// The form that changes the session's password.
+fn password_form(session: &Session) -> Markup {
+    html! {
+        section.card {
+            h2 { "Change password" }
+            form method="post" action="/dashboard/account/password" {
+                (csrf_field(session))
+                div.field {
+                    label for="current_password" { "Current password" }
+                    input #current_password type="password" name="current_password" required autocomplete="current-password";
+                }
+                div.field {
+                    label for="new_password" { "New password" }
+                    input #new_password type="password" name="new_password" required minlength="8" autocomplete="new-password";
+                }
+                div.field {
+                    label for="confirm_password" { "New password, again" }
+                    input #confirm_password type="password" name="confirm_password" required minlength="8" autocomplete="new-password";
+                }
+                button.primary type="submit" { "Change password" }
+            }
+        }
+    }
+}
+
+/// The form that chooses the offset from UTC the pages show times at.
+fn time_zone_form(session: &Session) -> Markup {
+    html! {
+        section.card {
+            h2 { "Time zone" }
+            p.muted { "Times on these pages are shown with seconds, at a fixed offset from UTC (summer time is not followed)." }
+            form method="post" action="/dashboard/account/timezone" {
+                (csrf_field(session))
+                div.field {
+                    label for="offset" { "Show times in" }
+                    @let current = layout::viewer_offset();
+                    select #offset name="offset" {
+                        @for o in layout::offset_choices() {
+                            option value=(o) selected[o == current] { (layout::offset_label(o)) }
+                        }
+                    }
+                }
+                button type="submit" { "Use this time zone" }
+            }
+        }
+    }
 }
 
 /// `GET /dashboard/account`.

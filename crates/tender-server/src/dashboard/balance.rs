@@ -248,9 +248,6 @@ async fn render_balance(
         *slot = slot.saturating_add(t.amount);
     }
     let main = gross.values().max_by_key(|(_, g)| *g).map(|(c, _)| *c);
-    let today = tender_core::clock::format_local(now, 0)[..10].to_string();
-    let month_ago = tender_core::clock::format_local(since, 0)[..10].to_string();
-    let tomorrow = tender_core::clock::format_local(now + 86_400, 0)[..10].to_string();
     let body = html! {
         div.stats #balance {
             @if balance.available.is_empty() {
@@ -277,14 +274,7 @@ async fn render_balance(
             } @else {
                 (txn_table(&latest))
             }
-            form.inline.pad #export method="get" action="/dashboard/balance.csv" {
-                label for="from" { "CSV from " }
-                input #from type="date" name="from" value=(month_ago);
-                label for="to" { " to (excluded) " }
-                input #to type="date" name="to" value=(tomorrow);
-                button type="submit" { "Download" }
-                span.muted.small { " Dates in UTC; today is " (today) "." }
-            }
+            (export_form(now, since))
         }
         section.card.table-card {
             h2.pad { "Payouts" }
@@ -303,6 +293,24 @@ async fn render_balance(
         status,
         page(session, Section::Balance, "Balance", &notice, body),
     ))
+}
+
+/// The form that downloads the balance transactions of a period as CSV, from 30 days before
+/// `now` (`since`) to tomorrow, in UTC.
+fn export_form(now: i64, since: i64) -> Markup {
+    let today = tender_core::clock::format_local(now, 0)[..10].to_string();
+    let month_ago = tender_core::clock::format_local(since, 0)[..10].to_string();
+    let tomorrow = tender_core::clock::format_local(now + 86_400, 0)[..10].to_string();
+    html! {
+        form.inline.pad #export method="get" action="/dashboard/balance.csv" {
+            label for="from" { "CSV from " }
+            input #from type="date" name="from" value=(month_ago);
+            label for="to" { " to (excluded) " }
+            input #to type="date" name="to" value=(tomorrow);
+            button type="submit" { "Download" }
+            span.muted.small { " Dates in UTC; today is " (today) "." }
+        }
+    }
 }
 
 /// `GET /dashboard/balance`.

@@ -19,7 +19,7 @@ use tender_core::store::{Collection, Field};
 
 use super::layout::{self, badge, html_response, money, page, pager, Notice, Section};
 use super::payments::{blank_to_none, parse_page, payments_table};
-use super::{answer_action, user_message, DashError, DashboardState, PageResult, Posted, Session};
+use super::{answer_action, DashError, DashboardState, PageResult, Posted, Session};
 
 /// The billing pages' own navigation.
 pub(super) fn tabs(active: &str) -> Markup {
@@ -56,17 +56,7 @@ async fn list<T: serde::de::DeserializeOwned>(
         ending_before: blank_to_none(q.ending_before.clone()),
         ..ListParams::default()
     };
-    match state
-        .services()
-        .list_raw(&session.scope(), collection, &params, filters)
-        .await
-    {
-        Ok(p) => Ok((parse_page(&p)?, p.has_more, Notice::None)),
-        Err(e) => match user_message(&e) {
-            Some(m) => Ok((Vec::new(), false, Notice::Error(m))),
-            None => Err(e.into()),
-        },
-    }
+    super::list_page(state, session, collection, &params, filters).await
 }
 
 /// One document of `collection`, typed (404 page when it is not the session's).

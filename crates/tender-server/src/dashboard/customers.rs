@@ -3,7 +3,7 @@
 
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use maud::html;
+use maud::{html, Markup};
 use serde::Deserialize;
 use tender_core::customers::customer::Customer;
 use tender_core::payment_methods::payment_method::PaymentMethod;
@@ -32,7 +32,6 @@ pub async fn list_customers(
     let email = blank_to_none(q.email);
     let starting_after = blank_to_none(q.starting_after);
     let ending_before = blank_to_none(q.ending_before);
-    let mut notice = Notice::None;
     let filters = email
         .iter()
         .map(|e| tender_core::customers::service::email_filter(e))
@@ -43,24 +42,8 @@ pub async fn list_customers(
         ending_before: ending_before.clone(),
         ..ListParams::default()
     };
-    let page_data = match state
-        .services()
-        .list_raw(&session.scope(), Collection::Customers, &params, filters)
-        .await
-    {
-        Ok(p) => p,
-        Err(e) => match user_message(&e) {
-            Some(m) => {
-                notice = Notice::Error(m);
-                RawPage {
-                    data: Vec::new(),
-                    has_more: false,
-                }
-            }
-            None => return Err(e.into()),
-        },
-    };
-    let customers: Vec<Customer> = parse_page(&page_data)?;
+    let (customers, has_more, notice): (Vec<Customer>, _, _) =
+        super::list_page(&state, &session, Collection::Customers, &params, filters).await?;
     let email_value = email.as_deref().unwrap_or("");
     let body = html! {
         form.filters method="get" action="/dashboard/customers" {
@@ -103,7 +86,7 @@ pub async fn list_customers(
             &[("email", email_value)],
             customers.first().map(|c| c.id.as_str()),
             customers.last().map(|c| c.id.as_str()),
-            page_data.has_more,
+            has_more,
             ending_before.is_some(),
             starting_after.is_some(),
         ))
@@ -206,6 +189,79 @@ pub async fn update_customer(
     }
 }
 
+/// A customer's saved cards.
+fn cards_card(cards: &[PaymentMethod]) -> Markup {
+    html! {
+        section.card.table-card {
+            h2.pad { "Saved cards" }
+            @if cards.is_empty() {
+                (super::empty_state("No saved cards."))
+            } @else {
+                table #cards {
+                    thead { tr { th { "Card" } th { "Expires" } th { "Funding" } th { "Country" } th { "Id" } } }
+                    tbody {
+                        @for pm in cards {
+                            tr {
+                                td { (pm.card.brand.display_name()) " •••• " (pm.card.last4) }
+                                td { (format!("{:02}/{}", pm.card.exp_month, pm.card.exp_year)) }
+                                td { (pm.card.funding) }
+                                td { (pm.card.country) }
+                                td.mono.muted { (pm.id) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A customer's details, and the form that edits them.
+fn details_card(session: &Session, c: &Customer) -> Markup {
+    html! {
+        section.card {
+            h2 { "Details" }
+            dl.props {
+                dt { "Customer id" } dd.mono { (c.id) }
+                dt { "Name" } dd #customer-name { (c.name.as_deref().unwrap_or("—")) }
+                dt { "E-mail" } dd { (c.email.as_deref().unwrap_or("—")) }
+                dt { "Phone" } dd { (c.phone.as_deref().unwrap_or("—")) }
+                @if let Some(a) = address_line(c) { dt { "Address" } dd { (a) } }
+                @if let Some(d) = &c.description { dt { "Description" } dd { (d) } }
+                dt { "Created" } dd { (layout::when(c.created)) }
+                @for (k, v) in c.metadata.iter() {
+                    dt.mono { (k) } dd { (v) }
+                }
+            }
+            h2 { "Edit" }
+            form #edit-customer method="post" action=(format!("/dashboard/customers/{}", c.id)) {
+                (layout::csrf_field(session))
+                (customer_fields(Some(c)))
+                button.primary type="submit" { "Save" }
+            }
+        }
+    }
+}
+
+/// A customer's address on one line, the parts given joined by commas.
+fn address_line(c: &Customer) -> Option<String> {
+    c.address.as_ref().map(|a| {
+        [
+            &a.line1,
+            &a.line2,
+            &a.postal_code,
+            &a.city,
+            &a.state,
+            &a.country,
+        ]
+        .into_iter()
+        .flatten()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
+    })
+}
+
 /// `GET /dashboard/customers/{id}`.
 pub async fn retrieve_customer(
     State(state): State<DashboardState>,
@@ -264,21 +320,6 @@ async fn render_customer(
         )
         .await?;
     let cards: Vec<PaymentMethod> = parse_page(&cards_page)?;
-    let address = c.address.as_ref().map(|a| {
-        [
-            &a.line1,
-            &a.line2,
-            &a.postal_code,
-            &a.city,
-            &a.state,
-            &a.country,
-        ]
-        .into_iter()
-        .flatten()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .join(", ")
-    });
     let title = c.name.clone().unwrap_or_else(|| "Customer".into());
     let body = html! {
         div.columns {
@@ -294,49 +335,9 @@ async fn render_customer(
                         }
                     }
                 }
-                section.card.table-card {
-                    h2.pad { "Saved cards" }
-                    @if cards.is_empty() {
-                        (super::empty_state("No saved cards."))
-                    } @else {
-                        table #cards {
-                            thead { tr { th { "Card" } th { "Expires" } th { "Funding" } th { "Country" } th { "Id" } } }
-                            tbody {
-                                @for pm in &cards {
-                                    tr {
-                                        td { (pm.card.brand.display_name()) " •••• " (pm.card.last4) }
-                                        td { (format!("{:02}/{}", pm.card.exp_month, pm.card.exp_year)) }
-                                        td { (pm.card.funding) }
-                                        td { (pm.card.country) }
-                                        td.mono.muted { (pm.id) }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
+                (cards_card(&cards))
             }
-            section.card {
-                h2 { "Details" }
-                dl.props {
-                    dt { "Customer id" } dd.mono { (c.id) }
-                    dt { "Name" } dd #customer-name { (c.name.as_deref().unwrap_or("—")) }
-                    dt { "E-mail" } dd { (c.email.as_deref().unwrap_or("—")) }
-                    dt { "Phone" } dd { (c.phone.as_deref().unwrap_or("—")) }
-                    @if let Some(a) = &address { dt { "Address" } dd { (a) } }
-                    @if let Some(d) = &c.description { dt { "Description" } dd { (d) } }
-                    dt { "Created" } dd { (layout::when(c.created)) }
-                    @for (k, v) in c.metadata.iter() {
-                        dt.mono { (k) } dd { (v) }
-                    }
-                }
-                h2 { "Edit" }
-                form #edit-customer method="post" action=(format!("/dashboard/customers/{}", c.id)) {
-                    (layout::csrf_field(session))
-                    (customer_fields(Some(&c)))
-                    button.primary type="submit" { "Save" }
-                }
-            }
+            (details_card(session, &c))
         }
     };
     Ok(html_response(

@@ -9,7 +9,7 @@ use super::webhooks::{deliveries, endpoint_label, endpoints, resend_button};
 use super::{see_other, user_message, DashError, DashboardState, PageResult, Posted, Session};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use maud::html;
+use maud::{html, Markup};
 use serde_json::Value;
 use std::collections::HashMap;
 use tender_core::error::CoreError;
@@ -36,16 +36,7 @@ async fn render_event(
         .map(|e| (e.id, e.url))
         .collect();
     let object = &event["data"]["object"];
-    let object_link = match (object["object"].as_str(), object["id"].as_str()) {
-        (Some("payment"), Some(pid)) => Some(format!("/dashboard/payments/{pid}")),
-        (Some("refund"), _) => object["payment"]
-            .as_str()
-            .map(|pid| format!("/dashboard/payments/{pid}")),
-        (Some("customer"), Some(cid)) if event["type"] != "customer.deleted" => {
-            Some(format!("/dashboard/customers/{cid}"))
-        }
-        _ => None,
-    };
+    let object_link = object_link(&event);
     let pretty = serde_json::to_string_pretty(&event).unwrap_or(raw);
     let title = event["type"].as_str().unwrap_or("Event").to_string();
     let body = html! {
@@ -79,34 +70,7 @@ async fn render_event(
                         }
                         (resend_button(session, id, endpoint))
                     }
-                    @let attempts = d["attempts"].as_array().cloned().unwrap_or_default();
-                    @if attempts.is_empty() {
-                        p.muted.small { "No attempt yet." }
-                    } @else {
-                        table.attempts {
-                            thead { tr { th { "Attempted" } th { "Response" } th.num { "Duration" } th { "Body or error" } } }
-                            tbody {
-                                @for a in &attempts {
-                                    tr {
-                                        td.muted.date { (layout::when(a["attempted_at"].as_i64().unwrap_or_default())) }
-                                        td {
-                                            @if let Some(code) = a["response_status"].as_u64() {
-                                                (badge(if (200..300).contains(&code) { "succeeded" } else { "failed" }))
-                                                " " span.mono { (code) }
-                                            } @else {
-                                                (badge("failed")) " " span.muted { "no response" }
-                                            }
-                                        }
-                                        td.num { (a["duration_ms"].as_i64().unwrap_or_default()) " ms" }
-                                        td.small.mono {
-                                            @if let Some(err) = a["error"].as_str() { (err) }
-                                            @else { (a["response_body"].as_str().unwrap_or_default()) }
-                                        }
-                                    }
-                                }
-                            }
-                        }
-                    }
+                    (attempts_table(d))
                 }
             }
         }
@@ -119,6 +83,55 @@ async fn render_event(
         status,
         page(session, Section::Webhooks, &title, &notice, body),
     ))
+}
+
+/// Every attempt of delivery `d`: when, the answer (or why there was none), how long, what came back.
+fn attempts_table(d: &Value) -> Markup {
+    html! {
+        @let attempts = d["attempts"].as_array().cloned().unwrap_or_default();
+        @if attempts.is_empty() {
+            p.muted.small { "No attempt yet." }
+        } @else {
+            table.attempts {
+                thead { tr { th { "Attempted" } th { "Response" } th.num { "Duration" } th { "Body or error" } } }
+                tbody {
+                    @for a in &attempts {
+                        tr {
+                            td.muted.date { (layout::when(a["attempted_at"].as_i64().unwrap_or_default())) }
+                            td {
+                                @if let Some(code) = a["response_status"].as_u64() {
+                                    (badge(if (200..300).contains(&code) { "succeeded" } else { "failed" }))
+                                    " " span.mono { (code) }
+                                } @else {
+                                    (badge("failed")) " " span.muted { "no response" }
+                                }
+                            }
+                            td.num { (a["duration_ms"].as_i64().unwrap_or_default()) " ms" }
+                            td.small.mono {
+                                @if let Some(err) = a["error"].as_str() { (err) }
+                                @else { (a["response_body"].as_str().unwrap_or_default()) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The dashboard page of the object an event is about, when it has one.
+fn object_link(event: &Value) -> Option<String> {
+    let object = &event["data"]["object"];
+    match (object["object"].as_str(), object["id"].as_str()) {
+        (Some("payment"), Some(pid)) => Some(format!("/dashboard/payments/{pid}")),
+        (Some("refund"), _) => object["payment"]
+            .as_str()
+            .map(|pid| format!("/dashboard/payments/{pid}")),
+        (Some("customer"), Some(cid)) if event["type"] != "customer.deleted" => {
+            Some(format!("/dashboard/customers/{cid}"))
+        }
+        _ => None,
+    }
 }
 
 /// `GET /dashboard/events/{id}`.

@@ -55,8 +55,9 @@ use axum::Router;
 use maud::html;
 use tender_core::auth::{secrets_equal, KeyKind, Mode, Principal, Scope};
 use tender_core::error::CoreError;
-use tender_core::services::{RequestContext, Services};
+use tender_core::services::{ListParams, RequestContext, Services};
 use tender_core::store::SessionRecord;
+use tender_core::store::{Collection, Field};
 
 use crate::http::error::current_request_id;
 use crate::state::AppState;
@@ -105,6 +106,27 @@ pub fn router(app: AppState, secure_cookies: bool) -> Router {
         secure_cookies,
     };
     let routes = Router::new()
+        .merge(session_routes())
+        .merge(money_routes())
+        .merge(billing_routes())
+        .merge(integrations_routes())
+        .fallback(|| async { DashError::NotFound })
+        .method_not_allowed_fallback(|| async {
+            layout::error_page(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "Not allowed",
+                "This page cannot be used that way.",
+            )
+        })
+        .layer(axum::middleware::map_response(layout::security_headers))
+        .layer(axum::middleware::from_fn(layout::with_viewer_offset))
+        .with_state(state);
+    Router::new().nest("/dashboard", routes)
+}
+
+/// The session's own pages: home, style, login and logout, mode, the account.
+fn session_routes() -> Router<DashboardState> {
+    Router::new()
         .route("/", get(home))
         .route("/static/style.css", get(layout::stylesheet))
         .route("/login", get(auth::login_page).post(auth::login))
@@ -114,23 +136,12 @@ pub fn router(app: AppState, secure_cookies: bool) -> Router {
         .route("/account/password", post(auth::change_password))
         .route("/account/profile", post(auth::update_profile))
         .route("/account/timezone", post(auth::set_timezone))
-        .route("/keys", get(keys::list_keys).post(keys::create_key))
-        .route("/keys/{id}/roll", post(keys::roll_key))
-        .route("/keys/{id}/revoke", post(keys::revoke_key))
+}
+
+/// Where the money is: overview, payments and their actions, customers, balance, payouts, disputes.
+fn money_routes() -> Router<DashboardState> {
+    Router::new()
         .route("/overview", get(overview::overview))
-        .route("/subscriptions", get(billing::list_subscriptions))
-        .route("/subscriptions/{id}", get(billing::retrieve_subscription))
-        .route(
-            "/subscriptions/{id}/cancel",
-            post(billing::cancel_subscription),
-        )
-        .route("/invoices", get(billing::list_invoices))
-        .route("/invoices/{id}", get(billing::retrieve_invoice))
-        .route(
-            "/products",
-            get(products::list_products).post(products::create_product),
-        )
-        .route("/prices", post(products::create_price))
         .route("/payments", get(payments::list_payments))
         .route("/payments.csv", get(payments::export_payments))
         .route("/payments/{id}", get(payments::retrieve_payment))
@@ -162,6 +173,32 @@ pub fn router(app: AppState, secure_cookies: bool) -> Router {
             "/customers/{id}",
             get(customers::retrieve_customer).post(customers::update_customer),
         )
+}
+
+/// Billing: subscriptions, invoices, products and prices.
+fn billing_routes() -> Router<DashboardState> {
+    Router::new()
+        .route("/subscriptions", get(billing::list_subscriptions))
+        .route("/subscriptions/{id}", get(billing::retrieve_subscription))
+        .route(
+            "/subscriptions/{id}/cancel",
+            post(billing::cancel_subscription),
+        )
+        .route("/invoices", get(billing::list_invoices))
+        .route("/invoices/{id}", get(billing::retrieve_invoice))
+        .route(
+            "/products",
+            get(products::list_products).post(products::create_product),
+        )
+        .route("/prices", post(products::create_price))
+}
+
+/// What connects an account to the outside: API keys, webhooks and their events, connectors.
+fn integrations_routes() -> Router<DashboardState> {
+    Router::new()
+        .route("/keys", get(keys::list_keys).post(keys::create_key))
+        .route("/keys/{id}/roll", post(keys::roll_key))
+        .route("/keys/{id}/revoke", post(keys::revoke_key))
         .route(
             "/webhooks",
             get(webhooks::list_endpoints).post(webhooks::create_endpoint),
@@ -190,18 +227,6 @@ pub fn router(app: AppState, secure_cookies: bool) -> Router {
         .route("/connectors/{id}/edit", post(connectors::edit_connector))
         .route("/events/{id}", get(events::retrieve_event))
         .route("/events/{id}/resend", post(events::resend_event))
-        .fallback(|| async { DashError::NotFound })
-        .method_not_allowed_fallback(|| async {
-            layout::error_page(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "Not allowed",
-                "This page cannot be used that way.",
-            )
-        })
-        .layer(axum::middleware::map_response(layout::security_headers))
-        .layer(axum::middleware::from_fn(layout::with_viewer_offset))
-        .with_state(state);
-    Router::new().nest("/dashboard", routes)
 }
 
 async fn home(session: Result<Session, DashError>) -> Redirect {
@@ -433,6 +458,29 @@ where
         Err(e @ CoreError::NotFound { .. }) => Err(e.into()),
         Err(e) => match user_message(&e) {
             Some(m) => again(layout::Notice::Error(m)).await,
+            None => Err(e.into()),
+        },
+    }
+}
+
+/// A page of `collection` with `filters`, typed, whether more follow, and — when the store
+/// refuses the list (an unknown cursor, a bad filter) — an empty page with the reason as the
+/// notice, so the page still renders.
+pub(super) async fn list_page<T: serde::de::DeserializeOwned>(
+    state: &DashboardState,
+    session: &Session,
+    collection: Collection,
+    params: &ListParams,
+    filters: Vec<(Field, String)>,
+) -> Result<(Vec<T>, bool, layout::Notice), DashError> {
+    match state
+        .services()
+        .list_raw(&session.scope(), collection, params, filters)
+        .await
+    {
+        Ok(p) => Ok((payments::parse_page(&p)?, p.has_more, layout::Notice::None)),
+        Err(e) => match user_message(&e) {
+            Some(m) => Ok((Vec::new(), false, layout::Notice::Error(m))),
             None => Err(e.into()),
         },
     }

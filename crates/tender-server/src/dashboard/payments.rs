@@ -17,7 +17,7 @@ use super::auth::Done;
 use super::layout::{
     self, badge, csrf_field, html_response, money, page, pager, post_button, Notice, Section,
 };
-use super::{user_message, DashError, DashboardState, PageResult, Session};
+use super::{DashError, DashboardState, PageResult, Session};
 use axum::response::IntoResponse;
 
 /// How many recent events of each type the detail page searches for the payment's own.
@@ -158,25 +158,12 @@ pub async fn list_payments(
     if let Some(c) = &customer {
         filters.push((Field::Customer, c.clone()));
     }
-    // Dates are days in the viewer's time zone.
     let from = blank_to_none(q.from);
     let to = blank_to_none(q.to);
-    let offset = i64::from(layout::viewer_offset()) * 60;
-    let day_start = |text: &str| {
-        let mut parts = text.splitn(3, '-').map(|p| p.parse::<u32>().ok());
-        let (y, m, d) = (parts.next()??, parts.next()??, parts.next()??);
-        tender_core::clock::unix_from_civil(i32::try_from(y).ok()?, m, d).map(|t| t - offset)
-    };
-    let mut created = tender_core::store::CreatedRange::default();
-    for (text, is_from) in [(&from, true), (&to, false)] {
-        if let Some(text) = text {
-            match day_start(text) {
-                Some(t) if is_from => created.gte = Some(t),
-                Some(t) => created.lt = Some(t + 86_400),
-                None => notice = Notice::Error("Dates are written YYYY-MM-DD.".into()),
-            }
-        }
-    }
+    let created = days(from.as_deref(), to.as_deref()).unwrap_or_else(|| {
+        notice = Notice::Error("Dates are written YYYY-MM-DD.".into());
+        Default::default()
+    });
     let params = ListParams {
         limit: super::PAGE_SIZE,
         starting_after: starting_after.clone(),
@@ -184,57 +171,17 @@ pub async fn list_payments(
         created,
         ..ListParams::default()
     };
-    let page_data = match state
-        .services()
-        .list_raw(&session.scope(), Collection::Payments, &params, filters)
-        .await
-    {
-        Ok(p) => p,
-        Err(e) => match user_message(&e) {
-            Some(m) => {
-                notice = Notice::Error(m);
-                RawPage {
-                    data: Vec::new(),
-                    has_more: false,
-                }
-            }
-            None => return Err(e.into()),
-        },
-    };
-    let payments: Vec<Payment> = parse_page(&page_data)?;
+    let (payments, has_more, refused): (Vec<Payment>, _, _) =
+        super::list_page(&state, &session, Collection::Payments, &params, filters).await?;
+    if let Notice::Error(_) = refused {
+        notice = refused;
+    }
     let status_value = status.as_deref().unwrap_or("");
     let customer_value = customer.as_deref().unwrap_or("");
     let from_value = from.as_deref().unwrap_or("");
     let to_value = to.as_deref().unwrap_or("");
     let body = html! {
-        form.filters method="get" action="/dashboard/payments" {
-            div.field {
-                label for="status" { "Status" }
-                select #status name="status" {
-                    option value="" { "Any status" }
-                    @for s in PaymentStatus::ALL {
-                        option value=(s.as_str()) selected[s.as_str() == status_value] { (s.as_str().replace('_', " ")) }
-                    }
-                }
-            }
-            div.field {
-                label for="customer" { "Customer" }
-                input #customer type="text" name="customer" value=(customer_value) placeholder="cus_…";
-            }
-            div.field {
-                label for="from" { "From" }
-                input #from type="date" name="from" value=(from_value);
-            }
-            div.field {
-                label for="to" { "To" }
-                input #to type="date" name="to" value=(to_value);
-            }
-            button type="submit" { "Filter" }
-            @if status.is_some() || customer.is_some() || from.is_some() || to.is_some() {
-                a href="/dashboard/payments" { "Clear" }
-            }
-            a.export href="/dashboard/payments.csv" download { "Export CSV" }
-        }
+        (filter_form([status_value, customer_value, from_value, to_value]))
         section.card.table-card {
             @if payments.is_empty() {
                 (super::empty_state("No payments match."))
@@ -244,15 +191,10 @@ pub async fn list_payments(
         }
         (pager(
             "/dashboard/payments",
-            &[
-                ("status", status_value),
-                ("customer", customer_value),
-                ("from", from_value),
-                ("to", to_value),
-            ],
+            &[("status", status_value), ("customer", customer_value), ("from", from_value), ("to", to_value)],
             payments.first().map(|p| p.id.as_str()),
             payments.last().map(|p| p.id.as_str()),
-            page_data.has_more,
+            has_more,
             ending_before.is_some(),
             starting_after.is_some(),
         ))
@@ -261,6 +203,59 @@ pub async fn list_payments(
         StatusCode::OK,
         page(&session, Section::Payments, "Payments", &notice, body),
     ))
+}
+
+/// The days `from` and `to` (`YYYY-MM-DD`, in the viewer's time zone; `to` included) as a range
+/// of creation times; `None` when one is not a date.
+fn days(from: Option<&str>, to: Option<&str>) -> Option<tender_core::store::CreatedRange> {
+    let offset = i64::from(layout::viewer_offset()) * 60;
+    let day_start = |text: &str| {
+        let mut parts = text.splitn(3, '-').map(|p| p.parse::<u32>().ok());
+        let (y, m, d) = (parts.next()??, parts.next()??, parts.next()??);
+        tender_core::clock::unix_from_civil(i32::try_from(y).ok()?, m, d).map(|t| t - offset)
+    };
+    let mut created = tender_core::store::CreatedRange::default();
+    if let Some(from) = from {
+        created.gte = Some(day_start(from)?);
+    }
+    if let Some(to) = to {
+        created.lt = Some(day_start(to)? + 86_400);
+    }
+    Some(created)
+}
+
+/// The payments list's filters: status, customer, from and to, as given.
+fn filter_form([status_value, customer_value, from_value, to_value]: [&str; 4]) -> Markup {
+    html! {
+    form.filters method="get" action="/dashboard/payments" {
+        div.field {
+            label for="status" { "Status" }
+            select #status name="status" {
+                option value="" { "Any status" }
+                @for s in PaymentStatus::ALL {
+                    option value=(s.as_str()) selected[s.as_str() == status_value] { (s.as_str().replace('_', " ")) }
+                }
+            }
+        }
+        div.field {
+            label for="customer" { "Customer" }
+            input #customer type="text" name="customer" value=(customer_value) placeholder="cus_…";
+        }
+        div.field {
+            label for="from" { "From" }
+            input #from type="date" name="from" value=(from_value);
+        }
+        div.field {
+            label for="to" { "To" }
+            input #to type="date" name="to" value=(to_value);
+        }
+        button type="submit" { "Filter" }
+        @if [status_value, customer_value, from_value, to_value].iter().any(|v| !v.is_empty()) {
+            a href="/dashboard/payments" { "Clear" }
+        }
+        a.export href="/dashboard/payments.csv" download { "Export CSV" }
+    }
+    }
 }
 
 /// `GET /dashboard/payments.csv`: every payment of the account and mode (the newest
@@ -401,14 +396,6 @@ pub(super) async fn render_payment(
         .await?;
     let refunds: Vec<Refund> = parse_page(&refunds_page)?;
     let events = payment_events(state, session, &p.id).await?;
-    let refundable = p.amount_captured - p.amount_refunded;
-    let exponent = p.currency.exponent();
-    let can_refund = p.status == PaymentStatus::Succeeded && refundable > 0;
-    let can_capture = p.status == PaymentStatus::RequiresCapture;
-    let can_cancel = matches!(
-        p.status,
-        PaymentStatus::RequiresCapture | PaymentStatus::RequiresAction
-    );
     let body = html! {
         div.headline {
             span.amount { (money(p.amount, p.currency)) }
@@ -418,121 +405,12 @@ pub(super) async fn render_payment(
         }
         div.columns {
             div {
-                section.card {
-                    h2 { "Details" }
-                    dl.props {
-                        dt { "Payment id" } dd.mono #payment-id { (p.id) }
-                        dt { "Created" } dd { (layout::when(p.created)) }
-                        dt { "Captured" } dd { (money(p.amount_captured, p.currency)) }
-                        dt { "Refunded" } dd #amount-refunded { (money(p.amount_refunded, p.currency)) }
-                        dt { "Method" } dd { (method_summary(&p)) }
-                        dt { "Customer" } dd {
-                            @if let Some(c) = &p.customer {
-                                a.mono href=(format!("/dashboard/customers/{c}")) { (c) }
-                            } @else { span.muted { "—" } }
-                        }
-                        dt { "Description" } dd { (p.description.as_deref().unwrap_or("—")) }
-                        dt { "Processor" } dd #payment-connector {
-                            @if let Some(c) = &p.connector {
-                                span.mono { (c) }
-                                @if let Some(r) = &p.connector_reference { " · " span.mono #connector-reference { (r) } }
-                            } @else { span.muted { "Tender's simulator" } }
-                        }
-                        @if let Some(m) = &p.failure_message {
-                            dt { "Failure" } dd { (m) @if let Some(c) = &p.decline_code { " (" (c) ")" } }
-                        }
-                        @if let Some(at) = p.canceled_at {
-                            dt { "Canceled" } dd { (layout::when(at)) }
-                        }
-                        dt { "Receipt" } dd { a #receipt-link href=(state.services().renderer().receipt_url(&p.id)) { "View receipt" } }
-                        @for (k, v) in p.metadata.iter() {
-                            dt.mono { (k) } dd { (v) }
-                        }
-                    }
-                }
-                section.card {
-                    h2 { "Refunds" }
-                    @if refunds.is_empty() {
-                        (super::empty_state("No refunds."))
-                    } @else {
-                        table #refunds {
-                            thead { tr { th.num { "Amount" } th { "Status" } th { "Reason" } th { "Created" } th { "Id" } } }
-                            tbody {
-                                @for r in &refunds {
-                                    tr {
-                                        td.num { (money(r.amount, r.currency)) }
-                                        td { (badge(refund_status(r))) }
-                                        td { (r.reason.map(reason_label).unwrap_or("")) }
-                                        td.muted.date { (layout::when(r.created)) }
-                                        td.mono.muted { (r.id) }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-                section.card {
-                    h2 { "Events" }
-                    @if events.is_empty() {
-                        (super::empty_state("No recent events."))
-                    } @else {
-                        table #events {
-                            tbody {
-                                @for e in &events {
-                                    tr {
-                                        td { a.mono href=(format!("/dashboard/events/{}", e["id"].as_str().unwrap_or_default())) { (e["type"].as_str().unwrap_or_default()) } }
-                                        td.muted.date.num { (layout::when(e["created"].as_i64().unwrap_or_default())) }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
+                (details_card(state, &p))
+                (refunds_card(&refunds))
+                (events_card(&events))
             }
             div {
-                section.card {
-                    h2 { "Actions" }
-                    @if can_refund {
-                        form #refund-form method="post" action=(format!("/dashboard/payments/{}/refund", p.id)) {
-                            (csrf_field(session))
-                            div.field {
-                                label for="refund-amount" { "Refund amount" }
-                                input #refund-amount type="text" name="amount" inputmode="decimal"
-                                    placeholder=(format!("all {}", money(refundable, p.currency)));
-                            }
-                            div.field {
-                                label for="refund-reason" { "Reason" }
-                                select #refund-reason name="reason" {
-                                    option value="" { "None given" }
-                                    option value="requested_by_customer" { "Requested by customer" }
-                                    option value="duplicate" { "Duplicate" }
-                                    option value="fraudulent" { "Fraudulent" }
-                                }
-                            }
-                            button.primary type="submit" { "Refund" }
-                        }
-                    }
-                    @if can_capture {
-                        form #capture-form method="post" action=(format!("/dashboard/payments/{}/capture", p.id)) {
-                            (csrf_field(session))
-                            div.field {
-                                label for="capture-amount" { "Capture amount" }
-                                input #capture-amount type="text" name="amount" inputmode="decimal"
-                                    placeholder=(format!("all {}", money(p.amount, p.currency)));
-                            }
-                            button.primary type="submit" { "Capture" }
-                        }
-                    }
-                    @if can_cancel {
-                        p { (post_button(session, &format!("/dashboard/payments/{}/cancel", p.id), "Cancel payment", "danger")) }
-                    }
-                    @if !(can_refund || can_capture || can_cancel) {
-                        p.muted { "Nothing to do: this payment is " (p.status.as_str().replace('_', " ")) @if p.refunded { " and fully refunded" } "." }
-                    }
-                    @if exponent == 0 {
-                        p.muted.small { (p.currency.code().to_uppercase()) " has no minor unit." }
-                    }
-                }
+                (actions_card(session, &p))
             }
         }
     };
@@ -540,6 +418,151 @@ pub(super) async fn render_payment(
         status,
         page(session, Section::Payments, "Payment", &notice, body),
     ))
+}
+
+/// A payment's details: ids, amounts, method, customer, processor, failure, metadata.
+fn details_card(state: &DashboardState, p: &Payment) -> Markup {
+    html! {
+        section.card {
+            h2 { "Details" }
+            dl.props {
+                dt { "Payment id" } dd.mono #payment-id { (p.id) }
+                dt { "Created" } dd { (layout::when(p.created)) }
+                dt { "Captured" } dd { (money(p.amount_captured, p.currency)) }
+                dt { "Refunded" } dd #amount-refunded { (money(p.amount_refunded, p.currency)) }
+                dt { "Method" } dd { (method_summary(p)) }
+                dt { "Customer" } dd {
+                    @if let Some(c) = &p.customer {
+                        a.mono href=(format!("/dashboard/customers/{c}")) { (c) }
+                    } @else { span.muted { "—" } }
+                }
+                dt { "Description" } dd { (p.description.as_deref().unwrap_or("—")) }
+                dt { "Processor" } dd #payment-connector {
+                    @if let Some(c) = &p.connector {
+                        span.mono { (c) }
+                        @if let Some(r) = &p.connector_reference { " · " span.mono #connector-reference { (r) } }
+                    } @else { span.muted { "Tender's simulator" } }
+                }
+                @if let Some(m) = &p.failure_message {
+                    dt { "Failure" } dd { (m) @if let Some(c) = &p.decline_code { " (" (c) ")" } }
+                }
+                @if let Some(at) = p.canceled_at {
+                    dt { "Canceled" } dd { (layout::when(at)) }
+                }
+                dt { "Receipt" } dd { a #receipt-link href=(state.services().renderer().receipt_url(&p.id)) { "View receipt" } }
+                @for (k, v) in p.metadata.iter() {
+                    dt.mono { (k) } dd { (v) }
+                }
+            }
+        }
+    }
+}
+
+/// A payment's refunds, newest first.
+fn refunds_card(refunds: &[Refund]) -> Markup {
+    html! {
+        section.card {
+            h2 { "Refunds" }
+            @if refunds.is_empty() {
+                (super::empty_state("No refunds."))
+            } @else {
+                table #refunds {
+                    thead { tr { th.num { "Amount" } th { "Status" } th { "Reason" } th { "Created" } th { "Id" } } }
+                    tbody {
+                        @for r in refunds {
+                            tr {
+                                td.num { (money(r.amount, r.currency)) }
+                                td { (badge(refund_status(r))) }
+                                td { (r.reason.map(reason_label).unwrap_or("")) }
+                                td.muted.date { (layout::when(r.created)) }
+                                td.mono.muted { (r.id) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A payment's recent events, linked to their pages.
+fn events_card(events: &[serde_json::Value]) -> Markup {
+    html! {
+        section.card {
+            h2 { "Events" }
+            @if events.is_empty() {
+                (super::empty_state("No recent events."))
+            } @else {
+                table #events {
+                    tbody {
+                        @for e in events {
+                            tr {
+                                td { a.mono href=(format!("/dashboard/events/{}", e["id"].as_str().unwrap_or_default())) { (e["type"].as_str().unwrap_or_default()) } }
+                                td.muted.date.num { (layout::when(e["created"].as_i64().unwrap_or_default())) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What can be done to a payment now: refund (what is left), capture, cancel.
+fn actions_card(session: &Session, p: &Payment) -> Markup {
+    let refundable = p.amount_captured - p.amount_refunded;
+    let exponent = p.currency.exponent();
+    let can_refund = p.status == PaymentStatus::Succeeded && refundable > 0;
+    let can_capture = p.status == PaymentStatus::RequiresCapture;
+    let can_cancel = matches!(
+        p.status,
+        PaymentStatus::RequiresCapture | PaymentStatus::RequiresAction
+    );
+    html! {
+        section.card {
+            h2 { "Actions" }
+            @if can_refund {
+                form #refund-form method="post" action=(format!("/dashboard/payments/{}/refund", p.id)) {
+                    (csrf_field(session))
+                    div.field {
+                        label for="refund-amount" { "Refund amount" }
+                        input #refund-amount type="text" name="amount" inputmode="decimal"
+                            placeholder=(format!("all {}", money(refundable, p.currency)));
+                    }
+                    div.field {
+                        label for="refund-reason" { "Reason" }
+                        select #refund-reason name="reason" {
+                            option value="" { "None given" }
+                            option value="requested_by_customer" { "Requested by customer" }
+                            option value="duplicate" { "Duplicate" }
+                            option value="fraudulent" { "Fraudulent" }
+                        }
+                    }
+                    button.primary type="submit" { "Refund" }
+                }
+            }
+            @if can_capture {
+                form #capture-form method="post" action=(format!("/dashboard/payments/{}/capture", p.id)) {
+                    (csrf_field(session))
+                    div.field {
+                        label for="capture-amount" { "Capture amount" }
+                        input #capture-amount type="text" name="amount" inputmode="decimal"
+                            placeholder=(format!("all {}", money(p.amount, p.currency)));
+                    }
+                    button.primary type="submit" { "Capture" }
+                }
+            }
+            @if can_cancel {
+                p { (post_button(session, &format!("/dashboard/payments/{}/cancel", p.id), "Cancel payment", "danger")) }
+            }
+            @if !(can_refund || can_capture || can_cancel) {
+                p.muted { "Nothing to do: this payment is " (p.status.as_str().replace('_', " ")) @if p.refunded { " and fully refunded" } "." }
+            }
+            @if exponent == 0 {
+                p.muted.small { (p.currency.code().to_uppercase()) " has no minor unit." }
+            }
+        }
+    }
 }
 
 /// `GET /dashboard/payments/{id}`.

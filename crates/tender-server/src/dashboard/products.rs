@@ -10,7 +10,7 @@ use super::payments::{parse_major, parse_page};
 use super::{answer_action, DashboardState, PageResult, Posted, Session};
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
-use maud::html;
+use maud::{html, Markup};
 use std::collections::BTreeMap;
 use tender_core::billing::catalog::{CreatePrice, CreateProduct};
 use tender_core::billing::model::{Price, Product};
@@ -104,41 +104,49 @@ async fn render_products(
                     button.primary type="submit" { "Create product" }
                 }
             }
-            section.card #new-price {
-                h2 { "New price" }
-                @if products.is_empty() {
-                    p.small { "Create a product first." }
-                } @else {
-                    form method="post" action="/dashboard/prices" {
-                        (layout::csrf_field(session))
-                        div.field {
-                            label for="pr-product" { "Product" }
-                            select #pr-product name="product" {
-                                @for p in products.iter().filter(|p| p.active) {
-                                    option value=(p.id) selected[v("product") == p.id] { (p.name) }
-                                }
-                            }
-                        }
-                        div.field { label for="pr-amount" { "Amount" } input #pr-amount type="text" name="amount" inputmode="decimal" placeholder="15.00" required value=(v("amount")); }
-                        div.field { label for="pr-currency" { "Currency" } input #pr-currency type="text" name="currency" maxlength="3" value=(form.get("currency").unwrap_or("usd")); }
-                        div.field {
-                            label for="pr-interval" { "Billed" }
-                            select #pr-interval name="interval" {
-                                @for (value, label) in [("month", "Monthly"), ("year", "Yearly"), ("week", "Weekly"), ("day", "Daily"), ("", "Once")] {
-                                    option value=(value) selected[form.raw("interval") == Some(value)] { (label) }
-                                }
-                            }
-                        }
-                        button.primary type="submit" { "Create price" }
-                    }
-                }
-            }
+            (new_price_form(session, &products, form))
         }
     };
     Ok(html_response(
         status,
         page(session, Section::Billing, "Products", &notice, body),
     ))
+}
+
+/// The form for a new price of one of the active products, filled with what was posted.
+fn new_price_form(session: &Session, products: &[Product], form: &super::Fields) -> Markup {
+    let v = |name: &str| form.get(name).unwrap_or("").to_string();
+    html! {
+        section.card #new-price {
+            h2 { "New price" }
+            @if products.is_empty() {
+                p.small { "Create a product first." }
+            } @else {
+                form method="post" action="/dashboard/prices" {
+                    (layout::csrf_field(session))
+                    div.field {
+                        label for="pr-product" { "Product" }
+                        select #pr-product name="product" {
+                            @for p in products.iter().filter(|p| p.active) {
+                                option value=(p.id) selected[v("product") == p.id] { (p.name) }
+                            }
+                        }
+                    }
+                    div.field { label for="pr-amount" { "Amount" } input #pr-amount type="text" name="amount" inputmode="decimal" placeholder="15.00" required value=(v("amount")); }
+                    div.field { label for="pr-currency" { "Currency" } input #pr-currency type="text" name="currency" maxlength="3" value=(form.get("currency").unwrap_or("usd")); }
+                    div.field {
+                        label for="pr-interval" { "Billed" }
+                        select #pr-interval name="interval" {
+                            @for (value, label) in [("month", "Monthly"), ("year", "Yearly"), ("week", "Weekly"), ("day", "Daily"), ("", "Once")] {
+                                option value=(value) selected[form.raw("interval") == Some(value)] { (label) }
+                            }
+                        }
+                    }
+                    button.primary type="submit" { "Create price" }
+                }
+            }
+        }
+    }
 }
 
 /// `POST /dashboard/products`.

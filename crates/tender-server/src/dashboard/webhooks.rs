@@ -152,6 +152,22 @@ async fn render_webhooks(
                 code.secret #endpoint-secret { (r.secret) }
             }
         }
+        (endpoints_card(session, &endpoints))
+        section.card {
+            h2 { "Add an endpoint" }
+            (add_form(session, &draft))
+        }
+        (recent_events_card(session, &recent, &urls))
+    };
+    Ok(html_response(
+        status,
+        page(session, Section::Webhooks, "Webhooks", &notice, body),
+    ))
+}
+
+/// The endpoints, each with its actions (enable or disable, roll the secret, delete, edit).
+fn endpoints_card(session: &Session, endpoints: &[WebhookEndpoint]) -> Markup {
+    html! {
         section.card.table-card {
             h2.pad { "Endpoints" }
             @if endpoints.is_empty() {
@@ -160,7 +176,7 @@ async fn render_webhooks(
                 table #endpoints {
                     thead { tr { th { "URL" } th { "Events" } th { "Status" } th { "Created" } th {} } }
                     tbody {
-                        @for e in &endpoints {
+                        @for e in endpoints {
                             tr {
                                 td {
                                     span.mono { (e.url) }
@@ -207,10 +223,16 @@ async fn render_webhooks(
                 }
             }
         }
-        section.card {
-            h2 { "Add an endpoint" }
-            (add_form(session, &draft))
-        }
+    }
+}
+
+/// The recent events, each with its deliveries and a resend button per endpoint.
+fn recent_events_card(
+    session: &Session,
+    recent: &[(Value, Vec<Value>)],
+    urls: &HashMap<String, String>,
+) -> Markup {
+    html! {
         section.card.table-card {
             h2.pad { "Recent events" }
             @if recent.is_empty() {
@@ -219,7 +241,7 @@ async fn render_webhooks(
                 table #recent-events {
                     thead { tr { th { "Event" } th { "Created" } th { "Deliveries" } } }
                     tbody {
-                        @for (e, ds) in &recent {
+                        @for (e, ds) in recent {
                             @let id = e["id"].as_str().unwrap_or_default();
                             tr {
                                 td { a.mono href=(format!("/dashboard/events/{id}")) { (e["type"].as_str().unwrap_or_default()) } }
@@ -230,7 +252,7 @@ async fn render_webhooks(
                                         @let endpoint = d["webhook_endpoint"].as_str().unwrap_or_default();
                                         div.delivery {
                                             (badge(d["status"].as_str().unwrap_or_default()))
-                                            " " span.small { (endpoint_label(&urls, endpoint)) }
+                                            " " span.small { (endpoint_label(urls, endpoint)) }
                                             " " span.muted.small { (attempt_count(d)) }
                                             " " (resend_button(session, id, endpoint))
                                         }
@@ -242,11 +264,7 @@ async fn render_webhooks(
                 }
             }
         }
-    };
-    Ok(html_response(
-        status,
-        page(session, Section::Webhooks, "Webhooks", &notice, body),
-    ))
+    }
 }
 
 fn attempt_count(d: &Value) -> String {

@@ -124,6 +124,74 @@ pub fn parse_stream(query: Option<&str>) -> Result<Option<String>, CoreError> {
 /// ends within a second of its key's revocation).
 const KEY_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// Where the stream is: the last position queued, and events not sent yet.
+struct Tail {
+    services: tender_core::services::Services,
+    principal: tender_core::auth::Principal,
+    key: String,
+    last: StreamPosition,
+    queued: std::collections::VecDeque<(String, String)>,
+    checked: std::time::Instant,
+    _slot: crate::streams::StreamSlot,
+}
+
+impl Tail {
+    /// The stream's next event and where it is then, or `None` when the stream ends (the key
+    /// revoked or rolled past its grace, a store error).
+    async fn next(mut self) -> Option<(Result<SseEvent, std::convert::Infallible>, Tail)> {
+        loop {
+            // This node's key cache forgets a key it revokes: a revocation here ends the stream
+            // before its next event. Another node's is seen by the check each second.
+            if self
+                .services
+                .accounts()
+                .authenticate(&self.key)
+                .await
+                .ok()
+                .as_ref()
+                != Some(&self.principal)
+            {
+                return None;
+            }
+            if self.checked.elapsed() >= KEY_CHECK {
+                // Revoked, expired, or not answerable: the stream ends (the client's reconnect
+                // then gets its 401, or resumes once the database answers).
+                if !self
+                    .services
+                    .accounts()
+                    .key_still_valid(&self.key, &self.principal)
+                    .await
+                    .unwrap_or(false)
+                {
+                    return None;
+                }
+                self.checked = std::time::Instant::now();
+            }
+            if let Some((id, body)) = self.queued.pop_front() {
+                let event = SseEvent::default().id(id).data(body);
+                return Some((Ok::<_, std::convert::Infallible>(event), self));
+            }
+            let page = self
+                .services
+                .store
+                .stream_events(&self.principal.scope, self.last, 100)
+                .await
+                .ok()?;
+            if page.is_empty() {
+                tokio::time::sleep(STREAM_POLL).await;
+            }
+            let renderer = self.services.renderer();
+            for event in page {
+                self.last = event.position;
+                let body = renderer
+                    .document(Collection::Events, &event.id, event.body)
+                    .ok()?;
+                self.queued.push_back((event.id, body));
+            }
+        }
+    }
+}
+
 /// `GET /events/stream`: the account's events as server-sent events, oldest first, each with
 /// `id:` its event id and `data:` the event; then every new event as it is committed (looked
 /// for every 250 ms), with a comment every 15 s to keep proxies from closing the connection.
@@ -172,16 +240,6 @@ pub(crate) async fn stream_events(
         );
         return Ok(refused);
     };
-    /// Where the stream is: the last position queued, and events not sent yet.
-    struct Tail {
-        services: tender_core::services::Services,
-        principal: tender_core::auth::Principal,
-        key: String,
-        last: StreamPosition,
-        queued: std::collections::VecDeque<(String, String)>,
-        checked: std::time::Instant,
-        _slot: crate::streams::StreamSlot,
-    }
     let tail = Tail {
         services,
         principal: ctx.principal.clone(),
@@ -191,57 +249,7 @@ pub(crate) async fn stream_events(
         checked: std::time::Instant::now(),
         _slot: slot,
     };
-    let stream = futures::stream::unfold(tail, |mut t| async move {
-        loop {
-            // This node's key cache forgets a key it revokes: a revocation here ends the stream
-            // before its next event. Another node's is seen by the check each second.
-            if t.services
-                .accounts()
-                .authenticate(&t.key)
-                .await
-                .ok()
-                .as_ref()
-                != Some(&t.principal)
-            {
-                return None;
-            }
-            if t.checked.elapsed() >= KEY_CHECK {
-                // Revoked, expired, or not answerable: the stream ends (the client's reconnect
-                // then gets its 401, or resumes once the database answers).
-                if !t
-                    .services
-                    .accounts()
-                    .key_still_valid(&t.key, &t.principal)
-                    .await
-                    .unwrap_or(false)
-                {
-                    return None;
-                }
-                t.checked = std::time::Instant::now();
-            }
-            if let Some((id, body)) = t.queued.pop_front() {
-                let event = SseEvent::default().id(id).data(body);
-                return Some((Ok::<_, std::convert::Infallible>(event), t));
-            }
-            let page = t
-                .services
-                .store
-                .stream_events(&t.principal.scope, t.last, 100)
-                .await
-                .ok()?;
-            if page.is_empty() {
-                tokio::time::sleep(STREAM_POLL).await;
-            }
-            let renderer = t.services.renderer();
-            for event in page {
-                t.last = event.position;
-                let body = renderer
-                    .document(Collection::Events, &event.id, event.body)
-                    .ok()?;
-                t.queued.push_back((event.id, body));
-            }
-        }
-    });
+    let stream = futures::stream::unfold(tail, Tail::next);
     // A stopping server ends the stream (the client reconnects with `Last-Event-ID`) instead of
     // waiting out the shutdown grace period for a response that never ends.
     let mut stopping = state.stopping.clone();

@@ -14,12 +14,14 @@
 
 use async_trait::async_trait;
 use rusqlite::{params, Connection};
+use std::collections::HashMap;
 use tender_core::auth::Scope;
 use tender_core::ids::{self, IdKind};
 use tender_core::store::{
     ClaimedDelivery, ClaimedTask, DeliveryAttemptRecord, DeliveryClaim, DeliveryRecord, QueueStore,
     StoreResult,
 };
+use tender_core::webhooks::webhook::{fair_pick, DueDelivery, CANDIDATES_PER_SCOPE};
 
 use super::{classify, scope_from, Document, SqliteStore};
 
@@ -28,9 +30,27 @@ use super::{classify, scope_from, Document, SqliteStore};
 /// which is small), plus the oldest overall (deliveries of deleted endpoints, whose scope may
 /// have no endpoint left). The cost grows with the number of scopes, not with the backlog.
 fn claim_deliveries(conn: &Connection, claim: DeliveryClaim) -> StoreResult<Vec<ClaimedDelivery>> {
-    use std::collections::HashMap;
-    use tender_core::webhooks::webhook::{fair_pick, DueDelivery, CANDIDATES_PER_SCOPE};
-    let (now_ms, lease_until_ms) = (claim.now_ms, claim.lease_until_ms);
+    let (busy_accounts, busy_endpoints) = leased(conn, claim.now_ms)?;
+    let candidates = due_candidates(conn, &claim, &busy_accounts)?;
+    let ids = fair_pick(
+        candidates,
+        &busy_accounts,
+        &busy_endpoints,
+        claim.per_account,
+        claim.per_endpoint,
+        claim.limit,
+    );
+    ids.into_iter()
+        .map(|id| lease(conn, &id, claim.lease_until_ms))
+        .collect()
+}
+
+/// How many deliveries each account (and mode) and each endpoint has in flight at `now_ms`.
+#[allow(clippy::type_complexity)]
+fn leased(
+    conn: &Connection,
+    now_ms: i64,
+) -> StoreResult<(HashMap<(String, bool), usize>, HashMap<String, usize>)> {
     let mut busy_accounts: HashMap<(String, bool), usize> = HashMap::new();
     let mut busy_endpoints: HashMap<String, usize> = HashMap::new();
     let busy: Vec<(String, bool, String)> = conn
@@ -47,6 +67,17 @@ fn claim_deliveries(conn: &Connection, claim: DeliveryClaim) -> StoreResult<Vec<
         *busy_accounts.entry((account, live)).or_insert(0) += 1;
         *busy_endpoints.entry(endpoint).or_insert(0) += 1;
     }
+    Ok((busy_accounts, busy_endpoints))
+}
+
+/// The due deliveries [`fair_pick`] chooses among: each scope's oldest few (a scope at its
+/// limit skipped) and the oldest overall.
+fn due_candidates(
+    conn: &Connection,
+    claim: &DeliveryClaim,
+    busy_accounts: &HashMap<(String, bool), usize>,
+) -> StoreResult<Vec<DueDelivery>> {
+    let now_ms = claim.now_ms;
     let due_row = |r: &rusqlite::Row<'_>| {
         Ok(DueDelivery {
             id: r.get(0)?,
@@ -98,49 +129,43 @@ fn claim_deliveries(conn: &Connection, claim: DeliveryClaim) -> StoreResult<Vec<
         })
         .map_err(|e| classify("claim deliveries", e))?;
     candidates.extend(oldest.into_iter().map(|d| (d.id.clone(), d)));
-    let ids = fair_pick(
-        candidates.into_values().collect(),
-        &busy_accounts,
-        &busy_endpoints,
-        claim.per_account,
-        claim.per_endpoint,
-        claim.limit,
-    );
-    let mut claimed = Vec::with_capacity(ids.len());
-    for id in ids {
-        conn.prepare_cached("UPDATE webhook_deliveries SET lease_until = ?1 WHERE id = ?2")
-            .and_then(|mut s| s.execute(params![lease_until_ms, id]))
-            .map_err(|e| classify("lease delivery", e))?;
-        let row = conn
-            .prepare_cached(
-                "SELECT d.id, d.account_id, d.livemode, d.event_id, e.body, d.endpoint_id, w.body, s.sealed,
-                        h.failing_since, json_array_length(d.attempts)
-                 FROM webhook_deliveries d
-                 JOIN events e ON e.id = d.event_id
-                 LEFT JOIN webhook_endpoints w ON w.id = d.endpoint_id
-                 LEFT JOIN sealed_values s ON s.owner_id = d.endpoint_id
-                 LEFT JOIN webhook_endpoint_health h ON h.endpoint_id = d.endpoint_id
-                 WHERE d.id = ?1",
-            )
-            .and_then(|mut s| {
-                s.query_row([&id], |r| {
-                    Ok(ClaimedDelivery {
-                        id: r.get(0)?,
-                        scope: scope_from(r.get(1)?, r.get(2)?),
-                        event_id: r.get(3)?,
-                        event_body: r.get::<_, Document>(4)?.0,
-                        endpoint_id: r.get(5)?,
-                        endpoint_body: r.get::<_, Option<Document>>(6)?.map(|d| d.0),
-                        endpoint_secrets: r.get(7)?,
-                        endpoint_failing_since: r.get(8)?,
-                        attempts_made: r.get::<_, i64>(9)? as usize,
-                    })
+    Ok(candidates.into_values().collect())
+}
+
+/// Delivery `id` leased until `lease_until_ms`, with what its attempt needs (the event, the
+/// endpoint, its sealed secrets and health).
+fn lease(conn: &Connection, id: &str, lease_until_ms: i64) -> StoreResult<ClaimedDelivery> {
+    conn.prepare_cached("UPDATE webhook_deliveries SET lease_until = ?1 WHERE id = ?2")
+        .and_then(|mut s| s.execute(params![lease_until_ms, id]))
+        .map_err(|e| classify("lease delivery", e))?;
+    let row = conn
+        .prepare_cached(
+            "SELECT d.id, d.account_id, d.livemode, d.event_id, e.body, d.endpoint_id, w.body, s.sealed,
+                    h.failing_since, json_array_length(d.attempts)
+             FROM webhook_deliveries d
+             JOIN events e ON e.id = d.event_id
+             LEFT JOIN webhook_endpoints w ON w.id = d.endpoint_id
+             LEFT JOIN sealed_values s ON s.owner_id = d.endpoint_id
+             LEFT JOIN webhook_endpoint_health h ON h.endpoint_id = d.endpoint_id
+             WHERE d.id = ?1",
+        )
+        .and_then(|mut s| {
+            s.query_row([&id], |r| {
+                Ok(ClaimedDelivery {
+                    id: r.get(0)?,
+                    scope: scope_from(r.get(1)?, r.get(2)?),
+                    event_id: r.get(3)?,
+                    event_body: r.get::<_, Document>(4)?.0,
+                    endpoint_id: r.get(5)?,
+                    endpoint_body: r.get::<_, Option<Document>>(6)?.map(|d| d.0),
+                    endpoint_secrets: r.get(7)?,
+                    endpoint_failing_since: r.get(8)?,
+                    attempts_made: r.get::<_, i64>(9)? as usize,
                 })
             })
-            .map_err(|e| classify("load delivery", e))?;
-        claimed.push(row);
-    }
-    Ok(claimed)
+        })
+        .map_err(|e| classify("load delivery", e))?;
+    Ok(row)
 }
 
 fn record_attempt(conn: &Connection, rec: &DeliveryAttemptRecord) -> StoreResult<()> {
