@@ -92,7 +92,45 @@ fn object(id: String) -> About {
 
 /// Runs the recipe of `event_type`; what the awaited event is about.
 async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
-    let about = match event_type {
+    match event_type {
+        "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated"
+        | "refund.created" | "refund.updated" => payment_recipe(c, event_type).await,
+        "customer.created" | "customer.updated" | "customer.deleted" => {
+            customer_recipe(c, event_type).await
+        }
+        "payout.created" | "payout.updated" | "payout.paid" | "payout.failed"
+        | "payout.canceled" => payout_recipe(c, event_type).await,
+        "dispute.created" | "dispute.updated" | "dispute.closed" => {
+            dispute_recipe(c, event_type).await
+        }
+        "product.created" | "product.updated" | "product.deleted" | "price.created"
+        | "price.updated" => catalog_recipe(c, event_type).await,
+        "customer.subscription.created"
+        | "customer.subscription.updated"
+        | "customer.subscription.deleted"
+        | "customer.subscription.trial_will_end" => subscription_recipe(c, event_type).await,
+        "invoice.created"
+        | "invoice.finalized"
+        | "invoice.paid"
+        | "invoice.payment_failed"
+        | "invoice.voided"
+        | "invoice.marked_uncollectible" => invoice_recipe(c, event_type).await,
+        "test_helpers.test_clock.ready" => clock_recipe(c, event_type).await,
+        other => no_recipe(other),
+    }
+}
+
+/// The refusal of an event type with no recipe.
+fn no_recipe(other: &str) -> anyhow::Result<About> {
+    bail!(
+        "tender trigger has no recipe for {other}; one of: {}",
+        tender_core::event::EVENT_TYPES.join(", ")
+    )
+}
+
+/// The recipes of payments and refunds.
+async fn payment_recipe(c: &Calls, event_type: &str) -> anyhow::Result<About> {
+    Ok(match event_type {
         "payment.succeeded" => object(c.pay(CARD_OK, json!({})).await?),
         "payment.failed" => object(c.declined_payment().await?),
         "payment.canceled" => {
@@ -128,6 +166,13 @@ async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
             note("the refund settles after the same delay");
             object(refund)
         }
+        other => no_recipe(other)?,
+    })
+}
+
+/// The recipes of customers.
+async fn customer_recipe(c: &Calls, event_type: &str) -> anyhow::Result<About> {
+    Ok(match event_type {
         "customer.created" => object(c.customer(json!({})).await?),
         "customer.updated" => {
             let cus = c.customer(json!({})).await?;
@@ -140,6 +185,13 @@ async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
             c.delete(&format!("/customers/{cus}")).await?;
             object(cus)
         }
+        other => no_recipe(other)?,
+    })
+}
+
+/// The recipes of payouts (the server's balance must cover them: a payment is made first).
+async fn payout_recipe(c: &Calls, event_type: &str) -> anyhow::Result<About> {
+    Ok(match event_type {
         "payout.created" | "payout.updated" | "payout.paid" | "payout.failed"
         | "payout.canceled" => {
             let iban = if event_type == "payout.failed" {
@@ -157,6 +209,13 @@ async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
             }
             object(po)
         }
+        other => no_recipe(other)?,
+    })
+}
+
+/// The recipes of disputes (the disputed test card).
+async fn dispute_recipe(c: &Calls, event_type: &str) -> anyhow::Result<About> {
+    Ok(match event_type {
         "dispute.created" | "dispute.updated" | "dispute.closed" => {
             let dp = c.dispute().await?;
             match event_type {
@@ -174,6 +233,13 @@ async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
             }
             object(dp)
         }
+        other => no_recipe(other)?,
+    })
+}
+
+/// The recipes of products and prices.
+async fn catalog_recipe(c: &Calls, event_type: &str) -> anyhow::Result<About> {
+    Ok(match event_type {
         "product.created" => object(c.product().await?),
         "product.updated" => {
             let prod = c.product().await?;
@@ -199,6 +265,13 @@ async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
             .await?;
             object(price)
         }
+        other => no_recipe(other)?,
+    })
+}
+
+/// The recipes of subscriptions.
+async fn subscription_recipe(c: &Calls, event_type: &str) -> anyhow::Result<About> {
+    Ok(match event_type {
         "customer.subscription.created" => {
             let cus = c.customer_with_card(CARD_OK, None).await?;
             object(id(c.subscribe(&cus, json!({})).await?)?)
@@ -228,6 +301,13 @@ async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
             c.advance(&clock, now + 5 * DAY).await?;
             object(sub)
         }
+        other => no_recipe(other)?,
+    })
+}
+
+/// The recipes of invoices of a new subscription.
+async fn invoice_recipe(c: &Calls, event_type: &str) -> anyhow::Result<About> {
+    Ok(match event_type {
         "invoice.created" | "invoice.finalized" | "invoice.paid" => {
             let cus = c.customer_with_card(CARD_OK, None).await?;
             object(latest_invoice(c.subscribe(&cus, json!({})).await?)?)
@@ -257,17 +337,20 @@ async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
                 value: sub,
             }
         }
+        other => no_recipe(other)?,
+    })
+}
+
+/// The recipes of test clocks.
+async fn clock_recipe(c: &Calls, event_type: &str) -> anyhow::Result<About> {
+    Ok(match event_type {
         "test_helpers.test_clock.ready" => {
             let (clock, now) = c.clock().await?;
             c.advance(&clock, now + DAY).await?;
             object(clock)
         }
-        other => bail!(
-            "tender trigger has no recipe for {other}; one of: {}",
-            tender_core::event::EVENT_TYPES.join(", ")
-        ),
-    };
-    Ok(about)
+        other => no_recipe(other)?,
+    })
 }
 
 /// A line about a wait that follows.

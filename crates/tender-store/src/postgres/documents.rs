@@ -435,75 +435,42 @@ impl DocumentStore for PgStore {
     ) -> StoreResult<Page> {
         let client = self.client().await?;
         let t = table(collection);
-        let live = scope.livemode();
         let mut sql =
             format!("SELECT id, version, {BODY} FROM {t} WHERE account_id = $1 AND livemode = $2");
-        let mut strings: Vec<String> = Vec::new();
-        let mut ints: Vec<i64> = Vec::new();
-        // Placeholders are numbered in the order values are pushed below.
-        enum V {
-            S(usize),
-            I(usize),
-        }
-        let mut order: Vec<V> = Vec::new();
+        // Placeholders are numbered in the order values are pushed.
+        let mut values: Vec<Value> =
+            vec![Box::new(scope.account.clone()), Box::new(scope.livemode())];
+        let mut and = |sql: &mut String, clause: String, value: Value| {
+            values.push(value);
+            sql.push_str(&format!(" AND {clause} ${}", values.len()));
+        };
         for (field, value) in &q.filters {
-            strings.push(value.clone());
-            order.push(V::S(strings.len() - 1));
-            sql.push_str(&format!(
-                " AND {} {} ${}",
-                column(*field),
-                comparison(*field),
-                order.len() + 2
-            ));
+            let clause = format!("{} {}", column(*field), comparison(*field));
+            and(&mut sql, clause, Box::new(value.clone()));
         }
         for (col, op, bound) in ranges(collection, q) {
-            ints.push(bound);
-            order.push(V::I(ints.len() - 1));
-            sql.push_str(&format!(" AND {col} {op} ${}", order.len() + 2));
+            and(&mut sql, format!("{col} {op}"), Box::new(bound));
         }
-        let cursor_seq = |id: String| {
-            let client = &client;
-            async move {
-                let row = client
-                    .query_opt(
-                        &format!("SELECT seq FROM {t} WHERE id = $1 AND account_id = $2 AND livemode = $3"),
-                        &[&id, &scope.account, &live],
-                    )
-                    .await
-                    .map_err(|e| classify("cursor", e))?;
-                row.map(|r| r.get::<_, i64>(0))
-                    .ok_or(StoreError::CursorNotFound(id))
-            }
-        };
         let ascending = match &q.cursor {
             Cursor::Newest => false,
             Cursor::StartingAfter(id) => {
-                ints.push(cursor_seq(id.clone()).await?);
-                order.push(V::I(ints.len() - 1));
-                sql.push_str(&format!(" AND seq < ${}", order.len() + 2));
+                let seq = cursor_seq(&client, collection, scope, id).await?;
+                and(&mut sql, "seq <".into(), Box::new(seq));
                 false
             }
             Cursor::EndingBefore(id) => {
-                ints.push(cursor_seq(id.clone()).await?);
-                order.push(V::I(ints.len() - 1));
-                sql.push_str(&format!(" AND seq > ${}", order.len() + 2));
+                let seq = cursor_seq(&client, collection, scope, id).await?;
+                and(&mut sql, "seq >".into(), Box::new(seq));
                 true
             }
         };
-        ints.push(q.limit as i64 + 1);
-        order.push(V::I(ints.len() - 1));
+        values.push(Box::new(q.limit as i64 + 1));
         sql.push_str(&format!(
             " ORDER BY seq {} LIMIT ${}",
             if ascending { "ASC" } else { "DESC" },
-            order.len() + 2
+            values.len()
         ));
-        let mut params: Vec<Param> = vec![&scope.account, &live];
-        for v in &order {
-            match v {
-                V::S(i) => params.push(&strings[*i]),
-                V::I(i) => params.push(&ints[*i]),
-            }
-        }
+        let params: Vec<Param> = values.iter().map(|v| v.as_ref() as Param).collect();
         let stmt = client
             .prepare_cached(&sql)
             .await
@@ -650,4 +617,26 @@ impl DocumentStore for PgStore {
             .map_err(|e| classify("stream position", e))?;
         Ok(row.map(|r| StreamPosition(r.get(0), r.get(1))))
     }
+}
+
+/// The position (`seq`) of document `id`, the cursor of a list; `CursorNotFound` when the scope
+/// has no such document.
+async fn cursor_seq(
+    client: &deadpool_postgres::Object,
+    collection: Collection,
+    scope: &Scope,
+    id: &str,
+) -> StoreResult<i64> {
+    let row = client
+        .query_opt(
+            &format!(
+                "SELECT seq FROM {} WHERE id = $1 AND account_id = $2 AND livemode = $3",
+                table(collection)
+            ),
+            &[&id, &scope.account, &scope.livemode()],
+        )
+        .await
+        .map_err(|e| classify("cursor", e))?;
+    row.map(|r| r.get::<_, i64>(0))
+        .ok_or_else(|| StoreError::CursorNotFound(id.to_string()))
 }

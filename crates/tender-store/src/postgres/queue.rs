@@ -14,12 +14,14 @@
 //! Depends on the parent module's connection helpers and shared row helpers.
 
 use async_trait::async_trait;
+use std::collections::HashMap;
 use tender_core::auth::Scope;
 use tender_core::ids::{self, IdKind};
 use tender_core::store::{
     ClaimedDelivery, ClaimedTask, DeliveryAttemptRecord, DeliveryClaim, DeliveryRecord, QueueStore,
     StoreResult,
 };
+use tender_core::webhooks::webhook::{fair_pick, DueDelivery, CANDIDATES_PER_SCOPE};
 use tokio_postgres::Row;
 
 use super::{body_of, classify, document, optional_document, scope_from, PgStore};
@@ -125,54 +127,9 @@ impl QueueStore for PgStore {
     }
 
     async fn claim_deliveries(&self, claim: DeliveryClaim) -> StoreResult<Vec<ClaimedDelivery>> {
-        use std::collections::HashMap;
-        use tender_core::webhooks::webhook::{fair_pick, DueDelivery, CANDIDATES_PER_SCOPE};
         let client = self.client().await?;
-        let now_ms = claim.now_ms;
-        let mut busy_accounts: HashMap<(String, bool), usize> = HashMap::new();
-        let mut busy_endpoints: HashMap<String, usize> = HashMap::new();
-        let busy = client
-            .query(
-                "SELECT account_id, livemode, endpoint_id FROM webhook_deliveries
-                 WHERE lease_until IS NOT NULL AND lease_until >= $1 AND status = 'pending'",
-                &[&now_ms],
-            )
-            .await
-            .map_err(|e| classify("claim deliveries", e))?;
-        for r in &busy {
-            *busy_accounts.entry((r.get(0), r.get(1))).or_insert(0) += 1;
-            *busy_endpoints.entry(r.get(2)).or_insert(0) += 1;
-        }
-        // As on SQLite: each account and mode's oldest few (an index range each, through
-        // LATERAL), plus the oldest overall; `fair_pick` chooses among them.
-        let limit = claim.limit as i64;
-        let rows = client
-            .query(
-                "SELECT d.id, s.account_id, s.livemode, d.endpoint_id, d.next_attempt_at
-                 FROM (SELECT DISTINCT account_id, livemode FROM webhook_endpoints) s
-                 CROSS JOIN LATERAL (
-                    SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries w
-                    WHERE w.account_id = s.account_id AND w.livemode = s.livemode AND w.status = 'pending'
-                      AND w.next_attempt_at <= $1 AND (w.lease_until IS NULL OR w.lease_until < $1)
-                    ORDER BY w.next_attempt_at LIMIT $3) d
-                 UNION
-                 SELECT id, account_id, livemode, endpoint_id, next_attempt_at FROM (
-                    SELECT id, account_id, livemode, endpoint_id, next_attempt_at FROM webhook_deliveries
-                    WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
-                    ORDER BY next_attempt_at LIMIT $2) oldest",
-                &[&now_ms, &limit, &CANDIDATES_PER_SCOPE],
-            )
-            .await
-            .map_err(|e| classify("claim deliveries", e))?;
-        let candidates = rows
-            .iter()
-            .map(|r| DueDelivery {
-                id: r.get(0),
-                scope: (r.get(1), r.get(2)),
-                endpoint_id: r.get(3),
-                next_attempt_at_ms: r.get(4),
-            })
-            .collect();
+        let (busy_accounts, busy_endpoints) = leased(&client, claim.now_ms).await?;
+        let candidates = due_candidates(&client, &claim).await?;
         let ids = fair_pick(
             candidates,
             &busy_accounts,
@@ -184,43 +141,7 @@ impl QueueStore for PgStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        // The lease re-checks each row: another node that leased it meanwhile wins.
-        let rows = client
-            .query(
-                &format!("WITH claimed AS (
-                    UPDATE webhook_deliveries SET lease_until = $2
-                    WHERE id = ANY($3) AND status = 'pending'
-                      AND (lease_until IS NULL OR lease_until < $1)
-                    RETURNING id, account_id, livemode, event_id, endpoint_id, attempts)
-                 SELECT c.id, c.account_id, c.livemode, c.event_id, {event_body}, c.endpoint_id, {endpoint_body}, s.sealed,
-                        h.failing_since, jsonb_array_length(c.attempts)
-                 FROM claimed c
-                 JOIN events e ON e.id = c.event_id
-                 LEFT JOIN webhook_endpoints w ON w.id = c.endpoint_id
-                 LEFT JOIN sealed_values s ON s.owner_id = c.endpoint_id
-                 LEFT JOIN webhook_endpoint_health h ON h.endpoint_id = c.endpoint_id",
-                    event_body = body_of("e"),
-                    endpoint_body = body_of("w"),
-                ),
-                &[&now_ms, &claim.lease_until_ms, &ids],
-            )
-            .await
-            .map_err(|e| classify("claim deliveries", e))?;
-        rows.iter()
-            .map(|r| {
-                Ok(ClaimedDelivery {
-                    id: r.get(0),
-                    scope: scope_from(r.get(1), r.get(2)),
-                    event_id: r.get(3),
-                    event_body: document(r, 4)?,
-                    endpoint_id: r.get(5),
-                    endpoint_body: optional_document(r, 6)?,
-                    endpoint_secrets: r.get(7),
-                    endpoint_failing_since: r.get(8),
-                    attempts_made: r.get::<_, i32>(9) as usize,
-                })
-            })
-            .collect()
+        lease(&client, &claim, &ids).await
     }
 
     async fn record_delivery_attempt(&self, rec: DeliveryAttemptRecord) -> StoreResult<()> {
@@ -295,4 +216,112 @@ impl QueueStore for PgStore {
             .map_err(|e| classify("schedule delivery", e))?;
         Ok(delivery_row(&row))
     }
+}
+
+/// How many deliveries each account (and mode) and each endpoint has in flight at `now_ms`.
+#[allow(clippy::type_complexity)]
+async fn leased(
+    client: &tokio_postgres::Client,
+    now_ms: i64,
+) -> StoreResult<(HashMap<(String, bool), usize>, HashMap<String, usize>)> {
+    let mut busy_accounts: HashMap<(String, bool), usize> = HashMap::new();
+    let mut busy_endpoints: HashMap<String, usize> = HashMap::new();
+    let busy = client
+        .query(
+            "SELECT account_id, livemode, endpoint_id FROM webhook_deliveries
+             WHERE lease_until IS NOT NULL AND lease_until >= $1 AND status = 'pending'",
+            &[&now_ms],
+        )
+        .await
+        .map_err(|e| classify("claim deliveries", e))?;
+    for r in &busy {
+        *busy_accounts.entry((r.get(0), r.get(1))).or_insert(0) += 1;
+        *busy_endpoints.entry(r.get(2)).or_insert(0) += 1;
+    }
+    Ok((busy_accounts, busy_endpoints))
+}
+
+/// The due deliveries [`fair_pick`] chooses among.
+async fn due_candidates(
+    client: &tokio_postgres::Client,
+    claim: &DeliveryClaim,
+) -> StoreResult<Vec<DueDelivery>> {
+    let now_ms = claim.now_ms;
+    // As on SQLite: each account and mode's oldest few (an index range each, through
+    // LATERAL), plus the oldest overall; `fair_pick` chooses among them.
+    let limit = claim.limit as i64;
+    let rows = client
+        .query(
+            "SELECT d.id, s.account_id, s.livemode, d.endpoint_id, d.next_attempt_at
+             FROM (SELECT DISTINCT account_id, livemode FROM webhook_endpoints) s
+             CROSS JOIN LATERAL (
+                SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries w
+                WHERE w.account_id = s.account_id AND w.livemode = s.livemode AND w.status = 'pending'
+                  AND w.next_attempt_at <= $1 AND (w.lease_until IS NULL OR w.lease_until < $1)
+                ORDER BY w.next_attempt_at LIMIT $3) d
+             UNION
+             SELECT id, account_id, livemode, endpoint_id, next_attempt_at FROM (
+                SELECT id, account_id, livemode, endpoint_id, next_attempt_at FROM webhook_deliveries
+                WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
+                ORDER BY next_attempt_at LIMIT $2) oldest",
+            &[&now_ms, &limit, &CANDIDATES_PER_SCOPE],
+        )
+        .await
+        .map_err(|e| classify("claim deliveries", e))?;
+    Ok(rows
+        .iter()
+        .map(|r| DueDelivery {
+            id: r.get(0),
+            scope: (r.get(1), r.get(2)),
+            endpoint_id: r.get(3),
+            next_attempt_at_ms: r.get(4),
+        })
+        .collect())
+}
+
+/// Deliveries `ids` leased until the claim's lease ends (a row another node leased meanwhile is
+/// left out), with what each attempt needs.
+async fn lease(
+    client: &tokio_postgres::Client,
+    claim: &DeliveryClaim,
+    ids: &[String],
+) -> StoreResult<Vec<ClaimedDelivery>> {
+    let now_ms = claim.now_ms;
+    // The lease re-checks each row: another node that leased it meanwhile wins.
+    let rows = client
+        .query(
+            &format!("WITH claimed AS (
+                UPDATE webhook_deliveries SET lease_until = $2
+                WHERE id = ANY($3) AND status = 'pending'
+                  AND (lease_until IS NULL OR lease_until < $1)
+                RETURNING id, account_id, livemode, event_id, endpoint_id, attempts)
+             SELECT c.id, c.account_id, c.livemode, c.event_id, {event_body}, c.endpoint_id, {endpoint_body}, s.sealed,
+                    h.failing_since, jsonb_array_length(c.attempts)
+             FROM claimed c
+             JOIN events e ON e.id = c.event_id
+             LEFT JOIN webhook_endpoints w ON w.id = c.endpoint_id
+             LEFT JOIN sealed_values s ON s.owner_id = c.endpoint_id
+             LEFT JOIN webhook_endpoint_health h ON h.endpoint_id = c.endpoint_id",
+                event_body = body_of("e"),
+                endpoint_body = body_of("w"),
+            ),
+            &[&now_ms, &claim.lease_until_ms, &ids],
+        )
+        .await
+        .map_err(|e| classify("claim deliveries", e))?;
+    rows.iter()
+        .map(|r| {
+            Ok(ClaimedDelivery {
+                id: r.get(0),
+                scope: scope_from(r.get(1), r.get(2)),
+                event_id: r.get(3),
+                event_body: document(r, 4)?,
+                endpoint_id: r.get(5),
+                endpoint_body: optional_document(r, 6)?,
+                endpoint_secrets: r.get(7),
+                endpoint_failing_since: r.get(8),
+                attempts_made: r.get::<_, i32>(9) as usize,
+            })
+        })
+        .collect()
 }

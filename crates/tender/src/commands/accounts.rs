@@ -75,29 +75,7 @@ pub async fn accounts(command: AccountsCommand) -> anyhow::Result<()> {
             bank_transfer,
             dispute,
             store,
-        } => {
-            let services = services(&store).await?;
-            let id = resolve_account(&services, &account).await?;
-            let mut pricing = services.balance().pricing(&id).await?;
-            let bad = |flag: &str, e: tender_core::balance::fees::PricingError| {
-                anyhow::anyhow!("--{flag}: {}", e.0)
-            };
-            if let Some(s) = &card {
-                (pricing.card_bps, pricing.card_fixed) =
-                    Pricing::parse_card(s).map_err(|e| bad("card", e))?;
-            }
-            if let Some(s) = &bank_transfer {
-                (pricing.bank_transfer_bps, pricing.bank_transfer_cap) =
-                    Pricing::parse_bank_transfer(s).map_err(|e| bad("bank-transfer", e))?;
-            }
-            if let Some(s) = &dispute {
-                pricing.dispute = Pricing::parse_dispute(s).map_err(|e| bad("dispute", e))?;
-            }
-            if card.is_some() || bank_transfer.is_some() || dispute.is_some() {
-                services.balance().set_pricing(&id, pricing).await?;
-            }
-            println!("{id}: {}", pricing.describe());
-        }
+        } => pricing(&account, [card, bank_transfer, dispute], &store).await?,
         AccountsCommand::List(store) => {
             for a in services(&store).await?.store.list_accounts().await? {
                 println!(
@@ -107,6 +85,36 @@ pub async fn accounts(command: AccountsCommand) -> anyhow::Result<()> {
             }
         }
     }
+    Ok(())
+}
+
+/// `tender accounts pricing`: the account's prices, changed by the flags given.
+async fn pricing(
+    account: &str,
+    [card, bank_transfer, dispute]: [Option<String>; 3],
+    store: &crate::StoreArgs,
+) -> anyhow::Result<()> {
+    let services = services(store).await?;
+    let id = resolve_account(&services, account).await?;
+    let mut pricing = services.balance().pricing(&id).await?;
+    let bad = |flag: &str, e: tender_core::balance::fees::PricingError| {
+        anyhow::anyhow!("--{flag}: {}", e.0)
+    };
+    if let Some(s) = &card {
+        (pricing.card_bps, pricing.card_fixed) =
+            Pricing::parse_card(s).map_err(|e| bad("card", e))?;
+    }
+    if let Some(s) = &bank_transfer {
+        (pricing.bank_transfer_bps, pricing.bank_transfer_cap) =
+            Pricing::parse_bank_transfer(s).map_err(|e| bad("bank-transfer", e))?;
+    }
+    if let Some(s) = &dispute {
+        pricing.dispute = Pricing::parse_dispute(s).map_err(|e| bad("dispute", e))?;
+    }
+    if card.is_some() || bank_transfer.is_some() || dispute.is_some() {
+        services.balance().set_pricing(&id, pricing).await?;
+    }
+    println!("{id}: {}", pricing.describe());
     Ok(())
 }
 
