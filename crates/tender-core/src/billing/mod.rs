@@ -3,8 +3,8 @@
 //!
 //! # Layout
 //! - [`catalog`]: products and prices.
-//! - [`subscriptions`]: create (with its first invoice charged at once, or a trial), update,
-//!   cancel; the renewal, trial and expiry tasks.
+//! - [`subscribe`]: create (with its first invoice charged at once, or a trial);
+//!   [`subscriptions`]: update, cancel, and the renewal, trial and expiry tasks.
 //! - [`outcome`]: how one try went, read from its payment as stored.
 //! - [`invoices`]: charging an invoice through the normal payment path (automatic tries with
 //!   dunning, `POST /invoices/{id}/pay`), voiding it.
@@ -35,6 +35,7 @@ pub mod invoice;
 pub mod invoices;
 pub mod model;
 pub mod outcome;
+pub mod subscribe;
 pub mod subscription;
 pub mod subscriptions;
 

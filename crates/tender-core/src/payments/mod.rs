@@ -7,8 +7,9 @@
 //!   payment, and the bank-transfer start.
 //! - [`acquirer`]: the built-in simulator's test cards; [`three_d_secure`]: Tender's own
 //!   authentication page.
-//! - [`upstream`]: the connector path (record, commit, call, finish); [`upstream_sync`]: the
-//!   sync task and the processor's webhook.
+//! - [`upstream`]: the connector path (record, commit, call, finish); [`upstream_lifecycle`]:
+//!   the processor's word applied, captures and voids upstream; [`upstream_sync`]: the sync task
+//!   and the processor's webhook.
 //! - [`lifecycle`]: update, capture, cancel and the tasks that expire or settle a payment;
 //!   [`receipt`]: what a receipt page shows.
 //!
@@ -24,6 +25,7 @@ pub mod receipt;
 pub mod record;
 pub mod three_d_secure;
 pub mod upstream;
+pub mod upstream_lifecycle;
 pub mod upstream_sync;
 
 crate::services::resource_handle!(

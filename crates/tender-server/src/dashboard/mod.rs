@@ -38,6 +38,7 @@ pub mod keys;
 pub mod layout;
 pub mod overview;
 mod payment_actions;
+mod payment_page;
 mod payments;
 mod products;
 pub mod throttle;
@@ -144,7 +145,7 @@ fn money_routes() -> Router<DashboardState> {
         .route("/overview", get(overview::overview))
         .route("/payments", get(payments::list_payments))
         .route("/payments.csv", get(payments::export_payments))
-        .route("/payments/{id}", get(payments::retrieve_payment))
+        .route("/payments/{id}", get(payment_page::retrieve_payment))
         .route("/balance", get(balance::balance_page))
         .route("/balance.csv", get(balance::export_balance))
         .route("/payouts", post(balance::create_payout))

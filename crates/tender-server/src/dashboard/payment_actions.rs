@@ -16,7 +16,8 @@ use super::{DashboardState, PageResult, Posted, Session};
 use axum::response::Response;
 use tender_core::money::format_amount;
 
-use super::payments::{method_summary, parse_major, render_payment};
+use super::payment_page::render_payment;
+use super::payments::{method_summary, parse_major};
 
 /// Redirects to the payment after a successful action, or shows it again with the reason the
 /// action was refused.

@@ -31,6 +31,7 @@ mod ledger;
 mod migrate;
 mod node;
 mod pipeline;
+mod plan;
 mod queue;
 
 use async_trait::async_trait;

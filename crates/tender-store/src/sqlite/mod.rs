@@ -16,6 +16,7 @@
 //! its idempotency record through `idempotency::write_idempotency`.
 
 mod accounts;
+mod apply;
 mod documents;
 mod idempotency;
 mod ledger;
