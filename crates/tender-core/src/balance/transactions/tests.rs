@@ -48,71 +48,22 @@ fn each_movement_books_the_transaction_and_the_posting_that_agree() {
         TxnStatus,
         Vec<(LedgerAccount, i64)>,
     );
+    #[rustfmt::skip]
     let table: Vec<Row<'_>> = vec![
-        (
-            &charge,
-            TxnType::Charge,
-            1000,
-            59,
-            941,
-            TxnStatus::Pending,
-            vec![(External, -1000), (Pending, 941), (Fees, 59)],
-        ),
-        (
-            &refund,
-            TxnType::Refund,
-            -300,
-            0,
-            -300,
-            TxnStatus::Available,
-            vec![(Available, -300), (External, 300)],
-        ),
-        (
-            &refund_failure,
-            TxnType::RefundFailure,
-            300,
-            0,
-            300,
-            TxnStatus::Available,
-            vec![(External, -300), (Available, 300)],
-        ),
-        (
-            &payout,
-            TxnType::Payout,
-            -400,
-            0,
-            -400,
-            TxnStatus::Available,
-            vec![(Available, -400), (PayoutsInTransit, 400)],
-        ),
-        (
-            &payout_failure,
-            TxnType::PayoutFailure,
-            400,
-            0,
-            400,
-            TxnStatus::Available,
-            vec![(PayoutsInTransit, -400), (Available, 400)],
-        ),
-        (
-            &dispute,
-            TxnType::Adjustment,
-            -1000,
-            1500,
-            -2500,
-            TxnStatus::Available,
-            vec![(Available, -2500), (Disputes, 1000), (Fees, 1500)],
-        ),
-        (
-            &won,
-            TxnType::Adjustment,
-            1000,
-            0,
-            1000,
-            TxnStatus::Available,
-            vec![(Disputes, -1000), (Available, 1000)],
-        ),
+        (&charge, TxnType::Charge, 1000, 59, 941, TxnStatus::Pending, vec![(External, -1000), (Pending, 941), (Fees, 59)]),
+        (&refund, TxnType::Refund, -300, 0, -300, TxnStatus::Available, vec![(Available, -300), (External, 300)]),
+        (&refund_failure, TxnType::RefundFailure, 300, 0, 300, TxnStatus::Available, vec![(External, -300), (Available, 300)]),
+        (&payout, TxnType::Payout, -400, 0, -400, TxnStatus::Available, vec![(Available, -400), (PayoutsInTransit, 400)]),
+        (&payout_failure, TxnType::PayoutFailure, 400, 0, 400, TxnStatus::Available, vec![(PayoutsInTransit, -400), (Available, 400)]),
+        (&dispute, TxnType::Adjustment, -1000, 1500, -2500, TxnStatus::Available, vec![(Available, -2500), (Disputes, 1000), (Fees, 1500)]),
+        (&won, TxnType::Adjustment, 1000, 0, 1000, TxnStatus::Available, vec![(Disputes, -1000), (Available, 1000)]),
     ];
+    // Causes are distinct per movement, so each posts once.
+    let causes: std::collections::HashSet<&str> = table
+        .iter()
+        .map(|r| r.0.posting.as_ref().unwrap().cause())
+        .collect();
+    assert_eq!(causes.len(), 7);
     for (booking, kind, amount, fee, net, status, entries) in table {
         let txn = booking.transaction.as_ref().unwrap();
         assert_eq!(
@@ -151,20 +102,6 @@ fn each_movement_books_the_transaction_and_the_posting_that_agree() {
         dispute.transaction.as_ref().unwrap().reporting_category,
         "dispute"
     );
-    // Causes are distinct per movement, so each posts once.
-    let causes: std::collections::HashSet<&str> = [
-        &charge,
-        &refund,
-        &refund_failure,
-        &payout,
-        &payout_failure,
-        &dispute,
-        &won,
-    ]
-    .iter()
-    .map(|b| b.posting.as_ref().unwrap().cause())
-    .collect();
-    assert_eq!(causes.len(), 7);
 }
 
 #[test]
