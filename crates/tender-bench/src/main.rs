@@ -214,7 +214,6 @@ type Table = BTreeMap<(String, String, usize), Stats>;
 async fn run(args: RunArgs) -> anyhow::Result<()> {
     let bin = tender_binary(&args)?;
     let exe = std::env::current_exe()?;
-    let duration = Duration::from_secs(args.seconds);
     let client = load::client();
     let run_id = format!("{:08x}", rand::thread_rng().gen::<u32>());
     let logs = tempfile::Builder::new()
@@ -227,20 +226,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         args.seconds
     );
 
-    let pg_ok = if args.no_postgres {
-        false
-    } else {
-        match pg::durability_settings(&args.database_url).await {
-            Ok(s) => {
-                println!("# PostgreSQL {} reachable: {s}", args.database_url);
-                true
-            }
-            Err(e) => {
-                println!("# PostgreSQL not reachable ({e:#}): PostgreSQL rows skipped");
-                false
-            }
-        }
-    };
+    let pg_ok = postgres_reachable(&args).await;
 
     let mut report = Report {
         seconds: args.seconds,
@@ -253,112 +239,19 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     };
 
     if !args.scale_only && !args.storage_only && !args.billing_only {
-        // The ceiling: the same stack answering a parsed-and-echoed JSON body.
-        let mut cmd = Command::new(&exe);
-        cmd.args(["echo", "--listen", "127.0.0.1:0"]);
-        let echo = Server::start(cmd, &logs.path().join("echo.log"), Duration::from_secs(10))?;
-        let target = Target::new(client.clone(), &echo.base, None)?;
-        let body = echo_body();
-        for &c in &args.concurrency {
-            let b = body.clone();
-            let make: MakeRequest = Arc::new(move |_, _| Call::post_json("/echo", b.clone()));
-            let s = drive_server(&target, Some(echo.pid()), c, duration, make).await;
-            eprintln!("echo c{c}: {:.0} req/s", s.rps());
-            report.echo.insert(c, s.clone());
-            report.put("echo ceiling", "POST 309-byte JSON", c, s);
-        }
-        report
-            .rss
-            .push(("echo".into(), echo.peak_rss().unwrap_or(0)));
-        echo.stop();
-
-        if !args.no_sqlite {
-            for rows in [1, CREATE_ROWS] {
-                let base = Baseline::Sqlite;
-                bare_insert(&exe, &client, &args, &logs, &mut report, base, rows).await?;
-            }
-            let sqlite = Backend::Sqlite;
-            bench_tender(
-                &bin,
-                &sqlite,
-                "sqlite",
-                &client,
-                &args,
-                &run_id,
-                &mut report,
-            )
-            .await?;
-        }
-
-        if pg_ok {
-            for rows in [1, CREATE_ROWS] {
-                let base = Baseline::Postgres;
-                bare_insert(&exe, &client, &args, &logs, &mut report, base, rows).await?;
-            }
-            let backend = Backend::Postgres {
-                admin_url: args.database_url.clone(),
+        echo_ceiling(&exe, &client, &args, logs.path(), &mut report).await?;
+        for (name, backend) in backends(&args, pg_ok) {
+            let base = match backend {
+                Backend::Sqlite => Baseline::Sqlite,
+                Backend::Postgres { .. } => Baseline::Postgres,
             };
-            bench_tender(
-                &bin,
-                &backend,
-                "postgres",
-                &client,
-                &args,
-                &run_id,
-                &mut report,
-            )
-            .await?;
+            for rows in [1, CREATE_ROWS] {
+                bare_insert(&exe, &client, &args, &logs, &mut report, base, rows).await?;
+            }
+            bench_tender(&bin, &backend, name, &client, &args, &run_id, &mut report).await?;
         }
-
         if args.peer == Some(Peer::Localstripe) {
-            let ls = peer::LocalStripe::start(client.clone(), logs.path()).await?;
-            for &c in &args.concurrency {
-                let make = ls.create_charge(&run_id, c);
-                let s = drive_server(&ls.target, Some(ls.server.pid()), c, duration, make).await;
-                eprintln!("localstripe c{c}: {:.0} req/s", s.rps());
-                report.put("localstripe", "POST /v1/charges", c, s);
-            }
-            report
-                .rss
-                .push(("localstripe".into(), ls.server.peak_rss().unwrap_or(0)));
-            ls.server.stop();
-            // What a connector adds: Tender (SQLite) sending each payment to a fresh localstripe
-            // through a stripe connector (PaymentMethod, PaymentIntent, confirm: three calls).
-            let ls = peer::LocalStripe::start(client.clone(), logs.path()).await?;
-            let t = Tender::start(&bin, &Backend::Sqlite, client.clone()).await?;
-            let connected = async {
-                t.target
-                    .json(load::Call::post_json(
-                        "/connectors",
-                        format!(
-                            r#"{{"type":"stripe","api_key":"sk_test_bench","api_base":"{}","raw_card_data":true}}"#,
-                            ls.server.base
-                        ),
-                    ))
-                    .await?;
-                for &c in &args.concurrency {
-                    let make = tender::operation(
-                        "create payment",
-                        &format!("{run_id}-connector"),
-                        c,
-                        &Arc::new(Vec::new()),
-                        &Arc::new(Vec::new()),
-                    );
-                    let s = drive_server(&t.target, Some(t.server.pid()), c, duration, make).await;
-                    eprintln!(
-                        "sqlite + stripe connector create payment c{c}: {:.0} req/s p50 {:.2} ms errors {}",
-                        s.rps(),
-                        s.p50_ms,
-                        s.errors
-                    );
-                    report.put("sqlite + stripe connector", "create payment", c, s);
-                }
-                anyhow::Ok(())
-            }
-            .await;
-            t.cleanup().await;
-            ls.server.stop();
-            connected?;
+            connector_peer(&bin, &client, &args, (&run_id, logs.path()), &mut report).await?;
         }
         print_report(&report);
     }
@@ -383,50 +276,172 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     }
 
     if args.scale || args.scale_only {
-        let backends = backends(&args, pg_ok);
-        let sizes = [10_000, args.scale_rows];
-        println!();
-        println!(
-            "## Scale: list (limit 10) and retrieve at c{}, {} s each",
-            args.scale_concurrency, args.seconds
-        );
-        println!();
-        println!("| backend | payments | op | req/s | p50 ms | p99 ms | errors | server CPU µs/req | bytes/payment | load s |");
-        println!("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|");
-        for (name, backend) in backends {
-            let t = Tender::start(&bin, &backend, client.clone()).await?;
-            let points = scale::run(&t, &sizes, args.scale_concurrency, duration).await;
-            t.cleanup().await;
-            let points = points?;
-            for p in &points {
-                for (op, s) in [("retrieve", &p.retrieve), ("list", &p.list)] {
-                    println!(
-                        "| {name} | {} | {op} | {:.0} | {:.2} | {:.2} | {} | {} | {:.0} | {:.1} |",
-                        p.rows,
-                        s.rps(),
-                        s.p50_ms,
-                        s.p99_ms,
-                        s.errors,
-                        s.server_cpu_us.map_or("-".into(), |c| format!("{c:.0}")),
-                        p.bytes_per_payment,
-                        p.load_seconds
-                    );
-                }
+        scale_report(&bin, &client, &args, pg_ok).await?;
+    }
+    Ok(())
+}
+
+/// Whether PostgreSQL takes part: not with `--no-postgres`, else when it answers (its
+/// durability settings printed).
+async fn postgres_reachable(args: &RunArgs) -> bool {
+    if args.no_postgres {
+        false
+    } else {
+        match pg::durability_settings(&args.database_url).await {
+            Ok(s) => {
+                println!("# PostgreSQL {} reachable: {s}", args.database_url);
+                true
             }
-            if let [small, large] = &points[..] {
-                for (op, a, b) in [
-                    ("retrieve", &small.retrieve, &large.retrieve),
-                    ("list", &small.list, &large.list),
-                ] {
-                    let r50 = b.p50_ms / a.p50_ms;
-                    let r99 = b.p99_ms / a.p99_ms;
-                    let met = r50 <= 1.2 && r99 <= 1.2;
-                    println!(
-                        "- {name} {op}: p50 {:.2} → {:.2} ms (×{r50:.2}), p99 {:.2} → {:.2} ms (×{r99:.2}) at {}→{} rows: target ≤ ×1.20 {}",
-                        a.p50_ms, b.p50_ms, a.p99_ms, b.p99_ms, small.rows, large.rows,
-                        if met { "MET" } else { "MISSED" }
-                    );
-                }
+            Err(e) => {
+                println!("# PostgreSQL not reachable ({e:#}): PostgreSQL rows skipped");
+                false
+            }
+        }
+    }
+}
+
+/// The ceiling: the same stack answering a parsed-and-echoed JSON body, at each concurrency.
+async fn echo_ceiling(
+    exe: &Path,
+    client: &load::HttpClient,
+    args: &RunArgs,
+    logs: &Path,
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    let duration = Duration::from_secs(args.seconds);
+    // The ceiling: the same stack answering a parsed-and-echoed JSON body.
+    let mut cmd = Command::new(exe);
+    cmd.args(["echo", "--listen", "127.0.0.1:0"]);
+    let echo = Server::start(cmd, &logs.join("echo.log"), Duration::from_secs(10))?;
+    let target = Target::new(client.clone(), &echo.base, None)?;
+    let body = echo_body();
+    for &c in &args.concurrency {
+        let b = body.clone();
+        let make: MakeRequest = Arc::new(move |_, _| Call::post_json("/echo", b.clone()));
+        let s = drive_server(&target, Some(echo.pid()), c, duration, make).await;
+        eprintln!("echo c{c}: {:.0} req/s", s.rps());
+        report.echo.insert(c, s.clone());
+        report.put("echo ceiling", "POST 309-byte JSON", c, s);
+    }
+    report
+        .rss
+        .push(("echo".into(), echo.peak_rss().unwrap_or(0)));
+    echo.stop();
+    Ok(())
+}
+
+/// `--peer localstripe`: localstripe's own charge rate, then what a connector adds (Tender on
+/// SQLite sending each payment to a fresh localstripe through a stripe connector).
+async fn connector_peer(
+    bin: &Path,
+    client: &load::HttpClient,
+    args: &RunArgs,
+    (run_id, logs): (&str, &Path),
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    let duration = Duration::from_secs(args.seconds);
+    let ls = peer::LocalStripe::start(client.clone(), logs).await?;
+    for &c in &args.concurrency {
+        let make = ls.create_charge(run_id, c);
+        let s = drive_server(&ls.target, Some(ls.server.pid()), c, duration, make).await;
+        eprintln!("localstripe c{c}: {:.0} req/s", s.rps());
+        report.put("localstripe", "POST /v1/charges", c, s);
+    }
+    report
+        .rss
+        .push(("localstripe".into(), ls.server.peak_rss().unwrap_or(0)));
+    ls.server.stop();
+    // What a connector adds: Tender (SQLite) sending each payment to a fresh localstripe
+    // through a stripe connector (PaymentMethod, PaymentIntent, confirm: three calls).
+    let ls = peer::LocalStripe::start(client.clone(), logs).await?;
+    let t = Tender::start(bin, &Backend::Sqlite, client.clone()).await?;
+    let connected = async {
+        t.target
+            .json(load::Call::post_json(
+                "/connectors",
+                format!(
+                    r#"{{"type":"stripe","api_key":"sk_test_bench","api_base":"{}","raw_card_data":true}}"#,
+                    ls.server.base
+                ),
+            ))
+            .await?;
+        for &c in &args.concurrency {
+            let make = tender::operation(
+                "create payment",
+                &format!("{run_id}-connector"),
+                c,
+                &Arc::new(Vec::new()),
+                &Arc::new(Vec::new()),
+            );
+            let s = drive_server(&t.target, Some(t.server.pid()), c, duration, make).await;
+            eprintln!(
+                "sqlite + stripe connector create payment c{c}: {:.0} req/s p50 {:.2} ms errors {}",
+                s.rps(),
+                s.p50_ms,
+                s.errors
+            );
+            report.put("sqlite + stripe connector", "create payment", c, s);
+        }
+        anyhow::Ok(())
+    }
+    .await;
+    t.cleanup().await;
+    ls.server.stop();
+    connected?;
+    Ok(())
+}
+
+/// `--scale`: list and retrieve latency at 10k payments and at `--scale-rows`, per backend.
+async fn scale_report(
+    bin: &Path,
+    client: &load::HttpClient,
+    args: &RunArgs,
+    pg_ok: bool,
+) -> anyhow::Result<()> {
+    let duration = Duration::from_secs(args.seconds);
+    let backends = backends(args, pg_ok);
+    let sizes = [10_000, args.scale_rows];
+    println!();
+    println!(
+        "## Scale: list (limit 10) and retrieve at c{}, {} s each",
+        args.scale_concurrency, args.seconds
+    );
+    println!();
+    println!("| backend | payments | op | req/s | p50 ms | p99 ms | errors | server CPU µs/req | bytes/payment | load s |");
+    println!("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (name, backend) in backends {
+        let t = Tender::start(bin, &backend, client.clone()).await?;
+        let points = scale::run(&t, &sizes, args.scale_concurrency, duration).await;
+        t.cleanup().await;
+        let points = points?;
+        for p in &points {
+            for (op, s) in [("retrieve", &p.retrieve), ("list", &p.list)] {
+                println!(
+                    "| {name} | {} | {op} | {:.0} | {:.2} | {:.2} | {} | {} | {:.0} | {:.1} |",
+                    p.rows,
+                    s.rps(),
+                    s.p50_ms,
+                    s.p99_ms,
+                    s.errors,
+                    s.server_cpu_us.map_or("-".into(), |c| format!("{c:.0}")),
+                    p.bytes_per_payment,
+                    p.load_seconds
+                );
+            }
+        }
+        if let [small, large] = &points[..] {
+            for (op, a, b) in [
+                ("retrieve", &small.retrieve, &large.retrieve),
+                ("list", &small.list, &large.list),
+            ] {
+                let r50 = b.p50_ms / a.p50_ms;
+                let r99 = b.p99_ms / a.p99_ms;
+                let met = r50 <= 1.2 && r99 <= 1.2;
+                println!(
+                    "- {name} {op}: p50 {:.2} → {:.2} ms (×{r50:.2}), p99 {:.2} → {:.2} ms (×{r99:.2}) at {}→{} rows: target ≤ ×1.20 {}",
+                    a.p50_ms, b.p50_ms, a.p99_ms, b.p99_ms, small.rows, large.rows,
+                    if met { "MET" } else { "MISSED" }
+                );
             }
         }
     }

@@ -106,6 +106,11 @@ pub(crate) fn print_report(r: &Report) {
         println!("- {n}");
     }
 
+    print_targets(r);
+}
+
+/// The targets the run can judge, each MET or MISSED.
+fn print_targets(r: &Report) {
     println!();
     println!("## Targets");
     println!();
