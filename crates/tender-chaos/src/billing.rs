@@ -73,8 +73,82 @@ pub async fn run(
         http: reqwest::Client::new(),
         key: bootstrap_key(&lines)?,
     };
-    let base = server.base.clone();
-    let post = |path: String, key: String, body: Value| created(&client, &base, path, key, body);
+    let (clock, subscriptions) = subscribe_all(&client, &server.base, args.subscriptions).await?;
+
+    // A year in `cycles` advances, each cut short by a kill.
+    let mut report = Report {
+        subscriptions: subscriptions.len(),
+        ..Report::default()
+    };
+    let mut recoveries = Vec::new();
+    let year_end = START + 365 * DAY;
+    let steps = args.cycles.max(1);
+    for step in 0..steps {
+        let target = START + (year_end - START) * (step as i64 + 1) / steps as i64;
+        advance(&client, &server.base, &clock, (step, target)).await?;
+        let wait = rand::thread_rng().gen_range(0..=args.max_uptime_ms);
+        tokio::time::sleep(Duration::from_millis(wait)).await;
+        let (_, c) = client
+            .get(&server.base, &format!("/test_helpers/test_clocks/{clock}"))
+            .await?;
+        if c["status"] == "advancing" {
+            report.kills_mid_advance += 1;
+        }
+        server.child.kill()?; // SIGKILL
+        server.child.wait()?;
+        report.kills += 1;
+        let t0 = Instant::now();
+        server = start(tender, dir, env, &serve_args)?.0;
+        wait_ready(&client, &server.base, &clock, target).await?;
+        recoveries.push(t0.elapsed());
+        eprintln!(
+            "cycle {}/{steps}: clock at {target}, ready {:.1} s after the restart",
+            step + 1,
+            t0.elapsed().as_secs_f64()
+        );
+    }
+
+    for sub in &subscriptions {
+        check_subscription(&client, &server.base, sub, year_end, &mut report).await?;
+    }
+    server.child.kill()?;
+    server.child.wait()?;
+    let (ledger_ok, ledger_line) = ledger_verify(tender, dir, env)?;
+    let integrity = integrity_check(args.backend, dir)?;
+
+    println!(
+        "tender-chaos billing: backend {}, {} kills ({} during an advance), {} subscriptions, {:.0} s",
+        if args.backend == Backend::Sqlite {
+            "sqlite"
+        } else {
+            "postgres"
+        },
+        report.kills,
+        report.kills_mid_advance,
+        report.subscriptions,
+        started.elapsed().as_secs_f64()
+    );
+    let ok = print_report(
+        &report,
+        &mut recoveries,
+        (ledger_ok, &ledger_line),
+        (&integrity, args.backend),
+    );
+    if !ok {
+        bail!("tender-chaos found problems");
+    }
+    println!("all checks passed");
+    Ok(())
+}
+
+/// The year's subscriptions on a new test clock, made before any kill (`count` of them, plans
+/// varied by [`plan`]): the clock's id and each subscription as created.
+async fn subscribe_all(
+    client: &Client,
+    base: &str,
+    count: usize,
+) -> anyhow::Result<(String, Vec<Value>)> {
+    let post = |path: String, key: String, body: Value| created(client, base, path, key, body);
 
     // The year's subscriptions, made before any kill.
     let clock = post(
@@ -102,7 +176,7 @@ pub async fn run(
         prices.insert(interval, p["id"].as_str().context("price id")?.to_string());
     }
     let mut subscriptions = Vec::new();
-    for i in 0..args.subscriptions {
+    for i in 0..count {
         let (interval, quantity, trial) = plan(i);
         let cus = post(
             "/customers".into(),
@@ -142,94 +216,66 @@ pub async fn run(
         }
         subscriptions.push(sub);
     }
+    Ok((clock, subscriptions))
+}
 
-    // A year in `cycles` advances, each cut short by a kill.
-    let mut report = Report {
-        subscriptions: subscriptions.len(),
-        ..Report::default()
-    };
-    let mut recoveries = Vec::new();
-    let year_end = START + 365 * DAY;
-    let steps = args.cycles.max(1);
-    for step in 0..steps {
-        let target = START + (year_end - START) * (step as i64 + 1) / steps as i64;
-        let base = server.base.clone();
-        match client
-            .post(
-                &base,
-                &format!("/test_helpers/test_clocks/{clock}/advance"),
-                &format!("advance-{step}"),
-                &json!({"frozen_time": target}),
-            )
+/// Asks test clock `clock` to advance to `target` (the `step`-th advance, under its own key):
+/// it must answer that it is advancing.
+async fn advance(
+    client: &Client,
+    base: &str,
+    clock: &str,
+    (step, target): (usize, i64),
+) -> anyhow::Result<()> {
+    match client
+        .post(
+            base,
+            &format!("/test_helpers/test_clocks/{clock}/advance"),
+            &format!("advance-{step}"),
+            &json!({"frozen_time": target}),
+        )
+        .await
+    {
+        Outcome::Answered(200, v) if v["status"] == "advancing" => Ok(()),
+        Outcome::Answered(s, v) => bail!("advance {step}: {s} {v}"),
+        Outcome::Lost => bail!("advance {step}: no answer"),
+    }
+}
+
+/// Waits (five minutes at most) until the clock, restarted mid-advance, is ready at `target`.
+async fn wait_ready(client: &Client, base: &str, clock: &str, target: i64) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        if let Ok((200, c)) = client
+            .get(base, &format!("/test_helpers/test_clocks/{clock}"))
             .await
         {
-            Outcome::Answered(200, v) if v["status"] == "advancing" => {}
-            Outcome::Answered(s, v) => bail!("advance {step}: {s} {v}"),
-            Outcome::Lost => bail!("advance {step}: no answer"),
-        }
-        let wait = rand::thread_rng().gen_range(0..=args.max_uptime_ms);
-        tokio::time::sleep(Duration::from_millis(wait)).await;
-        let (_, c) = client
-            .get(&base, &format!("/test_helpers/test_clocks/{clock}"))
-            .await?;
-        if c["status"] == "advancing" {
-            report.kills_mid_advance += 1;
-        }
-        server.child.kill()?; // SIGKILL
-        server.child.wait()?;
-        report.kills += 1;
-        let t0 = Instant::now();
-        server = start(tender, dir, env, &serve_args)?.0;
-        let deadline = Instant::now() + Duration::from_secs(300);
-        loop {
-            if let Ok((200, c)) = client
-                .get(&server.base, &format!("/test_helpers/test_clocks/{clock}"))
-                .await
-            {
-                if c["status"] == "ready" {
-                    if c["frozen_time"] != target {
-                        bail!(
-                            "the clock is ready at {} instead of {target}",
-                            c["frozen_time"]
-                        );
-                    }
-                    break;
+            if c["status"] == "ready" {
+                if c["frozen_time"] != target {
+                    bail!(
+                        "the clock is ready at {} instead of {target}",
+                        c["frozen_time"]
+                    );
                 }
+                break;
             }
-            if Instant::now() > deadline {
-                bail!("the advance to {target} never finished after a restart");
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        recoveries.push(t0.elapsed());
-        eprintln!(
-            "cycle {}/{steps}: clock at {target}, ready {:.1} s after the restart",
-            step + 1,
-            t0.elapsed().as_secs_f64()
-        );
+        if Instant::now() > deadline {
+            bail!("the advance to {target} never finished after a restart");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    Ok(())
+}
 
-    for sub in &subscriptions {
-        check_subscription(&client, &server.base, sub, year_end, &mut report).await?;
-    }
-    server.child.kill()?;
-    server.child.wait()?;
-    let (ledger_ok, ledger_line) = ledger_verify(tender, dir, env)?;
-    let integrity = integrity_check(args.backend, dir)?;
+/// The report's table; whether every check passed.
+fn print_report(
+    report: &Report,
+    recoveries: &mut [Duration],
+    (ledger_ok, ledger_line): (bool, &str),
+    (integrity, backend): (&str, Backend),
+) -> bool {
     recoveries.sort();
-
-    println!(
-        "tender-chaos billing: backend {}, {} kills ({} during an advance), {} subscriptions, {:.0} s",
-        if args.backend == Backend::Sqlite {
-            "sqlite"
-        } else {
-            "postgres"
-        },
-        report.kills,
-        report.kills_mid_advance,
-        report.subscriptions,
-        started.elapsed().as_secs_f64()
-    );
     println!("| check | result |");
     println!("|---|---|");
     println!("| invoices over the year | {} |", report.invoices);
@@ -242,21 +288,16 @@ pub async fn run(
     println!("| tender ledger verify | {ledger_line} |");
     println!(
         "| restart to advance finished, median / max | {:.1} s / {:.1} s |",
-        percentile(&recoveries, 0.5).as_secs_f64(),
-        percentile(&recoveries, 1.0).as_secs_f64()
+        percentile(recoveries, 0.5).as_secs_f64(),
+        percentile(recoveries, 1.0).as_secs_f64()
     );
-    let ok = report.billed_twice == 0
+    report.billed_twice == 0
         && report.skipped == 0
         && report.unpaid == 0
         && report.charged_twice == 0
         && report.payments == report.invoices
         && ledger_ok
-        && (integrity == "ok" || args.backend == Backend::Postgres);
-    if !ok {
-        bail!("tender-chaos found problems");
-    }
-    println!("all checks passed");
-    Ok(())
+        && (integrity == "ok" || backend == Backend::Postgres)
 }
 
 /// POSTs `body` to `path` under idempotency key `key`: the object made, or why not.

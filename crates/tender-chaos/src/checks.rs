@@ -134,6 +134,32 @@ pub(crate) async fn list_all(
     }
 }
 
+/// Payments whose refunds exceed what was captured, or whose `amount_refunded` disagrees with
+/// the sum of their refunds.
+fn over_refunded(payments: &[Value], refunds: &[Value]) -> usize {
+    let mut n = 0;
+    let mut refunded: HashMap<&str, i64> = HashMap::new();
+    for x in refunds {
+        *refunded
+            .entry(x["payment"].as_str().unwrap_or_default())
+            .or_default() += x["amount"].as_i64().unwrap_or(0);
+    }
+    for p in payments {
+        let id = p["id"].as_str().unwrap_or_default();
+        let sum = refunded.get(id).copied().unwrap_or(0);
+        if sum > p["amount_captured"].as_i64().unwrap_or(0)
+            || sum != p["amount_refunded"].as_i64().unwrap_or(-1)
+        {
+            eprintln!(
+                "over-refunded or inconsistent: {id} refunds {sum}, payment {}",
+                p
+            );
+            n += 1;
+        }
+    }
+    n
+}
+
 pub(crate) async fn verify(
     client: &Client,
     base: &str,
@@ -191,26 +217,7 @@ pub(crate) async fn verify(
         .keys()
         .filter(|k| !per_key.contains_key(k.as_str()))
         .count();
-    // Refunds never exceed what was captured, and the payment's total agrees.
-    let mut refunded: HashMap<&str, i64> = HashMap::new();
-    for x in &refunds {
-        *refunded
-            .entry(x["payment"].as_str().unwrap_or_default())
-            .or_default() += x["amount"].as_i64().unwrap_or(0);
-    }
-    for p in &payments {
-        let id = p["id"].as_str().unwrap_or_default();
-        let sum = refunded.get(id).copied().unwrap_or(0);
-        if sum > p["amount_captured"].as_i64().unwrap_or(0)
-            || sum != p["amount_refunded"].as_i64().unwrap_or(-1)
-        {
-            eprintln!(
-                "over-refunded or inconsistent: {id} refunds {sum}, payment {}",
-                p
-            );
-            r.over_refunded += 1;
-        }
-    }
+    r.over_refunded = over_refunded(&payments, &refunds);
     // Every committed event is delivered at least once (give the worker time to catch up).
     let events = list_all(client, base, "/events").await?;
     r.events = events.len();

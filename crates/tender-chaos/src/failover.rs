@@ -177,12 +177,54 @@ pub async fn run(args: &Args, tender: &Path, dir: &Path) -> anyhow::Result<()> {
         ..Seen::default()
     }));
     let stop = Arc::new(AtomicBool::new(false));
-    let mut clients = Vec::new();
+    let clients = spawn_clients(&nodes, args.clients, &sk, &seen, &stop);
+    let mut failovers = fail_over(args, &mut cluster, &seen).await?;
+    stop.store(true, Ordering::SeqCst);
+    for c in clients {
+        let _ = c.await;
+    }
+
+    // Everything acknowledged is there once, with its one event, delivered.
+    let s = std::mem::take(&mut *seen.lock().unwrap_or_else(|e| e.into_inner()));
+    let tally = tally(&api, &nodes[0].base, &s, &delivered).await?;
+    for mut node in nodes {
+        let _ = node.child.kill();
+        let _ = node.child.wait();
+    }
+    let ledger = ledger_verify(&tender.to_path_buf(), &dir.join("tender0"), &env)?;
+    drop(cluster);
+    println!(
+        "tender-chaos: failover, {} failovers, {} Tender nodes × {} clients, {:.0} s",
+        args.cycles,
+        args.nodes,
+        args.clients,
+        started.elapsed().as_secs_f64()
+    );
+    if !print_report(&s, &tally, &mut failovers, ledger) {
+        bail!("tender-chaos found problems");
+    }
+    println!("all checks passed");
+    Ok(())
+}
+
+/// `clients` clients per node creating payments, each with its own key, until `stop`.
+fn spawn_clients(
+    nodes: &[Server],
+    clients: usize,
+    sk: &str,
+    seen: &Arc<Mutex<Seen>>,
+    stop: &Arc<AtomicBool>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let mut out = Vec::new();
     for (n, node) in nodes.iter().enumerate() {
-        for c in 0..args.clients {
-            let (seen, stop, base, sk) =
-                (seen.clone(), stop.clone(), node.base.clone(), sk.clone());
-            clients.push(tokio::spawn(async move {
+        for c in 0..clients {
+            let (seen, stop, base, sk) = (
+                seen.clone(),
+                stop.clone(),
+                node.base.clone(),
+                sk.to_string(),
+            );
+            out.push(tokio::spawn(async move {
                 let http = reqwest::Client::new();
                 let mut i = 0u64;
                 while !stop.load(Ordering::SeqCst) {
@@ -193,10 +235,26 @@ pub async fn run(args: &Args, tender: &Path, dir: &Path) -> anyhow::Result<()> {
             }));
         }
     }
+    out
+}
 
-    let mut recoveries: Vec<Duration> = Vec::new();
-    let mut promotions: Vec<Duration> = Vec::new();
-    let mut too_slow = 0;
+/// How the failovers went: each node's recovery times, each promotion's, and how many
+/// recoveries took longer than [`RECOVERY_LIMIT`] (or never came).
+#[derive(Default)]
+struct Failovers {
+    recoveries: Vec<Duration>,
+    promotions: Vec<Duration>,
+    too_slow: usize,
+}
+
+/// `--cycles` failovers under load: the primary stopped hard after a random uptime, the
+/// standby promoted, each node timed until it serves again, the lost node rebuilt as standby.
+async fn fail_over(
+    args: &Args,
+    cluster: &mut Cluster,
+    seen: &Arc<Mutex<Seen>>,
+) -> anyhow::Result<Failovers> {
+    let mut f = Failovers::default();
     for cycle in 0..args.cycles {
         let uptime = rand::thread_rng().gen_range(100..=args.max_uptime_ms.max(100));
         tokio::time::sleep(Duration::from_millis(uptime)).await;
@@ -209,7 +267,7 @@ pub async fn run(args: &Args, tender: &Path, dir: &Path) -> anyhow::Result<()> {
             s.recovered.iter_mut().for_each(|r| *r = None);
         }
         cluster.promote().await?;
-        promotions.push(stopped.elapsed());
+        f.promotions.push(stopped.elapsed());
         let deadline = stopped + RECOVERY_LIMIT * 2;
         let times = loop {
             let times = seen
@@ -226,16 +284,16 @@ pub async fn run(args: &Args, tender: &Path, dir: &Path) -> anyhow::Result<()> {
             match t {
                 Some(t) => {
                     if *t > RECOVERY_LIMIT {
-                        too_slow += 1;
+                        f.too_slow += 1;
                     }
-                    recoveries.push(*t);
+                    f.recoveries.push(*t);
                 }
                 None => {
                     eprintln!(
                         "node {n} did not serve again within {:?}",
                         RECOVERY_LIMIT * 2
                     );
-                    too_slow += 1;
+                    f.too_slow += 1;
                 }
             }
         }
@@ -253,16 +311,28 @@ pub async fn run(args: &Args, tender: &Path, dir: &Path) -> anyhow::Result<()> {
             seen.lock().map(|s| s.acked.len()).unwrap_or(0)
         );
     }
-    stop.store(true, Ordering::SeqCst);
-    for c in clients {
-        let _ = c.await;
-    }
+    Ok(f)
+}
 
-    // Everything acknowledged is there once, with its one event, delivered.
-    let base = nodes[0].base.clone();
-    let payments = list_all(&api, &base, "/payments").await?;
-    let events = list_all(&api, &base, "/events?type=payment.succeeded").await?;
-    let s = std::mem::take(&mut *seen.lock().unwrap_or_else(|e| e.into_inner()));
+/// What the store holds after the run against what the clients were told.
+struct Tally {
+    lost: usize,
+    duplicated: usize,
+    events: usize,
+    events_lost: usize,
+    events_duplicated: usize,
+    undelivered: usize,
+}
+
+/// Every acknowledged payment there once, each with its one event, delivered.
+async fn tally(
+    api: &Client,
+    base: &str,
+    s: &Seen,
+    delivered: &Mutex<HashSet<String>>,
+) -> anyhow::Result<Tally> {
+    let payments = list_all(api, base, "/payments").await?;
+    let events = list_all(api, base, "/events?type=payment.succeeded").await?;
     let mut per_key: HashMap<&str, Vec<&str>> = HashMap::new();
     for p in &payments {
         if let (Some(k), Some(id)) = (p["metadata"]["chaos_key"].as_str(), p["id"].as_str()) {
@@ -292,7 +362,24 @@ pub async fn run(args: &Args, tender: &Path, dir: &Path) -> anyhow::Result<()> {
         .filter(|id| !events_per_payment.contains_key(*id))
         .count();
     let events_duplicated = events_per_payment.values().filter(|n| **n > 1).count();
-    let undelivered = crate::wait_delivered(&events, &delivered).await;
+    let undelivered = crate::wait_delivered(&events, delivered).await;
+    Ok(Tally {
+        lost,
+        duplicated,
+        events: events.len(),
+        events_lost,
+        events_duplicated,
+        undelivered,
+    })
+}
+
+/// The report's table; whether every check passed.
+fn print_report(
+    s: &Seen,
+    t: &Tally,
+    f: &mut Failovers,
+    (ledger_ok, ledger_line): (bool, String),
+) -> bool {
     let (acked, unavailable, in_flight, hangs, stuck, refused, wrong) = (
         s.acked.len(),
         s.unavailable,
@@ -302,24 +389,19 @@ pub async fn run(args: &Args, tender: &Path, dir: &Path) -> anyhow::Result<()> {
         s.refused,
         s.wrong,
     );
-    for mut node in nodes {
-        let _ = node.child.kill();
-        let _ = node.child.wait();
-    }
-    let (ledger_ok, ledger_line) =
-        ledger_verify(&tender.to_path_buf(), &dir.join("tender0"), &env)?;
-    drop(cluster);
-
-    recoveries.sort();
-    promotions.sort();
+    let Tally {
+        lost,
+        duplicated,
+        events_lost,
+        events_duplicated,
+        undelivered,
+        ..
+    } = *t;
+    let too_slow = f.too_slow;
+    f.recoveries.sort();
+    f.promotions.sort();
+    let (recoveries, promotions) = (&f.recoveries, &f.promotions);
     let secs = |d: Duration| format!("{:.2} s", d.as_secs_f64());
-    println!(
-        "tender-chaos: failover, {} failovers, {} Tender nodes × {} clients, {:.0} s",
-        args.cycles,
-        args.nodes,
-        args.clients,
-        started.elapsed().as_secs_f64()
-    );
     println!("| check | result |");
     println!("|---|---|");
     println!("| payments acknowledged | {acked} |");
@@ -339,25 +421,25 @@ pub async fn run(args: &Args, tender: &Path, dir: &Path) -> anyhow::Result<()> {
     );
     println!(
         "| committed events never delivered | {undelivered} (of {}) |",
-        events.len()
+        t.events
     );
     println!("| tender ledger verify | {ledger_line} |");
     println!(
         "| primary stopped → standby promoted, median / max | {} / {} |",
-        secs(percentile(&promotions, 0.5)),
-        secs(percentile(&promotions, 1.0))
+        secs(percentile(promotions, 0.5)),
+        secs(percentile(promotions, 1.0))
     );
     println!(
         "| primary stopped → node serves again, p50 / p99 / max | {} / {} / {} |",
-        secs(percentile(&recoveries, 0.5)),
-        secs(percentile(&recoveries, 0.99)),
-        secs(percentile(&recoveries, 1.0))
+        secs(percentile(recoveries, 0.5)),
+        secs(percentile(recoveries, 0.99)),
+        secs(percentile(recoveries, 1.0))
     );
     println!(
         "| node recoveries over {} s | {too_slow} |",
         RECOVERY_LIMIT.as_secs()
     );
-    let ok = hangs == 0
+    hangs == 0
         && stuck == 0
         && refused == 0
         && wrong == 0
@@ -367,10 +449,5 @@ pub async fn run(args: &Args, tender: &Path, dir: &Path) -> anyhow::Result<()> {
         && events_duplicated == 0
         && undelivered == 0
         && too_slow == 0
-        && ledger_ok;
-    if !ok {
-        bail!("tender-chaos found problems");
-    }
-    println!("all checks passed");
-    Ok(())
+        && ledger_ok
 }

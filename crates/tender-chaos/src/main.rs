@@ -30,7 +30,7 @@ mod cluster;
 mod failover;
 mod workload;
 
-use checks::{integrity_check, ledger_verify, list_all, receiver, verify, wait_delivered};
+use checks::{integrity_check, ledger_verify, list_all, receiver, verify, wait_delivered, Report};
 use workload::{body_for, next_op, record, retry_unanswered, Ledger};
 
 use std::path::PathBuf;
@@ -216,37 +216,34 @@ async fn main() -> anyhow::Result<()> {
         let _ = std::fs::remove_dir_all(&dir);
         return result;
     }
-    let mut env: Vec<(String, String)> = Vec::new();
-    if args.backend == Backend::Postgres {
-        let (client, conn) = tokio_postgres::connect(&args.postgres, tokio_postgres::NoTls)
-            .await
-            .context("connecting to PostgreSQL")?;
-        tokio::spawn(conn);
-        let schema = format!("chaos_{}", rand::thread_rng().gen::<u32>());
-        client
-            .batch_execute(&format!("CREATE SCHEMA {schema}"))
-            .await?;
-        let sep = if args.postgres.contains('?') {
-            '&'
-        } else {
-            '?'
-        };
-        env.push((
-            "TENDER_DATABASE_URL".into(),
-            format!("{}{sep}options=-c%20search_path%3D{schema}", args.postgres),
-        ));
-        env.push(("TENDER_VAULT_KEY".into(), VAULT_KEY.into()));
-    }
+    let env = postgres_env(&args).await?;
     if args.scenario == Scenario::Billing {
         let result = billing::run(&args, &tender, &dir, &env).await;
         let _ = std::fs::remove_dir_all(&dir);
         return result;
     }
 
+    let ok = crash(&args, &tender, &dir, &env).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    if !ok? {
+        bail!("tender-chaos found problems");
+    }
+    println!("all checks passed");
+    Ok(())
+}
+
+/// The crash scenario: `--clients` clients under load while the server is killed `--cycles`
+/// times and restarted on the same store; then every check. Whether they all passed.
+async fn crash(
+    args: &Args,
+    tender: &PathBuf,
+    dir: &std::path::Path,
+    env: &[(String, String)],
+) -> anyhow::Result<bool> {
     // The webhook receiver outlives every server process.
     let (hook, delivered) = receiver().await?;
 
-    let (mut server, lines) = start(&tender, &dir, &env, PAYMENT_ARGS)?;
+    let (mut server, lines) = start(tender, dir, env, PAYMENT_ARGS)?;
     let key = bootstrap_key(&lines)?;
     let client = Arc::new(Client {
         http: reqwest::Client::new(),
@@ -275,39 +272,7 @@ async fn main() -> anyhow::Result<()> {
         let base = server.base.clone();
         let uptime = Duration::from_millis(rand::thread_rng().gen_range(100..=args.max_uptime_ms));
         let stop_at = Instant::now() + uptime;
-        let mut workers = Vec::new();
-        for c in 0..args.clients {
-            let (client, ledger, base) = (client.clone(), ledger.clone(), base.clone());
-            workers.push(tokio::spawn(async move {
-                let mut rng = rand::rngs::StdRng::from_entropy();
-                let mut n = (cycle as u64) * 1_000_000;
-                while Instant::now() < stop_at {
-                    let (op, req) = {
-                        let mut l = ledger.lock().unwrap_or_else(|e| e.into_inner());
-                        let op = next_op(&mut l, &mut rng, &mut n, c);
-                        let req = body_for(&op, &l);
-                        (op, req)
-                    };
-                    let Some((path, body)) = req else { continue };
-                    match client.post(&base, &path, op.key(), &body).await {
-                        Outcome::Answered(status, v) => {
-                            let mut l = ledger.lock().unwrap_or_else(|e| e.into_inner());
-                            if !record(&op, status, v, &mut l) {
-                                l.unanswered.push(op);
-                            }
-                        }
-                        Outcome::Lost => {
-                            ledger
-                                .lock()
-                                .unwrap_or_else(|e| e.into_inner())
-                                .unanswered
-                                .push(op);
-                            return;
-                        }
-                    }
-                }
-            }));
-        }
+        let workers = spawn_workers(&client, &ledger, &base, (cycle, args.clients), stop_at);
         tokio::time::sleep(uptime).await;
         server.child.kill()?; // SIGKILL
         server.child.wait()?;
@@ -315,14 +280,7 @@ async fn main() -> anyhow::Result<()> {
             let _ = w.await;
         }
         let t0 = Instant::now();
-        let (s, _) = start(&tender, &dir, &env, PAYMENT_ARGS)?;
-        server = s;
-        loop {
-            if let Ok((200, _)) = client.get(&server.base, "/payments?limit=1").await {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        server = restart(tender, dir, env, &client).await?;
         restart_times.push(t0.elapsed());
         retry_unanswered(&client, &server.base, &ledger).await?;
         eprintln!(
@@ -336,10 +294,117 @@ async fn main() -> anyhow::Result<()> {
     let report = verify(&client, &server.base, &ledger, &delivered).await?;
     server.child.kill()?;
     server.child.wait()?;
-    let (ledger_ok, ledger_line) = ledger_verify(&tender, &dir, &env)?;
-    let integrity = integrity_check(args.backend, &dir)?;
+    let (ledger_ok, ledger_line) = ledger_verify(tender, dir, env)?;
+    let integrity = integrity_check(args.backend, dir)?;
+    let ok = print_crash_report(
+        args,
+        started,
+        &report,
+        &mut restart_times,
+        (ledger_ok, &ledger_line, &integrity),
+    );
+    Ok(ok)
+}
+
+/// The store's settings for `--backend`: none for SQLite (the data dir); for PostgreSQL a fresh
+/// schema of `--postgres` and the vault key.
+async fn postgres_env(args: &Args) -> anyhow::Result<Vec<(String, String)>> {
+    let mut env: Vec<(String, String)> = Vec::new();
+    if args.backend == Backend::Postgres {
+        let (client, conn) = tokio_postgres::connect(&args.postgres, tokio_postgres::NoTls)
+            .await
+            .context("connecting to PostgreSQL")?;
+        tokio::spawn(conn);
+        let schema = format!("chaos_{}", rand::thread_rng().gen::<u32>());
+        client
+            .batch_execute(&format!("CREATE SCHEMA {schema}"))
+            .await?;
+        let sep = if args.postgres.contains('?') {
+            '&'
+        } else {
+            '?'
+        };
+        env.push((
+            "TENDER_DATABASE_URL".into(),
+            format!("{}{sep}options=-c%20search_path%3D{schema}", args.postgres),
+        ));
+        env.push(("TENDER_VAULT_KEY".into(), VAULT_KEY.into()));
+    }
+    Ok(env)
+}
+
+/// `clients` clients sending the workload of `cycle` until `stop_at`; a request the server
+/// never answered (it was killed) is kept for the retry.
+fn spawn_workers(
+    client: &Arc<Client>,
+    ledger: &Arc<Mutex<Ledger>>,
+    base: &str,
+    (cycle, clients): (usize, usize),
+    stop_at: Instant,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let mut workers = Vec::new();
+    for c in 0..clients {
+        let (client, ledger, base) = (client.clone(), ledger.clone(), base.to_string());
+        workers.push(tokio::spawn(async move {
+            let mut rng = rand::rngs::StdRng::from_entropy();
+            let mut n = (cycle as u64) * 1_000_000;
+            while Instant::now() < stop_at {
+                let (op, req) = {
+                    let mut l = ledger.lock().unwrap_or_else(|e| e.into_inner());
+                    let op = next_op(&mut l, &mut rng, &mut n, c);
+                    let req = body_for(&op, &l);
+                    (op, req)
+                };
+                let Some((path, body)) = req else { continue };
+                match client.post(&base, &path, op.key(), &body).await {
+                    Outcome::Answered(status, v) => {
+                        let mut l = ledger.lock().unwrap_or_else(|e| e.into_inner());
+                        if !record(&op, status, v, &mut l) {
+                            l.unanswered.push(op);
+                        }
+                    }
+                    Outcome::Lost => {
+                        ledger
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .unanswered
+                            .push(op);
+                        return;
+                    }
+                }
+            }
+        }));
+    }
+    workers
+}
+
+/// The server started again on the same store, once it answers.
+async fn restart(
+    tender: &PathBuf,
+    dir: &std::path::Path,
+    env: &[(String, String)],
+    client: &Client,
+) -> anyhow::Result<Server> {
+    let (server, _) = start(tender, dir, env, PAYMENT_ARGS)?;
+    loop {
+        if let Ok((200, _)) = client.get(&server.base, "/payments?limit=1").await {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    Ok(server)
+}
+
+/// The crash scenario's table; whether every check passed.
+fn print_crash_report(
+    args: &Args,
+    started: Instant,
+    report: &Report,
+    restart_times: &mut [Duration],
+    (ledger_ok, ledger_line, integrity): (bool, &str, &str),
+) -> bool {
     restart_times.sort();
-    let pct = |p: f64| percentile(&restart_times, p);
+    let pct = |p: f64| percentile(restart_times, p);
     println!(
         "tender-chaos: backend {}, {} cycles, {} clients, {:.0} s",
         if args.backend == Backend::Sqlite {
@@ -372,18 +437,12 @@ async fn main() -> anyhow::Result<()> {
         "| restart to first success, p99 | {:.0} ms |",
         pct(0.99).as_secs_f64() * 1000.0
     );
-    let ok = report.lost == 0
+    report.lost == 0
         && report.duplicated == 0
         && report.over_refunded == 0
         && report.undelivered == 0
         && ledger_ok
-        && (integrity == "ok" || args.backend == Backend::Postgres);
-    let _ = std::fs::remove_dir_all(&dir);
-    if !ok {
-        bail!("tender-chaos found problems");
-    }
-    println!("all checks passed");
-    Ok(())
+        && (integrity == "ok" || args.backend == Backend::Postgres)
 }
 
 /// The `p` quantile of sorted durations.
