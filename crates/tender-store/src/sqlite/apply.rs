@@ -155,10 +155,7 @@ pub(crate) fn update(
         .prepare_cached(&sql)
         .and_then(|mut s| s.execute(rusqlite::params_from_iter(values)))
         .map_err(|e| classify("update", e))?;
-    if n != 1 {
-        return Err(StoreError::Conflict(id.to_string()));
-    }
-    Ok(())
+    exactly_one(n, id)
 }
 
 /// Every op but a document's write (insert, update, delete, check); `body` is an event's,
@@ -215,10 +212,8 @@ pub(crate) fn apply_other(
                 "DELETE FROM scheduled_tasks WHERE id = ?1 AND account_id = ?2 AND livemode = ?3",
                 params![id, scope.account, live],
             )?;
-            if n != 1 {
-                // Another runner finished it first: this batch must not apply twice.
-                return Err(StoreError::Conflict(id.clone()));
-            }
+            // Another runner finished it first: this batch must not apply twice.
+            exactly_one(n, id)?;
         }
         WriteOp::Event {
             id,
@@ -236,6 +231,14 @@ pub(crate) fn apply_other(
         | WriteOp::Check { .. } => {}
     }
     Ok(())
+}
+
+/// One row, or a conflict on `id`: another batch changed, deleted or finished it first.
+fn exactly_one(rows: usize, id: &str) -> StoreResult<()> {
+    match rows {
+        1 => Ok(()),
+        _ => Err(StoreError::Conflict(id.to_string())),
+    }
 }
 
 /// Runs one write statement (cached), naming it `what` in an error; the rows it changed.
@@ -268,9 +271,7 @@ pub(crate) fn delete(
         .prepare_cached(&sql)
         .and_then(|mut s| s.execute(params![id, scope.account, live, expected_version]))
         .map_err(|e| classify("delete", e))?;
-    if n != 1 {
-        return Err(StoreError::Conflict(id.to_string()));
-    }
+    exactly_one(n, id)?;
     // Whatever was sealed for the object (secrets, a card) goes with it.
     conn.prepare_cached("DELETE FROM sealed_values WHERE owner_id = ?1")
         .and_then(|mut s| s.execute([id]))
@@ -293,7 +294,7 @@ pub(crate) fn check(
         "SELECT COUNT(*) FROM {} WHERE id = ?1 AND account_id = ?2 AND livemode = ?3 AND version = ?4",
         table(collection)
     );
-    let n: i64 = conn
+    let n: usize = conn
         .prepare_cached(&sql)
         .and_then(|mut s| {
             s.query_row(params![id, scope.account, live, expected_version], |r| {
@@ -301,10 +302,7 @@ pub(crate) fn check(
             })
         })
         .map_err(|e| classify("check", e))?;
-    if n != 1 {
-        return Err(StoreError::Conflict(id.to_string()));
-    }
-    Ok(())
+    exactly_one(n, id)
 }
 
 /// At most `at_most` documents of `collection` in the scope (matching `filter`), else
