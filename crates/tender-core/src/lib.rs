@@ -20,12 +20,16 @@
 //!
 //! And what every resource goes through:
 //! - [`documents`]: how a document is kept and shown (idempotency, render).
+//! - [`stripe`]: the Stripe dialect (`/v1`): Tender's objects in Stripe's shapes and ids.
 //! - [`services`]: [`services::Services`] (what the use cases run on, and the one write
 //!   path every handle shares), the request context and the shared read helpers;
 //!   [`tasks`]: the runner of scheduled work.
 //!
 //! No HTTP, no SQL, no network I/O: `tender-server` and `tender-store` depend on this crate,
 //! never the reverse.
+
+// Stripe's shapes (`stripe/`) are `json!` literals of 40–50 fields.
+#![recursion_limit = "256"]
 
 pub mod accounts;
 pub mod auth;
@@ -48,6 +52,7 @@ pub mod refunds;
 pub mod secret;
 pub mod services;
 pub mod store;
+pub mod stripe;
 pub mod task;
 pub mod tasks;
 pub mod validate;

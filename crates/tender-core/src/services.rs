@@ -173,6 +173,11 @@ impl Services {
         crate::documents::render::Renderer::new(self.config.receipt_base.clone())
     }
 
+    /// Stripe's shapes of Tender's objects (`/v1`, [`crate::stripe`]).
+    pub fn stripe_shapes(&self) -> crate::stripe::Shapes {
+        crate::stripe::Shapes::new(&self.config.vault_key)
+    }
+
     /// A document as the JSON text the API shows ([`crate::documents::render`]), or 404 naming
     /// `kind`.
     pub async fn retrieve_raw(

@@ -5,6 +5,7 @@
 //!   bootstrap the first account) and `run_until` (serve, background jobs, graceful stop).
 //! - [`config`]: the settings the binary fills from flags and `TENDER_*` variables.
 //! - [`http`]: the JSON API under `/v2`.
+//! - [`stripe`]: the Stripe-compatible API under `/v1`, over `http`'s operations.
 //! - [`dashboard`]: the account holders' HTML pages under `/dashboard` (session cookie, CSRF).
 //! - [`receipts`]: the receipt host.
 //! - [`worker`]: webhook delivery (lease, sign, POST, record, reschedule).
@@ -24,6 +25,7 @@ pub mod receipts;
 pub mod startup;
 pub mod state;
 pub mod streams;
+pub mod stripe;
 pub mod tls;
 pub mod vault;
 pub mod worker;

@@ -58,7 +58,7 @@ pub fn parse_create(body: serde_json::Value) -> Result<CustomerFields, CoreError
     })
 }
 
-fn fields_from(p: &mut Params) -> Result<CustomerFields, CoreError> {
+pub(crate) fn fields_from(p: &mut Params) -> Result<CustomerFields, CoreError> {
     Ok(CustomerFields {
         email: p.clearable_string("email")?,
         name: p.clearable_string("name")?,

@@ -95,6 +95,24 @@ impl<S: Send + Sync> FromRequestParts<S> for Input {
     }
 }
 
+/// Whether the path `segments` (split on `/`) fit the route `template`: `None` if not, else
+/// the `{id}` segment if the template has one. Both route tables resolve requests with it.
+pub fn match_template<'p>(template: &str, segments: &[&'p str]) -> Option<Option<&'p str>> {
+    let template: Vec<&str> = template.split('/').collect();
+    if template.len() != segments.len() {
+        return None;
+    }
+    let mut id = None;
+    let matches = template.iter().zip(segments).all(|(t, s)| match *t {
+        "{id}" if !s.is_empty() => {
+            id = Some(*s);
+            true
+        }
+        t => t == *s,
+    });
+    matches.then_some(id)
+}
+
 /// A list request: page, filters, and the path it was made on.
 #[derive(Debug, Clone)]
 pub struct ListRequest {

@@ -2,6 +2,10 @@
 //! unknown parameters refused (`parameter_unknown`, nested names in bracket form), wrong types
 //! named (`parameter_invalid_integer`, `parameter_invalid`), missing ones named
 //! (`parameter_missing`), strings bounded.
+//!
+//! [`Params`] has a **form mode** for `/v1`, whose bodies arrive form-encoded (see
+//! `crate::stripe::form`): every value is a string there, so a number, a boolean or a list is
+//! read from its text (`"2000"`, `"true"`, an object keyed `"0"`, `"1"`…), with the same errors.
 
 use serde_json::{Map, Value};
 use tender_core::error::CoreError;
@@ -16,6 +20,8 @@ pub const MAX_STRING: usize = 5000;
 pub struct Params {
     prefix: Option<String>,
     map: Map<String, Value>,
+    /// Values came form-encoded: scalars are strings, lists index-keyed objects.
+    form: bool,
 }
 
 fn invalid(param: String, message: String) -> CoreError {
@@ -27,7 +33,7 @@ impl Params {
     /// and may only hold `allowed` keys.
     pub fn body(value: Value, allowed: &[&str]) -> Result<Self, CoreError> {
         match value {
-            Value::Object(map) => Self::checked(None, map, allowed),
+            Value::Object(map) => Self::checked(None, map, allowed, false),
             _ => Err(CoreError::InvalidParam {
                 param: None,
                 code: "invalid_json",
@@ -36,12 +42,31 @@ impl Params {
         }
     }
 
+    /// The top-level parameters of a form-encoded request (`/v1`): the tree
+    /// `crate::stripe::form::decode` built, holding only `allowed` keys.
+    pub fn form(value: Value, allowed: &[&str]) -> Result<Self, CoreError> {
+        match value {
+            Value::Object(map) => Self::checked(None, map, allowed, true),
+            _ => Err(CoreError::InvalidParam {
+                param: None,
+                code: "parameter_invalid",
+                message: "The parameters must be form-encoded.".into(),
+            }),
+        }
+    }
+
+    /// Whether these parameters came form-encoded.
+    pub fn is_form(&self) -> bool {
+        self.form
+    }
+
     fn checked(
         prefix: Option<String>,
         map: Map<String, Value>,
         allowed: &[&str],
+        form: bool,
     ) -> Result<Self, CoreError> {
-        let params = Self { prefix, map };
+        let params = Self { prefix, map, form };
         if let Some(unknown) = params.map.keys().find(|k| !allowed.contains(&k.as_str())) {
             let name = params.name(unknown);
             let hint = did_you_mean(unknown, allowed)
@@ -68,6 +93,58 @@ impl Params {
         match self.map.remove(key) {
             None | Some(Value::Null) => None,
             Some(v) => Some(v),
+        }
+    }
+
+    /// A list's value: an array, or in form mode an object keyed by indices (`"0"`, `"1"`…),
+    /// returned as the array of its values in index order.
+    fn take_list(&mut self, key: &str) -> Result<Option<Value>, CoreError> {
+        match self.take(key) {
+            Some(Value::Object(map)) if self.form => {
+                let mut items = Vec::with_capacity(map.len());
+                for (k, v) in map {
+                    match k.parse::<usize>() {
+                        Ok(i) if is_integer(&k) => items.push((i, v)),
+                        _ => {
+                            let name = self.name(key);
+                            return Err(invalid(
+                                name.clone(),
+                                format!("{name} must be a list ({name}[0]=…, or {name}[]=…)."),
+                            ));
+                        }
+                    }
+                }
+                items.sort_by_key(|(i, _)| *i);
+                Ok(Some(Value::Array(
+                    items.into_iter().map(|(_, v)| v).collect(),
+                )))
+            }
+            other => Ok(other),
+        }
+    }
+
+    /// A list of at most `max` strings (`expand`, `payment_method_types`).
+    pub fn strings(&mut self, key: &str, max: usize) -> Result<Option<Vec<String>>, CoreError> {
+        let name = self.name(key);
+        match self.take_list(key)? {
+            None => Ok(None),
+            Some(Value::Array(items)) if items.len() <= max => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| match item {
+                    Value::String(s) if s.chars().count() <= MAX_STRING => Ok(s),
+                    _ => Err(invalid(
+                        format!("{name}[{i}]"),
+                        format!("{name}[{i}] must be a string."),
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(Value::Array(_)) => Err(invalid(
+                name.clone(),
+                format!("{name} can have at most {max} entries."),
+            )),
+            Some(_) => Err(invalid(name.clone(), format!("{name} must be a list."))),
         }
     }
 
@@ -122,6 +199,13 @@ impl Params {
             Some(Value::Number(n)) if n.is_i64() => Ok(n.as_i64()),
             // Beyond i64: an integer all the same, and certainly too large for any bound.
             Some(Value::Number(n)) if n.is_u64() => Ok(Some(i64::MAX)),
+            Some(Value::String(s)) if self.form && is_integer(&s) => {
+                Ok(Some(s.parse::<i64>().unwrap_or(if s.starts_with('-') {
+                    i64::MIN
+                } else {
+                    i64::MAX
+                })))
+            }
             Some(_) => {
                 let name = self.name(key);
                 Err(CoreError::invalid(
@@ -137,6 +221,9 @@ impl Params {
         match self.take(key) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(b)),
+            Some(Value::String(s)) if self.form && (s == "true" || s == "false") => {
+                Ok(Some(s == "true"))
+            }
             Some(_) => Err(invalid(
                 self.name(key),
                 format!("{} must be true or false.", self.name(key)),
@@ -148,7 +235,9 @@ impl Params {
     pub fn object(&mut self, key: &str, allowed: &[&str]) -> Result<Option<Params>, CoreError> {
         match self.take(key) {
             None => Ok(None),
-            Some(Value::Object(map)) => Self::checked(Some(self.name(key)), map, allowed).map(Some),
+            Some(Value::Object(map)) => {
+                Self::checked(Some(self.name(key)), map, allowed, self.form).map(Some)
+            }
             Some(_) => Err(invalid(
                 self.name(key),
                 format!("{} must be an object.", self.name(key)),
@@ -165,13 +254,16 @@ impl Params {
         max: usize,
     ) -> Result<Option<Vec<Params>>, CoreError> {
         let name = self.name(key);
-        match self.take(key) {
+        let form = self.form;
+        match self.take_list(key)? {
             None => Ok(None),
             Some(Value::Array(items)) if items.len() <= max => items
                 .into_iter()
                 .enumerate()
                 .map(|(i, item)| match item {
-                    Value::Object(map) => Self::checked(Some(format!("{name}[{i}]")), map, allowed),
+                    Value::Object(map) => {
+                        Self::checked(Some(format!("{name}[{i}]")), map, allowed, form)
+                    }
                     _ => Err(invalid(
                         format!("{name}[{i}]"),
                         format!("{name}[{i}] must be an object."),
@@ -193,6 +285,12 @@ impl Params {
         match self.map.remove("metadata") {
             None => Ok(None),
             Some(Value::Null) => Ok(Some(Vec::new())),
+            // Stripe's `metadata=` clears every key; Tender merges, so it would change
+            // nothing: refused rather than silently ignored.
+            Some(Value::String(s)) if self.form && s.is_empty() => Err(invalid(
+                name,
+                "To remove metadata keys, send each as metadata[key]= (an empty value).".into(),
+            )),
             Some(Value::Object(map)) => {
                 if map.len() > tender_core::metadata::MAX_KEYS {
                     return Err(invalid(name, "Metadata can have at most 50 keys.".into()));
@@ -393,6 +491,13 @@ mod tests {
 /// calls otherwise, or a known name within two typing mistakes.
 /// What a list's query string reads into: the page, and the filters on indexed fields.
 pub type Listing = (ListParams, Vec<(Field, String)>);
+
+/// An optional `-` and 1 to 20 digits: an integer, however large (a larger one is still an
+/// integer, and out of every bound).
+fn is_integer(s: &str) -> bool {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    !digits.is_empty() && digits.len() <= 20 && digits.bytes().all(|b| b.is_ascii_digit())
+}
 
 /// A list's query with no filter of its own: the page alone.
 pub fn page_only(query: Option<&str>) -> Result<Listing, CoreError> {

@@ -324,7 +324,7 @@ async fn read_body(parts: &Parts, body: Body) -> Result<Value, Response> {
 }
 
 /// The request's idempotency key, checked, when its method takes one.
-fn idempotency_key(parts: &Parts, refused: bool) -> Result<Option<String>, CoreError> {
+pub(crate) fn idempotency_key(parts: &Parts, refused: bool) -> Result<Option<String>, CoreError> {
     match parts.headers.get("idempotency-key") {
         Some(k)
             if !refused

@@ -208,21 +208,10 @@ pub fn resolve<'p>(method: &str, path: &'p str) -> Option<(&'static Route, Optio
     let segments: Vec<&str> = unprefixed(path).split('/').collect();
     let mut best: Option<(&'static Route, Option<&'p str>)> = None;
     for route in ROUTES.iter().filter(|r| r.method.as_str() == method) {
-        let template: Vec<&str> = route.path.split('/').collect();
-        if template.len() != segments.len() {
-            continue;
-        }
-        let mut id = None;
-        let matches = template.iter().zip(&segments).all(|(t, s)| match *t {
-            "{id}" if !s.is_empty() => {
-                id = Some(*s);
-                true
-            }
-            t => t == *s,
-        });
         // A literal match beats one through `{id}`.
-        if matches && (best.is_none() || id.is_none()) {
-            best = Some((route, id));
+        match super::operation::match_template(route.path, &segments) {
+            Some(id) if best.is_none() || id.is_none() => best = Some((route, id)),
+            _ => {}
         }
     }
     best

@@ -1,0 +1,158 @@
+//! Customers, payment methods and refunds in Stripe's shapes, read from their `/v2` JSON. The
+//! fields are the same facts under Stripe's names; what Tender does not keep is `null` or
+//! Stripe's default (`balance: 0`, `tax_exempt: "none"`, `allow_redisplay: "unspecified"`).
+//! Pure; depends on [`super::ids`] and `serde_json`.
+
+use serde_json::{json, Value};
+
+use super::ids;
+
+fn field(v: &Value, key: &str) -> Value {
+    v.get(key).cloned().unwrap_or(Value::Null)
+}
+
+fn metadata(v: &Value) -> Value {
+    v.get("metadata").cloned().unwrap_or_else(|| json!({}))
+}
+
+/// An address with every line present.
+fn address(a: &Value) -> Value {
+    if !a.is_object() {
+        return Value::Null;
+    }
+    json!({
+        "city": field(a, "city"),
+        "country": field(a, "country"),
+        "line1": field(a, "line1"),
+        "line2": field(a, "line2"),
+        "postal_code": field(a, "postal_code"),
+        "state": field(a, "state"),
+    })
+}
+
+/// `billing_details` when Tender keeps none.
+pub fn empty_billing_details() -> Value {
+    json!({
+        "address": address(&json!({})),
+        "email": null,
+        "name": null,
+        "phone": null,
+        "tax_id": null,
+    })
+}
+
+/// The customer `c`; a deleted one (`{id, object, deleted}`) as Stripe's `DeletedCustomer`.
+pub fn customer(c: &Value) -> Value {
+    if c.get("deleted").and_then(Value::as_bool) == Some(true) {
+        return json!({"id": field(c, "id"), "object": "customer", "deleted": true});
+    }
+    json!({
+        "id": field(c, "id"),
+        "object": "customer",
+        "address": address(&field(c, "address")),
+        "balance": 0,
+        "created": field(c, "created"),
+        "currency": null,
+        "default_source": null,
+        "delinquent": false,
+        "description": field(c, "description"),
+        "discount": null,
+        "email": field(c, "email"),
+        "invoice_prefix": null,
+        "invoice_settings": {
+            "custom_fields": null,
+            "default_payment_method": c.get("default_payment_method").cloned().unwrap_or(Value::Null),
+            "footer": null,
+            "rendering_options": null,
+        },
+        "livemode": field(c, "livemode"),
+        "metadata": metadata(c),
+        "name": field(c, "name"),
+        "phone": field(c, "phone"),
+        "preferred_locales": [],
+        "shipping": null,
+        "tax_exempt": "none",
+        "test_clock": field(c, "test_clock"),
+    })
+}
+
+/// A card as a payment method's `card`.
+fn card(card: &Value) -> Value {
+    json!({
+        "brand": field(card, "brand"),
+        "checks": {
+            "address_line1_check": null,
+            "address_postal_code_check": null,
+            "cvc_check": "pass",
+        },
+        "country": field(card, "country"),
+        "display_brand": field(card, "brand"),
+        "exp_month": field(card, "exp_month"),
+        "exp_year": field(card, "exp_year"),
+        "fingerprint": field(card, "fingerprint"),
+        "funding": field(card, "funding"),
+        "generated_from": null,
+        "last4": field(card, "last4"),
+        "networks": {"available": [field(card, "brand")], "preferred": null},
+        "regulated_status": "unregulated",
+        "three_d_secure_usage": {"supported": true},
+        "wallet": null,
+    })
+}
+
+/// The payment method `pm` (its `/v2` JSON).
+pub fn payment_method(pm: &Value) -> Value {
+    let mut out = json!({
+        "id": field(pm, "id"),
+        "object": "payment_method",
+        "allow_redisplay": "unspecified",
+        "billing_details": empty_billing_details(),
+        "created": field(pm, "created"),
+        "customer": field(pm, "customer"),
+        "customer_account": null,
+        "livemode": field(pm, "livemode"),
+        "metadata": metadata(pm),
+        "type": field(pm, "type"),
+    });
+    if let Some(c) = pm.get("card").filter(|c| c.is_object()) {
+        out["card"] = card(c);
+    }
+    out
+}
+
+/// The payment method a payment used, from the snapshot the payment keeps (`snapshot`), with
+/// the payment's customer, mode and time where the snapshot has none.
+pub fn snapshot_payment_method(snapshot: &Value, payment: &Value) -> Value {
+    let mut pm = snapshot.clone();
+    if let Some(obj) = pm.as_object_mut() {
+        for key in ["livemode", "created"] {
+            obj.entry(key).or_insert_with(|| field(payment, key));
+        }
+        obj.entry("customer").or_insert(Value::Null);
+    }
+    payment_method(&pm)
+}
+
+/// The refund `r` (its `/v2` JSON): its payment as `payment_intent` and `charge`.
+pub fn refund(r: &Value) -> Value {
+    let payment = r.get("payment").and_then(Value::as_str).unwrap_or_default();
+    json!({
+        "id": field(r, "id"),
+        "object": "refund",
+        "amount": field(r, "amount"),
+        "balance_transaction": field(r, "balance_transaction"),
+        "charge": ids::charge(payment),
+        "created": field(r, "created"),
+        "currency": field(r, "currency"),
+        "customer": null,
+        "customer_account": null,
+        "metadata": metadata(r),
+        "payment_intent": ids::intent(payment),
+        "payment_method": null,
+        "reason": field(r, "reason"),
+        "receipt_number": null,
+        "source_transfer_reversal": null,
+        "status": field(r, "status"),
+        "transfer_reversal": null,
+    })
+}

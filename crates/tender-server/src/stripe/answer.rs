@@ -1,0 +1,260 @@
+//! The answer of a `/v1` request in Stripe's shape: the `/v2` answer the operation gave (or
+//! the one an idempotency key kept) shown by `tender_core::stripe`, lists item by item, errors
+//! as Stripe's, and the `expand[]` the request asked for filled in.
+//!
+//! Expansions (`expand[]=latest_charge`, `data.customer` on a list), one level deep:
+//!
+//! | object | field | from |
+//! |---|---|---|
+//! | PaymentIntent | `latest_charge` | the same payment, as its charge |
+//! | PaymentIntent, Charge | `payment_method` | the saved payment method, else the card the payment keeps |
+//! | PaymentIntent, Charge, PaymentMethod | `customer` | the customer |
+//! | Charge | `payment_intent` | the same payment, as its PaymentIntent |
+//! | Refund | `payment_intent`, `charge` | the refund's payment |
+//!
+//! Any other expansion is 400 before the operation runs ([`check_expand`]).
+
+use axum::body::Body;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::Response;
+use serde_json::Value;
+use tender_core::auth::Scope;
+use tender_core::error::CoreError;
+use tender_core::ids::{kind, Id};
+use tender_core::stripe::{errors, ids, Shape};
+
+use super::routes::Answer;
+use crate::http::error::json_response;
+use crate::state::AppState;
+
+/// Where an expanded field's object comes from.
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    /// The payment being shown, in another shape.
+    SamePayment(Shape),
+    /// The object the field names, fetched.
+    Fetched(Shape),
+    /// The saved payment method the field names, else the payment's own snapshot of it.
+    PaymentMethodOf,
+}
+
+fn expandable(shape: Shape, field: &str) -> Option<Source> {
+    use Shape::*;
+    Some(match (shape, field) {
+        (PaymentIntent, "latest_charge") => Source::SamePayment(Charge),
+        (Charge, "payment_intent") => Source::SamePayment(PaymentIntent),
+        (PaymentIntent | Charge, "payment_method") => Source::PaymentMethodOf,
+        (PaymentIntent | Charge | PaymentMethod, "customer") => Source::Fetched(Customer),
+        (Refund, "payment_intent") => Source::Fetched(PaymentIntent),
+        (Refund, "charge") => Source::Fetched(Charge),
+        _ => return None,
+    })
+}
+
+/// The field an expansion names on each object of `answer`, or 400 if it cannot be expanded.
+pub fn check_expand(answer: Answer, expand: &[String]) -> Result<Vec<String>, CoreError> {
+    expand
+        .iter()
+        .enumerate()
+        .map(|(i, path)| {
+            let field = match answer {
+                Answer::One(_) => Some(path.as_str()),
+                Answer::List(_) => path.strip_prefix("data."),
+            };
+            match field {
+                Some(f) if expandable(answer.shape(), f).is_some() => Ok(f.to_string()),
+                _ => Err(CoreError::invalid(
+                    format!("expand[{i}]"),
+                    "parameter_invalid",
+                    format!("This property cannot be expanded ({path})."),
+                )),
+            }
+        })
+        .collect()
+}
+
+/// The response `status`/`body` (a `/v2` answer) shown as Stripe's, with `expand` (checked by
+/// [`check_expand`]) filled in.
+pub async fn show(
+    state: &AppState,
+    scope: Option<&Scope>,
+    answer: Answer,
+    expand: &[String],
+    status: StatusCode,
+    body: &[u8],
+) -> Response {
+    let Ok(v2) = serde_json::from_slice::<Value>(body) else {
+        return internal();
+    };
+    if !status.is_success() {
+        return error(state, scope, status, &v2).await;
+    }
+    let shape = answer.shape();
+    let shown = if v2.get("object").and_then(Value::as_str) == Some("list") {
+        let mut list = v2.clone();
+        let items = v2["data"].as_array().cloned().unwrap_or_default();
+        let mut shown = Vec::with_capacity(items.len());
+        for item in &items {
+            match one(state, scope, shape, item, expand).await {
+                Ok(v) => shown.push(v),
+                Err(e) => return core_error(state, scope, &e).await,
+            }
+        }
+        list["data"] = Value::Array(shown);
+        list
+    } else {
+        match one(state, scope, shape, &v2, expand).await {
+            Ok(v) => v,
+            Err(e) => return core_error(state, scope, &e).await,
+        }
+    };
+    json_response(status, serde_json::to_vec(&shown).unwrap_or_default())
+}
+
+/// One object, shown and expanded.
+async fn one(
+    state: &AppState,
+    scope: Option<&Scope>,
+    shape: Shape,
+    v2: &Value,
+    expand: &[String],
+) -> Result<Value, CoreError> {
+    let shapes = state.services.stripe_shapes();
+    let mut shown = shapes.show(shape, v2);
+    for field in expand {
+        let Some(source) = expandable(shape, field) else {
+            continue;
+        };
+        let Some(id) = shown.get(field).and_then(Value::as_str).map(str::to_string) else {
+            continue;
+        };
+        let object = match (source, scope) {
+            (Source::SamePayment(s), _) => shapes.show(s, v2),
+            (Source::Fetched(s), Some(scope)) => {
+                shapes.show(s, &fetch(state, scope, s, &id).await?)
+            }
+            (Source::PaymentMethodOf, Some(scope)) => {
+                let pm = Id::<kind::PaymentMethod>::found(id.clone())?;
+                match state.services.retrieve(scope, &pm).await {
+                    Ok(raw) => shapes.show(Shape::PaymentMethod, &parse(&raw)?),
+                    Err(CoreError::NotFound { .. }) => {
+                        tender_core::stripe::objects::snapshot_payment_method(
+                            &v2["payment_method"],
+                            v2,
+                        )
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            (_, None) => continue,
+        };
+        shown[field.as_str()] = object;
+    }
+    Ok(shown)
+}
+
+fn parse(raw: &str) -> Result<Value, CoreError> {
+    serde_json::from_str(raw).map_err(|e| CoreError::internal("read a rendered object", e))
+}
+
+/// The `/v2` JSON of the object `id` that `shape` shows.
+async fn fetch(
+    state: &AppState,
+    scope: &Scope,
+    shape: Shape,
+    id: &str,
+) -> Result<Value, CoreError> {
+    let services = &state.services;
+    let raw = match shape {
+        Shape::PaymentIntent | Shape::Charge => {
+            services
+                .retrieve(scope, &Id::<kind::Payment>::found(ids::tender(id))?)
+                .await?
+        }
+        Shape::Customer => {
+            services
+                .retrieve(scope, &Id::<kind::Customer>::found(id.into())?)
+                .await?
+        }
+        Shape::PaymentMethod => {
+            services
+                .retrieve(scope, &Id::<kind::PaymentMethod>::found(id.into())?)
+                .await?
+        }
+        Shape::Refund => {
+            services
+                .retrieve(scope, &Id::<kind::Refund>::found(id.into())?)
+                .await?
+        }
+    };
+    parse(&raw)
+}
+
+/// A failure while showing the answer, as Stripe's error.
+async fn core_error(state: &AppState, scope: Option<&Scope>, e: &CoreError) -> Response {
+    let request_id = crate::http::error::current_request_id();
+    let (status, body) =
+        crate::http::error::error_body(crate::http::error::Failure::Core(e), &request_id);
+    match serde_json::from_slice::<Value>(&body) {
+        Ok(v2) => Box::pin(error(state, scope, status, &v2)).await,
+        Err(_) => internal(),
+    }
+}
+
+/// A `/v2` error as Stripe's; a decline with its PaymentIntent.
+pub async fn error(
+    state: &AppState,
+    scope: Option<&Scope>,
+    status: StatusCode,
+    v2: &Value,
+) -> Response {
+    let mut intent = None;
+    if let (Some(payment), Some(scope)) = (errors::declined_payment(v2), scope) {
+        if let Ok(p) = fetch(state, scope, Shape::PaymentIntent, payment).await {
+            intent = Some(
+                state
+                    .services
+                    .stripe_shapes()
+                    .show(Shape::PaymentIntent, &p),
+            );
+        }
+    }
+    let (status, body) = errors::error(status.as_u16(), v2, intent);
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    json_response(status, serde_json::to_vec(&body).unwrap_or_default())
+}
+
+fn internal() -> Response {
+    let body = serde_json::json!({"error": {"type": "api_error", "message": "An internal error occurred; the Request-Id header identifies it in our logs."}});
+    json_response(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        serde_json::to_vec(&body).unwrap_or_default(),
+    )
+}
+
+/// `resp` with the headers of `from` a client needs (`Retry-After`, `WWW-Authenticate`,
+/// `Idempotent-Replayed`, `Connection`).
+pub fn keep_headers(mut resp: Response, from: &axum::http::HeaderMap) -> Response {
+    for name in [
+        header::RETRY_AFTER,
+        header::WWW_AUTHENTICATE,
+        header::CONNECTION,
+        header::HeaderName::from_static("idempotent-replayed"),
+    ] {
+        if let Some(v) = from.get(&name) {
+            resp.headers_mut().insert(name, v.clone());
+        }
+    }
+    resp
+}
+
+/// A JSON body already in Stripe's shape.
+pub fn stripe_json(status: StatusCode, body: &Value) -> Response {
+    let mut resp = Response::new(Body::from(serde_json::to_vec(body).unwrap_or_default()));
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
+}
