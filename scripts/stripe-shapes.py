@@ -10,7 +10,7 @@ Standard library only. Regenerate the test fixture with:
 
     npm install --prefix /tmp/snode stripe@23.1.0
     python3 scripts/stripe-shapes.py /tmp/snode/node_modules/stripe \
-        --out crates/tender-server/tests/fixtures/stripe-shapes.json
+        --depth 3 --out crates/tender-server/tests/fixtures/stripe-shapes.json
 
 For every wanted interface the output records each field declared directly in its body as
 `{"optional", "nullable", "kind", ["enum"], "ts"}`:

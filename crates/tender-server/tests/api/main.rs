@@ -27,6 +27,8 @@ mod receiver;
 mod refunds;
 mod security;
 mod stream;
+mod stripe;
+mod stripe_shapes;
 mod webhooks;
 
 /// This binary runs the suite on SQLite; `tests/api_pg` runs the same modules on PostgreSQL.

@@ -51,6 +51,10 @@ mod refunds;
 mod security;
 #[path = "../api/stream.rs"]
 mod stream;
+#[path = "../api/stripe.rs"]
+mod stripe;
+#[path = "../api/stripe_shapes.rs"]
+mod stripe_shapes;
 #[path = "../api/webhooks.rs"]
 mod webhooks;
 

@@ -1,0 +1,536 @@
+//! `/v1`, the Stripe-compatible API (CONTRACT §13), spoken as Stripe's SDKs speak it:
+//! form-encoded bodies with bracket notation, answers in Stripe's shapes (each checked against
+//! Stripe's published shape, `stripe_shapes`), Stripe's errors; the same objects as `/v2`.
+//! The official SDKs themselves run in `tests/stripe_sdks.rs`.
+
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+
+use crate::helpers::{answer, spawn_app, Answer, TestApp};
+use crate::stripe_shapes::assert_shape;
+
+/// A `/v1` request: `params` form-encoded in the body of a `POST`, in the query otherwise.
+async fn v1(
+    app: &TestApp,
+    method: Method,
+    path: &str,
+    key: &str,
+    params: &[(&str, &str)],
+    headers: &[(&str, &str)],
+) -> Answer {
+    let encoded = form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(params)
+        .finish();
+    let mut url = format!("{}/v1{path}", app.base);
+    let mut req = if method == Method::POST {
+        app.client
+            .request(method, &url)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(encoded)
+    } else {
+        if !encoded.is_empty() {
+            url = format!("{url}?{encoded}");
+        }
+        app.client.request(method, &url)
+    };
+    req = req.basic_auth(key, Some(""));
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    answer(req.send().await.expect("request")).await
+}
+
+async fn post(app: &TestApp, path: &str, params: &[(&str, &str)]) -> Answer {
+    v1(app, Method::POST, path, app.sk(), params, &[]).await
+}
+
+async fn get(app: &TestApp, path: &str, params: &[(&str, &str)]) -> Answer {
+    v1(app, Method::GET, path, app.sk(), params, &[]).await
+}
+
+fn ok(a: &Answer, interface: &str) -> Value {
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert_shape(interface, &a.body);
+    a.body.clone()
+}
+
+#[tokio::test]
+async fn a_card_payment_through_v1_is_stripe_shaped_and_the_same_payment_through_v2() {
+    let Some(app) = spawn_app().await else { return };
+    let customer = ok(
+        &post(
+            &app,
+            "/customers",
+            &[("email", "ada@example.com"), ("metadata[order]", "7")],
+        )
+        .await,
+        "Customer",
+    );
+    let cus = customer["id"].as_str().unwrap();
+    assert_eq!(customer["metadata"]["order"], "7");
+    // A test token attached is a new saved card.
+    let pm = ok(
+        &post(
+            &app,
+            "/payment_methods/pm_card_visa/attach",
+            &[("customer", cus)],
+        )
+        .await,
+        "PaymentMethod",
+    );
+    assert!(pm["id"].as_str().unwrap().starts_with("pm_"));
+    assert_ne!(pm["id"], "pm_card_visa");
+    assert_eq!(pm["card"]["last4"], "4242");
+    let pi = ok(
+        &post(
+            &app,
+            "/payment_intents",
+            &[
+                ("amount", "2000"),
+                ("currency", "usd"),
+                ("customer", cus),
+                ("payment_method", pm["id"].as_str().unwrap()),
+                ("confirm", "true"),
+                ("expand[]", "latest_charge"),
+            ],
+        )
+        .await,
+        "PaymentIntent",
+    );
+    let id = pi["id"].as_str().unwrap();
+    assert!(id.starts_with("pi_"));
+    assert_eq!(pi["status"], "succeeded");
+    assert_eq!(pi["amount_received"], 2000);
+    assert!(pi["client_secret"]
+        .as_str()
+        .unwrap()
+        .starts_with(&format!("{id}_secret_")));
+    let charge = &pi["latest_charge"];
+    assert_shape("Charge", charge);
+    let suffix = &id["pi_".len()..];
+    assert_eq!(charge["id"], format!("ch_{suffix}"));
+    assert_eq!(charge["paid"], true);
+    assert_eq!(charge["captured"], true);
+    assert_eq!(charge["payment_method_details"]["card"]["brand"], "visa");
+
+    // The same payment through /v2, by the same suffix.
+    let v2 = app
+        .get(&format!("/v2/payments/pay_{suffix}"), app.sk())
+        .await;
+    assert_eq!(v2.status, StatusCode::OK);
+    assert_eq!(v2.body["amount_captured"], 2000);
+    assert_eq!(v2.body["customer"], cus);
+
+    // A partial refund, seen on the charge.
+    let refund = ok(
+        &post(
+            &app,
+            "/refunds",
+            &[("payment_intent", id), ("amount", "500")],
+        )
+        .await,
+        "Refund",
+    );
+    assert_eq!(refund["charge"], format!("ch_{suffix}"));
+    assert_eq!(refund["payment_intent"], id);
+    let charge = ok(
+        &get(&app, &format!("/charges/ch_{suffix}"), &[]).await,
+        "Charge",
+    );
+    assert_eq!(charge["amount_refunded"], 500);
+    assert_eq!(charge["refunded"], false);
+    let refunds = get(&app, "/refunds", &[("charge", &format!("ch_{suffix}"))]).await;
+    assert_eq!(refunds.body["data"].as_array().unwrap().len(), 1);
+    assert_eq!(refunds.body["url"], "/v1/refunds");
+    assert_shape("Refund", &refunds.body["data"][0]);
+}
+
+#[tokio::test]
+async fn a_decline_is_a_402_card_error_carrying_the_intent_awaiting_a_new_method() {
+    let Some(app) = spawn_app().await else { return };
+    let a = post(
+        &app,
+        "/payment_intents",
+        &[
+            ("amount", "1500"),
+            ("currency", "usd"),
+            ("payment_method", "pm_card_chargeDeclinedInsufficientFunds"),
+            ("confirm", "true"),
+        ],
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::PAYMENT_REQUIRED, "{}", a.body);
+    let e = &a.body["error"];
+    assert_shape("StripeRawError", e);
+    assert_eq!(e["type"], "card_error");
+    assert_eq!(e["code"], "card_declined");
+    assert_eq!(e["decline_code"], "insufficient_funds");
+    let intent = &e["payment_intent"];
+    assert_shape("PaymentIntent", intent);
+    assert_eq!(intent["status"], "requires_payment_method");
+    assert_eq!(
+        intent["last_payment_error"]["decline_code"],
+        "insufficient_funds"
+    );
+    assert_shape(
+        "PaymentIntent.LastPaymentError",
+        &intent["last_payment_error"],
+    );
+    let charge = ok(
+        &get(
+            &app,
+            &format!("/charges/{}", e["charge"].as_str().unwrap()),
+            &[],
+        )
+        .await,
+        "Charge",
+    );
+    assert_eq!(charge["status"], "failed");
+    assert_eq!(charge["outcome"]["type"], "issuer_declined");
+}
+
+#[tokio::test]
+async fn manual_capture_three_d_secure_and_cancel_follow_stripes_states() {
+    let Some(app) = spawn_app().await else { return };
+    let held = ok(
+        &post(
+            &app,
+            "/payment_intents",
+            &[
+                ("amount", "3000"),
+                ("currency", "eur"),
+                ("payment_method", "pm_card_visa"),
+                ("capture_method", "manual"),
+                ("confirm", "true"),
+            ],
+        )
+        .await,
+        "PaymentIntent",
+    );
+    assert_eq!(held["status"], "requires_capture");
+    assert_eq!(held["amount_capturable"], 3000);
+    let id = held["id"].as_str().unwrap();
+    let captured = ok(
+        &post(
+            &app,
+            &format!("/payment_intents/{id}/capture"),
+            &[("amount_to_capture", "1000")],
+        )
+        .await,
+        "PaymentIntent",
+    );
+    assert_eq!(captured["status"], "succeeded");
+    assert_eq!(captured["amount_received"], 1000);
+
+    let challenged = ok(
+        &post(
+            &app,
+            "/payment_intents",
+            &[
+                ("amount", "3000"),
+                ("currency", "usd"),
+                ("payment_method", "pm_card_authenticationRequired"),
+                ("return_url", "https://shop.example/back"),
+                ("confirm", "true"),
+            ],
+        )
+        .await,
+        "PaymentIntent",
+    );
+    assert_eq!(challenged["status"], "requires_action");
+    assert_eq!(challenged["next_action"]["type"], "redirect_to_url");
+    assert!(challenged["next_action"]["redirect_to_url"]["url"]
+        .as_str()
+        .unwrap()
+        .starts_with(&app.receipt_base));
+    let id = challenged["id"].as_str().unwrap();
+    let canceled = ok(
+        &post(
+            &app,
+            &format!("/payment_intents/{id}/cancel"),
+            &[("cancellation_reason", "abandoned")],
+        )
+        .await,
+        "PaymentIntent",
+    );
+    assert_eq!(canceled["status"], "canceled");
+    assert_eq!(canceled["cancellation_reason"], "abandoned");
+}
+
+#[tokio::test]
+async fn errors_are_stripes_shapes_and_statuses() {
+    let Some(app) = spawn_app().await else { return };
+    // A parameter Stripe has and Tender does not take: named.
+    let a = post(
+        &app,
+        "/customers",
+        &[("email", "a@b.co"), ("preferred_locales[0]", "fr")],
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST);
+    assert_eq!(a.body["error"]["type"], "invalid_request_error");
+    assert_eq!(a.body["error"]["code"], "parameter_unknown");
+    assert_eq!(a.body["error"]["param"], "preferred_locales");
+    assert_shape("StripeRawError", &a.body["error"]);
+    // Missing, malformed.
+    let a = post(
+        &app,
+        "/payment_intents",
+        &[("currency", "usd"), ("confirm", "true")],
+    )
+    .await;
+    assert_eq!(
+        (a.status, a.error_code(), a.error_param()),
+        (StatusCode::BAD_REQUEST, "parameter_missing", "amount")
+    );
+    let a = post(
+        &app,
+        "/payment_intents",
+        &[("amount", "12.5"), ("currency", "usd")],
+    )
+    .await;
+    assert_eq!(
+        (a.error_code(), a.error_param()),
+        ("parameter_invalid_integer", "amount")
+    );
+    // An object that does not exist: 404 in Stripe's words, in Stripe's ids.
+    let a = get(&app, "/payment_intents/pi_000000000000000000000000", &[]).await;
+    assert_eq!(a.status, StatusCode::NOT_FOUND);
+    assert_eq!(a.error_code(), "resource_missing");
+    assert!(
+        a.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("pi_000000000000000000000000"),
+        "{}",
+        a.body
+    );
+    // An operation Tender does not have: Stripe's 404, never a wrong answer.
+    let a = post(&app, "/coupons", &[("percent_off", "10")]).await;
+    assert_eq!(a.status, StatusCode::NOT_FOUND);
+    assert!(a.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("Unrecognized request URL (POST: /v1/coupons)"));
+    // No key, a bad key, a publishable key where Stripe wants a secret one: 401.
+    let a = v1(&app, Method::GET, "/customers", "sk_test_nope", &[], &[]).await;
+    assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+    let resp = app
+        .client
+        .get(format!("{}/v1/customers", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    let a = v1(&app, Method::GET, "/customers", app.pk(), &[], &[]).await;
+    assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(a.error_type(), "invalid_request_error");
+    // JSON is /v2's wire, not /v1's.
+    let resp = app
+        .client
+        .post(format!("{}/v1/customers", app.base))
+        .basic_auth(app.sk(), Some(""))
+        .json(&serde_json::json!({"email": "a@b.co"}))
+        .send()
+        .await
+        .unwrap();
+    let a = answer(resp).await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST);
+    assert!(a.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("form-encoded"));
+    // An expansion Tender cannot make, before anything runs.
+    let a = post(
+        &app,
+        "/customers",
+        &[("email", "x@y.co"), ("expand[]", "default_source")],
+    )
+    .await;
+    assert_eq!(
+        (a.status, a.error_param()),
+        (StatusCode::BAD_REQUEST, "expand[0]")
+    );
+    let list = get(&app, "/customers", &[("email", "x@y.co")]).await;
+    assert_eq!(
+        list.body["data"].as_array().unwrap().len(),
+        0,
+        "the refused create made nothing"
+    );
+}
+
+#[tokio::test]
+async fn a_publishable_key_tokenises_a_card_and_nothing_else() {
+    let Some(app) = spawn_app().await else { return };
+    let a = v1(
+        &app,
+        Method::POST,
+        "/payment_methods",
+        app.pk(),
+        &[
+            ("type", "card"),
+            ("card[number]", "4242424242424242"),
+            ("card[exp_month]", "12"),
+            ("card[exp_year]", "2034"),
+            ("card[cvc]", "123"),
+        ],
+        &[],
+    )
+    .await;
+    let pm = ok(&a, "PaymentMethod");
+    assert_eq!(pm["card"]["last4"], "4242");
+    assert!(!crate::helpers::contains(&a.raw, "4242424242424242"));
+    let a = v1(
+        &app,
+        Method::GET,
+        &format!("/payment_methods/{}", pm["id"].as_str().unwrap()),
+        app.pk(),
+        &[],
+        &[],
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn an_idempotency_key_replays_the_same_bytes_and_refuses_other_parameters() {
+    let Some(app) = spawn_app().await else { return };
+    let params = [
+        ("amount", "1200"),
+        ("currency", "usd"),
+        ("payment_method", "pm_card_visa"),
+        ("confirm", "true"),
+    ];
+    let key = [("Idempotency-Key", "order-1")];
+    let first = v1(
+        &app,
+        Method::POST,
+        "/payment_intents",
+        app.sk(),
+        &params,
+        &key,
+    )
+    .await;
+    let again = v1(
+        &app,
+        Method::POST,
+        "/payment_intents",
+        app.sk(),
+        &params,
+        &key,
+    )
+    .await;
+    assert_eq!(first.status, StatusCode::OK);
+    assert_eq!(first.raw, again.raw);
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    let list = get(&app, "/payment_intents", &[]).await;
+    assert_eq!(
+        list.body["data"].as_array().unwrap().len(),
+        1,
+        "one payment"
+    );
+    let other = v1(
+        &app,
+        Method::POST,
+        "/payment_intents",
+        app.sk(),
+        &[
+            ("amount", "1300"),
+            ("currency", "usd"),
+            ("payment_method", "pm_card_visa"),
+            ("confirm", "true"),
+        ],
+        &key,
+    )
+    .await;
+    assert_eq!(other.status, StatusCode::BAD_REQUEST);
+    assert_eq!(other.error_type(), "idempotency_error");
+}
+
+#[tokio::test]
+async fn metadata_in_brackets_merges_and_an_empty_value_removes_a_key() {
+    let Some(app) = spawn_app().await else { return };
+    let c = ok(
+        &post(
+            &app,
+            "/customers",
+            &[("metadata[a]", "1"), ("metadata[b]", "2")],
+        )
+        .await,
+        "Customer",
+    );
+    let path = format!("/customers/{}", c["id"].as_str().unwrap());
+    let c = ok(
+        &post(
+            &app,
+            &path,
+            &[("metadata[a]", ""), ("metadata[c]", "3"), ("name", "Ada")],
+        )
+        .await,
+        "Customer",
+    );
+    assert_eq!(c["metadata"], serde_json::json!({"b": "2", "c": "3"}));
+    assert_eq!(c["name"], "Ada");
+    let gone = v1(&app, Method::DELETE, &path, app.sk(), &[], &[]).await;
+    assert_eq!(
+        gone.body,
+        serde_json::json!({"id": c["id"], "object": "customer", "deleted": true})
+    );
+    assert_shape("DeletedCustomer", &gone.body);
+}
+
+#[tokio::test]
+async fn lists_page_with_stripes_cursors_and_answer_with_the_version_asked() {
+    let Some(app) = spawn_app().await else { return };
+    for amount in ["1000", "1100", "1200"] {
+        post(
+            &app,
+            "/payment_intents",
+            &[
+                ("amount", amount),
+                ("currency", "usd"),
+                ("payment_method", "pm_card_visa"),
+                ("confirm", "true"),
+            ],
+        )
+        .await;
+    }
+    let first = get(&app, "/payment_intents", &[("limit", "2")]).await;
+    assert_eq!(first.body["has_more"], true);
+    assert_eq!(first.body["url"], "/v1/payment_intents");
+    let data = first.body["data"].as_array().unwrap();
+    assert_eq!(data.len(), 2);
+    assert_eq!(data[0]["amount"], 1200, "newest first");
+    let last = data[1]["id"].as_str().unwrap();
+    let rest = get(
+        &app,
+        "/payment_intents",
+        &[("limit", "2"), ("starting_after", last)],
+    )
+    .await;
+    assert_eq!(rest.body["has_more"], false);
+    assert_eq!(rest.body["data"][0]["amount"], 1000);
+    let charges = get(
+        &app,
+        "/charges",
+        &[("limit", "3"), ("expand[]", "data.payment_intent")],
+    )
+    .await;
+    assert_shape("PaymentIntent", &charges.body["data"][0]["payment_intent"]);
+    let a = v1(
+        &app,
+        Method::GET,
+        "/payment_intents",
+        app.sk(),
+        &[("limit", "1")],
+        &[("Stripe-Version", "2024-06-20")],
+    )
+    .await;
+    assert_eq!(a.header("stripe-version"), Some("2024-06-20"));
+    assert!(a.header("request-id").unwrap().starts_with("req_"));
+    let a = get(&app, "/payment_intents", &[("limit", "1")]).await;
+    assert_eq!(
+        a.header("stripe-version"),
+        Some(tender_core::stripe::API_VERSION)
+    );
+}
