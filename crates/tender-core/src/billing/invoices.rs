@@ -72,6 +72,7 @@ fn try_command(invoice: &Invoice, card: String) -> CoreResult<CreatePayment> {
         save_payment_method: false,
         return_url: None,
         invoice: Some(invoice.id.clone()),
+        confirming: None,
     })
 }
 

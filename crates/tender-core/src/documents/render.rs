@@ -58,7 +58,8 @@ pub struct PaymentView<'a> {
     pub currency: Currency,
     pub status: PaymentStatus,
     pub capture_method: CaptureMethod,
-    pub payment_method: &'a PaymentMethodSnapshot,
+    /// `null` while a payment created without one awaits it (`requires_payment_method`).
+    pub payment_method: Option<&'a PaymentMethodSnapshot>,
     pub customer: &'a Option<String>,
     pub description: &'a Option<String>,
     pub metadata: &'a Metadata,
@@ -102,7 +103,7 @@ impl Renderer {
             currency: p.currency,
             status: p.status,
             capture_method: p.capture_method,
-            payment_method: &p.payment_method,
+            payment_method: Some(&p.payment_method).filter(|pm| !pm.id.is_empty()),
             customer: &p.customer,
             description: &p.description,
             metadata: &p.metadata,
@@ -231,6 +232,8 @@ mod tests {
             balance_transaction: None,
             disputed: false,
             invoice: None,
+            save_payment_method: false,
+            stored_version: None,
             livemode: false,
             created: 1_795_448_336,
         }

@@ -67,6 +67,18 @@ pub struct CreatePayment {
     pub return_url: Option<String>,
     /// The invoice this payment pays (set by billing, never by the API's caller).
     pub invoice: Option<String>,
+    /// The earlier-created payment this one confirms (set by
+    /// [`crate::payments::intents`], never by the API's caller): its id, time and row.
+    pub confirming: Option<Confirming>,
+}
+
+/// A payment created earlier and confirmed now: the attempt keeps its id and creation time
+/// and replaces its row at `version`.
+#[derive(Debug, Clone)]
+pub struct Confirming {
+    pub id: String,
+    pub created: i64,
+    pub version: i64,
 }
 
 impl TryFrom<CreatePaymentFields> for CreatePayment {
@@ -94,12 +106,13 @@ impl TryFrom<CreatePaymentFields> for CreatePayment {
             save_payment_method: f.save_payment_method,
             return_url: f.return_url,
             invoice: None,
+            confirming: None,
         })
     }
 }
 
 /// What decides what happens to a payment besides its method.
-struct ChargeOptions {
+pub(crate) struct ChargeOptions {
     capture: bool,
     /// `save_payment_method`.
     save: bool,
@@ -198,7 +211,7 @@ impl Payments<'_> {
 
     /// The payment `cmd` asks for, before its method is known (`succeeded` until authorised),
     /// the method, and the options that decide what happens to it.
-    fn new_payment(
+    pub(crate) fn new_payment(
         &self,
         ctx: &RequestContext,
         cmd: CreatePayment,
@@ -209,8 +222,12 @@ impl Payments<'_> {
             customer: cmd.customer.map(String::from),
             return_url: cmd.return_url,
         };
+        let (id, created, stored_version) = match cmd.confirming {
+            Some(c) => (c.id, c.created, Some(c.version)),
+            None => (ids::generate(IdKind::Payment), self.now(), None),
+        };
         let payment = Payment {
-            id: ids::generate(IdKind::Payment),
+            id,
             amount: cmd.amount.get(),
             amount_captured: 0,
             amount_refunded: 0,
@@ -240,12 +257,15 @@ impl Payments<'_> {
             canceled_at: None,
             cancellation_reason: None,
             livemode: ctx.scope().livemode(),
-            created: self.now(),
+            created,
             connector: None,
             connector_reference: None,
             balance_transaction: None,
             disputed: false,
             invoice: cmd.invoice,
+            // Kept so that a declined try confirmed again still saves the card.
+            save_payment_method: options.save,
+            stored_version,
         };
         (payment, cmd.payment_method, options)
     }

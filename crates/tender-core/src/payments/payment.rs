@@ -33,6 +33,11 @@ pub const AUTHENTICATION_TIMEOUT_SECS: i64 = 3600;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PaymentStatus {
+    /// Created without a payment method (or after a decline, shown so through `/v1`):
+    /// waiting for one to be confirmed with.
+    RequiresPaymentMethod,
+    /// Created with a payment method, not yet confirmed.
+    RequiresConfirmation,
     RequiresAction,
     RequiresCapture,
     Processing,
@@ -42,7 +47,9 @@ pub enum PaymentStatus {
 }
 
 impl PaymentStatus {
-    pub const ALL: [PaymentStatus; 6] = [
+    pub const ALL: [PaymentStatus; 8] = [
+        PaymentStatus::RequiresPaymentMethod,
+        PaymentStatus::RequiresConfirmation,
         PaymentStatus::RequiresAction,
         PaymentStatus::RequiresCapture,
         PaymentStatus::Processing,
@@ -53,6 +60,8 @@ impl PaymentStatus {
 
     pub fn as_str(self) -> &'static str {
         match self {
+            PaymentStatus::RequiresPaymentMethod => "requires_payment_method",
+            PaymentStatus::RequiresConfirmation => "requires_confirmation",
             PaymentStatus::RequiresAction => "requires_action",
             PaymentStatus::RequiresCapture => "requires_capture",
             PaymentStatus::Processing => "processing",
@@ -113,6 +122,10 @@ pub fn transition(from: PaymentStatus, t: Transition) -> Result<PaymentStatus, C
             },
         ) => Some(RequiresCapture),
         (RequiresAction | RequiresCapture, Transition::Cancel) => Some(Canceled),
+        // Nothing was authorised: an intent never confirmed, or one whose last try was declined.
+        (RequiresPaymentMethod | RequiresConfirmation | Failed, Transition::Cancel) => {
+            Some(Canceled)
+        }
         (RequiresCapture, Transition::Capture) => Some(Succeeded),
         (Processing, Transition::Settle { success }) => {
             Some(if success { Succeeded } else { Failed })
@@ -287,6 +300,27 @@ pub struct Payment {
     /// The invoice (`in_…`) it tried to pay, for a subscription's payment (CONTRACT §10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invoice: Option<String>,
+    /// Created through `/v1` to be confirmed later with `setup_future_usage`: the card it is
+    /// confirmed with is saved to its customer then.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub save_payment_method: bool,
+    /// Not stored: the version of the row this payment replaces when it is the confirmation of
+    /// one created earlier ([`crate::payments::intents`]); `None` for a new payment. Where a
+    /// new payment is inserted, a confirmed one updates its row at this version.
+    #[serde(skip)]
+    pub stored_version: Option<i64>,
+}
+
+impl Payment {
+    /// Whether it waits to be confirmed (no try made yet, or the last one declined).
+    pub fn awaits_confirmation(&self) -> bool {
+        matches!(
+            self.status,
+            PaymentStatus::RequiresPaymentMethod
+                | PaymentStatus::RequiresConfirmation
+                | PaymentStatus::Failed
+        )
+    }
 }
 
 impl crate::documents::document::Document for Payment {
@@ -426,7 +460,11 @@ mod tests {
             Transition::Settle { success: true },
         ];
         for from in [Succeeded, Failed, Canceled] {
-            for tr in all {
+            // A declined payment may still be canceled (a PaymentIntent given up on).
+            for tr in all
+                .into_iter()
+                .filter(|t| from != Failed || *t != Transition::Cancel)
+            {
                 match transition(from, tr) {
                     Err(CoreError::UnexpectedState { message }) => {
                         assert!(message.contains(from.as_str()), "{message}");

@@ -134,7 +134,10 @@ impl Payments<'_> {
         // a replay); the event carries the same stored form.
         let stored = to_body(&payment)?;
         let object = to_value(&payment)?;
-        ops.insert_stored(&payment, stored.clone());
+        match payment.stored_version {
+            None => ops.insert_stored(&payment, stored.clone()),
+            Some(version) => ops.update_stored(&payment, version, stored.clone()),
+        };
         let event_type = match payment.status {
             PaymentStatus::Succeeded => Some("payment.succeeded"),
             PaymentStatus::Failed => Some("payment.failed"),

@@ -192,7 +192,10 @@ impl Payments<'_> {
         loop {
             attempts += 1;
             let mut ops = sync.clone();
-            ops.insert(payment)?;
+            match payment.stored_version {
+                None => ops.insert(payment)?,
+                Some(version) => ops.update(payment, version)?,
+            };
             for (collection, id, version) in &preconditions {
                 ops.check(*collection, id, *version);
             }
@@ -231,7 +234,8 @@ impl Payments<'_> {
         declined_ops: &Batch,
     ) -> CoreResult<Asked> {
         let is_card = matches!(req.source, Source::Card(_));
-        let mut version = 1;
+        // The row as `record_processing` left it.
+        let mut version = payment.stored_version.map_or(1, |v| v + 1);
         let mut outcome = None;
         let mut kind = route[0].object.kind;
         for routed in route.iter().filter(|r| !is_card || r.takes_cards) {

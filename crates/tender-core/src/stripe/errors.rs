@@ -21,11 +21,16 @@ use serde_json::{json, Map, Value};
 
 use super::ids;
 
-/// Stripe's message for a path it does not serve.
-pub fn unrecognized_url(method: &str, path: &str) -> Value {
+/// Stripe's answer to a path it does not serve; `twin` is Tender's own operation of that name
+/// (`GET /v2/payments` for `GET /v1/payments`), if it has one.
+pub fn unrecognized_url(method: &str, path: &str, twin: Option<&str>) -> Value {
+    let hint = match twin {
+        Some(twin) => format!(" Tender's own API has it: {method} {twin}."),
+        None => String::new(),
+    };
     json!({"error": {
         "type": "invalid_request_error",
-        "message": format!("Unrecognized request URL ({method}: {path}). Tender's Stripe-compatible API serves the operations docs/stripe-compatibility.md lists."),
+        "message": format!("Unrecognized request URL ({method}: {path}). Tender's Stripe-compatible API serves the operations docs/stripe-compatibility.md lists.{hint}"),
     }})
 }
 

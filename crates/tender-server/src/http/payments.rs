@@ -150,6 +150,14 @@ pub(crate) async fn create_payment(
     cmd: CreatePayment,
 ) -> ApiResult {
     let result = state.services.payments().create_payment(&ctx, cmd).await;
+    answer_created(&state, result)
+}
+
+/// The answer to a payment's try (a create, a confirmation), counted in the metrics.
+pub(crate) fn answer_created(
+    state: &AppState,
+    result: Result<tender_core::payments::payment::Payment, CoreError>,
+) -> ApiResult {
     match &result {
         Ok(p) => state.metrics.payment_created(p.status.as_str()),
         Err(tender_core::error::CoreError::Card {

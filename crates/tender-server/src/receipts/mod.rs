@@ -139,6 +139,7 @@ fn status_words(p: &Payment) -> &'static str {
         S::Processing => "Processing",
         S::RequiresCapture => "Authorised, not yet charged",
         S::RequiresAction => "Waiting for your confirmation",
+        S::RequiresPaymentMethod | S::RequiresConfirmation => "Not yet paid",
     }
 }
 

@@ -94,7 +94,11 @@ pub async fn show(
         let mut list = v2.clone();
         let items = v2["data"].as_array().cloned().unwrap_or_default();
         let mut shown = Vec::with_capacity(items.len());
-        for item in &items {
+        // A payment not tried yet has no charge.
+        for item in items
+            .iter()
+            .filter(|i| shape != Shape::Charge || has_charge(i))
+        {
             match one(state, scope, shape, item, expand).await {
                 Ok(v) => shown.push(v),
                 Err(e) => return core_error(state, scope, &e).await,
@@ -111,6 +115,14 @@ pub async fn show(
     json_response(status, serde_json::to_vec(&shown).unwrap_or_default())
 }
 
+/// Whether the payment `v2` was tried (a PaymentIntent not confirmed yet has no charge).
+fn has_charge(v2: &Value) -> bool {
+    !matches!(
+        v2.get("status").and_then(Value::as_str),
+        Some("requires_payment_method" | "requires_confirmation")
+    )
+}
+
 /// One object, shown and expanded.
 async fn one(
     state: &AppState,
@@ -120,6 +132,13 @@ async fn one(
     expand: &[String],
 ) -> Result<Value, CoreError> {
     let shapes = state.services.stripe_shapes();
+    if shape == Shape::Charge && !has_charge(v2) {
+        let id = v2.get("id").and_then(Value::as_str).unwrap_or_default();
+        return Err(CoreError::NotFound {
+            kind: "charge",
+            id: ids::charge(id),
+        });
+    }
     let mut shown = shapes.show(shape, v2);
     for field in expand {
         let Some(source) = expandable(shape, field) else {

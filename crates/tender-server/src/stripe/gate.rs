@@ -20,9 +20,9 @@ use tender_core::auth::{KeyKind, Principal, Scope};
 use tender_core::documents::idempotency::{Begun, Settled};
 use tender_core::error::CoreError;
 use tender_core::services::RequestContext;
-use tender_core::stripe::{errors, API_VERSION};
+use tender_core::stripe::API_VERSION;
 
-use super::answer::{self, check_expand, keep_headers, stripe_json};
+use super::answer::{self, check_expand, keep_headers};
 use super::form;
 use super::routes::{self, Caller, StripeRoute};
 use crate::http::error::{json_response, ApiError, HttpFailure};
@@ -54,10 +54,7 @@ pub async fn stripe_gate(State(state): State<AppState>, req: Request, next: Next
     let method = req.method().clone();
     let mut resp = match routes::resolve(method.as_str(), path.strip_prefix("/v1").unwrap_or(&path))
     {
-        None => stripe_json(
-            StatusCode::NOT_FOUND,
-            &errors::unrecognized_url(method.as_str(), &path),
-        ),
+        None => super::not_served(method.as_str(), &path),
         Some((route, _)) => {
             let mut admitted = Admitted {
                 route,

@@ -56,8 +56,18 @@ pub fn router(state: AppState) -> Router {
 
 /// Stripe's 404 for a path `/v1` does not serve (the gate answers most of these first).
 async fn unrecognized(method: Method, OriginalUri(uri): OriginalUri) -> Response {
+    not_served(method.as_str(), uri.path())
+}
+
+/// Stripe's 404 for `method path`, naming Tender's own operation of that name if there is one
+/// (`GET /v1/payments` is `GET /v2/payments`).
+pub fn not_served(method: &str, path: &str) -> Response {
+    let twin = path
+        .strip_prefix("/v1")
+        .map(|rest| format!("/v2{rest}"))
+        .filter(|v2| crate::http::routes::resolve(method, v2).is_some());
     answer::stripe_json(
         StatusCode::NOT_FOUND,
-        &tender_core::stripe::errors::unrecognized_url(method.as_str(), uri.path()),
+        &tender_core::stripe::errors::unrecognized_url(method, path, twin.as_deref()),
     )
 }

@@ -1,14 +1,17 @@
 //! `/v1/payment_intents` (and the charge of each, `/v1/charges/{id}`): Stripe's parameters
 //! read into `/v2`'s payment commands. A PaymentIntent is Tender's payment `pay_X` as `pi_X`.
 //!
-//! Creating one confirms it (`confirm=true` is required): Tender's payments are confirmed
-//! when they are created. `capture_method=manual` is `capture: false`;
+//! Created with `confirm=true` it is `/v2`'s create; without, it waits
+//! (`requires_payment_method`, or `requires_confirmation` with a payment method; card details
+//! given then are first saved as a one-time payment method) until `confirm`
+//! (`tender_core::payments::intents`). `capture_method=manual` is `capture: false`;
 //! `setup_future_usage` saves the card to the customer; a test token (`pm_card_visa`,
 //! `payment_method_data[card][token]=tok_visa`) stands for its test card.
 
 use tender_core::error::CoreError;
 use tender_core::ids::{CustomerId, PaymentId, PaymentMethodId};
 use tender_core::payments::create::{CreatePayment, CreatePaymentFields, PaymentMethodInput};
+use tender_core::payments::intents::{ConfirmIntent, CreateIntent};
 use tender_core::payments::lifecycle::UpdatePayment;
 use tender_core::payments::payment::CancellationReason;
 use tender_core::services::RequestContext;
@@ -20,7 +23,7 @@ use super::test_tokens;
 use crate::http::operation::{Input, ListRequest};
 use crate::http::params::Params;
 use crate::http::payments::parse_currency;
-use crate::http::ApiResult;
+use crate::http::{ok, ApiResult};
 use crate::state::AppState;
 
 /// `POST /v1/payment_intents`.
@@ -39,6 +42,15 @@ pub const CREATE: &[&str] = &[
     "return_url",
     "description",
     "metadata",
+];
+/// `POST /v1/payment_intents/{id}/confirm`.
+pub const CONFIRM: &[&str] = &[
+    "payment_method",
+    "payment_method_data",
+    "payment_method_types",
+    "return_url",
+    "setup_future_usage",
+    "off_session",
 ];
 /// `POST /v1/payment_intents/{id}`.
 pub const UPDATE: &[&str] = &["description", "metadata", "customer"];
@@ -60,12 +72,13 @@ pub enum MethodGiven {
 /// `POST /v1/payment_intents`, parsed: the fields of `/v2`'s create but the payment method,
 /// which may need the mode to resolve (a test token).
 #[derive(Debug)]
-pub struct CreateIntent {
-    method: MethodGiven,
+pub struct NewIntent {
+    method: Option<MethodGiven>,
     fields: CreatePaymentFields,
+    confirm: bool,
 }
 
-fn parse_method(p: &mut Params) -> Result<MethodGiven, CoreError> {
+fn parse_method(p: &mut Params) -> Result<Option<MethodGiven>, CoreError> {
     if let Some(id) = p.string("payment_method")? {
         if p.has("payment_method_data") {
             return Err(CoreError::invalid(
@@ -75,12 +88,13 @@ fn parse_method(p: &mut Params) -> Result<MethodGiven, CoreError> {
             ));
         }
         if test_tokens::is_token(&id) {
-            return Ok(MethodGiven::TestToken(id));
+            return Ok(Some(MethodGiven::TestToken(id)));
         }
-        return Ok(MethodGiven::Saved(referenced(id, "payment_method")?));
+        return Ok(Some(MethodGiven::Saved(referenced(id, "payment_method")?)));
     }
-    let data = p.object("payment_method_data", &["type", "card"])?;
-    let mut data = p.required("payment_method", data)?;
+    let Some(mut data) = p.object("payment_method_data", &["type", "card"])? else {
+        return Ok(None);
+    };
     let kind = data.string("type")?;
     if data.required("type", kind)? != "card" {
         return Err(CoreError::invalid(
@@ -89,7 +103,7 @@ fn parse_method(p: &mut Params) -> Result<MethodGiven, CoreError> {
             "Tender takes cards: payment_method_data[type] must be card.",
         ));
     }
-    parse_card_given(&mut data).map(MethodGiven::Card)
+    parse_card_given(&mut data).map(|c| Some(MethodGiven::Card(c)))
 }
 
 /// `payment_method_types[]` (each `card`) and `automatic_payment_methods[enabled]`: read and
@@ -113,18 +127,12 @@ fn parse_method_types(p: &mut Params) -> Result<(), CoreError> {
     Ok(())
 }
 
-pub fn parse_create(mut i: Input) -> Result<CreateIntent, CoreError> {
+pub fn parse_create(mut i: Input) -> Result<NewIntent, CoreError> {
     let mut p = form(&mut i, CREATE)?;
     let amount = p.integer("amount")?;
     let amount = p.required("amount", amount)?;
     let currency = parse_currency(&mut p)?;
-    if p.boolean("confirm")? != Some(true) {
-        return Err(CoreError::invalid(
-            "confirm",
-            "parameter_invalid",
-            "Tender confirms a PaymentIntent when it is created: pass confirm=true with its payment_method.",
-        ));
-    }
+    let confirm = p.boolean("confirm")?.unwrap_or(false);
     let method = parse_method(&mut p)?;
     parse_method_types(&mut p)?;
     let capture = match p.string("capture_method")?.as_deref() {
@@ -168,24 +176,160 @@ pub fn parse_create(mut i: Input) -> Result<CreateIntent, CoreError> {
         save_payment_method: save,
         return_url: p.string("return_url")?,
     };
-    Ok(CreateIntent { method, fields })
+    if confirm && method.is_none() {
+        return Err(CoreError::invalid(
+            "payment_method",
+            "parameter_missing",
+            "A PaymentIntent confirmed when it is created needs a payment_method (or payment_method_data).",
+        ));
+    }
+    Ok(NewIntent {
+        method,
+        fields,
+        confirm,
+    })
 }
 
-pub(crate) async fn create(state: AppState, ctx: RequestContext, cmd: CreateIntent) -> ApiResult {
-    let payment_method = match cmd.method {
-        MethodGiven::Saved(id) => PaymentMethodInput::Saved(id),
-        MethodGiven::TestToken(name) => {
-            PaymentMethodInput::Card(test_card(&ctx, &name, "payment_method")?)
-        }
-        MethodGiven::Card(card) => {
-            PaymentMethodInput::Card(card.card(&ctx, "payment_method_data[card][token]")?)
+/// `setup_future_usage` (save the card for later payments) and `off_session` (read; Tender
+/// asks the customer nothing either way).
+fn parse_future_usage(p: &mut Params) -> Result<bool, CoreError> {
+    let save = match p.string("setup_future_usage")?.as_deref() {
+        None => false,
+        Some("off_session" | "on_session") => true,
+        Some(_) => {
+            return Err(CoreError::invalid(
+                "setup_future_usage",
+                "parameter_invalid",
+                "setup_future_usage must be off_session or on_session.",
+            ))
         }
     };
-    let create = CreatePayment::try_from(CreatePaymentFields {
-        payment_method,
-        ..cmd.fields
-    })?;
-    crate::http::payments::create_payment(state, ctx, create).await
+    if !matches!(p.peek("off_session"), Some(serde_json::Value::String(s)) if s == "one_off" || s == "recurring")
+    {
+        p.boolean("off_session")?;
+    }
+    Ok(save)
+}
+
+/// The method given, resolved: a test token as its card (test mode only).
+fn resolve_method(
+    ctx: &RequestContext,
+    method: MethodGiven,
+) -> Result<PaymentMethodInput, CoreError> {
+    Ok(match method {
+        MethodGiven::Saved(id) => PaymentMethodInput::Saved(id),
+        MethodGiven::TestToken(name) => {
+            PaymentMethodInput::Card(test_card(ctx, &name, "payment_method")?)
+        }
+        MethodGiven::Card(card) => {
+            PaymentMethodInput::Card(card.card(ctx, "payment_method_data[card][token]")?)
+        }
+    })
+}
+
+/// A card given to an intent that is not confirmed yet, saved as a one-time payment method
+/// (outside the request's idempotency key, which the intent's own write completes).
+async fn one_time(
+    state: &AppState,
+    ctx: &RequestContext,
+    method: PaymentMethodInput,
+) -> Result<PaymentMethodId, CoreError> {
+    match method {
+        PaymentMethodInput::Saved(id) => Ok(id),
+        PaymentMethodInput::Card(card) => {
+            let mut saving = ctx.clone();
+            saving.idempotency = None;
+            let pm = state
+                .services
+                .payment_methods()
+                .create_payment_method(&saving, card, Vec::new())
+                .await?;
+            PaymentMethodId::found(pm.id)
+        }
+        _ => Err(CoreError::invalid(
+            "payment_method",
+            "parameter_invalid",
+            "Only cards can be given to a PaymentIntent.",
+        )),
+    }
+}
+
+pub(crate) async fn create(state: AppState, ctx: RequestContext, cmd: NewIntent) -> ApiResult {
+    let method = cmd.method.map(|m| resolve_method(&ctx, m)).transpose()?;
+    if cmd.confirm {
+        let payment_method = method.unwrap_or_else(|| unreachable!("checked by the parser"));
+        let create = CreatePayment::try_from(CreatePaymentFields {
+            payment_method,
+            ..cmd.fields
+        })?;
+        return crate::http::payments::create_payment(state, ctx, create).await;
+    }
+    let payment = CreatePayment::try_from(cmd.fields)?;
+    let payment_method = match method {
+        Some(m) => Some(one_time(&state, &ctx, m).await?),
+        None => None,
+    };
+    let intent = state
+        .services
+        .payments()
+        .create_intent(
+            &ctx,
+            CreateIntent {
+                payment,
+                payment_method,
+            },
+        )
+        .await?;
+    ok(&state.services.renderer().payment(&intent))
+}
+
+/// `POST /v1/payment_intents/{id}/confirm`, parsed.
+#[derive(Debug)]
+pub struct Confirm {
+    method: Option<MethodGiven>,
+    return_url: Option<String>,
+    save: bool,
+}
+
+pub fn parse_confirm(mut i: Input) -> Result<(PaymentId, Confirm), CoreError> {
+    let id = path_id(&i)?;
+    let mut p = form(&mut i, CONFIRM)?;
+    let method = parse_method(&mut p)?;
+    parse_method_types(&mut p)?;
+    let save = parse_future_usage(&mut p)?;
+    Ok((
+        id,
+        Confirm {
+            method,
+            return_url: p.string("return_url")?,
+            save,
+        },
+    ))
+}
+
+pub(crate) async fn confirm(
+    state: AppState,
+    ctx: RequestContext,
+    (id, cmd): (PaymentId, Confirm),
+) -> ApiResult {
+    let payment_method = cmd.method.map(|m| resolve_method(&ctx, m)).transpose()?;
+    if let Some(url) = &cmd.return_url {
+        tender_core::validate::check_return_url(url)?;
+    }
+    let result = state
+        .services
+        .payments()
+        .confirm_payment(
+            &ctx,
+            &id,
+            ConfirmIntent {
+                payment_method,
+                return_url: cmd.return_url,
+                save_payment_method: cmd.save,
+            },
+        )
+        .await;
+    crate::http::payments::answer_created(&state, result)
 }
 
 /// A retrieve: the id (`pi_X`, or `ch_X` for a charge), and no parameters.

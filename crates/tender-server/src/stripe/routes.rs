@@ -91,6 +91,7 @@ pub const ROUTES: &[StripeRoute] = &[
     op!(GET "/payment_intents" [payment_intents::LIST] -> List(PaymentIntent), payment_intents::parse_list => crate::http::operation::list::<tender_core::ids::kind::Payment>),
     op!(GET "/payment_intents/{id}" [NONE] -> One(PaymentIntent), payment_intents::parse_id => crate::http::operation::retrieve),
     op!(POST "/payment_intents/{id}" [payment_intents::UPDATE] -> One(PaymentIntent), payment_intents::parse_update => crate::http::payments::update_payment),
+    op!(POST "/payment_intents/{id}/confirm" [payment_intents::CONFIRM] -> One(PaymentIntent), payment_intents::parse_confirm => payment_intents::confirm),
     op!(POST "/payment_intents/{id}/capture" [payment_intents::CAPTURE] -> One(PaymentIntent), payment_intents::parse_capture => crate::http::payments::capture_payment),
     op!(POST "/payment_intents/{id}/cancel" [payment_intents::CANCEL] -> One(PaymentIntent), payment_intents::parse_cancel => crate::http::payments::cancel_payment),
     op!(GET "/charges" [charges::LIST] -> List(Charge), charges::parse_list => charges::list),

@@ -123,7 +123,7 @@ async fn an_unknown_path_under_v2_is_a_json_404_resource_missing() {
 async fn another_api_version_path_is_a_json_404_resource_missing() {
     let Some(app) = spawn_app().await else { return };
     // (`/` itself leads a browser to the dashboard: tests/dashboard.rs.)
-    for path in ["/v1/payments", "/v1/customers", "/v3"] {
+    for path in ["/v3", "/v3/payments"] {
         let a = app.get(path, app.sk()).await;
         assert_error(
             &a,
@@ -132,33 +132,27 @@ async fn another_api_version_path_is_a_json_404_resource_missing() {
             "resource_missing",
         );
     }
-    let post = app
-        .post(
-            "/v1/payments",
-            app.sk(),
-            payment_body("4242424242424242", 1000),
-        )
-        .await;
-    assert_eq!(post.status, StatusCode::NOT_FOUND);
-    assert_eq!(post.error_code(), "resource_missing");
-    // The hint names a /v2 route only where one exists (a Stripe path like /v1/charges has
-    // none: no second 404 to follow).
-    let hinted = app.get("/v1/customers", app.sk()).await;
-    assert!(hinted.body["error"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("try GET /v2/customers"));
-    let unhinted = app.get("/v1/charges", app.sk()).await;
+    // `/v1` is Stripe's API (tests/api/stripe.rs): a path Stripe does not have is Stripe's
+    // 404, which names Tender's own operation of that name where there is one, and only then.
+    let hinted = app.get("/v1/payments", app.sk()).await;
+    assert_eq!(hinted.status, StatusCode::NOT_FOUND);
+    assert_eq!(hinted.error_type(), "invalid_request_error");
+    let message = hinted.body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Unrecognized request URL (GET: /v1/payments)"),
+        "{message}"
+    );
+    assert!(message.contains("GET /v2/payments"), "{message}");
+    let unhinted = app.get("/v1/coupons", app.sk()).await;
     let message = unhinted.body["error"]["message"].as_str().unwrap();
-    assert!(!message.contains("/v2/charges"), "{message}");
-    assert!(message.contains("no such operation"), "{message}");
+    assert!(!message.contains("/v2"), "{message}");
 }
 
 #[tokio::test]
 async fn an_unknown_path_is_a_json_404_even_without_a_key() {
     let Some(app) = spawn_app().await else { return };
     let a = app
-        .request(Method::GET, "/v1/payments", None, None, &[])
+        .request(Method::GET, "/v3/payments", None, None, &[])
         .await;
     assert_error(
         &a,
@@ -166,6 +160,12 @@ async fn an_unknown_path_is_a_json_404_even_without_a_key() {
         "invalid_request_error",
         "resource_missing",
     );
+    let a = app.request(Method::GET, "/v1/nope", None, None, &[]).await;
+    assert_eq!(a.status, StatusCode::NOT_FOUND);
+    assert!(a.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("Unrecognized request URL"));
 }
 
 #[tokio::test]
@@ -450,7 +450,7 @@ async fn every_error_carries_request_id_and_tender_version_matching_the_body() {
         app.get("/v2/payments", "sk_test_garbage").await,
         app.get("/v2/payments", app.pk()).await,
         app.get("/v2/nope", app.sk()).await,
-        app.get("/v1/payments", app.sk()).await,
+        app.get("/v3/payments", app.sk()).await,
         app.request(Method::PUT, "/v2/payments", Some(app.sk()), None, &[])
             .await,
         app.get(&format!("/v2/payments/pay_{}", "x".repeat(24)), app.sk())

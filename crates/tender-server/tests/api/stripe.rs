@@ -534,3 +534,149 @@ async fn lists_page_with_stripes_cursors_and_answer_with_the_version_asked() {
         Some(tender_core::stripe::API_VERSION)
     );
 }
+
+#[tokio::test]
+async fn an_intent_created_first_is_confirmed_later_and_a_declined_one_can_be_tried_again() {
+    let Some(app) = spawn_app().await else { return };
+    let cus = ok(
+        &post(&app, "/customers", &[("email", "later@example.com")]).await,
+        "Customer",
+    );
+    let cus = cus["id"].as_str().unwrap();
+    let pi = ok(
+        &post(
+            &app,
+            "/payment_intents",
+            &[
+                ("amount", "2500"),
+                ("currency", "usd"),
+                ("customer", cus),
+                ("setup_future_usage", "off_session"),
+            ],
+        )
+        .await,
+        "PaymentIntent",
+    );
+    assert_eq!(pi["status"], "requires_payment_method");
+    assert_eq!(pi["latest_charge"], Value::Null);
+    assert_eq!(pi["payment_method"], Value::Null);
+    let id = pi["id"].as_str().unwrap();
+    let suffix = &id["pi_".len()..];
+    // Not tried: no charge, and /v2 shows it waiting with no payment method.
+    let a = get(&app, &format!("/charges/ch_{suffix}"), &[]).await;
+    assert_eq!(a.status, StatusCode::NOT_FOUND);
+    let v2 = app
+        .get(&format!("/v2/payments/pay_{suffix}"), app.sk())
+        .await;
+    assert_eq!(v2.body["status"], "requires_payment_method");
+    assert_eq!(v2.body["payment_method"], Value::Null);
+
+    // Declined: 402, and the same intent waits for another method.
+    let a = post(
+        &app,
+        &format!("/payment_intents/{id}/confirm"),
+        &[("payment_method", "pm_card_chargeDeclined")],
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::PAYMENT_REQUIRED, "{}", a.body);
+    assert_eq!(
+        a.body["error"]["payment_intent"]["status"],
+        "requires_payment_method"
+    );
+    assert_eq!(a.body["error"]["payment_intent"]["id"], id);
+    let pi = ok(
+        &post(
+            &app,
+            &format!("/payment_intents/{id}/confirm"),
+            &[("payment_method", "pm_card_visa")],
+        )
+        .await,
+        "PaymentIntent",
+    );
+    assert_eq!(pi["id"], id);
+    assert_eq!(pi["status"], "succeeded");
+    assert_eq!(pi["latest_charge"], format!("ch_{suffix}"));
+    assert_eq!(pi["last_payment_error"], Value::Null);
+    // setup_future_usage saved the card it was paid with to the customer.
+    let saved = get(&app, &format!("/customers/{cus}/payment_methods"), &[]).await;
+    assert_eq!(
+        saved.body["data"].as_array().unwrap().len(),
+        1,
+        "{}",
+        saved.body
+    );
+    // Confirmed once: never again.
+    let a = post(
+        &app,
+        &format!("/payment_intents/{id}/confirm"),
+        &[("payment_method", "pm_card_visa")],
+    )
+    .await;
+    assert_eq!(
+        (a.status, a.error_code()),
+        (StatusCode::BAD_REQUEST, "payment_intent_unexpected_state")
+    );
+    let list = get(&app, "/payment_intents", &[]).await;
+    assert_eq!(
+        list.body["data"].as_array().unwrap().len(),
+        1,
+        "one payment for all three tries"
+    );
+}
+
+#[tokio::test]
+async fn an_intent_with_its_method_waits_for_confirmation_or_is_canceled() {
+    let Some(app) = spawn_app().await else { return };
+    let pi = ok(
+        &post(
+            &app,
+            "/payment_intents",
+            &[
+                ("amount", "900"),
+                ("currency", "gbp"),
+                ("payment_method_data[type]", "card"),
+                ("payment_method_data[card][number]", "4242424242424242"),
+                ("payment_method_data[card][exp_month]", "12"),
+                ("payment_method_data[card][exp_year]", "2034"),
+                ("payment_method_data[card][cvc]", "123"),
+                ("capture_method", "manual"),
+            ],
+        )
+        .await,
+        "PaymentIntent",
+    );
+    assert_eq!(pi["status"], "requires_confirmation");
+    assert!(pi["payment_method"].as_str().unwrap().starts_with("pm_"));
+    let id = pi["id"].as_str().unwrap();
+    let pi = ok(
+        &post(&app, &format!("/payment_intents/{id}/confirm"), &[]).await,
+        "PaymentIntent",
+    );
+    assert_eq!(pi["status"], "requires_capture");
+    assert_eq!(pi["amount_capturable"], 900);
+
+    let waiting = ok(
+        &post(
+            &app,
+            "/payment_intents",
+            &[("amount", "900"), ("currency", "gbp")],
+        )
+        .await,
+        "PaymentIntent",
+    );
+    let id = waiting["id"].as_str().unwrap();
+    let a = post(&app, &format!("/payment_intents/{id}/confirm"), &[]).await;
+    assert_eq!(
+        (a.status, a.error_code(), a.error_param()),
+        (
+            StatusCode::BAD_REQUEST,
+            "parameter_missing",
+            "payment_method"
+        )
+    );
+    let canceled = ok(
+        &post(&app, &format!("/payment_intents/{id}/cancel"), &[]).await,
+        "PaymentIntent",
+    );
+    assert_eq!(canceled["status"], "canceled");
+}
