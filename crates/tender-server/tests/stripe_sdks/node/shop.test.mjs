@@ -1,0 +1,82 @@
+// A shop's Stripe code, unchanged but for the address, against a real `tender serve`: the
+// official stripe-node (pinned: 23.1.0), run by tests/stripe_sdks.rs with TENDER_BASE and
+// TENDER_SK in the environment.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import Stripe from 'stripe';
+
+const base = new URL(process.env.TENDER_BASE);
+const stripe = new Stripe(process.env.TENDER_SK, {
+  host: base.hostname,
+  port: Number(base.port),
+  protocol: base.protocol.replace(':', ''),
+  maxNetworkRetries: 0,
+});
+
+test('the SDK is the pinned one', () => {
+  assert.equal(Stripe.PACKAGE_VERSION, '23.1.0');
+  assert.equal(Stripe.API_VERSION, '2026-10-28.endive');
+});
+
+test('a saved card pays, is refunded, and lists page by page', async () => {
+  const customer = await stripe.customers.create({ email: `node-${Date.now()}@example.com`, metadata: { plan: 'pro' } });
+  const pm = await stripe.paymentMethods.attach('pm_card_visa', { customer: customer.id });
+  assert.equal(pm.card.last4, '4242');
+  const intent = await stripe.paymentIntents.create({
+    amount: 2000,
+    currency: 'usd',
+    customer: customer.id,
+    payment_method: pm.id,
+    confirm: true,
+    expand: ['latest_charge'],
+  });
+  assert.equal(intent.status, 'succeeded');
+  assert.equal(intent.latest_charge.payment_method_details.card.brand, 'visa');
+  const refund = await stripe.refunds.create({ payment_intent: intent.id, amount: 700 });
+  assert.equal(refund.status, 'succeeded');
+  assert.equal((await stripe.charges.retrieve(intent.latest_charge.id)).amount_refunded, 700);
+  for (let i = 0; i < 4; i++) {
+    await stripe.paymentIntents.create({ amount: 1000 + i, currency: 'usd', customer: customer.id, payment_method: 'pm_card_visa', confirm: true });
+  }
+  const seen = [];
+  for await (const pi of stripe.paymentIntents.list({ customer: customer.id, limit: 2 })) {
+    seen.push(pi.id);
+  }
+  assert.equal(seen.length, 5);
+  assert.equal(new Set(seen).size, 5);
+});
+
+test('errors are the SDK\'s classes', async () => {
+  await assert.rejects(
+    stripe.paymentIntents.create({ amount: 1500, currency: 'usd', payment_method: 'pm_card_chargeDeclined', confirm: true }),
+    (err) => {
+      assert.ok(err instanceof Stripe.errors.StripeCardError);
+      assert.equal(err.code, 'card_declined');
+      assert.equal(err.decline_code, 'generic_decline');
+      assert.equal(err.payment_intent.status, 'requires_payment_method');
+      return true;
+    },
+  );
+  await assert.rejects(stripe.customers.create({ email: 'x@example.com', colour: 'red' }), (err) => {
+    assert.ok(err instanceof Stripe.errors.StripeInvalidRequestError);
+    assert.equal(err.code, 'parameter_unknown');
+    assert.equal(err.param, 'colour');
+    return true;
+  });
+  const wrong = new Stripe('sk_test_notakey', { host: base.hostname, port: Number(base.port), protocol: 'http', maxNetworkRetries: 0 });
+  await assert.rejects(wrong.customers.list(), Stripe.errors.StripeAuthenticationError);
+  const key = `node-${Date.now()}`;
+  await stripe.customers.create({ email: 'once@example.com' }, { idempotencyKey: key });
+  await assert.rejects(stripe.customers.create({ email: 'twice@example.com' }, { idempotencyKey: key }), Stripe.errors.StripeIdempotencyError);
+});
+
+test('manual capture and an intent confirmed later', async () => {
+  const held = await stripe.paymentIntents.create({ amount: 5000, currency: 'eur', payment_method: 'pm_card_visa', capture_method: 'manual', confirm: true });
+  assert.equal(held.status, 'requires_capture');
+  const captured = await stripe.paymentIntents.capture(held.id);
+  assert.equal(captured.amount_received, 5000);
+  const later = await stripe.paymentIntents.create({ amount: 800, currency: 'usd' });
+  assert.equal(later.status, 'requires_payment_method');
+  const done = await stripe.paymentIntents.confirm(later.id, { payment_method: 'pm_card_amex' });
+  assert.equal(done.status, 'succeeded');
+});

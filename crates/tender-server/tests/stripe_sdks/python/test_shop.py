@@ -1,0 +1,168 @@
+"""A shop's Stripe code, unchanged but for the base address, against a real `tender serve`.
+
+Run by tests/stripe_sdks.rs with the official stripe-python (pinned: 16.1.0) and the
+environment TENDER_BASE (the API's address), TENDER_SK (a test secret key). Written as a
+shop's server would call Stripe: the module-level API and the StripeClient both.
+"""
+
+import os
+import unittest
+import uuid
+
+import stripe
+
+BASE = os.environ["TENDER_BASE"]
+SK = os.environ["TENDER_SK"]
+
+stripe.api_key = SK
+stripe.api_base = BASE
+# Retries would hide a wrong status; the SDK's own idempotency keys are tested below.
+stripe.max_network_retries = 0
+
+
+class Pinned(unittest.TestCase):
+    def test_the_sdk_is_the_pinned_one(self):
+        self.assertEqual(stripe.VERSION, "16.1.0")
+        self.assertEqual(stripe.api_version, "2026-10-28.endive")
+
+
+class Payments(unittest.TestCase):
+    def test_a_saved_card_pays_and_is_refunded(self):
+        customer = stripe.Customer.create(email="ada@example.com", name="Ada", metadata={"plan": "pro"})
+        self.assertTrue(customer.id.startswith("cus_"))
+        self.assertEqual(customer.metadata["plan"], "pro")
+        pm = stripe.PaymentMethod.attach("pm_card_visa", customer=customer.id)
+        self.assertEqual(pm.card.last4, "4242")
+        self.assertEqual(pm.customer, customer.id)
+
+        intent = stripe.PaymentIntent.create(
+            amount=2000,
+            currency="usd",
+            customer=customer.id,
+            payment_method=pm.id,
+            off_session=True,
+            confirm=True,
+            expand=["latest_charge"],
+        )
+        self.assertEqual(intent.status, "succeeded")
+        self.assertEqual(intent.amount_received, 2000)
+        charge = intent.latest_charge
+        self.assertIsInstance(charge, stripe.Charge)
+        self.assertEqual(charge.payment_method_details.card.brand, "visa")
+        self.assertTrue(charge.paid)
+
+        refund = stripe.Refund.create(payment_intent=intent.id, amount=500)
+        self.assertEqual(refund.status, "succeeded")
+        self.assertEqual(refund.charge, charge.id)
+        self.assertEqual(stripe.Charge.retrieve(charge.id).amount_refunded, 500)
+        refund = stripe.Refund.modify(refund.id, metadata={"reason": "damaged"})
+        self.assertEqual(refund.metadata["reason"], "damaged")
+
+        listed = stripe.Customer.list_payment_methods(customer.id)
+        self.assertEqual([m.id for m in listed.data], [pm.id])
+        stripe.PaymentMethod.detach(pm.id)
+        self.assertEqual(stripe.Customer.list_payment_methods(customer.id).data, [])
+
+    def test_a_decline_raises_card_error_with_its_decline_code(self):
+        with self.assertRaises(stripe.CardError) as caught:
+            stripe.PaymentIntent.create(
+                amount=1500,
+                currency="usd",
+                payment_method="pm_card_chargeDeclinedInsufficientFunds",
+                confirm=True,
+            )
+        err = caught.exception
+        self.assertEqual(err.code, "card_declined")
+        self.assertEqual(err.http_status, 402)
+        self.assertEqual(err.error.decline_code, "insufficient_funds")
+        self.assertEqual(err.error.payment_intent.status, "requires_payment_method")
+        # The same intent, tried again with another card.
+        intent = stripe.PaymentIntent.confirm(err.error.payment_intent.id, payment_method="pm_card_visa")
+        self.assertEqual(intent.status, "succeeded")
+
+    def test_manual_capture_and_three_d_secure(self):
+        held = stripe.PaymentIntent.create(
+            amount=5000, currency="eur", payment_method="pm_card_visa", capture_method="manual", confirm=True
+        )
+        self.assertEqual(held.status, "requires_capture")
+        captured = stripe.PaymentIntent.capture(held.id, amount_to_capture=4000)
+        self.assertEqual((captured.status, captured.amount_received), ("succeeded", 4000))
+
+        challenged = stripe.PaymentIntent.create(
+            amount=5000,
+            currency="usd",
+            payment_method="pm_card_authenticationRequired",
+            return_url="https://shop.example/done",
+            confirm=True,
+        )
+        self.assertEqual(challenged.status, "requires_action")
+        self.assertEqual(challenged.next_action.type, "redirect_to_url")
+        self.assertTrue(challenged.next_action.redirect_to_url.url.startswith("http"))
+        canceled = stripe.PaymentIntent.cancel(challenged.id)
+        self.assertEqual(canceled.status, "canceled")
+
+    def test_an_intent_made_first_is_confirmed_later(self):
+        intent = stripe.PaymentIntent.create(amount=1200, currency="gbp", automatic_payment_methods={"enabled": True})
+        self.assertEqual(intent.status, "requires_payment_method")
+        self.assertTrue(intent.client_secret.startswith(intent.id + "_secret_"))
+        intent = stripe.PaymentIntent.modify(intent.id, description="Order 42", metadata={"order": "42"})
+        self.assertEqual(intent.description, "Order 42")
+        intent = stripe.PaymentIntent.confirm(intent.id, payment_method="pm_card_mastercard")
+        self.assertEqual(intent.status, "succeeded")
+        self.assertEqual(stripe.PaymentIntent.retrieve(intent.id).metadata["order"], "42")
+
+
+class Lists(unittest.TestCase):
+    def test_auto_pagination_walks_every_page(self):
+        email = f"pages-{uuid.uuid4().hex[:8]}@example.com"
+        customer = stripe.Customer.create(email=email)
+        made = {
+            stripe.PaymentIntent.create(
+                amount=1000 + i, currency="usd", customer=customer.id, payment_method="pm_card_visa", confirm=True
+            ).id
+            for i in range(7)
+        }
+        walked = [pi.id for pi in stripe.PaymentIntent.list(customer=customer.id, limit=3).auto_paging_iter()]
+        self.assertEqual(len(walked), 7)
+        self.assertEqual(set(walked), made)
+        charges = list(stripe.Charge.list(customer=customer.id, limit=2).auto_paging_iter())
+        self.assertEqual(len(charges), 7)
+        found = stripe.Customer.list(email=email)
+        self.assertEqual([c.id for c in found.data], [customer.id])
+
+
+class Errors(unittest.TestCase):
+    def test_the_sdk_raises_its_matching_exception_classes(self):
+        with self.assertRaises(stripe.InvalidRequestError) as caught:
+            stripe.PaymentIntent.create(amount=1000, currency="usd", confirm=True, payment_method="pm_card_visa", shipping_rate="x")
+        self.assertEqual((caught.exception.code, caught.exception.param), ("parameter_unknown", "shipping_rate"))
+        with self.assertRaises(stripe.InvalidRequestError) as caught:
+            stripe.PaymentIntent.retrieve("pi_000000000000000000000000")
+        self.assertEqual((caught.exception.http_status, caught.exception.code), (404, "resource_missing"))
+        with self.assertRaises(stripe.AuthenticationError):
+            stripe.Customer.list(api_key="sk_test_notakey")
+        key = str(uuid.uuid4())
+        stripe.Customer.create(email="once@example.com", idempotency_key=key)
+        again = stripe.Customer.create(email="once@example.com", idempotency_key=key)
+        self.assertEqual(again.last_response.headers.get("Idempotent-Replayed"), "true")
+        with self.assertRaises(stripe.IdempotencyError):
+            stripe.Customer.create(email="twice@example.com", idempotency_key=key)
+        with self.assertRaises(stripe.InvalidRequestError) as caught:
+            stripe.Coupon.create(percent_off=10)
+        self.assertEqual(caught.exception.http_status, 404)
+
+
+class Client(unittest.TestCase):
+    def test_the_stripe_client_with_retries_and_its_own_idempotency_keys(self):
+        client = stripe.StripeClient(SK, base_addresses={"api": BASE}, max_network_retries=2)
+        customer = client.v1.customers.create(params={"email": "client@example.com"})
+        intent = client.v1.payment_intents.create(
+            params={"amount": 3100, "currency": "usd", "customer": customer.id, "payment_method": "pm_card_visa", "confirm": True}
+        )
+        self.assertEqual(intent.status, "succeeded")
+        self.assertEqual(client.v1.payment_intents.retrieve(intent.id).amount, 3100)
+        self.assertEqual(client.v1.customers.delete(customer.id).deleted, True)
+
+
+if __name__ == "__main__":
+    unittest.main()
