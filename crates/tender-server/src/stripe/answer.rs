@@ -38,13 +38,29 @@ enum Source {
     PaymentMethodOf,
 }
 
+/// Every expansion: the object and its field (generated into docs/stripe-compatibility.md).
+pub const EXPANDABLE: &[(Shape, &str)] = &[
+    (Shape::PaymentIntent, "latest_charge"),
+    (Shape::PaymentIntent, "payment_method"),
+    (Shape::PaymentIntent, "customer"),
+    (Shape::Charge, "payment_intent"),
+    (Shape::Charge, "payment_method"),
+    (Shape::Charge, "customer"),
+    (Shape::PaymentMethod, "customer"),
+    (Shape::Refund, "payment_intent"),
+    (Shape::Refund, "charge"),
+];
+
 fn expandable(shape: Shape, field: &str) -> Option<Source> {
     use Shape::*;
+    if !EXPANDABLE.contains(&(shape, field)) {
+        return None;
+    }
     Some(match (shape, field) {
         (PaymentIntent, "latest_charge") => Source::SamePayment(Charge),
         (Charge, "payment_intent") => Source::SamePayment(PaymentIntent),
         (PaymentIntent | Charge, "payment_method") => Source::PaymentMethodOf,
-        (PaymentIntent | Charge | PaymentMethod, "customer") => Source::Fetched(Customer),
+        (_, "customer") => Source::Fetched(Customer),
         (Refund, "payment_intent") => Source::Fetched(PaymentIntent),
         (Refund, "charge") => Source::Fetched(Charge),
         _ => return None,

@@ -126,3 +126,84 @@ pub fn resolve<'p>(method: &str, path: &'p str) -> Option<(&'static StripeRoute,
     }
     best
 }
+
+/// The generated part of `docs/stripe-compatibility.md`: every operation of [`ROUTES`] with its
+/// parameters, the expansions [`super::answer`] makes and the test tokens; a test holds the
+/// document to it.
+pub fn compatibility_reference() -> String {
+    let mut out = String::from(
+        "| operation | parameters (besides `expand[]`) | answers with |\n|---|---|---|\n",
+    );
+    for route in ROUTES {
+        let mut params: Vec<String> = route.params.iter().map(|p| format!("`{p}`")).collect();
+        if matches!(route.answer, Answer::List(_)) {
+            params.extend(super::params::LIST.iter().map(|p| format!("`{p}`")));
+        }
+        let params = if params.is_empty() {
+            "—".to_string()
+        } else {
+            params.join(", ")
+        };
+        let answer = match route.answer {
+            Answer::One(shape) => format!("{shape:?}"),
+            Answer::List(shape) => format!("list of {shape:?}"),
+        };
+        let caller = match route.caller {
+            Caller::Secret => "",
+            Caller::Publishable => " (publishable key too)",
+        };
+        out.push_str(&format!(
+            "| `{} /v1{}`{caller} | {params} | {answer} |\n",
+            route.method, route.path
+        ));
+    }
+    out.push_str("\nExpansions (`expand[]`; on a list, `data.` before the field):\n\n| object | field |\n|---|---|\n");
+    for (shape, field) in super::answer::EXPANDABLE {
+        out.push_str(&format!("| {shape:?} | `{field}` |\n"));
+    }
+    out.push_str("\nTest-mode tokens (in live mode they name nothing):\n\n| token | test card |\n|---|---|\n");
+    for (token, number) in super::test_tokens::TOKENS {
+        out.push_str(&format!("| `{token}` | {number} |\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MARKER: &str = "<!-- generated from crates/tender-server/src/stripe/routes.rs by compatibility_reference(); do not edit below -->\n";
+
+    /// `docs/stripe-compatibility.md` below its marker is [`compatibility_reference`]; with
+    /// `TENDER_WRITE_DOCS=1` the test rewrites it instead.
+    #[test]
+    fn the_compatibility_document_is_generated_from_the_route_table() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/stripe-compatibility.md"
+        );
+        let doc = std::fs::read_to_string(path).expect("docs/stripe-compatibility.md");
+        let (prose, generated) = doc.split_once(MARKER).expect("the marker");
+        let expected = compatibility_reference();
+        if std::env::var("TENDER_WRITE_DOCS").as_deref() == Ok("1") {
+            std::fs::write(path, format!("{prose}{MARKER}{expected}")).expect("write");
+            return;
+        }
+        assert_eq!(
+            generated, expected,
+            "docs/stripe-compatibility.md is stale: TENDER_WRITE_DOCS=1 cargo test -p tender-server --lib compatibility"
+        );
+    }
+
+    #[test]
+    fn every_operation_resolves_to_itself() {
+        for route in ROUTES {
+            let path = route.path.replace("{id}", "x_1");
+            let (found, _) = resolve(route.method.as_str(), &path).expect("resolves");
+            assert_eq!(
+                (found.method.as_str(), found.path),
+                (route.method.as_str(), route.path)
+            );
+        }
+    }
+}
