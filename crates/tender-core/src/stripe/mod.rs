@@ -9,10 +9,14 @@
 //! |---|---|---|
 //! | payment `pay_X` | PaymentIntent `pi_X`, or its one charge `ch_X` | [`payments`] |
 //! | customer, payment method, refund | Customer, PaymentMethod, Refund | [`objects`] |
+//! | product, price, subscription, invoice, test clock | the same | [`billing`] |
+//! | balance, balance transaction, payout, dispute | the same | [`balance`] |
 //! | error envelope | Stripe's error, a decline with its PaymentIntent | [`errors`] |
 //!
 //! Ids: [`ids`]. Pure: no I/O, depends on `serde_json` and the vault's key derivation only.
 
+pub mod balance;
+pub mod billing;
 pub mod errors;
 pub mod ids;
 pub mod objects;
@@ -35,6 +39,15 @@ pub enum Shape {
     Customer,
     PaymentMethod,
     Refund,
+    Product,
+    Price,
+    Subscription,
+    Invoice,
+    TestClock,
+    Balance,
+    BalanceTransaction,
+    Payout,
+    Dispute,
 }
 
 /// What rendering needs beyond the object: the key client secrets are derived with.
@@ -81,6 +94,15 @@ impl Shapes {
             Shape::Customer => objects::customer(v2),
             Shape::PaymentMethod => objects::payment_method(v2),
             Shape::Refund => objects::refund(v2),
+            Shape::Product => billing::product(v2),
+            Shape::Price => billing::price(v2),
+            Shape::Subscription => billing::subscription(v2),
+            Shape::Invoice => billing::invoice(v2),
+            Shape::TestClock => billing::test_clock(v2),
+            Shape::Balance => balance::balance(v2),
+            Shape::BalanceTransaction => balance::balance_transaction(v2),
+            Shape::Payout => balance::payout(v2),
+            Shape::Dispute => balance::dispute(v2),
         }
     }
 }

@@ -53,8 +53,15 @@ fn bool_filter(q: &Query, name: &str) -> Result<Option<String>, CoreError> {
 
 // ---- Products ---------------------------------------------------------------------------------
 
+/// The parameters of `create_product`.
+pub const PRODUCT_FIELDS: &[&str] = &["name", "description", "active", "metadata"];
+
 pub fn parse_create_product(body: Value) -> Result<CreateProduct, CoreError> {
-    let mut p = Params::body(body, &["name", "description", "active", "metadata"])?;
+    parse_create_product_from(Params::body(body, PRODUCT_FIELDS)?)
+}
+
+/// [`parse_create_product`] from parameters read in either dialect.
+pub fn parse_create_product_from(mut p: Params) -> Result<CreateProduct, CoreError> {
     let name = p.string("name")?;
     Ok(CreateProduct {
         name: p.required("name", name)?,
@@ -64,8 +71,15 @@ pub fn parse_create_product(body: Value) -> Result<CreateProduct, CoreError> {
     })
 }
 
+/// The parameters of `update_product`.
+pub const PRODUCT_UPDATE_FIELDS: &[&str] = &["name", "description", "active", "metadata"];
+
 pub fn parse_update_product(body: Value) -> Result<UpdateProduct, CoreError> {
-    let mut p = Params::body(body, &["name", "description", "active", "metadata"])?;
+    parse_update_product_from(Params::body(body, PRODUCT_UPDATE_FIELDS)?)
+}
+
+/// [`parse_update_product`] from parameters read in either dialect.
+pub fn parse_update_product_from(mut p: Params) -> Result<UpdateProduct, CoreError> {
     Ok(UpdateProduct {
         name: p.string("name")?,
         description: p.clearable_string("description")?,
@@ -114,19 +128,23 @@ pub(crate) async fn delete_product(
 
 // ---- Prices -----------------------------------------------------------------------------------
 
+/// The parameters of `create_price`.
+pub const PRICE_FIELDS: &[&str] = &[
+    "product",
+    "currency",
+    "unit_amount",
+    "recurring",
+    "active",
+    "nickname",
+    "metadata",
+];
+
 pub fn parse_create_price(body: Value) -> Result<CreatePrice, CoreError> {
-    let mut p = Params::body(
-        body,
-        &[
-            "product",
-            "currency",
-            "unit_amount",
-            "recurring",
-            "active",
-            "nickname",
-            "metadata",
-        ],
-    )?;
+    parse_create_price_from(Params::body(body, PRICE_FIELDS)?)
+}
+
+/// [`parse_create_price`] from parameters read in either dialect.
+pub fn parse_create_price_from(mut p: Params) -> Result<CreatePrice, CoreError> {
     let product = p.string("product")?;
     let product = p.required("product", product)?;
     let currency = parse_currency(&mut p)?;
@@ -153,8 +171,15 @@ pub fn parse_create_price(body: Value) -> Result<CreatePrice, CoreError> {
     })
 }
 
+/// The parameters of `update_price`.
+pub const PRICE_UPDATE_FIELDS: &[&str] = &["active", "nickname", "metadata"];
+
 pub fn parse_update_price(body: Value) -> Result<UpdatePrice, CoreError> {
-    let mut p = Params::body(body, &["active", "nickname", "metadata"])?;
+    parse_update_price_from(Params::body(body, PRICE_UPDATE_FIELDS)?)
+}
+
+/// [`parse_update_price`] from parameters read in either dialect.
+pub fn parse_update_price_from(mut p: Params) -> Result<UpdatePrice, CoreError> {
     Ok(UpdatePrice {
         active: p.boolean("active")?,
         nickname: p.clearable_string("nickname")?,
@@ -218,18 +243,22 @@ pub(crate) async fn update_price(
 
 // ---- Subscriptions ----------------------------------------------------------------------------
 
+/// The parameters of `create_subscription`.
+pub const SUBSCRIPTION_FIELDS: &[&str] = &[
+    "customer",
+    "items",
+    "default_payment_method",
+    "trial_period_days",
+    "cancel_at_period_end",
+    "metadata",
+];
+
 pub fn parse_create_subscription(body: Value) -> Result<CreateSubscription, CoreError> {
-    let mut p = Params::body(
-        body,
-        &[
-            "customer",
-            "items",
-            "default_payment_method",
-            "trial_period_days",
-            "cancel_at_period_end",
-            "metadata",
-        ],
-    )?;
+    parse_create_subscription_from(Params::body(body, SUBSCRIPTION_FIELDS)?)
+}
+
+/// [`parse_create_subscription`] from parameters read in either dialect.
+pub fn parse_create_subscription_from(mut p: Params) -> Result<CreateSubscription, CoreError> {
     let customer = p.string("customer")?;
     let customer = p.required("customer", customer)?;
     let given = p.objects("items", &["price", "quantity"], MAX_ITEMS)?;
@@ -248,11 +277,16 @@ pub fn parse_create_subscription(body: Value) -> Result<CreateSubscription, Core
     })
 }
 
+/// The parameters of `update_subscription`.
+pub const SUBSCRIPTION_UPDATE_FIELDS: &[&str] =
+    &["cancel_at_period_end", "default_payment_method", "metadata"];
+
 pub fn parse_update_subscription(body: Value) -> Result<UpdateSubscription, CoreError> {
-    let mut p = Params::body(
-        body,
-        &["cancel_at_period_end", "default_payment_method", "metadata"],
-    )?;
+    parse_update_subscription_from(Params::body(body, SUBSCRIPTION_UPDATE_FIELDS)?)
+}
+
+/// [`parse_update_subscription`] from parameters read in either dialect.
+pub fn parse_update_subscription_from(mut p: Params) -> Result<UpdateSubscription, CoreError> {
     Ok(UpdateSubscription {
         cancel_at_period_end: p.boolean("cancel_at_period_end")?,
         default_payment_method: p.string("default_payment_method")?,
@@ -322,8 +356,15 @@ pub(crate) async fn cancel_subscription(
 // ---- Invoices ---------------------------------------------------------------------------------
 
 /// `POST /invoices/{id}/pay`: an optional card of the invoice's customer.
+/// The parameters of `pay_invoice`.
+pub const PAY_INVOICE_FIELDS: &[&str] = &["payment_method"];
+
 pub fn parse_pay_invoice(body: Value) -> Result<Option<String>, CoreError> {
-    let mut p = Params::body(body, &["payment_method"])?;
+    parse_pay_invoice_from(Params::body(body, PAY_INVOICE_FIELDS)?)
+}
+
+/// [`parse_pay_invoice`] from parameters read in either dialect.
+pub fn parse_pay_invoice_from(mut p: Params) -> Result<Option<String>, CoreError> {
     p.string("payment_method")
 }
 
@@ -365,15 +406,29 @@ pub(crate) async fn void_invoice(state: AppState, ctx: RequestContext, id: Invoi
 // ---- Test clocks ------------------------------------------------------------------------------
 
 /// `POST /test_helpers/test_clocks`: `(frozen_time, name)`.
+/// The parameters of `create_clock`.
+pub const CLOCK_FIELDS: &[&str] = &["frozen_time", "name"];
+
 pub fn parse_create_clock(body: Value) -> Result<(i64, Option<String>), CoreError> {
-    let mut p = Params::body(body, &["frozen_time", "name"])?;
+    parse_create_clock_from(Params::body(body, CLOCK_FIELDS)?)
+}
+
+/// [`parse_create_clock`] from parameters read in either dialect.
+pub fn parse_create_clock_from(mut p: Params) -> Result<(i64, Option<String>), CoreError> {
     let frozen = p.integer("frozen_time")?;
     Ok((p.required("frozen_time", frozen)?, p.string("name")?))
 }
 
 /// `POST /test_helpers/test_clocks/{id}/advance`: the new `frozen_time`.
+/// The parameters of `advance_clock`.
+pub const ADVANCE_FIELDS: &[&str] = &["frozen_time"];
+
 pub fn parse_advance_clock(body: Value) -> Result<i64, CoreError> {
-    let mut p = Params::body(body, &["frozen_time"])?;
+    parse_advance_clock_from(Params::body(body, ADVANCE_FIELDS)?)
+}
+
+/// [`parse_advance_clock`] from parameters read in either dialect.
+pub fn parse_advance_clock_from(mut p: Params) -> Result<i64, CoreError> {
     let frozen = p.integer("frozen_time")?;
     p.required("frozen_time", frozen)
 }

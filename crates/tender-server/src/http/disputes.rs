@@ -20,8 +20,15 @@ const EVIDENCE_FIELDS: [&str; 4] = [
 ];
 
 /// `POST /disputes/{id}`: the body → the command.
+/// The parameters of `update`.
+pub const UPDATE_FIELDS: &[&str] = &["evidence", "metadata", "submit"];
+
 pub fn parse_update(body: Value) -> Result<UpdateDispute, CoreError> {
-    let mut p = Params::body(body, &["evidence", "metadata", "submit"])?;
+    parse_update_from(Params::body(body, UPDATE_FIELDS)?)
+}
+
+/// [`parse_update`] from parameters read in either dialect.
+pub fn parse_update_from(mut p: Params) -> Result<UpdateDispute, CoreError> {
     let evidence = match p.object("evidence", &EVIDENCE_FIELDS)? {
         None => None,
         Some(mut e) => Some(Evidence {

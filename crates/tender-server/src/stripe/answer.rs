@@ -10,7 +10,12 @@
 //! | PaymentIntent, Charge | `payment_method` | the saved payment method, else the card the payment keeps |
 //! | PaymentIntent, Charge, PaymentMethod | `customer` | the customer |
 //! | Charge | `payment_intent` | the same payment, as its PaymentIntent |
-//! | Refund | `payment_intent`, `charge` | the refund's payment |
+//! | Refund, Dispute | `payment_intent`, `charge` | its payment |
+//! | Charge, Refund | `balance_transaction` | the transaction it booked |
+//! | BalanceTransaction | `source` | the charge it booked |
+//! | Price | `product` | the product |
+//! | Subscription | `customer`, `latest_invoice`, `default_payment_method` | those objects |
+//! | Invoice | `customer` | the customer |
 //!
 //! Any other expansion is 400 before the operation runs ([`check_expand`]).
 
@@ -49,6 +54,16 @@ pub const EXPANDABLE: &[(Shape, &str)] = &[
     (Shape::PaymentMethod, "customer"),
     (Shape::Refund, "payment_intent"),
     (Shape::Refund, "charge"),
+    (Shape::Charge, "balance_transaction"),
+    (Shape::Refund, "balance_transaction"),
+    (Shape::Price, "product"),
+    (Shape::Subscription, "customer"),
+    (Shape::Subscription, "latest_invoice"),
+    (Shape::Subscription, "default_payment_method"),
+    (Shape::Invoice, "customer"),
+    (Shape::BalanceTransaction, "source"),
+    (Shape::Dispute, "charge"),
+    (Shape::Dispute, "payment_intent"),
 ];
 
 fn expandable(shape: Shape, field: &str) -> Option<Source> {
@@ -61,33 +76,58 @@ fn expandable(shape: Shape, field: &str) -> Option<Source> {
         (Charge, "payment_intent") => Source::SamePayment(PaymentIntent),
         (PaymentIntent | Charge, "payment_method") => Source::PaymentMethodOf,
         (_, "customer") => Source::Fetched(Customer),
-        (Refund, "payment_intent") => Source::Fetched(PaymentIntent),
-        (Refund, "charge") => Source::Fetched(Charge),
+        (Refund | Dispute, "payment_intent") => Source::Fetched(PaymentIntent),
+        (Refund | Dispute, "charge") | (BalanceTransaction, "source") => Source::Fetched(Charge),
+        (_, "balance_transaction") => Source::Fetched(BalanceTransaction),
+        (Price, "product") => Source::Fetched(Product),
+        (Subscription, "latest_invoice") => Source::Fetched(Invoice),
+        (Subscription, "default_payment_method") => Source::Fetched(PaymentMethod),
         _ => return None,
     })
 }
 
-/// The field an expansion names on each object of `answer`, or 400 if it cannot be expanded.
+/// The shape an expansion of `field` on a `shape` yields.
+fn target(shape: Shape, field: &str) -> Option<Shape> {
+    Some(match expandable(shape, field)? {
+        Source::SamePayment(s) | Source::Fetched(s) => s,
+        Source::PaymentMethodOf => Shape::PaymentMethod,
+    })
+}
+
+/// The path an expansion names on each object of `answer` (`data.` taken off a list's), or
+/// 400 if some step of it cannot be expanded. Paths go at most [`MAX_DEPTH`] steps deep.
 pub fn check_expand(answer: Answer, expand: &[String]) -> Result<Vec<String>, CoreError> {
     expand
         .iter()
         .enumerate()
         .map(|(i, path)| {
-            let field = match answer {
-                Answer::One(_) => Some(path.as_str()),
-                Answer::List(_) => path.strip_prefix("data."),
-            };
-            match field {
-                Some(f) if expandable(answer.shape(), f).is_some() => Ok(f.to_string()),
-                _ => Err(CoreError::invalid(
+            let refuse = || {
+                CoreError::invalid(
                     format!("expand[{i}]"),
                     "parameter_invalid",
                     format!("This property cannot be expanded ({path})."),
-                )),
+                )
+            };
+            let rest = match answer {
+                Answer::One(_) => Some(path.as_str()),
+                Answer::List(_) => path.strip_prefix("data."),
             }
+            .ok_or_else(refuse)?;
+            let mut shape = answer.shape();
+            let steps: Vec<&str> = rest.split('.').collect();
+            if steps.len() > MAX_DEPTH {
+                return Err(refuse());
+            }
+            for step in &steps {
+                shape = target(shape, step).ok_or_else(refuse)?;
+            }
+            Ok(rest.to_string())
         })
         .collect()
 }
+
+/// Deepest expansion (`latest_invoice.customer` is 2).
+pub const MAX_DEPTH: usize = 3;
 
 /// The response `status`/`body` (a `/v2` answer) shown as Stripe's, with `expand` (checked by
 /// [`check_expand`]) filled in.
@@ -156,36 +196,92 @@ async fn one(
         });
     }
     let mut shown = shapes.show(shape, v2);
-    for field in expand {
-        let Some(source) = expandable(shape, field) else {
-            continue;
+    expand_into(state, scope, shape, v2, &mut shown, expand).await?;
+    Ok(shown)
+}
+
+/// Fills in each of `paths` (checked) on `shown`, the object `v2` shows as `shape`: the first
+/// step here, the rest on the object it yields.
+async fn expand_into(
+    state: &AppState,
+    scope: Option<&Scope>,
+    shape: Shape,
+    v2: &Value,
+    shown: &mut Value,
+    paths: &[String],
+) -> Result<(), CoreError> {
+    let mut fields: Vec<(&str, Vec<String>)> = Vec::new();
+    for path in paths {
+        let (head, rest) = match path.split_once('.') {
+            Some((h, r)) => (h, Some(r.to_string())),
+            None => (path.as_str(), None),
         };
+        match fields.iter_mut().find(|(f, _)| *f == head) {
+            Some((_, rests)) => rests.extend(rest),
+            None => fields.push((head, rest.into_iter().collect())),
+        }
+    }
+    for (field, rests) in fields {
         let Some(id) = shown.get(field).and_then(Value::as_str).map(str::to_string) else {
             continue;
         };
-        let object = match (source, scope) {
-            (Source::SamePayment(s), _) => shapes.show(s, v2),
-            (Source::Fetched(s), Some(scope)) => {
-                shapes.show(s, &fetch(state, scope, s, &id).await?)
-            }
-            (Source::PaymentMethodOf, Some(scope)) => {
-                let pm = Id::<kind::PaymentMethod>::found(id.clone())?;
-                match state.services.retrieve(scope, &pm).await {
-                    Ok(raw) => shapes.show(Shape::PaymentMethod, &parse(&raw)?),
-                    Err(CoreError::NotFound { .. }) => {
-                        tender_core::stripe::objects::snapshot_payment_method(
-                            &v2["payment_method"],
-                            v2,
-                        )
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-            (_, None) => continue,
+        let (Some(source), Some(scope)) = (expandable(shape, field), scope) else {
+            continue;
         };
-        shown[field.as_str()] = object;
+        let Some((inner, inner_v2)) = expansion(state, scope, source, v2, &id).await? else {
+            continue;
+        };
+        let mut object = state.services.stripe_shapes().show(inner, &inner_v2);
+        if !rests.is_empty() {
+            Box::pin(expand_into(
+                state,
+                Some(scope),
+                inner,
+                &inner_v2,
+                &mut object,
+                &rests,
+            ))
+            .await?;
+        }
+        shown[field] = object;
     }
-    Ok(shown)
+    Ok(())
+}
+
+/// The object an expansion yields, as its shape and `/v2` JSON; `None` when the field names
+/// an object of another kind (a refund's transaction's `source`).
+async fn expansion(
+    state: &AppState,
+    scope: &Scope,
+    source: Source,
+    v2: &Value,
+    id: &str,
+) -> Result<Option<(Shape, Value)>, CoreError> {
+    Ok(match source {
+        Source::SamePayment(s) => Some((s, v2.clone())),
+        Source::Fetched(s) => match fetch(state, scope, s, id).await {
+            Ok(v2) => Some((s, v2)),
+            Err(CoreError::NotFound { .. }) => None,
+            Err(e) => return Err(e),
+        },
+        Source::PaymentMethodOf => {
+            let pm = Id::<kind::PaymentMethod>::found(id.to_string())?;
+            match state.services.retrieve(scope, &pm).await {
+                Ok(raw) => Some((Shape::PaymentMethod, parse(&raw)?)),
+                // A one-time card: the payment's own snapshot of it.
+                Err(CoreError::NotFound { .. }) => {
+                    let mut snapshot = v2["payment_method"].clone();
+                    if let Some(obj) = snapshot.as_object_mut() {
+                        for key in ["livemode", "created"] {
+                            obj.entry(key).or_insert_with(|| v2[key].clone());
+                        }
+                    }
+                    Some((Shape::PaymentMethod, snapshot))
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    })
 }
 
 fn parse(raw: &str) -> Result<Value, CoreError> {
@@ -200,26 +296,31 @@ async fn fetch(
     id: &str,
 ) -> Result<Value, CoreError> {
     let services = &state.services;
+    macro_rules! get {
+        ($kind:ty) => {
+            services
+                .retrieve(scope, &Id::<$kind>::found(ids::tender(id))?)
+                .await?
+        };
+    }
     let raw = match shape {
-        Shape::PaymentIntent | Shape::Charge => {
-            services
-                .retrieve(scope, &Id::<kind::Payment>::found(ids::tender(id))?)
-                .await?
-        }
-        Shape::Customer => {
-            services
-                .retrieve(scope, &Id::<kind::Customer>::found(id.into())?)
-                .await?
-        }
-        Shape::PaymentMethod => {
-            services
-                .retrieve(scope, &Id::<kind::PaymentMethod>::found(id.into())?)
-                .await?
-        }
-        Shape::Refund => {
-            services
-                .retrieve(scope, &Id::<kind::Refund>::found(id.into())?)
-                .await?
+        Shape::PaymentIntent | Shape::Charge => get!(kind::Payment),
+        Shape::Customer => get!(kind::Customer),
+        Shape::PaymentMethod => get!(kind::PaymentMethod),
+        Shape::Refund => get!(kind::Refund),
+        Shape::Product => get!(kind::Product),
+        Shape::Price => get!(kind::Price),
+        Shape::Subscription => get!(kind::Subscription),
+        Shape::Invoice => get!(kind::Invoice),
+        Shape::TestClock => get!(kind::TestClock),
+        Shape::BalanceTransaction => get!(kind::BalanceTransaction),
+        Shape::Payout => get!(kind::Payout),
+        Shape::Dispute => get!(kind::Dispute),
+        Shape::Balance => {
+            return Err(CoreError::internal(
+                "expand",
+                std::io::Error::other("the balance is not an object with an id"),
+            ))
         }
     };
     parse(&raw)

@@ -13,12 +13,16 @@
 //! - [`form`]: bracket-notation form decoding; [`params`]: what every parser shares (form
 //!   parameters, Stripe ids, list parameters); [`test_tokens`]: `pm_card_visa` and the rest.
 //! - one module per resource with its parsers (and a handler where `/v2` has none):
-//!   [`payment_intents`], [`charges`], [`customers`], [`payment_methods`], [`refunds`].
+//!   [`payment_intents`], [`charges`], [`customers`], [`payment_methods`], [`refunds`],
+//!   [`billing`] (products, prices, subscriptions, invoices, test clocks), [`balance`]
+//!   (balance, its transactions, payouts, disputes).
 //!
 //! Depends on `crate::http` (its handlers, parameter reader, error table and pipeline pieces)
 //! and on the core; `crate::http` never depends on this module.
 
 pub mod answer;
+pub mod balance;
+pub mod billing;
 pub mod charges;
 pub mod customers;
 pub mod form;

@@ -14,9 +14,12 @@ use axum::http::Method;
 use axum::routing::{MethodFilter, MethodRouter};
 use tender_core::stripe::Shape;
 
-use super::{charges, customers, payment_intents, payment_methods, refunds};
+use super::billing::{id_alone, parsers as bp, with, with_id};
+use super::{balance, billing, charges, customers, payment_intents, payment_methods, refunds};
 use crate::http::operation::{endpoint, match_template, Op};
+use crate::http::operation::{list, retrieve};
 use crate::state::AppState;
+use tender_core::ids::kind;
 
 /// What an operation answers with: one object, or a list of them, in `Shape`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,8 +85,7 @@ macro_rules! op {
 use Answer::{List, One};
 use Shape::*;
 
-/// No parameters.
-const NONE: &[&str] = &[];
+use super::billing::NONE;
 
 /// Every operation of `/v1`.
 pub const ROUTES: &[StripeRoute] = &[
@@ -111,6 +113,39 @@ pub const ROUTES: &[StripeRoute] = &[
     op!(GET "/refunds" [refunds::LIST] -> List(Refund), refunds::parse_list => crate::http::operation::list::<tender_core::ids::kind::Refund>),
     op!(GET "/refunds/{id}" [NONE] -> One(Refund), refunds::parse_id => crate::http::operation::retrieve),
     op!(POST "/refunds/{id}" [refunds::UPDATE] -> One(Refund), refunds::parse_update => crate::http::refunds::update_refund),
+    op!(POST "/products" [bp::PRODUCT_FIELDS] -> One(Product), |i| with(i, bp::PRODUCT_FIELDS, bp::create_product) => crate::http::billing::create_product),
+    op!(GET "/products" [billing::LIST_PRODUCTS] -> List(Product), billing::parse_list_products => list::<kind::Product>),
+    op!(GET "/products/{id}" [NONE] -> One(Product), id_alone => retrieve::<kind::Product>),
+    op!(POST "/products/{id}" [bp::PRODUCT_UPDATE_FIELDS] -> One(Product), |i| with_id(i, bp::PRODUCT_UPDATE_FIELDS, bp::update_product) => crate::http::billing::update_product),
+    op!(DELETE "/products/{id}" [NONE] -> One(Product), id_alone => crate::http::billing::delete_product),
+    op!(POST "/prices" [bp::PRICE_FIELDS] -> One(Price), |i| with(i, bp::PRICE_FIELDS, bp::create_price) => crate::http::billing::create_price),
+    op!(GET "/prices" [billing::LIST_PRICES] -> List(Price), billing::parse_list_prices => list::<kind::Price>),
+    op!(GET "/prices/{id}" [NONE] -> One(Price), id_alone => retrieve::<kind::Price>),
+    op!(POST "/prices/{id}" [bp::PRICE_UPDATE_FIELDS] -> One(Price), |i| with_id(i, bp::PRICE_UPDATE_FIELDS, bp::update_price) => crate::http::billing::update_price),
+    op!(POST "/subscriptions" [bp::SUBSCRIPTION_FIELDS] -> One(Subscription), |i| with(i, bp::SUBSCRIPTION_FIELDS, bp::create_subscription) => crate::http::billing::create_subscription),
+    op!(GET "/subscriptions" [billing::LIST_SUBSCRIPTIONS] -> List(Subscription), billing::parse_list_subscriptions => list::<kind::Subscription>),
+    op!(GET "/subscriptions/{id}" [NONE] -> One(Subscription), id_alone => retrieve::<kind::Subscription>),
+    op!(POST "/subscriptions/{id}" [bp::SUBSCRIPTION_UPDATE_FIELDS] -> One(Subscription), |i| with_id(i, bp::SUBSCRIPTION_UPDATE_FIELDS, bp::update_subscription) => crate::http::billing::update_subscription),
+    op!(DELETE "/subscriptions/{id}" [NONE] -> One(Subscription), id_alone => crate::http::billing::cancel_subscription),
+    op!(GET "/invoices" [billing::LIST_INVOICES] -> List(Invoice), billing::parse_list_invoices => list::<kind::Invoice>),
+    op!(GET "/invoices/{id}" [NONE] -> One(Invoice), id_alone => retrieve::<kind::Invoice>),
+    op!(POST "/invoices/{id}/pay" [bp::PAY_INVOICE_FIELDS] -> One(Invoice), |i| with_id(i, bp::PAY_INVOICE_FIELDS, bp::pay_invoice) => crate::http::billing::pay_invoice),
+    op!(POST "/invoices/{id}/void" [NONE] -> One(Invoice), id_alone => crate::http::billing::void_invoice),
+    op!(POST "/test_helpers/test_clocks" [bp::CLOCK_FIELDS] -> One(TestClock), |i| with(i, bp::CLOCK_FIELDS, bp::create_clock) => crate::http::billing::create_test_clock),
+    op!(GET "/test_helpers/test_clocks" [NONE] -> List(TestClock), billing::parse_list_clocks => list::<kind::TestClock>),
+    op!(GET "/test_helpers/test_clocks/{id}" [NONE] -> One(TestClock), id_alone => retrieve::<kind::TestClock>),
+    op!(DELETE "/test_helpers/test_clocks/{id}" [NONE] -> One(TestClock), id_alone => crate::http::billing::delete_test_clock),
+    op!(POST "/test_helpers/test_clocks/{id}/advance" [bp::ADVANCE_FIELDS] -> One(TestClock), |i| with_id(i, bp::ADVANCE_FIELDS, bp::advance_clock) => crate::http::billing::advance_test_clock),
+    op!(GET "/balance" [NONE] -> One(Balance), balance::parse_balance => crate::http::balance::retrieve_balance),
+    op!(GET "/balance_transactions" [balance::LIST_TRANSACTIONS] -> List(BalanceTransaction), balance::parse_list_transactions => crate::http::balance::list_balance_transactions),
+    op!(GET "/balance_transactions/{id}" [NONE] -> One(BalanceTransaction), id_alone => retrieve::<kind::BalanceTransaction>),
+    op!(GET "/payouts" [balance::LIST_PAYOUTS] -> List(Payout), balance::parse_list_payouts => list::<kind::Payout>),
+    op!(GET "/payouts/{id}" [NONE] -> One(Payout), id_alone => retrieve::<kind::Payout>),
+    op!(POST "/payouts/{id}/cancel" [NONE] -> One(Payout), id_alone => crate::http::payouts::cancel_payout),
+    op!(GET "/disputes" [balance::LIST_DISPUTES] -> List(Dispute), balance::parse_list_disputes => list::<kind::Dispute>),
+    op!(GET "/disputes/{id}" [NONE] -> One(Dispute), id_alone => retrieve::<kind::Dispute>),
+    op!(POST "/disputes/{id}" [crate::http::disputes::UPDATE_FIELDS] -> One(Dispute), |i| with_id(i, crate::http::disputes::UPDATE_FIELDS, crate::http::disputes::parse_update_from) => crate::http::disputes::update_dispute),
+    op!(POST "/disputes/{id}/close" [NONE] -> One(Dispute), id_alone => crate::http::disputes::close_dispute),
 ];
 
 /// The operation `method path` names (`path` without `/v1`) and its `{id}` segment; a literal

@@ -680,3 +680,255 @@ async fn an_intent_with_its_method_waits_for_confirmation_or_is_canceled() {
     );
     assert_eq!(canceled["status"], "canceled");
 }
+
+/// Runs due tasks until the clock `id` is `ready` again (a stepped app runs none itself).
+async fn clock_ready(app: &TestApp, id: &str) -> Value {
+    for _ in 0..500 {
+        app.run_due_tasks().await;
+        let c = get(app, &format!("/test_helpers/test_clocks/{id}"), &[]).await;
+        if c.body["status"] == "ready" {
+            return c.body;
+        }
+    }
+    panic!("the clock never finished advancing");
+}
+
+#[tokio::test]
+async fn a_subscription_on_a_test_clock_bills_each_period_in_stripes_shapes() {
+    let Some(app) = crate::helpers::spawn_stepped_app().await else {
+        return;
+    };
+    let start = 1_900_000_000_i64;
+    let clock = ok(
+        &post(
+            &app,
+            "/test_helpers/test_clocks",
+            &[("frozen_time", &start.to_string()), ("name", "a year")],
+        )
+        .await,
+        "TestHelpers.TestClock",
+    );
+    let clock_id = clock["id"].as_str().unwrap();
+    let cus = ok(
+        &post(
+            &app,
+            "/customers",
+            &[("email", "sub@example.com"), ("test_clock", clock_id)],
+        )
+        .await,
+        "Customer",
+    );
+    assert_eq!(cus["test_clock"], clock_id);
+    let cus = cus["id"].as_str().unwrap();
+    let pm = ok(
+        &post(
+            &app,
+            "/payment_methods/pm_card_visa/attach",
+            &[("customer", cus)],
+        )
+        .await,
+        "PaymentMethod",
+    );
+    let product = ok(
+        &post(
+            &app,
+            "/products",
+            &[("name", "Pro"), ("metadata[tier]", "2")],
+        )
+        .await,
+        "Product",
+    );
+    let price = ok(
+        &post(
+            &app,
+            "/prices",
+            &[
+                ("product", product["id"].as_str().unwrap()),
+                ("currency", "usd"),
+                ("unit_amount", "1500"),
+                ("recurring[interval]", "month"),
+            ],
+        )
+        .await,
+        "Price",
+    );
+    assert_shape("Price.Recurring", &price["recurring"]);
+    let prices = get(
+        &app,
+        "/prices",
+        &[
+            ("product", product["id"].as_str().unwrap()),
+            ("expand[]", "data.product"),
+        ],
+    )
+    .await;
+    assert_eq!(prices.body["data"][0]["product"]["name"], "Pro");
+    let sub = ok(
+        &post(
+            &app,
+            "/subscriptions",
+            &[
+                ("customer", cus),
+                ("items[0][price]", price["id"].as_str().unwrap()),
+                ("items[0][quantity]", "2"),
+                ("default_payment_method", pm["id"].as_str().unwrap()),
+                ("expand[]", "latest_invoice"),
+            ],
+        )
+        .await,
+        "Subscription",
+    );
+    assert_eq!(sub["status"], "active");
+    let item = &sub["items"]["data"][0];
+    assert_shape("SubscriptionItem", item);
+    assert_eq!(item["quantity"], 2);
+    assert_eq!(item["current_period_start"], start);
+    let invoice = &sub["latest_invoice"];
+    assert_shape("Invoice", invoice);
+    assert_eq!(
+        (invoice["status"].as_str(), invoice["amount_paid"].as_i64()),
+        (Some("paid"), Some(3000))
+    );
+    assert_eq!(
+        invoice["parent"]["subscription_details"]["subscription"],
+        sub["id"]
+    );
+
+    // Forty days on: a second period billed, exactly once.
+    let to = (start + 40 * 86_400).to_string();
+    let advancing = post(
+        &app,
+        &format!("/test_helpers/test_clocks/{clock_id}/advance"),
+        &[("frozen_time", &to)],
+    )
+    .await;
+    assert_eq!(advancing.body["status"], "advancing", "{}", advancing.body);
+    let ready = clock_ready(&app, clock_id).await;
+    assert_shape("TestHelpers.TestClock", &ready);
+    let invoices = get(&app, "/invoices", &[("customer", cus)]).await;
+    let data = invoices.body["data"].as_array().unwrap();
+    assert_eq!(data.len(), 2, "{}", invoices.body);
+    for inv in data {
+        assert_shape("Invoice", inv);
+        assert_eq!(inv["status"], "paid");
+        assert_eq!(inv["amount_paid"], 3000);
+    }
+    let canceled = ok(
+        &v1(
+            &app,
+            Method::DELETE,
+            &format!("/subscriptions/{}", sub["id"].as_str().unwrap()),
+            app.sk(),
+            &[],
+            &[],
+        )
+        .await,
+        "Subscription",
+    );
+    assert_eq!(canceled["status"], "canceled");
+    let gone = v1(
+        &app,
+        Method::DELETE,
+        &format!("/test_helpers/test_clocks/{clock_id}"),
+        app.sk(),
+        &[],
+        &[],
+    )
+    .await;
+    assert_shape("TestHelpers.DeletedTestClock", &gone.body);
+}
+
+#[tokio::test]
+async fn the_balance_its_transactions_and_a_dispute_read_as_stripes() {
+    let Some(app) = crate::helpers::spawn_stepped_app().await else {
+        return;
+    };
+    let pi = ok(
+        &post(
+            &app,
+            "/payment_intents",
+            &[
+                ("amount", "10000"),
+                ("currency", "usd"),
+                ("payment_method", "pm_card_visa"),
+                ("confirm", "true"),
+                ("expand[]", "latest_charge.balance_transaction"),
+            ],
+        )
+        .await,
+        "PaymentIntent",
+    );
+    // Two steps deep: the charge, and the transaction it booked.
+    assert_shape("Charge", &pi["latest_charge"]);
+    let booked = &pi["latest_charge"]["balance_transaction"];
+    assert_shape("BalanceTransaction", booked);
+    assert_eq!(booked["amount"], 10000);
+    let charge = pi["latest_charge"]["id"].as_str().unwrap();
+    let balance = ok(&get(&app, "/balance", &[]).await, "Balance");
+    assert_eq!(balance["pending"][0]["currency"], "usd");
+    let txns = get(
+        &app,
+        "/balance_transactions",
+        &[("expand[]", "data.source")],
+    )
+    .await;
+    let txn = &txns.body["data"][0];
+    assert_shape("BalanceTransaction", txn);
+    assert_eq!(txn["type"], "charge");
+    assert_eq!(txn["source"]["id"], charge);
+    assert_eq!(
+        txn["amount"].as_i64().unwrap() - txn["fee"].as_i64().unwrap(),
+        txn["net"].as_i64().unwrap()
+    );
+    let by_source = get(&app, "/balance_transactions", &[("source", charge)]).await;
+    assert_eq!(by_source.body["data"].as_array().unwrap().len(), 1);
+
+    // The disputed test card: its bank disputes the payment a moment later.
+    let card = [
+        ("amount", "4000"),
+        ("currency", "usd"),
+        ("payment_method_data[type]", "card"),
+        ("payment_method_data[card][number]", "4000000000000259"),
+        ("payment_method_data[card][exp_month]", "12"),
+        ("payment_method_data[card][exp_year]", "2034"),
+        ("payment_method_data[card][cvc]", "123"),
+        ("confirm", "true"),
+    ];
+    let disputed = ok(
+        &post(&app, "/payment_intents", &card).await,
+        "PaymentIntent",
+    );
+    let mut dispute = Value::Null;
+    for _ in 0..200 {
+        app.clock.advance(3);
+        app.run_due_tasks().await;
+        let list = get(
+            &app,
+            "/disputes",
+            &[("payment_intent", disputed["id"].as_str().unwrap())],
+        )
+        .await;
+        if let Some(d) = list.body["data"].as_array().unwrap().first() {
+            dispute = d.clone();
+            break;
+        }
+    }
+    assert_shape("Dispute", &dispute);
+    assert_eq!(dispute["charge"], disputed["latest_charge"]);
+    assert_eq!(dispute["status"], "needs_response");
+    let id = dispute["id"].as_str().unwrap();
+    let updated = ok(
+        &post(
+            &app,
+            &format!("/disputes/{id}"),
+            &[
+                ("evidence[customer_name]", "Ada"),
+                ("evidence[uncategorized_text]", "Delivered"),
+            ],
+        )
+        .await,
+        "Dispute",
+    );
+    assert_eq!(updated["evidence"]["customer_name"], "Ada");
+    assert_eq!(updated["evidence_details"]["has_evidence"], true);
+}

@@ -80,3 +80,24 @@ test('manual capture and an intent confirmed later', async () => {
   const done = await stripe.paymentIntents.confirm(later.id, { payment_method: 'pm_card_amex' });
   assert.equal(done.status, 'succeeded');
 });
+
+test('a subscription on a test clock, advanced a month', async () => {
+  const start = 1_900_000_000;
+  const clock = await stripe.testHelpers.testClocks.create({ frozen_time: start });
+  const customer = await stripe.customers.create({ email: 'saas@example.com', test_clock: clock.id });
+  const pm = await stripe.paymentMethods.attach('pm_card_mastercard', { customer: customer.id });
+  const price = await stripe.prices.create({ product: (await stripe.products.create({ name: 'Plan' })).id, currency: 'eur', unit_amount: 900, recurring: { interval: 'month' } });
+  const sub = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: price.id }], default_payment_method: pm.id });
+  assert.equal(sub.status, 'active');
+  await stripe.testHelpers.testClocks.advance(clock.id, { frozen_time: start + 35 * 86400 });
+  let ready = false;
+  for (let i = 0; i < 600 && !ready; i++) {
+    ready = (await stripe.testHelpers.testClocks.retrieve(clock.id)).status === 'ready';
+    if (!ready) await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.ok(ready, 'the clock finished advancing');
+  const invoices = await stripe.invoices.list({ subscription: sub.id });
+  assert.deepEqual(invoices.data.map((i) => [i.status, i.amount_paid]), [['paid', 900], ['paid', 900]]);
+  const balance = await stripe.balance.retrieve();
+  assert.ok(Array.isArray(balance.available));
+});

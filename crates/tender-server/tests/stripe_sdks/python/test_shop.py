@@ -6,6 +6,7 @@ shop's server would call Stripe: the module-level API and the StripeClient both.
 """
 
 import os
+import time
 import unittest
 import uuid
 
@@ -110,6 +111,51 @@ class Payments(unittest.TestCase):
         intent = stripe.PaymentIntent.confirm(intent.id, payment_method="pm_card_mastercard")
         self.assertEqual(intent.status, "succeeded")
         self.assertEqual(stripe.PaymentIntent.retrieve(intent.id).metadata["order"], "42")
+
+
+class Billing(unittest.TestCase):
+    def wait_ready(self, clock_id):
+        # As Stripe's docs advise: poll the clock until its advance has run.
+        for _ in range(600):
+            clock = stripe.test_helpers.TestClock.retrieve(clock_id)
+            if clock.status == "ready":
+                return clock
+            time.sleep(0.05)
+        self.fail("the test clock never finished advancing")
+
+    def test_a_subscription_on_a_test_clock_bills_every_month(self):
+        start = 1_900_000_000
+        clock = stripe.test_helpers.TestClock.create(frozen_time=start, name="a quarter")
+        customer = stripe.Customer.create(email="saas@example.com", test_clock=clock.id)
+        pm = stripe.PaymentMethod.attach("pm_card_visa", customer=customer.id)
+        product = stripe.Product.create(name="Team plan")
+        price = stripe.Price.create(product=product.id, currency="usd", unit_amount=1500, recurring={"interval": "month"})
+        sub = stripe.Subscription.create(
+            customer=customer.id,
+            items=[{"price": price.id, "quantity": 2}],
+            default_payment_method=pm.id,
+            expand=["latest_invoice"],
+        )
+        self.assertEqual(sub.status, "active")
+        self.assertEqual(sub.latest_invoice.status, "paid")
+        self.assertEqual(sub.latest_invoice.amount_paid, 3000)
+        self.assertEqual(sub["items"].data[0].price.id, price.id)
+        stripe.test_helpers.TestClock.advance(clock.id, frozen_time=start + 65 * 86400)
+        self.wait_ready(clock.id)
+        invoices = list(stripe.Invoice.list(customer=customer.id).auto_paging_iter())
+        self.assertEqual([i.status for i in invoices], ["paid"] * 3)
+        self.assertEqual({i.parent.subscription_details.subscription for i in invoices}, {sub.id})
+        self.assertEqual(stripe.Subscription.cancel(sub.id).status, "canceled")
+        self.assertTrue(stripe.test_helpers.TestClock.delete(clock.id).deleted)
+
+    def test_the_balance_and_its_transactions(self):
+        stripe.PaymentIntent.create(amount=10000, currency="chf", payment_method="pm_card_visa", confirm=True)
+        balance = stripe.Balance.retrieve()
+        pending = {b.currency: b.amount for b in balance.pending}
+        self.assertGreater(pending["chf"], 0)
+        txn = stripe.BalanceTransaction.list(type="charge", limit=1, expand=["data.source"]).data[0]
+        self.assertEqual(txn.amount - txn.fee, txn.net)
+        self.assertIsInstance(txn.source, stripe.Charge)
 
 
 class Lists(unittest.TestCase):

@@ -1,0 +1,168 @@
+//! `/v1/products`, `/v1/prices`, `/v1/subscriptions`, `/v1/invoices` and
+//! `/v1/test_helpers/test_clocks`: Stripe's parameters read by `/v2`'s own parsers (in form
+//! mode) into the same commands; `/v2`'s handlers run them. Only the lists, whose parameters
+//! arrive as a form here and as a query string there, are read here.
+
+use tender_core::billing::invoice::InvoiceStatus;
+use tender_core::billing::subscription::SubscriptionStatus;
+use tender_core::collection::prices_filter;
+use tender_core::error::CoreError;
+use tender_core::ids::{kind, Id, Kind};
+use tender_core::store::Field;
+
+use super::params::{form, list_form, list_request, path_id, referenced};
+use crate::http::billing as v2;
+use crate::http::operation::{Input, ListRequest};
+use crate::http::params::Params;
+
+/// `GET /v1/products`.
+pub const LIST_PRODUCTS: &[&str] = &["active"];
+/// `GET /v1/prices`.
+pub const LIST_PRICES: &[&str] = &["product", "active", "type", "currency"];
+/// `GET /v1/subscriptions`.
+pub const LIST_SUBSCRIPTIONS: &[&str] = &["customer", "status", "price"];
+/// `GET /v1/invoices`.
+pub const LIST_INVOICES: &[&str] = &["customer", "subscription", "status"];
+/// Parameters of an operation that takes none.
+pub const NONE: &[&str] = &[];
+
+/// A `/v2` parser of a body, run on this request's form parameters.
+pub fn with<T>(
+    mut i: Input,
+    allowed: &[&str],
+    parse: fn(Params) -> Result<T, CoreError>,
+) -> Result<T, CoreError> {
+    parse(form(&mut i, allowed)?)
+}
+
+/// The same, for an operation on the object of the path.
+pub fn with_id<K: Kind, T>(
+    mut i: Input,
+    allowed: &[&str],
+    parse: fn(Params) -> Result<T, CoreError>,
+) -> Result<(Id<K>, T), CoreError> {
+    let id = path_id(&i)?;
+    Ok((id, parse(form(&mut i, allowed)?)?))
+}
+
+/// The object of the path, and no parameters.
+pub fn id_alone<K: Kind>(mut i: Input) -> Result<Id<K>, CoreError> {
+    let id = path_id(&i)?;
+    form(&mut i, NONE)?;
+    Ok(id)
+}
+
+fn boolean_filter(
+    p: &mut Params,
+    key: &str,
+    field: Field,
+) -> Result<Option<(Field, String)>, CoreError> {
+    Ok(p.boolean(key)?.map(|b| (field, b.to_string())))
+}
+
+pub fn parse_list_products(mut i: Input) -> Result<ListRequest, CoreError> {
+    let mut p = list_form(&mut i, LIST_PRODUCTS)?;
+    let filters = boolean_filter(&mut p, "active", Field::Active)?
+        .into_iter()
+        .collect();
+    list_request(&i, &mut p, filters)
+}
+
+pub fn parse_list_prices(mut i: Input) -> Result<ListRequest, CoreError> {
+    let mut p = list_form(&mut i, LIST_PRICES)?;
+    let mut filters = Vec::new();
+    if let Some(product) = p.string("product")? {
+        let product: Id<kind::Product> = referenced(product, "product")?;
+        filters.push((Field::Product, product.to_string()));
+    }
+    filters.extend(boolean_filter(&mut p, "active", Field::Active)?);
+    match p.string("type")?.as_deref() {
+        None => {}
+        Some(t @ ("one_time" | "recurring")) => filters.push((Field::Type, t.to_string())),
+        Some(_) => {
+            return Err(CoreError::invalid(
+                "type",
+                "parameter_invalid",
+                "type must be one_time or recurring.",
+            ))
+        }
+    }
+    if let Some(c) = p.string("currency")? {
+        let currency = tender_core::money::Currency::parse(&c).ok_or_else(|| {
+            CoreError::invalid(
+                "currency",
+                "parameter_invalid",
+                format!("Invalid currency: {c}."),
+            )
+        })?;
+        filters.push((Field::Currency, currency.code().to_string()));
+    }
+    list_request(&i, &mut p, filters)
+}
+
+pub fn parse_list_subscriptions(mut i: Input) -> Result<ListRequest, CoreError> {
+    let mut p = list_form(&mut i, LIST_SUBSCRIPTIONS)?;
+    let mut filters = Vec::new();
+    if let Some(c) = p.string("customer")? {
+        let c: Id<kind::Customer> = referenced(c, "customer")?;
+        filters.push((Field::Customer, c.to_string()));
+    }
+    if let Some(s) = p.string("status")? {
+        let status = SubscriptionStatus::parse(&s).ok_or_else(|| {
+            CoreError::invalid(
+                "status",
+                "parameter_invalid",
+                format!("Unknown subscription status: {s}."),
+            )
+        })?;
+        filters.push((Field::Status, status.as_str().to_string()));
+    }
+    if let Some(price) = p.string("price")? {
+        let price: Id<kind::Price> = referenced(price, "price")?;
+        filters.push((Field::Prices, prices_filter(&price)));
+    }
+    list_request(&i, &mut p, filters)
+}
+
+pub fn parse_list_invoices(mut i: Input) -> Result<ListRequest, CoreError> {
+    let mut p = list_form(&mut i, LIST_INVOICES)?;
+    let mut filters = Vec::new();
+    if let Some(c) = p.string("customer")? {
+        let c: Id<kind::Customer> = referenced(c, "customer")?;
+        filters.push((Field::Customer, c.to_string()));
+    }
+    if let Some(s) = p.string("subscription")? {
+        let s: Id<kind::Subscription> = referenced(s, "subscription")?;
+        filters.push((Field::Subscription, s.to_string()));
+    }
+    if let Some(s) = p.string("status")? {
+        let status = InvoiceStatus::parse(&s).ok_or_else(|| {
+            CoreError::invalid(
+                "status",
+                "parameter_invalid",
+                format!("Unknown invoice status: {s}."),
+            )
+        })?;
+        filters.push((Field::Status, status.as_str().to_string()));
+    }
+    list_request(&i, &mut p, filters)
+}
+
+pub fn parse_list_clocks(mut i: Input) -> Result<ListRequest, CoreError> {
+    let mut p = list_form(&mut i, NONE)?;
+    list_request(&i, &mut p, Vec::new())
+}
+
+/// `/v2`'s parsers, for the rows of the route table.
+pub mod parsers {
+    pub use super::v2::{
+        parse_advance_clock_from as advance_clock, parse_create_clock_from as create_clock,
+        parse_create_price_from as create_price, parse_create_product_from as create_product,
+        parse_create_subscription_from as create_subscription,
+        parse_pay_invoice_from as pay_invoice, parse_update_price_from as update_price,
+        parse_update_product_from as update_product,
+        parse_update_subscription_from as update_subscription, ADVANCE_FIELDS, CLOCK_FIELDS,
+        PAY_INVOICE_FIELDS, PRICE_FIELDS, PRICE_UPDATE_FIELDS, PRODUCT_FIELDS,
+        PRODUCT_UPDATE_FIELDS, SUBSCRIPTION_FIELDS, SUBSCRIPTION_UPDATE_FIELDS,
+    };
+}
