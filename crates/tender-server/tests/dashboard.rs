@@ -1546,3 +1546,59 @@ async fn billing_pages_make_products_and_prices_and_show_and_cancel_subscription
     assert_eq!(again.status, StatusCode::BAD_REQUEST);
     assert!(again.body.contains("notice error"), "{}", again.body);
 }
+
+/// A payment made through `/v1` (Stripe's API) is a payment like any other in the dashboard,
+/// under its own id; one created and not yet confirmed is listed as waiting.
+#[tokio::test]
+async fn a_payment_made_through_v1_shows_like_any_other() {
+    let app = spawn_app().await;
+    let key = app.account.keys.test.secret.clone();
+    let client = reqwest::Client::new();
+    let v1 = |params: &'static [(&'static str, &'static str)]| {
+        client
+            .post(format!("{}/v1/payment_intents", app.base))
+            .basic_auth(&key, Some(""))
+            .form(params)
+            .send()
+    };
+    let paid: serde_json::Value = v1(&[
+        ("amount", "4321"),
+        ("currency", "usd"),
+        ("payment_method", "pm_card_visa"),
+        ("confirm", "true"),
+        ("description", "Stripe-made"),
+    ])
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    let waiting: serde_json::Value = v1(&[("amount", "999"), ("currency", "usd")])
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let pay_id = paid["id"].as_str().unwrap().replacen("pi_", "pay_", 1);
+    let waiting_id = waiting["id"].as_str().unwrap().replacen("pi_", "pay_", 1);
+    let mut b = logged_in(&app).await;
+    let list = b.get("/dashboard/payments").await;
+    assert_eq!(list.status, StatusCode::OK);
+    assert!(list.body.contains(&pay_id), "{}", list.body);
+    assert!(list.body.contains(&waiting_id));
+    let page = b.get(&format!("/dashboard/payments/{pay_id}")).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.body.contains("43.21"), "{}", page.body);
+    assert!(page.body.contains("Stripe-made"));
+    let page = b.get(&format!("/dashboard/payments/{waiting_id}")).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.body.contains("requires payment method"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("Cancel payment"),
+        "a payment not tried yet may be given up"
+    );
+}

@@ -208,8 +208,9 @@ pub struct BankTransferDetails {
     pub account_holder_name: String,
 }
 
-/// The payment method embedded in a payment (seed 2.2 response shape).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The payment method embedded in a payment (seed 2.2 response shape). Empty (`id` `""`)
+/// while a payment created through `/v1` awaits one; shown then as `null`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct PaymentMethodSnapshot {
     pub id: String,
     #[serde(rename = "type")]
@@ -260,6 +261,8 @@ pub struct Payment {
     pub currency: Currency,
     pub status: PaymentStatus,
     pub capture_method: CaptureMethod,
+    /// Read back from the view too, where a payment awaiting one shows `null`.
+    #[serde(deserialize_with = "null_as_default")]
     pub payment_method: PaymentMethodSnapshot,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub customer: Option<String>,
@@ -342,6 +345,14 @@ impl crate::documents::document::Document for Payment {
             ..IndexValues::default()
         }
     }
+}
+
+fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Option::unwrap_or_default)
 }
 
 fn is_zero(n: &i64) -> bool {

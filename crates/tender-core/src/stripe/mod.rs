@@ -12,12 +12,14 @@
 //! | product, price, subscription, invoice, test clock | the same | [`billing`] |
 //! | balance, balance transaction, payout, dispute | the same | [`balance`] |
 //! | error envelope | Stripe's error, a decline with its PaymentIntent | [`errors`] |
+//! | event | Stripe's event, under Stripe's name | [`events`] |
 //!
 //! Ids: [`ids`]. Pure: no I/O, depends on `serde_json` and the vault's key derivation only.
 
 pub mod balance;
 pub mod billing;
 pub mod errors;
+pub mod events;
 pub mod ids;
 pub mod objects;
 pub mod payments;
@@ -48,6 +50,7 @@ pub enum Shape {
     BalanceTransaction,
     Payout,
     Dispute,
+    WebhookEndpoint,
 }
 
 /// What rendering needs beyond the object: the key client secrets are derived with.
@@ -103,6 +106,7 @@ impl Shapes {
             Shape::BalanceTransaction => balance::balance_transaction(v2),
             Shape::Payout => balance::payout(v2),
             Shape::Dispute => balance::dispute(v2),
+            Shape::WebhookEndpoint => objects::webhook_endpoint(v2),
         }
     }
 }

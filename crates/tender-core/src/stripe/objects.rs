@@ -156,3 +156,29 @@ pub fn refund(r: &Value) -> Value {
         "transfer_reversal": null,
     })
 }
+
+/// A webhook endpoint (its `secret` only in the answer that created it); a deleted one as
+/// Stripe's `DeletedWebhookEndpoint`.
+pub fn webhook_endpoint(e: &Value) -> Value {
+    if e.get("deleted").and_then(Value::as_bool) == Some(true) {
+        return json!({"id": field(e, "id"), "object": "webhook_endpoint", "deleted": true});
+    }
+    let stripe = e.get("dialect").and_then(Value::as_str) == Some("stripe");
+    let mut out = json!({
+        "id": field(e, "id"),
+        "object": "webhook_endpoint",
+        "api_version": if stripe { json!(super::API_VERSION) } else { Value::Null },
+        "application": null,
+        "created": field(e, "created"),
+        "description": field(e, "description"),
+        "enabled_events": field(e, "enabled_events"),
+        "livemode": field(e, "livemode"),
+        "metadata": {},
+        "status": field(e, "status"),
+        "url": field(e, "url"),
+    });
+    if let Some(secret) = e.get("secret").filter(|s| s.is_string()) {
+        out["secret"] = secret.clone();
+    }
+    out
+}

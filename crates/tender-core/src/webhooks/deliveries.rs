@@ -14,7 +14,7 @@ use crate::ids::{self, IdKind};
 use crate::services::RequestContext;
 use crate::store::{Collection, DeliveryAttemptRecord, DeliveryRecord};
 use crate::webhooks::webhook::{
-    retry_delay_ms, EndpointStatus, WebhookEndpoint, DISABLE_AFTER_SECS,
+    retry_delay_ms, EndpointDialect, EndpointStatus, WebhookEndpoint, DISABLE_AFTER_SECS,
 };
 use crate::webhooks::Webhooks;
 
@@ -35,6 +35,8 @@ pub struct DeliveryTask {
     pub body: String,
     /// Live signing secrets, newest first.
     pub secrets: Vec<String>,
+    /// The wire `body` is in, and so the signature header it is signed in.
+    pub dialect: EndpointDialect,
     attempts_made: usize,
     failing_since: Option<i64>,
 }
@@ -146,6 +148,11 @@ impl Webhooks<'_> {
                 Some(body) => Some(from_body(&c.endpoint_id, body)?),
                 None => None,
             };
+            let dialect = endpoint.as_ref().map(|e| e.dialect).unwrap_or_default();
+            let enabled = endpoint
+                .as_ref()
+                .map(|e| e.enabled_events.clone())
+                .unwrap_or_default();
             let url = endpoint
                 .filter(|e| e.status == EndpointStatus::Enabled)
                 .map(|e| e.url);
@@ -158,10 +165,15 @@ impl Webhooks<'_> {
                     .collect(),
                 None => Vec::new(),
             };
-            // The payload is the event as the API shows it, rendered at each attempt.
+            // The payload is the event as the API shows it, rendered at each attempt: in Stripe's
+            // shape and name for an endpoint made through `/v1`.
             let body = self
                 .renderer()
                 .document(Collection::Events, &c.event_id, c.event_body)?;
+            let body = match dialect {
+                EndpointDialect::Tender => body,
+                EndpointDialect::Stripe => self.stripe_body(&body, &enabled)?,
+            };
             tasks.push(DeliveryTask {
                 delivery_id: c.id,
                 scope: c.scope,
@@ -170,11 +182,30 @@ impl Webhooks<'_> {
                 url,
                 body,
                 secrets,
+                dialect,
                 attempts_made: c.attempts_made,
                 failing_since: c.endpoint_failing_since,
             });
         }
         Ok(tasks)
+    }
+
+    /// The event `body` (its `/v2` JSON) as a Stripe endpoint listening to `enabled` gets it.
+    fn stripe_body(&self, body: &str, enabled: &[String]) -> CoreResult<String> {
+        let v2: Value = serde_json::from_str(body)
+            .map_err(|e| CoreError::internal("read a rendered event", e))?;
+        let kind = v2["type"].as_str().unwrap_or_default();
+        // Matched by the endpoint's index, so a name exists; the first one, if not.
+        let (name, shape) = crate::stripe::events::name_for(kind, enabled)
+            .or_else(|| crate::stripe::events::name_for(kind, &["*".to_string()]))
+            .ok_or_else(|| {
+                CoreError::internal(
+                    "name an event for Stripe",
+                    std::io::Error::other(kind.to_string()),
+                )
+            })?;
+        let event = crate::stripe::events::event(&self.stripe_shapes(), &v2, name, shape);
+        serde_json::to_string(&event).map_err(|e| CoreError::internal("write a Stripe event", e))
     }
 
     /// Records an attempt and decides what comes next: done, a retry per the schedule (or the

@@ -14,7 +14,9 @@ use crate::services::RequestContext;
 use crate::store::{Collection, Cursor, ListQuery};
 use crate::vault::Sealer;
 use crate::webhooks::address::webhook_address_allowed;
-use crate::webhooks::webhook::{generate_secret, EndpointStatus, SigningSecret, WebhookEndpoint};
+use crate::webhooks::webhook::{
+    generate_secret, EndpointDialect, EndpointStatus, SigningSecret, WebhookEndpoint,
+};
 use crate::webhooks::Webhooks;
 
 /// Webhook endpoints an account may have in each mode (as Stripe): every event fans out to
@@ -28,6 +30,8 @@ pub const MAX_ROLL_GRACE_SECS: i64 = 604_800;
 /// `POST /webhook_endpoints` and updates, parsed.
 #[derive(Debug, Default)]
 pub struct EndpointFields {
+    /// Tender's or Stripe's (an endpoint created through `/v1`); set on create only.
+    pub dialect: crate::webhooks::webhook::EndpointDialect,
     pub url: Option<String>,
     pub enabled_events: Option<Vec<String>>,
     pub description: Option<Option<String>>,
@@ -56,7 +60,7 @@ fn url_invalid(message: impl Into<String>) -> CoreError {
     CoreError::invalid("url", "url_invalid", message.into())
 }
 
-fn check_events(events: &[String]) -> CoreResult<()> {
+fn check_events(events: &[String], dialect: EndpointDialect) -> CoreResult<()> {
     if events.is_empty() {
         return Err(CoreError::invalid(
             "enabled_events",
@@ -65,7 +69,11 @@ fn check_events(events: &[String]) -> CoreResult<()> {
         ));
     }
     for e in events {
-        if e != "*" && !EVENT_TYPES.contains(&e.as_str()) {
+        let known = match dialect {
+            EndpointDialect::Tender => EVENT_TYPES.contains(&e.as_str()),
+            EndpointDialect::Stripe => crate::stripe::events::is_stripe_type(e),
+        };
+        if e != "*" && !known {
             return Err(CoreError::invalid(
                 "enabled_events",
                 "parameter_invalid",
@@ -215,7 +223,7 @@ impl Webhooks<'_> {
                 "Missing required param: enabled_events.",
             )
         })?;
-        check_events(&events)?;
+        check_events(&events, fields.dialect)?;
         crate::validate::check_text(
             "description",
             fields.description.as_ref().and_then(|d| d.as_deref()),
@@ -234,6 +242,7 @@ impl Webhooks<'_> {
             },
             livemode: scope.livemode(),
             created: self.now(),
+            dialect: fields.dialect,
         };
         let secret = generate_secret();
         let shown = EndpointWithSecret {
@@ -263,9 +272,7 @@ impl Webhooks<'_> {
             Some(raw) => Some(self.check_endpoint_url(ctx.scope(), raw).await?),
             None => None,
         };
-        if let Some(events) = &fields.enabled_events {
-            check_events(events)?;
-        }
+        // An update keeps the endpoint's dialect; its events are checked in it, below.
         crate::validate::check_text(
             "description",
             fields.description.as_ref().and_then(|d| d.as_deref()),
@@ -284,6 +291,7 @@ impl Webhooks<'_> {
                 endpoint.url = url.clone();
             }
             if let Some(events) = &fields.enabled_events {
+                check_events(events, endpoint.dialect)?;
                 endpoint.enabled_events = events.clone();
             }
             if let Some(d) = &fields.description {

@@ -21,6 +21,27 @@ pub struct WebhookEndpoint {
     pub status: EndpointStatus,
     pub livemode: bool,
     pub created: i64,
+    /// Which wire its events are sent in: Tender's (`/v2`), or Stripe's for an endpoint created
+    /// through `/v1` (its `enabled_events` are then Stripe's names; `crate::stripe::events`).
+    #[serde(default, skip_serializing_if = "EndpointDialect::is_tender")]
+    pub dialect: EndpointDialect,
+}
+
+/// The wire an endpoint's events are sent in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EndpointDialect {
+    /// Tender's event shape and names, signed in `Tender-Signature`.
+    #[default]
+    Tender,
+    /// Stripe's event shape and names, signed in `Stripe-Signature`.
+    Stripe,
+}
+
+impl EndpointDialect {
+    pub fn is_tender(&self) -> bool {
+        *self == EndpointDialect::Tender
+    }
 }
 
 impl crate::documents::document::Document for WebhookEndpoint {
@@ -61,19 +82,35 @@ impl EndpointStatus {
 }
 
 impl WebhookEndpoint {
-    /// The indexed form of `enabled_events`: `*` or `,a,b,`.
+    /// The indexed form of `enabled_events`: `*` or `,a,b,`, in Tender's event types (a
+    /// Stripe endpoint's names as the types they stand for).
     pub fn events_index(&self) -> String {
         if self.enabled_events.iter().any(|e| e == "*") {
-            "*".into()
-        } else {
-            format!(",{},", self.enabled_events.join(","))
+            return "*".into();
         }
+        let mut types: Vec<&str> = match self.dialect {
+            EndpointDialect::Tender => self.enabled_events.iter().map(String::as_str).collect(),
+            EndpointDialect::Stripe => self
+                .enabled_events
+                .iter()
+                .flat_map(|e| crate::stripe::events::tender_types(e))
+                .collect(),
+        };
+        types.dedup();
+        format!(",{},", types.join(","))
     }
 
+    /// Whether the Tender event `event_type` is sent to it.
     pub fn accepts(&self, event_type: &str) -> bool {
-        self.enabled_events
-            .iter()
-            .any(|e| e == "*" || e == event_type)
+        match self.dialect {
+            EndpointDialect::Tender => self
+                .enabled_events
+                .iter()
+                .any(|e| e == "*" || e == event_type),
+            EndpointDialect::Stripe => {
+                crate::stripe::events::name_for(event_type, &self.enabled_events).is_some()
+            }
+        }
     }
 }
 

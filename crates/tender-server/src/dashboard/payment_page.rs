@@ -211,9 +211,13 @@ pub(crate) fn actions_card(session: &Session, p: &Payment) -> Markup {
     let exponent = p.currency.exponent();
     let can_refund = p.status == PaymentStatus::Succeeded && refundable > 0;
     let can_capture = p.status == PaymentStatus::RequiresCapture;
+    // A payment made through /v1 and not confirmed yet may be given up too.
     let can_cancel = matches!(
         p.status,
-        PaymentStatus::RequiresCapture | PaymentStatus::RequiresAction
+        PaymentStatus::RequiresCapture
+            | PaymentStatus::RequiresAction
+            | PaymentStatus::RequiresPaymentMethod
+            | PaymentStatus::RequiresConfirmation
     );
     html! {
         section.card {
@@ -253,7 +257,7 @@ pub(crate) fn actions_card(session: &Session, p: &Payment) -> Markup {
                 p { (post_button(session, &format!("/dashboard/payments/{}/cancel", p.id), "Cancel payment", "danger")) }
             }
             @if !(can_refund || can_capture || can_cancel) {
-                p.muted { "Nothing to do: this payment is " (p.status.as_str().replace('_', " ")) @if p.refunded { " and fully refunded" } "." }
+                p.muted { "Nothing to do: this payment's status is " (p.status.as_str().replace('_', " ")) @if p.refunded { " and it is fully refunded" } "." }
             }
             @if exponent == 0 {
                 p.muted.small { (p.currency.code().to_uppercase()) " has no minor unit." }

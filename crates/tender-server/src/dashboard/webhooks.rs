@@ -315,6 +315,7 @@ pub async fn create_endpoint(State(state): State<DashboardState>, posted: Posted
         events: events.clone(),
     };
     let fields = EndpointFields {
+        dialect: Default::default(),
         url: Some(draft.url.clone()),
         enabled_events: Some(events),
         description: Some(posted.fields.get("description").map(String::from)),
@@ -370,6 +371,7 @@ pub async fn edit_endpoint(
         events = vec!["*".into()];
     }
     let fields = EndpointFields {
+        dialect: Default::default(),
         url: posted.fields.get("url").map(String::from),
         enabled_events: Some(events),
         description: Some(posted.fields.get("description").map(String::from)),
@@ -434,6 +436,7 @@ async fn set_disabled(
     disabled: bool,
 ) -> PageResult {
     let fields = EndpointFields {
+        dialect: Default::default(),
         disabled: Some(disabled),
         ..EndpointFields::default()
     };

@@ -49,6 +49,7 @@ pub fn parse_fields(body: Value, allow_disabled: bool) -> Result<EndpointFields,
     };
     let mut p = Params::body(body, allowed)?;
     Ok(EndpointFields {
+        dialect: Default::default(),
         enabled_events: parse_events(&mut p)?,
         url: p.string("url")?,
         description: p.clearable_string("description")?,

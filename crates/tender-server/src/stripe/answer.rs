@@ -108,12 +108,13 @@ pub fn check_expand(answer: Answer, expand: &[String]) -> Result<Vec<String>, Co
                     format!("This property cannot be expanded ({path})."),
                 )
             };
-            let rest = match answer {
-                Answer::One(_) => Some(path.as_str()),
-                Answer::List(_) => path.strip_prefix("data."),
+            let mut shape = answer.shape().ok_or_else(refuse)?;
+            let rest = if answer.is_list() {
+                path.strip_prefix("data.")
+            } else {
+                Some(path.as_str())
             }
             .ok_or_else(refuse)?;
-            let mut shape = answer.shape();
             let steps: Vec<&str> = rest.split('.').collect();
             if steps.len() > MAX_DEPTH {
                 return Err(refuse());
@@ -145,7 +146,9 @@ pub async fn show(
     if !status.is_success() {
         return error(state, scope, status, &v2).await;
     }
-    let shape = answer.shape();
+    let Some(shape) = answer.shape() else {
+        return json_response(status, body.to_vec());
+    };
     let shown = if v2.get("object").and_then(Value::as_str) == Some("list") {
         let mut list = v2.clone();
         let items = v2["data"].as_array().cloned().unwrap_or_default();
@@ -316,6 +319,7 @@ async fn fetch(
         Shape::BalanceTransaction => get!(kind::BalanceTransaction),
         Shape::Payout => get!(kind::Payout),
         Shape::Dispute => get!(kind::Dispute),
+        Shape::WebhookEndpoint => get!(kind::WebhookEndpoint),
         Shape::Balance => {
             return Err(CoreError::internal(
                 "expand",

@@ -148,6 +148,7 @@ pub fn parse_list_invoices(mut i: Input) -> Result<ListRequest, CoreError> {
     list_request(&i, &mut p, filters)
 }
 
+/// A list that takes no filters (test clocks, webhook endpoints).
 pub fn parse_list_clocks(mut i: Input) -> Result<ListRequest, CoreError> {
     let mut p = list_form(&mut i, NONE)?;
     list_request(&i, &mut p, Vec::new())

@@ -15,7 +15,8 @@
 //! - one module per resource with its parsers (and a handler where `/v2` has none):
 //!   [`payment_intents`], [`charges`], [`customers`], [`payment_methods`], [`refunds`],
 //!   [`billing`] (products, prices, subscriptions, invoices, test clocks), [`balance`]
-//!   (balance, its transactions, payouts, disputes).
+//!   (balance, its transactions, payouts, disputes), [`webhooks`] (endpoints sent Stripe's
+//!   events, and the events).
 //!
 //! Depends on `crate::http` (its handlers, parameter reader, error table and pipeline pieces)
 //! and on the core; `crate::http` never depends on this module.
@@ -33,6 +34,7 @@ pub mod payment_methods;
 pub mod refunds;
 pub mod routes;
 pub mod test_tokens;
+pub mod webhooks;
 
 use axum::extract::OriginalUri;
 use axum::http::{Method, StatusCode};

@@ -15,7 +15,9 @@ use axum::routing::{MethodFilter, MethodRouter};
 use tender_core::stripe::Shape;
 
 use super::billing::{id_alone, parsers as bp, with, with_id};
-use super::{balance, billing, charges, customers, payment_intents, payment_methods, refunds};
+use super::{
+    balance, billing, charges, customers, payment_intents, payment_methods, refunds, webhooks,
+};
 use crate::http::operation::{endpoint, match_template, Op};
 use crate::http::operation::{list, retrieve};
 use crate::state::AppState;
@@ -26,13 +28,22 @@ use tender_core::ids::kind;
 pub enum Answer {
     One(Shape),
     List(Shape),
+    /// Events, which their handler shows itself (under the Stripe name asked for); `true`: a
+    /// list of them.
+    Events(bool),
 }
 
 impl Answer {
-    pub fn shape(self) -> Shape {
+    /// The shape the gate shows the answer in; `None`: the handler answers in Stripe's shape.
+    pub fn shape(self) -> Option<Shape> {
         match self {
-            Answer::One(s) | Answer::List(s) => s,
+            Answer::One(s) | Answer::List(s) => Some(s),
+            Answer::Events(_) => None,
         }
+    }
+
+    pub fn is_list(self) -> bool {
+        matches!(self, Answer::List(_) | Answer::Events(true))
     }
 }
 
@@ -146,6 +157,13 @@ pub const ROUTES: &[StripeRoute] = &[
     op!(GET "/disputes/{id}" [NONE] -> One(Dispute), id_alone => retrieve::<kind::Dispute>),
     op!(POST "/disputes/{id}" [crate::http::disputes::UPDATE_FIELDS] -> One(Dispute), |i| with_id(i, crate::http::disputes::UPDATE_FIELDS, crate::http::disputes::parse_update_from) => crate::http::disputes::update_dispute),
     op!(POST "/disputes/{id}/close" [NONE] -> One(Dispute), id_alone => crate::http::disputes::close_dispute),
+    op!(POST "/webhook_endpoints" [webhooks::CREATE] -> One(WebhookEndpoint), webhooks::parse_create => crate::http::webhook_endpoints::create_endpoint),
+    op!(GET "/webhook_endpoints" [NONE] -> List(WebhookEndpoint), billing::parse_list_clocks => list::<kind::WebhookEndpoint>),
+    op!(GET "/webhook_endpoints/{id}" [NONE] -> One(WebhookEndpoint), id_alone => retrieve::<kind::WebhookEndpoint>),
+    op!(POST "/webhook_endpoints/{id}" [webhooks::UPDATE] -> One(WebhookEndpoint), webhooks::parse_update => crate::http::webhook_endpoints::update_endpoint),
+    op!(DELETE "/webhook_endpoints/{id}" [NONE] -> One(WebhookEndpoint), id_alone => crate::http::webhook_endpoints::delete_endpoint),
+    op!(GET "/events" [webhooks::LIST_EVENTS] -> Answer::Events(true), webhooks::parse_list_events => webhooks::list_events),
+    op!(GET "/events/{id}" [NONE] -> Answer::Events(false), webhooks::parse_event => webhooks::retrieve_event),
 ];
 
 /// The operation `method path` names (`path` without `/v1`) and its `{id}` segment; a literal
@@ -171,7 +189,7 @@ pub fn compatibility_reference() -> String {
     );
     for route in ROUTES {
         let mut params: Vec<String> = route.params.iter().map(|p| format!("`{p}`")).collect();
-        if matches!(route.answer, Answer::List(_)) {
+        if route.answer.is_list() {
             params.extend(super::params::LIST.iter().map(|p| format!("`{p}`")));
         }
         let params = if params.is_empty() {
@@ -182,6 +200,8 @@ pub fn compatibility_reference() -> String {
         let answer = match route.answer {
             Answer::One(shape) => format!("{shape:?}"),
             Answer::List(shape) => format!("list of {shape:?}"),
+            Answer::Events(false) => "Event".to_string(),
+            Answer::Events(true) => "list of Event".to_string(),
         };
         let caller = match route.caller {
             Caller::Secret => "",

@@ -24,6 +24,15 @@ use tokio::sync::{watch, Semaphore};
 
 pub use client::SystemResolver;
 
+/// The header the signature goes in: `Tender-Signature`, or `Stripe-Signature` for an endpoint
+/// made through `/v1` (the same scheme, which Stripe's libraries verify).
+fn signature_header(dialect: tender_core::webhooks::webhook::EndpointDialect) -> &'static str {
+    match dialect {
+        tender_core::webhooks::webhook::EndpointDialect::Tender => "tender-signature",
+        tender_core::webhooks::webhook::EndpointDialect::Stripe => "stripe-signature",
+    }
+}
+
 /// Sends in flight at once on one node. Sends are asynchronous I/O, so a large pool costs
 /// little; what matters is that it is much larger than [`PER_ACCOUNT`], so that several tenants
 /// with slow endpoints together still leave room for everyone else.
@@ -204,7 +213,10 @@ impl WebhookWorker {
             .post(url)
             .header("content-type", "application/json")
             .header("user-agent", USER_AGENT)
-            .header("tender-signature", tender_signature(&secrets, now, body))
+            .header(
+                signature_header(task.dialect),
+                tender_signature(&secrets, now, body),
+            )
             .header("webhook-id", &task.event_id)
             .header("webhook-timestamp", now.to_string())
             .header(

@@ -932,3 +932,112 @@ async fn the_balance_its_transactions_and_a_dispute_read_as_stripes() {
     assert_eq!(updated["evidence"]["customer_name"], "Ada");
     assert_eq!(updated["evidence_details"]["has_evidence"], true);
 }
+
+#[tokio::test]
+async fn a_v1_endpoint_gets_stripes_events_signed_as_stripe_and_a_v2_one_tenders() {
+    use crate::receiver::{verify_tender_signature, Receiver};
+    let Some(app) = crate::helpers::spawn_stepped_app().await else {
+        return;
+    };
+    let stripe_rx = Receiver::start().await;
+    let tender_rx = Receiver::start().await;
+    let ep = ok(
+        &post(
+            &app,
+            "/webhook_endpoints",
+            &[
+                ("url", &stripe_rx.url),
+                ("enabled_events[]", "charge.succeeded"),
+                ("enabled_events[]", "customer.created"),
+            ],
+        )
+        .await,
+        "WebhookEndpoint",
+    );
+    let secret = ep["secret"].as_str().unwrap().to_string();
+    assert_eq!(
+        ep["enabled_events"],
+        serde_json::json!(["charge.succeeded", "customer.created"])
+    );
+    let a = post(
+        &app,
+        "/webhook_endpoints",
+        &[
+            ("url", &stripe_rx.url),
+            ("enabled_events[]", "payment.succeeded"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (a.status, a.error_param()),
+        (StatusCode::BAD_REQUEST, "enabled_events"),
+        "Tender's names are not Stripe's"
+    );
+    app.post(
+        "/v2/webhook_endpoints",
+        app.sk(),
+        serde_json::json!({"url": tender_rx.url, "enabled_events": ["*"]}),
+    )
+    .await;
+
+    let pi = ok(
+        &post(
+            &app,
+            "/payment_intents",
+            &[
+                ("amount", "2000"),
+                ("currency", "usd"),
+                ("payment_method", "pm_card_visa"),
+                ("confirm", "true"),
+            ],
+        )
+        .await,
+        "PaymentIntent",
+    );
+    app.deliver_pending().await;
+    let got = stripe_rx.received();
+    assert_eq!(got.len(), 1, "one change, one delivery");
+    let event = got[0].json();
+    assert_shape("Event", &event);
+    assert_eq!(
+        event["type"], "charge.succeeded",
+        "under the name the endpoint listens to"
+    );
+    assert_shape("Charge", &event["data"]["object"]);
+    assert_eq!(event["data"]["object"]["payment_intent"], pi["id"]);
+    assert_eq!(event["api_version"], tender_core::stripe::API_VERSION);
+    let signature = got[0].header("stripe-signature");
+    assert!(
+        verify_tender_signature(signature, &got[0].body, &secret),
+        "{signature}"
+    );
+    assert_eq!(got[0].header("tender-signature"), "");
+    let tender = tender_rx.received();
+    assert_eq!(tender.len(), 1);
+    assert_eq!(tender[0].json()["type"], "payment.succeeded");
+    assert_eq!(tender[0].json()["id"], event["id"], "the same event");
+
+    // /v1/events: each under its first Stripe name, or the one asked for.
+    let list = get(&app, "/events", &[("limit", "1")]).await;
+    assert_eq!(list.body["data"][0]["type"], "payment_intent.succeeded");
+    assert_shape("Event", &list.body["data"][0]);
+    let charges = get(&app, "/events", &[("type", "charge.succeeded")]).await;
+    assert_eq!(charges.body["data"][0]["type"], "charge.succeeded");
+    let one = get(
+        &app,
+        &format!("/events/{}", event["id"].as_str().unwrap()),
+        &[],
+    )
+    .await;
+    assert_eq!(one.body["data"]["object"]["id"], pi["id"]);
+    let gone = v1(
+        &app,
+        Method::DELETE,
+        &format!("/webhook_endpoints/{}", ep["id"].as_str().unwrap()),
+        app.sk(),
+        &[],
+        &[],
+    )
+    .await;
+    assert_shape("DeletedWebhookEndpoint", &gone.body);
+}

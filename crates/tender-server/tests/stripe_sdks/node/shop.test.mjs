@@ -101,3 +101,27 @@ test('a subscription on a test clock, advanced a month', async () => {
   const balance = await stripe.balance.retrieve();
   assert.ok(Array.isArray(balance.available));
 });
+
+test('a webhook verifies with constructEvent', async () => {
+  const http = await import('node:http');
+  const received = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => { received.push([body, req.headers['stripe-signature']]); res.end('ok'); });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const endpoint = await stripe.webhookEndpoints.create({ url: `http://127.0.0.1:${server.address().port}/hook`, enabled_events: ['charge.succeeded'] });
+    const intent = await stripe.paymentIntents.create({ amount: 1700, currency: 'usd', payment_method: 'pm_card_visa', confirm: true });
+    for (let i = 0; i < 600 && received.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(received.length, 1);
+    const event = stripe.webhooks.constructEvent(received[0][0], received[0][1], endpoint.secret);
+    assert.equal(event.type, 'charge.succeeded');
+    assert.equal(event.data.object.payment_intent, intent.id);
+    assert.throws(() => stripe.webhooks.constructEvent(received[0][0], received[0][1], 'whsec_wrong'));
+    await stripe.webhookEndpoints.del(endpoint.id);
+  } finally {
+    server.close();
+  }
+});

@@ -5,7 +5,9 @@ environment TENDER_BASE (the API's address), TENDER_SK (a test secret key). Writ
 shop's server would call Stripe: the module-level API and the StripeClient both.
 """
 
+import http.server
 import os
+import threading
 import time
 import unittest
 import uuid
@@ -156,6 +158,47 @@ class Billing(unittest.TestCase):
         txn = stripe.BalanceTransaction.list(type="charge", limit=1, expand=["data.source"]).data[0]
         self.assertEqual(txn.amount - txn.fee, txn.net)
         self.assertIsInstance(txn.source, stripe.Charge)
+
+
+class Webhooks(unittest.TestCase):
+    def test_a_webhook_verifies_with_construct_event(self):
+        received = []
+
+        class Hook(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                received.append((body, self.headers.get("Stripe-Signature")))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        server = http.server.HTTPServer(("127.0.0.1", 0), Hook)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            endpoint = stripe.WebhookEndpoint.create(
+                url=f"http://127.0.0.1:{server.server_port}/hook",
+                enabled_events=["payment_intent.succeeded"],
+            )
+            self.assertTrue(endpoint.secret.startswith("whsec_"))
+            intent = stripe.PaymentIntent.create(amount=4200, currency="usd", payment_method="pm_card_visa", confirm=True)
+            for _ in range(600):
+                if received:
+                    break
+                time.sleep(0.05)
+            self.assertTrue(received, "the webhook arrived")
+            payload, signature = received[0]
+            event = stripe.Webhook.construct_event(payload, signature, endpoint.secret)
+            self.assertEqual(event.type, "payment_intent.succeeded")
+            self.assertEqual(event.data.object.id, intent.id)
+            self.assertEqual(event.data.object.amount_received, 4200)
+            with self.assertRaises(stripe.SignatureVerificationError):
+                stripe.Webhook.construct_event(payload, signature, "whsec_not_the_secret")
+            self.assertEqual(stripe.Event.retrieve(event.id).type, "payment_intent.succeeded")
+            stripe.WebhookEndpoint.delete(endpoint.id)
+        finally:
+            server.shutdown()
 
 
 class Lists(unittest.TestCase):

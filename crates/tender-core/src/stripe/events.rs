@@ -1,0 +1,181 @@
+//! Tender's events under Stripe's names and in Stripe's event shape (CONTRACT §13), for the
+//! endpoints created through `/v1` and for `/v1/events`. One change is one Tender event; Stripe
+//! names some changes twice (a payment's success is `payment_intent.succeeded` and
+//! `charge.succeeded`). A `/v1` endpoint is sent each change once, under the first of its Stripe
+//! names it listens to ([`MAP`] in order: the PaymentIntent's first), with the object in that
+//! name's shape; `/v1/events` shows each event under its first name.
+//!
+//! Pure; depends on [`super::Shapes`].
+
+use serde_json::{json, Value};
+
+use super::{Shape, Shapes, API_VERSION};
+
+/// Each Tender event type, a Stripe name for it and the shape of its object, in order of
+/// preference per Tender type.
+pub const MAP: &[(&str, &str, Shape)] = &[
+    (
+        "payment.succeeded",
+        "payment_intent.succeeded",
+        Shape::PaymentIntent,
+    ),
+    ("payment.succeeded", "charge.succeeded", Shape::Charge),
+    (
+        "payment.failed",
+        "payment_intent.payment_failed",
+        Shape::PaymentIntent,
+    ),
+    ("payment.failed", "charge.failed", Shape::Charge),
+    (
+        "payment.canceled",
+        "payment_intent.canceled",
+        Shape::PaymentIntent,
+    ),
+    ("payment.updated", "charge.updated", Shape::Charge),
+    ("refund.created", "refund.created", Shape::Refund),
+    ("refund.updated", "refund.updated", Shape::Refund),
+    ("refund.updated", "charge.refund.updated", Shape::Refund),
+    ("customer.created", "customer.created", Shape::Customer),
+    ("customer.updated", "customer.updated", Shape::Customer),
+    ("customer.deleted", "customer.deleted", Shape::Customer),
+    ("payout.created", "payout.created", Shape::Payout),
+    ("payout.updated", "payout.updated", Shape::Payout),
+    ("payout.paid", "payout.paid", Shape::Payout),
+    ("payout.failed", "payout.failed", Shape::Payout),
+    ("payout.canceled", "payout.canceled", Shape::Payout),
+    ("dispute.created", "charge.dispute.created", Shape::Dispute),
+    ("dispute.updated", "charge.dispute.updated", Shape::Dispute),
+    ("dispute.closed", "charge.dispute.closed", Shape::Dispute),
+    ("product.created", "product.created", Shape::Product),
+    ("product.updated", "product.updated", Shape::Product),
+    ("product.deleted", "product.deleted", Shape::Product),
+    ("price.created", "price.created", Shape::Price),
+    ("price.updated", "price.updated", Shape::Price),
+    (
+        "customer.subscription.created",
+        "customer.subscription.created",
+        Shape::Subscription,
+    ),
+    (
+        "customer.subscription.updated",
+        "customer.subscription.updated",
+        Shape::Subscription,
+    ),
+    (
+        "customer.subscription.deleted",
+        "customer.subscription.deleted",
+        Shape::Subscription,
+    ),
+    (
+        "customer.subscription.trial_will_end",
+        "customer.subscription.trial_will_end",
+        Shape::Subscription,
+    ),
+    ("invoice.created", "invoice.created", Shape::Invoice),
+    ("invoice.finalized", "invoice.finalized", Shape::Invoice),
+    ("invoice.paid", "invoice.paid", Shape::Invoice),
+    ("invoice.paid", "invoice.payment_succeeded", Shape::Invoice),
+    (
+        "invoice.payment_failed",
+        "invoice.payment_failed",
+        Shape::Invoice,
+    ),
+    ("invoice.voided", "invoice.voided", Shape::Invoice),
+    (
+        "invoice.marked_uncollectible",
+        "invoice.marked_uncollectible",
+        Shape::Invoice,
+    ),
+    (
+        "test_helpers.test_clock.ready",
+        "test_helpers.test_clock.ready",
+        Shape::TestClock,
+    ),
+];
+
+/// Whether `name` is a Stripe event name Tender sends.
+pub fn is_stripe_type(name: &str) -> bool {
+    MAP.iter().any(|(_, s, _)| *s == name)
+}
+
+/// The Tender event types a Stripe name stands for.
+pub fn tender_types(stripe: &str) -> impl Iterator<Item = &'static str> + '_ {
+    MAP.iter()
+        .filter(move |(_, s, _)| *s == stripe)
+        .map(|(t, _, _)| *t)
+}
+
+/// The Stripe name (and shape) a `/v1` endpoint listening to `enabled` gets the Tender event
+/// `tender_type` under: the first of [`MAP`]'s names for it that it listens to.
+pub fn name_for(tender_type: &str, enabled: &[String]) -> Option<(&'static str, Shape)> {
+    let all = enabled.iter().any(|e| e == "*");
+    MAP.iter()
+        .filter(|(t, _, _)| *t == tender_type)
+        .find(|(_, s, _)| all || enabled.iter().any(|e| e == s))
+        .map(|(_, s, shape)| (*s, *shape))
+}
+
+/// The event `v2` (its `/v2` JSON) in Stripe's shape under `name`, its object shown as `shape`.
+pub fn event(shapes: &Shapes, v2: &Value, name: &str, shape: Shape) -> Value {
+    let object = shapes.show(shape, &v2["data"]["object"]);
+    let mut data = json!({ "object": object });
+    if let Some(previous) = v2["data"]
+        .get("previous_attributes")
+        .filter(|p| p.is_object())
+    {
+        data["previous_attributes"] = previous.clone();
+    }
+    json!({
+        "id": v2["id"],
+        "object": "event",
+        "api_version": API_VERSION,
+        "created": v2["created"],
+        "data": data,
+        "livemode": v2["livemode"],
+        "pending_webhooks": 0,
+        "request": {
+            "id": v2.pointer("/request/id").cloned().unwrap_or(Value::Null),
+            "idempotency_key": v2.pointer("/request/idempotency_key").cloned().unwrap_or(Value::Null),
+        },
+        "type": name,
+    })
+}
+
+/// The event `v2` as `/v1/events` shows it: under its first Stripe name (`None`: Stripe has no
+/// name for it).
+pub fn listed(shapes: &Shapes, v2: &Value) -> Option<Value> {
+    let kind = v2["type"].as_str()?;
+    let (name, shape) = name_for(kind, &["*".to_string()])?;
+    Some(event(shapes, v2, name, shape))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tender_event_has_a_stripe_name_and_each_name_is_chosen_as_listened_to() {
+        for t in crate::event::EVENT_TYPES {
+            assert!(
+                name_for(t, &["*".into()]).is_some(),
+                "{t} has no Stripe name"
+            );
+        }
+        assert_eq!(
+            name_for("payment.succeeded", &["*".into()]).map(|n| n.0),
+            Some("payment_intent.succeeded")
+        );
+        assert_eq!(
+            name_for("payment.succeeded", &["charge.succeeded".into()]).map(|n| n.0),
+            Some("charge.succeeded")
+        );
+        assert_eq!(
+            name_for("payment.succeeded", &["charge.failed".into()]),
+            None
+        );
+        assert_eq!(
+            tender_types("invoice.payment_succeeded").collect::<Vec<_>>(),
+            ["invoice.paid"]
+        );
+    }
+}
