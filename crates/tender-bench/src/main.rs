@@ -487,7 +487,12 @@ async fn bench_tender(
             }
             for &c in &args.concurrency {
                 let make = tender::operation(op, run_id, c, &retrieve_ids, &refund_ids);
-                let s = drive_server(&t.target, Some(t.server.pid()), c, duration, make).await;
+                let target = if op == tender::V1_CREATE {
+                    &t.v1
+                } else {
+                    &t.target
+                };
+                let s = drive_server(target, Some(t.server.pid()), c, duration, make).await;
                 eprintln!(
                     "{name} {op} c{c}: {:.0} req/s p99 {:.2} ms errors {}",
                     s.rps(),

@@ -154,6 +154,23 @@ fn print_targets(r: &Report) {
             );
         }
     }
+    // Issue 35: Stripe's /v1 costs at most 15% more server CPU than /v2 for the same payment.
+    for row in ["sqlite", "postgres"] {
+        for &c in &r.levels {
+            if let (Some(v2), Some(v1)) = (
+                r.get(row, "create payment", c)
+                    .and_then(|s| s.server_cpu_us),
+                r.get(row, crate::tender::V1_CREATE, c)
+                    .and_then(|s| s.server_cpu_us),
+            ) {
+                let x = ratio(v1, v2);
+                println!(
+                    "- {row} /v1 create-and-confirm at c{c}: {v1:.0} vs /v2 create {v2:.0} µs server CPU = ×{x:.2} (target ≤ ×1.15: {})",
+                    verdict(x <= 1.15)
+                );
+            }
+        }
+    }
     for &c in &r.levels {
         if let (Some(t), Some(l)) = (
             r.get("sqlite", "create payment", c),

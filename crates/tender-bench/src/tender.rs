@@ -24,7 +24,10 @@ pub enum Backend {
 /// A running Tender with its fresh store.
 pub struct Tender {
     pub server: Server,
+    /// Tender's own API (`/v2`).
     pub target: Target,
+    /// Stripe's (`/v1`), for [`V1_CREATE`].
+    pub v1: Target,
     pub data_dir: tempfile::TempDir,
     /// The PostgreSQL schema (dropped by [`Tender::cleanup`]) and the URL that selects it.
     pub pg: Option<(String, String)>,
@@ -77,13 +80,19 @@ impl Tender {
             .map(|k| k.trim().to_string())
             .with_context(|| format!("no test secret key in {:?}", server.banner))?;
         let target = Target::new(
-            client,
+            client.clone(),
             &format!("{}/v2", server.base),
+            Some(&format!("Bearer {key}")),
+        )?;
+        let v1 = Target::new(
+            client,
+            &format!("{}/v1", server.base),
             Some(&format!("Bearer {key}")),
         )?;
         Ok(Self {
             server,
             target,
+            v1,
             data_dir,
             pg,
             admin_url: admin,
@@ -136,9 +145,17 @@ fn payment_id(v: serde_json::Value) -> anyhow::Result<String> {
     }
 }
 
+/// The same payment through Stripe's `/v1`: a PaymentIntent created and confirmed in one call,
+/// form-encoded, with the card as `payment_method_data` (what stripe-python sends).
+pub const V1_CARD_PAYMENT: &str = "amount=2000&currency=usd&description=Benchmark+order&confirm=true&payment_method_data%5Btype%5D=card&payment_method_data%5Bcard%5D%5Bnumber%5D=4242424242424242&payment_method_data%5Bcard%5D%5Bexp_month%5D=12&payment_method_data%5Bcard%5D%5Bexp_year%5D=2034&payment_method_data%5Bcard%5D%5Bcvc%5D=123";
+
+/// The operation that goes to `/v1` rather than `/v2` (see [`Tender::v1`]).
+pub const V1_CREATE: &str = "create payment (/v1)";
+
 /// The operations of the table, in the order they run.
-pub const OPERATIONS: [&str; 5] = [
+pub const OPERATIONS: [&str; 6] = [
     "create payment",
+    V1_CREATE,
     "retrieve payment",
     "list payments",
     "create customer",
@@ -158,6 +175,10 @@ pub fn operation(
         "create payment" => Arc::new(move |w, i| {
             Call::post_json("/payments", CARD_PAYMENT.into())
                 .idempotent(format!("bench-{run}-c{concurrency}-w{w}-{i}"))
+        }),
+        V1_CREATE => Arc::new(move |w, i| {
+            Call::post_form("/payment_intents", V1_CARD_PAYMENT.into())
+                .idempotent(format!("bench-v1-{run}-c{concurrency}-w{w}-{i}"))
         }),
         "retrieve payment" => {
             let ids = Arc::clone(retrieve_ids);
