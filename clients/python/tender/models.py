@@ -222,6 +222,14 @@ class Address(TypedDict, closed=True):
     country: str | None
 
 
+class InvoiceSettings(TypedDict, closed=True):
+    """
+    How invoices are paid: the card a subscription's invoice is charged to when the subscription names none (else the card saved last).
+    """
+
+    default_payment_method: str | None
+
+
 class Customer(TypedDict, closed=True):
     id: str
     object: Literal['customer']
@@ -231,6 +239,7 @@ class Customer(TypedDict, closed=True):
     address: Address | None
     description: str | None
     metadata: Metadata
+    invoice_settings: InvoiceSettings
     livemode: bool
     created: int
     test_clock: NotRequired[str | None]
@@ -286,11 +295,12 @@ class WebhookEndpoint(TypedDict, closed=True):
     id: str
     object: Literal['webhook_endpoint']
     url: str
-    enabled_events: list[Literal['payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'test_helpers.test_clock.ready', '*']]
+    enabled_events: list[Literal['payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'test_helpers.test_clock.ready', '*', 'payment_intent.succeeded', 'charge.succeeded', 'payment_intent.payment_failed', 'charge.failed', 'payment_intent.canceled', 'charge.updated', 'charge.refund.updated', 'charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'invoice.payment_succeeded']]
     description: str | None
     status: Literal['enabled', 'disabled']
     livemode: bool
     created: int
+    dialect: NotRequired[Literal['stripe']]
 
 
 class WebhookEndpointWithSecret(TypedDict, closed=True):
@@ -301,11 +311,12 @@ class WebhookEndpointWithSecret(TypedDict, closed=True):
     id: str
     object: Literal['webhook_endpoint']
     url: str
-    enabled_events: list[Literal['payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'test_helpers.test_clock.ready', '*']]
+    enabled_events: list[Literal['payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'test_helpers.test_clock.ready', '*', 'payment_intent.succeeded', 'charge.succeeded', 'payment_intent.payment_failed', 'charge.failed', 'payment_intent.canceled', 'charge.updated', 'charge.refund.updated', 'charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'invoice.payment_succeeded']]
     description: str | None
     status: Literal['enabled', 'disabled']
     livemode: bool
     created: int
+    dialect: NotRequired[Literal['stripe']]
     secret: str
 
 
@@ -972,6 +983,24 @@ class CustomerCreate(TypedDict, closed=True):
     test_clock: NotRequired[str]
 
 
+class InvoiceSettings1(TypedDict, closed=True):
+    default_payment_method: NotRequired[str | None]
+
+
+class CustomerUpdate(TypedDict, closed=True):
+    """
+    All optional; null or `""` clears a field.
+    """
+
+    email: NotRequired[str | None]
+    name: NotRequired[str | None]
+    phone: NotRequired[str | None]
+    address: NotRequired[AddressParam | None]
+    description: NotRequired[str | None]
+    metadata: NotRequired[MetadataParam]
+    invoice_settings: NotRequired[InvoiceSettings1]
+
+
 class NextAction(TypedDict, closed=True):
     """
     What the customer must do while the payment `requires_action` (3-D Secure): open `redirect_to_url.url` (Tender's page, or the processor's), or, when the processor gave no page, authenticate with the processor's own client SDK (`use_processor_sdk`); the payment then moves by the processor's webhook or Tender's sync.
@@ -990,9 +1019,9 @@ class Payment(TypedDict, closed=True):
     amount_refunded: int
     refunded: bool
     currency: Currency
-    status: Literal['requires_action', 'requires_capture', 'processing', 'succeeded', 'failed', 'canceled']
+    status: Literal['requires_payment_method', 'requires_confirmation', 'requires_action', 'requires_capture', 'processing', 'succeeded', 'failed', 'canceled']
     capture_method: Literal['automatic', 'manual']
-    payment_method: PaymentMethodSnapshot
+    payment_method: PaymentMethodSnapshot | None
     customer: str | None
     description: str | None
     metadata: Metadata

@@ -1041,10 +1041,11 @@ export interface components {
             refunded: boolean;
             currency: components["schemas"]["Currency"];
             /** @enum {string} */
-            status: "requires_action" | "requires_capture" | "processing" | "succeeded" | "failed" | "canceled";
+            status: "requires_payment_method" | "requires_confirmation" | "requires_action" | "requires_capture" | "processing" | "succeeded" | "failed" | "canceled";
             /** @enum {string} */
             capture_method: "automatic" | "manual";
-            payment_method: components["schemas"]["PaymentMethodSnapshot"];
+            /** @description null while a payment created through /v1 without a payment method awaits one. */
+            payment_method: components["schemas"]["PaymentMethodSnapshot"] | null;
             customer: string | null;
             description: string | null;
             metadata: components["schemas"]["Metadata"];
@@ -1094,6 +1095,10 @@ export interface components {
             address: components["schemas"]["Address"] | null;
             description: string | null;
             metadata: components["schemas"]["Metadata"];
+            /** @description How invoices are paid: the card a subscription's invoice is charged to when the subscription names none (else the card saved last). */
+            invoice_settings: {
+                default_payment_method: string | null;
+            };
             livemode: boolean;
             /**
              * Format: int64
@@ -1188,7 +1193,8 @@ export interface components {
             /** @constant */
             object: "webhook_endpoint";
             url: string;
-            enabled_events: ("payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "test_helpers.test_clock.ready" | "*")[];
+            /** @description An endpoint created through /v1 (dialect stripe) lists Stripe's event names. */
+            enabled_events: ("payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "test_helpers.test_clock.ready" | "*" | "payment_intent.succeeded" | "charge.succeeded" | "payment_intent.payment_failed" | "charge.failed" | "payment_intent.canceled" | "charge.updated" | "charge.refund.updated" | "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" | "invoice.payment_succeeded")[];
             description: string | null;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -1198,6 +1204,11 @@ export interface components {
              * @description Unix seconds.
              */
             created: number;
+            /**
+             * @description Present only on an endpoint created through the Stripe-compatible /v1: it is sent Stripe's event shape and names, signed in Stripe-Signature (docs/stripe-compatibility.md).
+             * @enum {string}
+             */
+            dialect?: "stripe";
         };
         /** @description The endpoint with its signing secret: only in the responses of creation and of `roll_secret`. */
         WebhookEndpointWithSecret: {
@@ -1205,7 +1216,8 @@ export interface components {
             /** @constant */
             object: "webhook_endpoint";
             url: string;
-            enabled_events: ("payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "test_helpers.test_clock.ready" | "*")[];
+            /** @description An endpoint created through /v1 (dialect stripe) lists Stripe's event names. */
+            enabled_events: ("payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "test_helpers.test_clock.ready" | "*" | "payment_intent.succeeded" | "charge.succeeded" | "payment_intent.payment_failed" | "charge.failed" | "payment_intent.canceled" | "charge.updated" | "charge.refund.updated" | "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" | "invoice.payment_succeeded")[];
             description: string | null;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -1215,6 +1227,11 @@ export interface components {
              * @description Unix seconds.
              */
             created: number;
+            /**
+             * @description Present only on an endpoint created through the Stripe-compatible /v1: it is sent Stripe's event shape and names, signed in Stripe-Signature (docs/stripe-compatibility.md).
+             * @enum {string}
+             */
+            dialect?: "stripe";
             secret: string;
         };
         DeletedWebhookEndpoint: {
@@ -2077,6 +2094,21 @@ export interface components {
             /** @description A test clock (`clock_…`, test mode): the customer's subscriptions and invoices live in its time. On create only. */
             test_clock?: string;
         };
+        /** @description All optional; null or `""` clears a field. */
+        CustomerUpdate: {
+            /** @description A plausible address; else 400 `email_invalid`. */
+            email?: string | null;
+            name?: string | null;
+            /** @description `+` and 8–15 digits; else 400 `phone_invalid`. */
+            phone?: string | null;
+            address?: components["schemas"]["AddressParam"];
+            description?: string | null;
+            metadata?: components["schemas"]["MetadataParam"];
+            invoice_settings?: {
+                /** @description A card attached to this customer (else 400 `payment_method_unexpected_state`, or `resource_missing`); null or `""` clears it. */
+                default_payment_method?: string | null;
+            };
+        };
     };
     responses: {
         /** @description Invalid request: a bad, unknown or missing parameter (`param` names it), malformed JSON, an object in the wrong state, an unknown `Tender-Version`, or an idempotency key reused with another request. */
@@ -2281,7 +2313,7 @@ export interface operations {
                 /** @description Created lte this Unix second. */
                 "created[lte]"?: components["parameters"]["CreatedLte"];
                 customer?: string;
-                status?: "requires_action" | "requires_capture" | "processing" | "succeeded" | "failed" | "canceled";
+                status?: "requires_payment_method" | "requires_confirmation" | "requires_action" | "requires_capture" | "processing" | "succeeded" | "failed" | "canceled";
             };
             header?: never;
             path?: never;
@@ -2918,7 +2950,7 @@ export interface operations {
         /** @description JSON; an empty body is the same as `{}`. Unknown parameters are 400 `parameter_unknown`. */
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["CustomerFields"];
+                "application/json": components["schemas"]["CustomerUpdate"];
             };
         };
         responses: {
@@ -2998,7 +3030,7 @@ export interface operations {
         /** @description JSON; an empty body is the same as `{}`. Unknown parameters are 400 `parameter_unknown`. */
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["CustomerFields"];
+                "application/json": components["schemas"]["CustomerUpdate"];
             };
         };
         responses: {

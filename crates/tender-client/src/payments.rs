@@ -14,6 +14,10 @@ use crate::list::{list_params, HasId, List};
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum PaymentStatus {
+    /// Created through Stripe's `/v1` without a payment method, not tried yet.
+    RequiresPaymentMethod,
+    /// Created through Stripe's `/v1` with a payment method, not confirmed yet.
+    RequiresConfirmation,
     /// The card needs 3-D Secure: send the customer to `next_action.redirect_to_url.url`.
     RequiresAction,
     /// Authorised with `capture: false`; capture or cancel it (released after 7 days).
@@ -32,6 +36,8 @@ impl PaymentStatus {
     /// The wire name (`requires_capture`).
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::RequiresPaymentMethod => "requires_payment_method",
+            Self::RequiresConfirmation => "requires_confirmation",
             Self::RequiresAction => "requires_action",
             Self::RequiresCapture => "requires_capture",
             Self::Processing => "processing",
@@ -129,7 +135,8 @@ pub struct Payment {
     pub currency: String,
     pub status: PaymentStatus,
     pub capture_method: CaptureMethod,
-    pub payment_method: PaymentMethodDetails,
+    /// `None` only while a payment created through Stripe's `/v1` awaits a payment method.
+    pub payment_method: Option<PaymentMethodDetails>,
     pub customer: Option<String>,
     pub description: Option<String>,
     #[serde(default)]

@@ -96,7 +96,13 @@ async fn payment_is_created_retrieved_and_listed() {
     assert_eq!(created.currency, "usd");
     assert_eq!(created.amount_captured, 2000);
     assert_eq!(created.capture_method, CaptureMethod::Automatic);
-    let shown = created.payment_method.card.as_ref().unwrap();
+    let shown = created
+        .payment_method
+        .as_ref()
+        .unwrap()
+        .card
+        .as_ref()
+        .unwrap();
     assert_eq!(
         (shown.brand, shown.last4.as_str()),
         (CardBrand::Visa, "4242")
@@ -440,7 +446,7 @@ async fn every_resource_round_trips_through_the_typed_api() {
         .await
         .unwrap();
     assert_eq!(transfer.status, PaymentStatus::Processing);
-    let bank = transfer.payment_method.bank_transfer.unwrap();
+    let bank = transfer.payment_method.unwrap().bank_transfer.unwrap();
     assert_eq!((bank.last4.as_str(), bank.country.as_str()), ("3000", "DE"));
 
     // 3-D Secure: requires_action with a redirect.

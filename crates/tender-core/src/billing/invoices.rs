@@ -14,8 +14,9 @@
 //! - **`POST /invoices/{id}/pay`** tries now (optionally with another card of the customer's):
 //!   it counts as a try but leaves the dunning schedule as it is; a decline answers 402.
 //! - The card an automatic try charges: the subscription's `default_payment_method` while it
-//!   is still attached to the customer, else the card the customer saved last — so a customer
-//!   who saves a new card is charged on it at the next try.
+//!   is still attached to the customer, else the customer's
+//!   `invoice_settings.default_payment_method` (likewise), else the card the customer saved
+//!   last — so a customer who saves a new card is charged on it at the next try.
 
 use serde_json::json;
 
@@ -84,7 +85,20 @@ impl Billing<'_> {
         customer: &str,
         preferred: Option<&str>,
     ) -> CoreResult<Option<PaymentMethod>> {
-        if let Some(pm) = preferred {
+        // The subscription's card, else the customer's default, each while still attached.
+        let default = match self
+            .store
+            .find_record(scope, Collection::Customers, customer)
+            .await?
+        {
+            Some(r) => {
+                from_body::<crate::customers::customer::Customer>(&r.id, &r.body)?
+                    .invoice_settings
+                    .default_payment_method
+            }
+            None => None,
+        };
+        for pm in preferred.into_iter().chain(default.as_deref()) {
             if let Some(r) = self
                 .store
                 .find_record(scope, Collection::PaymentMethods, pm)

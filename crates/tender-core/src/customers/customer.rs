@@ -14,6 +14,13 @@ pub struct Address {
     pub country: Option<String>,
 }
 
+/// How a customer's invoices are paid: the card charged when the subscription names none.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct InvoiceSettings {
+    /// A card (`pm_…`) attached to the customer; `None`: the newest attached card.
+    pub default_payment_method: Option<String>,
+}
+
 /// A customer (`cus_…`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Customer {
@@ -25,6 +32,8 @@ pub struct Customer {
     pub address: Option<Address>,
     pub description: Option<String>,
     pub metadata: Metadata,
+    #[serde(default)]
+    pub invoice_settings: InvoiceSettings,
     /// The test clock (`clock_…`) whose time applies to this customer's subscriptions and
     /// invoices (CONTRACT §10); set on create only.
     #[serde(default)]

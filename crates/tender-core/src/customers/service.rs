@@ -25,6 +25,9 @@ pub struct CustomerFields {
     pub metadata: Option<Vec<(String, String)>>,
     /// On create only: the test clock (`clock_…`) the customer belongs to.
     pub test_clock: Option<String>,
+    /// On update only: `invoice_settings[default_payment_method]`, a card attached to the
+    /// customer (`Some(None)` clears it).
+    pub default_payment_method: Option<Option<String>>,
 }
 
 /// An address update: given sub-fields replace, others stay; `None` clears the address.
@@ -128,6 +131,7 @@ impl Customers<'_> {
             address: fields.address.flatten(),
             description: fields.description.flatten(),
             metadata: metadata::on_create(fields.metadata.unwrap_or_default())?,
+            invoice_settings: Default::default(),
             test_clock: fields.test_clock.clone(),
             livemode: scope.livemode(),
             created: self.now(),
@@ -166,6 +170,9 @@ impl Customers<'_> {
         mut fields: CustomerFields,
     ) -> CoreResult<Customer> {
         check(&mut fields)?;
+        if let Some(Some(pm)) = &fields.default_payment_method {
+            self.require_attached(ctx, id, pm).await?;
+        }
         self.retry_on_conflict(|| async {
             let (before, version): (Customer, i64) = self
                 .load(ctx.scope(), Collection::Customers, "customer", id)
@@ -189,6 +196,9 @@ impl Customers<'_> {
             if let Some(input) = &fields.metadata {
                 after.metadata = metadata::merge(&before.metadata, input.clone())?;
             }
+            if let Some(pm) = &fields.default_payment_method {
+                after.invoice_settings.default_payment_method = pm.clone();
+            }
             let object = to_value(&after)?;
             let previous = previous_attributes(&to_value(&before)?, &object);
             if after == before {
@@ -205,6 +215,27 @@ impl Customers<'_> {
             Ok(after)
         })
         .await
+    }
+
+    /// `pm` is a card attached to the customer `id`, or 400 naming
+    /// `invoice_settings[default_payment_method]`.
+    async fn require_attached(&self, ctx: &RequestContext, id: &str, pm: &str) -> CoreResult<()> {
+        const PARAM: &str = "invoice_settings[default_payment_method]";
+        let record = self
+            .store
+            .find_record(ctx.scope(), Collection::PaymentMethods, pm)
+            .await?
+            .ok_or_else(|| CoreError::missing_reference(PARAM, "payment_method", pm))?;
+        let method: crate::payment_methods::payment_method::PaymentMethod =
+            crate::documents::document::from_body(&record.id, &record.body)?;
+        if method.customer.as_deref() != Some(id) {
+            return Err(CoreError::invalid(
+                PARAM,
+                "payment_method_unexpected_state",
+                "The default payment method must be a card attached to this customer: attach it first.",
+            ));
+        }
+        Ok(())
     }
 
     /// `DELETE /customers/{id}`: afterwards 404 everywhere; payments keep the id.

@@ -61,7 +61,7 @@ pub fn customer(c: &Value) -> Value {
         "invoice_prefix": null,
         "invoice_settings": {
             "custom_fields": null,
-            "default_payment_method": c.get("default_payment_method").cloned().unwrap_or(Value::Null),
+            "default_payment_method": c.pointer("/invoice_settings/default_payment_method").cloned().unwrap_or(Value::Null),
             "footer": null,
             "rendering_options": null,
         },

@@ -40,9 +40,11 @@ fn parse_address(p: &mut Params) -> Result<Option<Option<Address>>, CoreError> {
     })))
 }
 
-/// `POST /customers` and `POST /customers/{id}`: the body → the fields (no store involved).
+/// `POST /customers/{id}`: the body → the fields (no store involved).
 pub fn parse_fields(body: serde_json::Value) -> Result<CustomerFields, CoreError> {
-    let mut p = Params::body(body, FIELDS)?;
+    let mut allowed = FIELDS.to_vec();
+    allowed.push("invoice_settings");
+    let mut p = Params::body(body, &allowed)?;
     fields_from(&mut p)
 }
 
@@ -67,6 +69,10 @@ pub(crate) fn fields_from(p: &mut Params) -> Result<CustomerFields, CoreError> {
         description: p.clearable_string("description")?,
         metadata: p.metadata()?,
         test_clock: None,
+        default_payment_method: match p.object("invoice_settings", &["default_payment_method"])? {
+            Some(mut settings) => settings.clearable_string("default_payment_method")?,
+            None => None,
+        },
     })
 }
 

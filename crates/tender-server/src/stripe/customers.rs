@@ -26,6 +26,7 @@ pub const UPDATE: &[&str] = &[
     "address",
     "description",
     "metadata",
+    "invoice_settings",
 ];
 /// `GET /v1/customers`.
 pub const LIST: &[&str] = &["email"];

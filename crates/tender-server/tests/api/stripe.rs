@@ -1041,3 +1041,117 @@ async fn a_v1_endpoint_gets_stripes_events_signed_as_stripe_and_a_v2_one_tenders
     .await;
     assert_shape("DeletedWebhookEndpoint", &gone.body);
 }
+
+#[tokio::test]
+async fn a_customers_default_card_pays_the_invoices_of_a_subscription_that_names_none() {
+    let Some(app) = spawn_app().await else { return };
+    let cus = ok(
+        &post(&app, "/customers", &[("email", "default@example.com")]).await,
+        "Customer",
+    );
+    let cus = cus["id"].as_str().unwrap();
+    let first = ok(
+        &post(
+            &app,
+            "/payment_methods/pm_card_visa/attach",
+            &[("customer", cus)],
+        )
+        .await,
+        "PaymentMethod",
+    );
+    // Saved last: without a default, invoices would go to this one.
+    ok(
+        &post(
+            &app,
+            "/payment_methods/pm_card_chargeCustomerFail/attach",
+            &[("customer", cus)],
+        )
+        .await,
+        "PaymentMethod",
+    );
+    let other = ok(&post(&app, "/customers", &[]).await, "Customer");
+    let stranger = ok(
+        &post(
+            &app,
+            "/payment_methods/pm_card_visa/attach",
+            &[("customer", other["id"].as_str().unwrap())],
+        )
+        .await,
+        "PaymentMethod",
+    );
+    let a = post(
+        &app,
+        &format!("/customers/{cus}"),
+        &[(
+            "invoice_settings[default_payment_method]",
+            stranger["id"].as_str().unwrap(),
+        )],
+    )
+    .await;
+    assert_eq!(
+        (a.status, a.error_code(), a.error_param()),
+        (
+            StatusCode::BAD_REQUEST,
+            "payment_method_unexpected_state",
+            "invoice_settings[default_payment_method]"
+        )
+    );
+    let updated = ok(
+        &post(
+            &app,
+            &format!("/customers/{cus}"),
+            &[(
+                "invoice_settings[default_payment_method]",
+                first["id"].as_str().unwrap(),
+            )],
+        )
+        .await,
+        "Customer",
+    );
+    assert_eq!(
+        updated["invoice_settings"]["default_payment_method"],
+        first["id"]
+    );
+    let product = ok(
+        &post(&app, "/products", &[("name", "Plan")]).await,
+        "Product",
+    );
+    let price = ok(
+        &post(
+            &app,
+            "/prices",
+            &[
+                ("product", product["id"].as_str().unwrap()),
+                ("currency", "usd"),
+                ("unit_amount", "700"),
+                ("recurring[interval]", "month"),
+            ],
+        )
+        .await,
+        "Price",
+    );
+    let sub = ok(
+        &post(
+            &app,
+            "/subscriptions",
+            &[
+                ("customer", cus),
+                ("items[0][price]", price["id"].as_str().unwrap()),
+                ("expand[]", "latest_invoice"),
+            ],
+        )
+        .await,
+        "Subscription",
+    );
+    assert_eq!(
+        sub["status"], "active",
+        "paid with the default card, not the failing one saved last: {}",
+        sub
+    );
+    assert_eq!(sub["latest_invoice"]["status"], "paid");
+    let v2 = app.get(&format!("/v2/customers/{cus}"), app.sk()).await;
+    assert_eq!(
+        v2.body["invoice_settings"]["default_payment_method"],
+        first["id"]
+    );
+}

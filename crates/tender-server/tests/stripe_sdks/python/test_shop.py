@@ -132,10 +132,11 @@ class Billing(unittest.TestCase):
         pm = stripe.PaymentMethod.attach("pm_card_visa", customer=customer.id)
         product = stripe.Product.create(name="Team plan")
         price = stripe.Price.create(product=product.id, currency="usd", unit_amount=1500, recurring={"interval": "month"})
+        # As Stripe's guides do: the card as the customer's default for invoices.
+        stripe.Customer.modify(customer.id, invoice_settings={"default_payment_method": pm.id})
         sub = stripe.Subscription.create(
             customer=customer.id,
             items=[{"price": price.id, "quantity": 2}],
-            default_payment_method=pm.id,
             expand=["latest_invoice"],
         )
         self.assertEqual(sub.status, "active")
