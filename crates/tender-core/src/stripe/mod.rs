@@ -89,6 +89,11 @@ impl Shapes {
         format!("{}_secret_{secret}", ids::intent(payment_id))
     }
 
+    /// Whether `given` is the `client_secret` of the payment `payment_id` (constant time).
+    pub fn client_secret_matches(&self, payment_id: &str, given: &str) -> bool {
+        crate::auth::secrets_equal(self.client_secret(payment_id).as_bytes(), given.as_bytes())
+    }
+
     /// The `/v2` object `v2` in `shape`.
     pub fn show(&self, shape: Shape, v2: &Value) -> Value {
         match shape {

@@ -130,9 +130,72 @@ pub fn check_expand(answer: Answer, expand: &[String]) -> Result<Vec<String>, Co
 /// Deepest expansion (`latest_invoice.customer` is 2).
 pub const MAX_DEPTH: usize = 3;
 
+/// What of a PaymentIntent a publishable key sees (Stripe's list for a client-secret retrieve):
+/// not its customer, metadata or charges.
+const PUBLISHABLE_INTENT: &[&str] = &[
+    "id",
+    "object",
+    "amount",
+    "canceled_at",
+    "cancellation_reason",
+    "capture_method",
+    "client_secret",
+    "confirmation_method",
+    "created",
+    "currency",
+    "description",
+    "last_payment_error",
+    "livemode",
+    "next_action",
+    "payment_method",
+    "payment_method_types",
+    "receipt_email",
+    "setup_future_usage",
+    "shipping",
+    "status",
+];
+
+/// `intent` cut to what a browser holding its client secret may see.
+fn for_browser(intent: &mut Value) {
+    if let Some(map) = intent.as_object_mut() {
+        map.retain(|k, _| PUBLISHABLE_INTENT.contains(&k.as_str()));
+    }
+}
+
 /// The response `status`/`body` (a `/v2` answer) shown as Stripe's, with `expand` (checked by
-/// [`check_expand`]) filled in.
+/// [`check_expand`]) filled in; to a publishable key, a PaymentIntent as a browser sees it.
 pub async fn show(
+    state: &AppState,
+    scope: Option<&Scope>,
+    answer: Answer,
+    expand: &[String],
+    publishable: bool,
+    status: StatusCode,
+    body: &[u8],
+) -> Response {
+    let mut resp = show_all(state, scope, answer, expand, status, body).await;
+    if !publishable || answer.shape() != Some(Shape::PaymentIntent) {
+        return resp;
+    }
+    let (parts, bytes) = resp.into_parts();
+    let bytes = axum::body::to_bytes(bytes, usize::MAX)
+        .await
+        .unwrap_or_default();
+    let Ok(mut v) = serde_json::from_slice::<Value>(&bytes) else {
+        return internal();
+    };
+    match v.get_mut("error") {
+        Some(e) => e
+            .get_mut("payment_intent")
+            .into_iter()
+            .for_each(for_browser),
+        None => for_browser(&mut v),
+    }
+    resp = json_response(parts.status, serde_json::to_vec(&v).unwrap_or_default());
+    resp
+}
+
+async fn show_all(
     state: &AppState,
     scope: Option<&Scope>,
     answer: Answer,

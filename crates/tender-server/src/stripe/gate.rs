@@ -36,8 +36,12 @@ const MAX_EXPAND: usize = 10;
 /// What the gate knows once the request is admitted, to show the answer.
 struct Admitted {
     route: &'static StripeRoute,
+    /// The `{id}` of the path, as sent.
+    id: Option<String>,
     scope: Option<Scope>,
     expand: Vec<String>,
+    /// Asked with a publishable key: the answer is the part a browser may see.
+    publishable: bool,
 }
 
 pub async fn stripe_gate(State(state): State<AppState>, req: Request, next: Next) -> Response {
@@ -55,11 +59,13 @@ pub async fn stripe_gate(State(state): State<AppState>, req: Request, next: Next
     let mut resp = match routes::resolve(method.as_str(), path.strip_prefix("/v1").unwrap_or(&path))
     {
         None => super::not_served(method.as_str(), &path),
-        Some((route, _)) => {
+        Some((route, id)) => {
             let mut admitted = Admitted {
                 route,
+                id: id.map(str::to_string),
                 scope: None,
                 expand: Vec::new(),
+                publishable: false,
             };
             let v2 = run(&state, &mut admitted, req, next).await;
             show(&state, &admitted, v2).await
@@ -80,6 +86,7 @@ async fn show(state: &AppState, admitted: &Admitted, v2: Response) -> Response {
         admitted.scope.as_ref(),
         admitted.route.answer,
         &admitted.expand,
+        admitted.publishable,
         parts.status,
         &bytes,
     )
@@ -105,7 +112,11 @@ async fn try_run(
     let (mut parts, body) = req.into_parts();
     let principal = admit(state, &parts, admitted.route).await?;
     admitted.scope = Some(principal.scope.clone());
+    admitted.publishable = principal.key_kind == KeyKind::Publishable;
     let mut params = read_params(&parts, body).await.map_err(err)?;
+    if admitted.route.caller == Caller::ClientSecret {
+        check_client_secret(state, admitted, &mut params).map_err(err)?;
+    }
     let expand = take_expand(&mut params).map_err(err)?;
     admitted.expand = check_expand(admitted.route.answer, &expand).map_err(err)?;
     let mut ctx = RequestContext {
@@ -175,7 +186,7 @@ async fn admit(
     }
     .await
     .map_err(err)?;
-    if principal.key_kind == KeyKind::Publishable && route.caller != Caller::Publishable {
+    if principal.key_kind == KeyKind::Publishable && route.caller == Caller::Secret {
         return Err(err(CoreError::SecretKeyRequired));
     }
     if let Err(retry_after) = state
@@ -239,6 +250,42 @@ async fn read_params(parts: &Parts, body: Body) -> Result<Value, CoreError> {
         ));
     }
     form::decode(&bytes)
+}
+
+/// `client_secret`, taken out of the parameters: required with a publishable key, and then the
+/// intent's (else 404, as if it did not exist: a wrong secret learns nothing); with a secret
+/// key, checked when given.
+fn check_client_secret(
+    state: &AppState,
+    admitted: &Admitted,
+    params: &mut Value,
+) -> Result<(), CoreError> {
+    let given = params
+        .as_object_mut()
+        .and_then(|m| m.remove("client_secret"));
+    let id = admitted.id.as_deref().unwrap_or_default();
+    let payment = tender_core::stripe::ids::tender(id);
+    let missing = || CoreError::NotFound {
+        kind: "payment_intent",
+        id: id.to_string(),
+    };
+    match given {
+        None if admitted.publishable => Err(CoreError::invalid(
+            "client_secret",
+            "parameter_missing",
+            "A publishable key needs the PaymentIntent's client_secret.",
+        )),
+        None => Ok(()),
+        Some(Value::String(secret))
+            if state
+                .services
+                .stripe_shapes()
+                .client_secret_matches(&payment, &secret) =>
+        {
+            Ok(())
+        }
+        Some(_) => Err(missing()),
+    }
 }
 
 /// `expand` (`expand[]=a` or `expand[0]=a`), taken out of the parameters.

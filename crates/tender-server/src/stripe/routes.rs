@@ -54,6 +54,9 @@ pub enum Caller {
     Secret,
     /// A publishable key too (a browser tokenising a card).
     Publishable,
+    /// A publishable key too, with the object's `client_secret` (a browser confirming or
+    /// reading the PaymentIntent it was given); the gate checks it and takes it out.
+    ClientSecret,
 }
 
 /// One operation of `/v1`.
@@ -81,6 +84,9 @@ macro_rules! op {
     (publishable $method:ident $path:literal [$params:expr] -> $answer:expr, $parse:expr => $run:expr) => {
         op!(@ Caller::Publishable, $method $path [$params] -> $answer, $parse => $run)
     };
+    (client_secret $method:ident $path:literal [$params:expr] -> $answer:expr, $parse:expr => $run:expr) => {
+        op!(@ Caller::ClientSecret, $method $path [$params] -> $answer, $parse => $run)
+    };
     (@ $caller:expr, $method:ident $path:literal [$params:expr] -> $answer:expr, $parse:expr => $run:expr) => {
         StripeRoute {
             method: Method::$method,
@@ -102,9 +108,9 @@ use super::billing::NONE;
 pub const ROUTES: &[StripeRoute] = &[
     op!(POST "/payment_intents" [payment_intents::CREATE] -> One(PaymentIntent), payment_intents::parse_create => payment_intents::create),
     op!(GET "/payment_intents" [payment_intents::LIST] -> List(PaymentIntent), payment_intents::parse_list => crate::http::operation::list::<tender_core::ids::kind::Payment>),
-    op!(GET "/payment_intents/{id}" [NONE] -> One(PaymentIntent), payment_intents::parse_id => crate::http::operation::retrieve),
+    op!(client_secret GET "/payment_intents/{id}" [NONE] -> One(PaymentIntent), payment_intents::parse_id => crate::http::operation::retrieve),
     op!(POST "/payment_intents/{id}" [payment_intents::UPDATE] -> One(PaymentIntent), payment_intents::parse_update => crate::http::payments::update_payment),
-    op!(POST "/payment_intents/{id}/confirm" [payment_intents::CONFIRM] -> One(PaymentIntent), payment_intents::parse_confirm => payment_intents::confirm),
+    op!(client_secret POST "/payment_intents/{id}/confirm" [payment_intents::CONFIRM] -> One(PaymentIntent), payment_intents::parse_confirm => payment_intents::confirm),
     op!(POST "/payment_intents/{id}/capture" [payment_intents::CAPTURE] -> One(PaymentIntent), payment_intents::parse_capture => crate::http::payments::capture_payment),
     op!(POST "/payment_intents/{id}/cancel" [payment_intents::CANCEL] -> One(PaymentIntent), payment_intents::parse_cancel => crate::http::payments::cancel_payment),
     op!(GET "/charges" [charges::LIST] -> List(Charge), charges::parse_list => charges::list),
@@ -206,6 +212,7 @@ pub fn compatibility_reference() -> String {
         let caller = match route.caller {
             Caller::Secret => "",
             Caller::Publishable => " (publishable key too)",
+            Caller::ClientSecret => " (publishable key too, with `client_secret`)",
         };
         out.push_str(&format!(
             "| `{} /v1{}`{caller} | {params} | {answer} |\n",

@@ -1155,3 +1155,93 @@ async fn a_customers_default_card_pays_the_invoices_of_a_subscription_that_names
         first["id"]
     );
 }
+
+#[tokio::test]
+async fn a_browser_with_the_client_secret_reads_and_confirms_its_intent_and_nothing_more() {
+    let Some(app) = spawn_app().await else { return };
+    let cus = ok(
+        &post(&app, "/customers", &[("email", "browser@example.com")]).await,
+        "Customer",
+    );
+    let pi = ok(
+        &post(
+            &app,
+            "/payment_intents",
+            &[
+                ("amount", "1800"),
+                ("currency", "usd"),
+                ("customer", cus["id"].as_str().unwrap()),
+                ("metadata[order]", "9"),
+            ],
+        )
+        .await,
+        "PaymentIntent",
+    );
+    let id = pi["id"].as_str().unwrap();
+    let secret = pi["client_secret"].as_str().unwrap();
+    let path = format!("/payment_intents/{id}");
+    let pk = app.pk();
+    // Without the secret, or with another intent's, a publishable key learns nothing.
+    let a = v1(&app, Method::GET, &path, pk, &[], &[]).await;
+    assert_eq!(
+        (a.status, a.error_param()),
+        (StatusCode::BAD_REQUEST, "client_secret")
+    );
+    let other = ok(
+        &post(
+            &app,
+            "/payment_intents",
+            &[("amount", "500"), ("currency", "usd")],
+        )
+        .await,
+        "PaymentIntent",
+    );
+    let a = v1(
+        &app,
+        Method::GET,
+        &path,
+        pk,
+        &[("client_secret", other["client_secret"].as_str().unwrap())],
+        &[],
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::NOT_FOUND);
+    let a = v1(&app, Method::GET, "/payment_intents", pk, &[], &[]).await;
+    assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+    // With it: the part a browser may see, then the confirmation.
+    let seen = v1(
+        &app,
+        Method::GET,
+        &path,
+        pk,
+        &[("client_secret", secret)],
+        &[],
+    )
+    .await;
+    assert_eq!(seen.status, StatusCode::OK, "{}", seen.body);
+    assert_eq!(seen.body["status"], "requires_payment_method");
+    assert!(
+        seen.body.get("customer").is_none() && seen.body.get("metadata").is_none(),
+        "{}",
+        seen.body
+    );
+    let done = v1(
+        &app,
+        Method::POST,
+        &format!("{path}/confirm"),
+        pk,
+        &[
+            ("client_secret", secret),
+            ("payment_method", "pm_card_visa"),
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.body);
+    assert_eq!(done.body["status"], "succeeded");
+    assert!(done.body.get("customer").is_none());
+    // The secret key sees all of it, the customer included.
+    let full = ok(&get(&app, &path, &[]).await, "PaymentIntent");
+    assert_eq!(full["customer"], cus["id"]);
+    assert_eq!(full["metadata"]["order"], "9");
+}
