@@ -148,6 +148,11 @@ impl Params {
         }
     }
 
+    /// Sets `key` to the string `value` (a parser filling in what another parameter implied).
+    pub fn insert_string(&mut self, key: &str, value: String) {
+        self.map.insert(key.to_string(), Value::String(value));
+    }
+
     /// The raw value of `key`, without taking it.
     pub fn peek(&self, key: &str) -> Option<&Value> {
         self.map.get(key)

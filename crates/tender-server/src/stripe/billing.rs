@@ -3,17 +3,22 @@
 //! mode) into the same commands; `/v2`'s handlers run them. Only the lists, whose parameters
 //! arrive as a form here and as a query string there, are read here.
 
+use tender_core::billing::catalog::{CreatePrice, CreateProduct};
 use tender_core::billing::invoice::InvoiceStatus;
 use tender_core::billing::subscription::SubscriptionStatus;
+use tender_core::billing::subscriptions::CreateSubscription;
 use tender_core::collection::prices_filter;
 use tender_core::error::CoreError;
 use tender_core::ids::{kind, Id, Kind};
+use tender_core::services::RequestContext;
 use tender_core::store::Field;
 
 use super::params::{form, list_form, list_request, path_id, referenced};
 use crate::http::billing as v2;
 use crate::http::operation::{Input, ListRequest};
 use crate::http::params::Params;
+use crate::http::ApiResult;
+use crate::state::AppState;
 
 /// `GET /v1/products`.
 pub const LIST_PRODUCTS: &[&str] = &["active"];
@@ -152,6 +157,101 @@ pub fn parse_list_invoices(mut i: Input) -> Result<ListRequest, CoreError> {
 pub fn parse_list_clocks(mut i: Input) -> Result<ListRequest, CoreError> {
     let mut p = list_form(&mut i, NONE)?;
     list_request(&i, &mut p, Vec::new())
+}
+
+/// `POST /v1/prices`: `/v2`'s parameters, and `product_data[name]` instead of `product`.
+pub const CREATE_PRICE: &[&str] = &[
+    "product",
+    "product_data",
+    "currency",
+    "unit_amount",
+    "recurring",
+    "active",
+    "nickname",
+    "metadata",
+];
+
+/// A price, with the product to create first when it came as `product_data`.
+#[derive(Debug)]
+pub struct NewPrice {
+    product: Option<CreateProduct>,
+    price: CreatePrice,
+}
+
+pub fn parse_create_price(mut i: Input) -> Result<NewPrice, CoreError> {
+    let mut p = form(&mut i, CREATE_PRICE)?;
+    let product = match p.object("product_data", &["name", "metadata"])? {
+        Some(mut data) if !p.has("product") => {
+            let name = data.string("name")?;
+            let name = data.required("name", name)?;
+            // Read back by `/v2`'s parser as the product it will name.
+            p.insert_string("product", String::new());
+            Some(CreateProduct {
+                name,
+                description: None,
+                active: true,
+                metadata: data.metadata()?.unwrap_or_default(),
+            })
+        }
+        Some(_) => {
+            return Err(CoreError::invalid(
+                "product_data",
+                "parameter_invalid",
+                "Give product or product_data, not both.",
+            ))
+        }
+        None => None,
+    };
+    Ok(NewPrice {
+        product,
+        price: v2::parse_create_price_from(p)?,
+    })
+}
+
+/// `POST /v1/prices`: the product of `product_data` is created first (outside the request's
+/// idempotency key, which the price's own write completes).
+pub(crate) async fn create_price(state: AppState, ctx: RequestContext, cmd: NewPrice) -> ApiResult {
+    let mut price = cmd.price;
+    if let Some(product) = cmd.product {
+        let mut creating = ctx.clone();
+        creating.idempotency = None;
+        let made = state
+            .services
+            .billing()
+            .create_product(&creating, product)
+            .await?;
+        price.product = made.id;
+    }
+    v2::create_price(state, ctx, price).await
+}
+
+/// `POST /v1/subscriptions`: `/v2`'s parameters and `payment_behavior`.
+pub const CREATE_SUBSCRIPTION: &[&str] = &[
+    "customer",
+    "items",
+    "default_payment_method",
+    "trial_period_days",
+    "cancel_at_period_end",
+    "metadata",
+    "payment_behavior",
+];
+
+/// `payment_behavior` on `POST /v1/subscriptions`: Tender tries the first invoice at once and
+/// leaves the subscription `incomplete` if that fails, which is Stripe's `allow_incomplete`;
+/// the other behaviours are refused rather than silently given this one.
+pub fn parse_create_subscription(mut i: Input) -> Result<CreateSubscription, CoreError> {
+    let mut p = form(&mut i, CREATE_SUBSCRIPTION)?;
+    match p.string("payment_behavior")?.as_deref() {
+        None | Some("allow_incomplete") => {}
+        Some(other) => {
+            return Err(CoreError::invalid(
+                "payment_behavior",
+                "parameter_invalid",
+                format!("payment_behavior {other} is not supported yet: Tender charges the first invoice when the subscription is created and leaves it incomplete if that fails (allow_incomplete)."),
+            ))
+        }
+    }
+    v2::parse_create_subscription_from(p)
 }
 
 /// `/v2`'s parsers, for the rows of the route table.

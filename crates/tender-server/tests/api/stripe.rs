@@ -1245,3 +1245,87 @@ async fn a_browser_with_the_client_secret_reads_and_confirms_its_intent_and_noth
     assert_eq!(full["customer"], cus["id"]);
     assert_eq!(full["metadata"]["order"], "9");
 }
+
+#[tokio::test]
+async fn a_price_may_bring_its_product_and_payment_behavior_is_what_tender_does_or_refused() {
+    let Some(app) = spawn_app().await else { return };
+    let price = ok(
+        &post(
+            &app,
+            "/prices",
+            &[
+                ("product_data[name]", "Seat"),
+                ("currency", "eur"),
+                ("unit_amount", "1200"),
+                ("recurring[interval]", "year"),
+                ("expand[]", "product"),
+            ],
+        )
+        .await,
+        "Price",
+    );
+    assert_eq!(price["product"]["name"], "Seat");
+    assert_shape("Product", &price["product"]);
+    let a = post(
+        &app,
+        "/prices",
+        &[
+            ("product", price["product"]["id"].as_str().unwrap()),
+            ("product_data[name]", "x"),
+            ("currency", "eur"),
+            ("unit_amount", "1"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (a.status, a.error_param()),
+        (StatusCode::BAD_REQUEST, "product_data")
+    );
+    let cus = ok(&post(&app, "/customers", &[]).await, "Customer");
+    let cus = cus["id"].as_str().unwrap();
+    ok(
+        &post(
+            &app,
+            "/payment_methods/pm_card_visa/attach",
+            &[("customer", cus)],
+        )
+        .await,
+        "PaymentMethod",
+    );
+    let price = price["id"].as_str().unwrap();
+    let a = post(
+        &app,
+        "/subscriptions",
+        &[
+            ("customer", cus),
+            ("items[0][price]", price),
+            ("payment_behavior", "default_incomplete"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (a.status, a.error_param()),
+        (StatusCode::BAD_REQUEST, "payment_behavior")
+    );
+    assert_eq!(
+        get(&app, "/subscriptions", &[("customer", cus)]).await.body["data"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    let sub = ok(
+        &post(
+            &app,
+            "/subscriptions",
+            &[
+                ("customer", cus),
+                ("items[0][price]", price),
+                ("payment_behavior", "allow_incomplete"),
+            ],
+        )
+        .await,
+        "Subscription",
+    );
+    assert_eq!(sub["status"], "active");
+}
