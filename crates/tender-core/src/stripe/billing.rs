@@ -201,76 +201,92 @@ pub fn subscription(s: &Value) -> Value {
     })
 }
 
-/// An invoice: its lines, its payments (`pay_X` as `pi_X`), its subscription under `parent`.
+/// An invoice: its amounts and state, the parties, and its lists (lines, payments, the
+/// subscription under `parent`), each from a function of its own.
 pub fn invoice(inv: &Value) -> Value {
-    let id = inv.get("id").and_then(Value::as_str).unwrap_or_default();
-    let lines: Vec<Value> = inv
-        .pointer("/lines/data")
-        .and_then(Value::as_array)
-        .map(|lines| {
-            lines
-                .iter()
-                .enumerate()
-                .map(|(i, l)| invoice_line(inv, i, l))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut out = invoice_amounts(inv);
+    for part in [invoice_parties(inv), invoice_lists(inv)] {
+        if let (Some(out), Value::Object(part)) = (out.as_object_mut(), part) {
+            out.extend(part);
+        }
+    }
+    out
+}
+
+fn int(v: &Value, key: &str) -> i64 {
+    v.get(key).and_then(Value::as_i64).unwrap_or_default()
+}
+
+/// What an invoice is for and where it stands.
+fn invoice_amounts(inv: &Value) -> Value {
     let status = inv
         .get("status")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let amount_due = inv
-        .get("amount_due")
-        .and_then(Value::as_i64)
-        .unwrap_or_default();
-    let amount_paid = inv
-        .get("amount_paid")
-        .and_then(Value::as_i64)
-        .unwrap_or_default();
-    let attempts = inv
-        .get("attempt_count")
-        .and_then(Value::as_i64)
-        .unwrap_or_default();
-    let subscription = field(inv, "subscription");
-    let parent = if subscription.is_null() {
-        Value::Null
-    } else {
-        json!({
-            "quote_details": null,
-            "subscription_details": {"metadata": {}, "subscription": subscription},
-            "type": "subscription_details",
-        })
-    };
-    let payments: Vec<Value> = inv
-        .get("payments")
-        .and_then(Value::as_array)
-        .map(|ps| {
-            ps.iter()
-                .filter_map(Value::as_str)
-                .map(|p| invoice_payment(inv, p))
-                .collect()
-        })
-        .unwrap_or_default();
+    let (due, paid, attempts) = (
+        int(inv, "amount_due"),
+        int(inv, "amount_paid"),
+        int(inv, "attempt_count"),
+    );
+    let subscription = !field(inv, "subscription").is_null();
     json!({
-        "id": id,
+        "id": field(inv, "id"),
         "object": "invoice",
-        "account_country": null,
-        "account_name": null,
-        "account_tax_ids": null,
-        "amount_due": amount_due,
+        "amount_due": due,
         "amount_overpaid": 0,
-        "amount_paid": amount_paid,
-        "amount_remaining": if matches!(status, "paid" | "void") { 0 } else { amount_due - amount_paid },
+        "amount_paid": paid,
+        "amount_remaining": if matches!(status, "paid" | "void") { 0 } else { due - paid },
         "amount_shipping": 0,
-        "application": null,
         "attempt_count": attempts,
         "attempted": attempts > 0,
-        "automatic_tax": {"disabled_reason": null, "enabled": false, "liability": null, "provider": null, "status": null},
-        "automatically_finalizes_at": null,
-        "billing_reason": if subscription.is_null() { "manual" } else { "subscription_cycle" },
+        "billing_reason": if subscription { "subscription_cycle" } else { "manual" },
         "collection_method": "charge_automatically",
         "created": field(inv, "created"),
         "currency": field(inv, "currency"),
+        "due_date": null,
+        "effective_at": field(inv, "created"),
+        "ending_balance": 0,
+        "hosted_invoice_url": field(inv, "hosted_invoice_url"),
+        "invoice_pdf": null,
+        "livemode": field(inv, "livemode"),
+        "metadata": {},
+        "next_payment_attempt": field(inv, "next_payment_attempt"),
+        "number": null,
+        "period_end": field(inv, "period_end"),
+        "period_start": field(inv, "period_start"),
+        "post_payment_credit_notes_amount": 0,
+        "pre_payment_credit_notes_amount": 0,
+        "receipt_number": null,
+        "starting_balance": 0,
+        "status": status,
+        "status_transitions": {
+            "finalized_at": field(inv, "created"),
+            "marked_uncollectible_at": null,
+            "paid_at": if status == "paid" { field(inv, "created") } else { Value::Null },
+            "voided_at": null,
+        },
+        "subtotal": due,
+        "subtotal_excluding_tax": due,
+        "test_clock": field(inv, "test_clock"),
+        "total": due,
+        "total_discount_amounts": [],
+        "total_excluding_tax": due,
+        "total_pretax_credit_amounts": [],
+        "total_taxes": [],
+        "webhooks_delivered_at": field(inv, "created"),
+    })
+}
+
+/// Who an invoice is from and to: the customer's id, and `null` for what Tender does not copy
+/// onto invoices (the customer's details, the account's, tax ids).
+fn invoice_parties(inv: &Value) -> Value {
+    json!({
+        "account_country": null,
+        "account_name": null,
+        "account_tax_ids": null,
+        "application": null,
+        "automatic_tax": {"disabled_reason": null, "enabled": false, "liability": null, "provider": null, "status": null},
+        "automatically_finalizes_at": null,
         "custom_fields": null,
         "customer": field(inv, "customer"),
         "customer_account": null,
@@ -285,61 +301,58 @@ pub fn invoice(inv: &Value) -> Value {
         "default_tax_rates": [],
         "description": null,
         "discounts": [],
-        "due_date": null,
-        "effective_at": field(inv, "created"),
-        "ending_balance": 0,
         "footer": null,
         "from_invoice": null,
-        "hosted_invoice_url": field(inv, "hosted_invoice_url"),
-        "invoice_pdf": null,
         "issuer": {"type": "self"},
         "last_finalization_error": null,
         "latest_revision": null,
-        "lines": {
-            "object": "list",
-            "data": lines,
-            "has_more": false,
-            "url": format!("/v1/invoices/{id}/lines"),
-        },
-        "livemode": field(inv, "livemode"),
-        "metadata": {},
-        "next_payment_attempt": field(inv, "next_payment_attempt"),
-        "number": null,
         "on_behalf_of": null,
-        "parent": parent,
         "payment_settings": {"default_mandate": null, "payment_method_options": null, "payment_method_types": null},
-        "payments": {
-            "object": "list",
-            "data": payments,
-            "has_more": false,
-            "url": format!("/v1/invoice_payments?invoice={id}"),
-        },
-        "period_end": field(inv, "period_end"),
-        "period_start": field(inv, "period_start"),
-        "post_payment_credit_notes_amount": 0,
-        "pre_payment_credit_notes_amount": 0,
-        "receipt_number": null,
         "rendering": null,
         "shipping_cost": null,
         "shipping_details": null,
-        "starting_balance": 0,
         "statement_descriptor": null,
-        "status": status,
-        "status_transitions": {
-            "finalized_at": field(inv, "created"),
-            "marked_uncollectible_at": null,
-            "paid_at": if status == "paid" { field(inv, "created") } else { Value::Null },
-            "voided_at": null,
-        },
-        "subtotal": amount_due,
-        "subtotal_excluding_tax": amount_due,
-        "test_clock": field(inv, "test_clock"),
-        "total": amount_due,
-        "total_discount_amounts": [],
-        "total_excluding_tax": amount_due,
-        "total_pretax_credit_amounts": [],
-        "total_taxes": [],
-        "webhooks_delivered_at": field(inv, "created"),
+    })
+}
+
+/// An invoice's lines, its payments (`pay_X` as `pi_X`) and its subscription under `parent`.
+fn invoice_lists(inv: &Value) -> Value {
+    let id = inv.get("id").and_then(Value::as_str).unwrap_or_default();
+    let lines: Vec<Value> = inv
+        .pointer("/lines/data")
+        .and_then(Value::as_array)
+        .map(|lines| {
+            lines
+                .iter()
+                .enumerate()
+                .map(|(i, l)| invoice_line(inv, i, l))
+                .collect()
+        })
+        .unwrap_or_default();
+    let payments: Vec<Value> = inv
+        .get("payments")
+        .and_then(Value::as_array)
+        .map(|ps| {
+            ps.iter()
+                .filter_map(Value::as_str)
+                .map(|p| invoice_payment(inv, p))
+                .collect()
+        })
+        .unwrap_or_default();
+    let subscription = field(inv, "subscription");
+    let parent = if subscription.is_null() {
+        Value::Null
+    } else {
+        json!({
+            "quote_details": null,
+            "subscription_details": {"metadata": {}, "subscription": subscription},
+            "type": "subscription_details",
+        })
+    };
+    json!({
+        "lines": {"object": "list", "data": lines, "has_more": false, "url": format!("/v1/invoices/{id}/lines")},
+        "parent": parent,
+        "payments": {"object": "list", "data": payments, "has_more": false, "url": format!("/v1/invoice_payments?invoice={id}")},
     })
 }
 
