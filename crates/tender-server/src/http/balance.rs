@@ -46,25 +46,10 @@ pub fn parse_list(query: Option<&str>) -> Result<Listing, CoreError> {
     params.available_on = q.range("available_on")?;
     let mut filters = Vec::new();
     if let Some(t) = q.get("type") {
-        let t = TxnType::parse(t).ok_or_else(|| {
-            let all: Vec<&str> = TxnType::ALL.iter().map(|t| t.as_str()).collect();
-            CoreError::invalid(
-                "type",
-                "parameter_invalid",
-                format!("type must be one of {}.", all.join(", ")),
-            )
-        })?;
-        filters.push((Field::Type, t.as_str().to_string()));
+        filters.push(type_filter(t)?);
     }
     if let Some(c) = q.get("currency") {
-        let c = Currency::parse(&c.to_ascii_lowercase()).ok_or_else(|| {
-            CoreError::invalid(
-                "currency",
-                "parameter_invalid",
-                format!("Unsupported currency: {c}."),
-            )
-        })?;
-        filters.push((Field::Currency, c.code().to_string()));
+        filters.push(currency_filter(c)?);
     }
     for (name, field) in [("source", Field::Source), ("payout", Field::Payout)] {
         if let Some(v) = q.get(name) {
@@ -72,6 +57,31 @@ pub fn parse_list(query: Option<&str>) -> Result<Listing, CoreError> {
         }
     }
     Ok((params, filters))
+}
+
+/// The filter on a transaction `type`, in either dialect.
+pub(crate) fn type_filter(t: &str) -> Result<(Field, String), CoreError> {
+    let t = TxnType::parse(t).ok_or_else(|| {
+        let all: Vec<&str> = TxnType::ALL.iter().map(|t| t.as_str()).collect();
+        CoreError::invalid(
+            "type",
+            "parameter_invalid",
+            format!("type must be one of {}.", all.join(", ")),
+        )
+    })?;
+    Ok((Field::Type, t.as_str().to_string()))
+}
+
+/// The filter on a `currency` (either case), in either dialect.
+pub(crate) fn currency_filter(c: &str) -> Result<(Field, String), CoreError> {
+    let code = Currency::parse(&c.to_ascii_lowercase()).ok_or_else(|| {
+        CoreError::invalid(
+            "currency",
+            "parameter_invalid",
+            format!("Unsupported currency: {c}."),
+        )
+    })?;
+    Ok((Field::Currency, code.code().to_string()))
 }
 
 pub(crate) async fn list_balance_transactions(

@@ -214,17 +214,24 @@ pub(crate) async fn capture_payment(
 
 /// `POST /payments/{id}/cancel`: the body → the reason.
 pub fn parse_cancel(body: Value) -> Result<Option<CancellationReason>, CoreError> {
-    let mut p = Params::body(body, &["cancellation_reason"])?;
-    Ok(match p.string("cancellation_reason")? {
-        None => None,
-        Some(r) => Some(CancellationReason::parse(&r).ok_or_else(|| {
-            CoreError::invalid(
-                "cancellation_reason",
-                "parameter_invalid",
-                "cancellation_reason must be duplicate, fraudulent, requested_by_customer or abandoned.",
-            )
-        })?),
-    })
+    parse_cancellation_reason(&mut Params::body(body, &["cancellation_reason"])?)
+}
+
+/// `cancellation_reason`, in either dialect.
+pub(crate) fn parse_cancellation_reason(
+    p: &mut Params,
+) -> Result<Option<CancellationReason>, CoreError> {
+    p.string("cancellation_reason")?
+        .map(|r| {
+            CancellationReason::parse(&r).ok_or_else(|| {
+                CoreError::invalid(
+                    "cancellation_reason",
+                    "parameter_invalid",
+                    "cancellation_reason must be duplicate, fraudulent, requested_by_customer or abandoned.",
+                )
+            })
+        })
+        .transpose()
 }
 
 pub(crate) async fn cancel_payment(

@@ -66,14 +66,19 @@ pub fn parse_list(query: Option<&str>) -> Result<Listing, CoreError> {
     let params = q.list_params()?;
     let mut filters = Vec::new();
     if let Some(s) = q.get("status") {
-        let s = PayoutStatus::parse(s).ok_or_else(|| {
-            CoreError::invalid(
-                "status",
-                "parameter_invalid",
-                "status must be pending, in_transit, paid, failed or canceled.",
-            )
-        })?;
-        filters.push((Field::Status, s.as_str().to_string()));
+        filters.push(status_filter(s)?);
     }
     Ok((params, filters))
+}
+
+/// The filter on a payout `status`, in either dialect.
+pub(crate) fn status_filter(s: &str) -> Result<(Field, String), CoreError> {
+    let s = PayoutStatus::parse(s).ok_or_else(|| {
+        CoreError::invalid(
+            "status",
+            "parameter_invalid",
+            "status must be pending, in_transit, paid, failed or canceled.",
+        )
+    })?;
+    Ok((Field::Status, s.as_str().to_string()))
 }

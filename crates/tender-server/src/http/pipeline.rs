@@ -181,7 +181,7 @@ pub async fn api_gate(State(state): State<AppState>, req: Request, next: Next) -
 }
 
 async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Response> {
-    let (mut parts, body) = req.into_parts();
+    let (parts, body) = req.into_parts();
     // A method the path does not serve gets its 405 (from the router, with `Allow`) whatever
     // version it names, and without touching idempotency keys.
     let refused = parts
@@ -194,24 +194,35 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
     let principal = admit(&state, &parts).await?;
     let value = read_body(&parts, body).await?;
     let request_id = super::error::current_request_id();
-    let mut ctx = RequestContext {
+    let ctx = RequestContext {
         principal,
         request_id,
         idempotency: None,
     };
     let key = idempotency_key(&parts, refused).map_err(|e| ApiError(e).into_response())?;
-    // Every rule of the claim, the replay and the answer kept: tender_core::documents::idempotency.
+    let path = parts.uri.path().to_string();
+    run_idempotent(&state, ctx, key, &path, parts, value, next).await
+}
+
+/// Runs the operation (`next`) with the request context and parameters in place, under the
+/// request's idempotency key if it has one: every rule of the claim, the replay and the answer
+/// kept is `tender_core::documents::idempotency`'s; both dialects' gates end here, `path` being
+/// the request's own (its fingerprint names it). The answer is the operation's, a replay of
+/// the kept one, or another request's that took the key meanwhile.
+pub(crate) async fn run_idempotent(
+    state: &AppState,
+    mut ctx: RequestContext,
+    key: Option<String>,
+    path: &str,
+    mut parts: Parts,
+    value: Value,
+    next: Next,
+) -> Result<Response, Response> {
     let mut claim = None;
     if let Some(key) = key {
         let begun = state
             .services
-            .begin_idempotent(
-                &ctx.principal,
-                key,
-                parts.method.as_str(),
-                parts.uri.path(),
-                &value,
-            )
+            .begin_idempotent(&ctx.principal, key, parts.method.as_str(), path, &value)
             .await
             .map_err(|e| ApiError(e).into_response())?;
         match begun {
@@ -337,7 +348,7 @@ pub(crate) fn idempotency_key(parts: &Parts, refused: bool) -> Result<Option<Str
 }
 
 /// A response kept under an idempotency key, sent again.
-fn replay(stored: tender_core::store::StoredResponse) -> Response {
+pub(crate) fn replay(stored: tender_core::store::StoredResponse) -> Response {
     let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
     let mut resp = json_response(status, stored.body);
     resp.headers_mut()

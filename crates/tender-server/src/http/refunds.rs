@@ -12,22 +12,28 @@ use super::params::{Listing, Params, Query};
 use super::{ok, ApiResult};
 use crate::state::AppState;
 
+/// `reason`, in either dialect.
+pub(crate) fn parse_reason(p: &mut Params) -> Result<Option<RefundReason>, CoreError> {
+    p.string("reason")?
+        .map(|r| {
+            RefundReason::parse(&r).ok_or_else(|| {
+                CoreError::invalid(
+                    "reason",
+                    "parameter_invalid",
+                    "reason must be duplicate, fraudulent or requested_by_customer.",
+                )
+            })
+        })
+        .transpose()
+}
+
 /// `POST /refunds`: the body → the command (no store involved).
 pub fn parse_create(body: Value) -> Result<CreateRefund, CoreError> {
     let mut p = Params::body(body, &["payment", "amount", "reason", "metadata"])?;
     let payment = p.string("payment")?;
     let payment = p.required("payment", payment)?;
     let amount = p.integer("amount")?;
-    let reason = match p.string("reason")? {
-        None => None,
-        Some(r) => Some(RefundReason::parse(&r).ok_or_else(|| {
-            CoreError::invalid(
-                "reason",
-                "parameter_invalid",
-                "reason must be duplicate, fraudulent or requested_by_customer.",
-            )
-        })?),
-    };
+    let reason = parse_reason(&mut p)?;
     let metadata = p.metadata()?.unwrap_or_default();
     Ok(CreateRefund {
         payment,

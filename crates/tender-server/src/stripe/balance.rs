@@ -2,11 +2,8 @@
 //! the changes `/v2` allows (a payout's cancel, a dispute's evidence and close), with Stripe's
 //! parameter names (a charge or PaymentIntent where `/v2` says payment).
 
-use tender_core::balance::payouts::PayoutStatus;
-use tender_core::balance::transactions::TxnType;
 use tender_core::error::CoreError;
 use tender_core::ids::{kind, Id};
-use tender_core::money::Currency;
 use tender_core::store::Field;
 use tender_core::stripe::ids;
 
@@ -29,25 +26,10 @@ pub fn parse_list_transactions(mut i: Input) -> Result<ListRequest, CoreError> {
     let mut p = list_form(&mut i, LIST_TRANSACTIONS)?;
     let mut filters = Vec::new();
     if let Some(t) = p.string("type")? {
-        let t = TxnType::parse(&t).ok_or_else(|| {
-            let all: Vec<&str> = TxnType::ALL.iter().map(|t| t.as_str()).collect();
-            CoreError::invalid(
-                "type",
-                "parameter_invalid",
-                format!("type must be one of {}.", all.join(", ")),
-            )
-        })?;
-        filters.push((Field::Type, t.as_str().to_string()));
+        filters.push(crate::http::balance::type_filter(&t)?);
     }
     if let Some(c) = p.string("currency")? {
-        let c = Currency::parse(&c.to_ascii_lowercase()).ok_or_else(|| {
-            CoreError::invalid(
-                "currency",
-                "parameter_invalid",
-                format!("Unsupported currency: {c}."),
-            )
-        })?;
-        filters.push((Field::Currency, c.code().to_string()));
+        filters.push(crate::http::balance::currency_filter(&c)?);
     }
     if let Some(source) = p.string("source")? {
         filters.push((Field::Source, ids::tender(&source)));
@@ -62,14 +44,7 @@ pub fn parse_list_payouts(mut i: Input) -> Result<ListRequest, CoreError> {
     let mut p = list_form(&mut i, LIST_PAYOUTS)?;
     let mut filters = Vec::new();
     if let Some(s) = p.string("status")? {
-        let s = PayoutStatus::parse(&s).ok_or_else(|| {
-            CoreError::invalid(
-                "status",
-                "parameter_invalid",
-                "status must be pending, in_transit, paid, failed or canceled.",
-            )
-        })?;
-        filters.push((Field::Status, s.as_str().to_string()));
+        filters.push(crate::http::payouts::status_filter(&s)?);
     }
     list_request(&i, &mut p, filters)
 }

@@ -12,12 +12,11 @@
 use axum::body::{Body, Bytes};
 use axum::extract::{OriginalUri, Request, State};
 use axum::http::request::Parts;
-use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use tender_core::auth::{KeyKind, Principal, Scope};
-use tender_core::documents::idempotency::{Begun, Settled};
 use tender_core::error::CoreError;
 use tender_core::services::RequestContext;
 use tender_core::stripe::API_VERSION;
@@ -25,9 +24,9 @@ use tender_core::stripe::API_VERSION;
 use super::answer::{self, check_expand, keep_headers};
 use super::form;
 use super::routes::{self, Caller, StripeRoute};
-use crate::http::error::{json_response, ApiError, HttpFailure};
+use crate::http::error::{ApiError, HttpFailure};
 use crate::http::params::Params;
-use crate::http::pipeline::{idempotency_key, presented_key, JsonBody, MAX_BODY};
+use crate::http::pipeline::{idempotency_key, presented_key, run_idempotent, MAX_BODY};
 use crate::state::AppState;
 
 /// Most `expand[]` entries a request may give.
@@ -109,7 +108,7 @@ async fn try_run(
     req: Request,
     next: Next,
 ) -> Result<Response, Response> {
-    let (mut parts, body) = req.into_parts();
+    let (parts, body) = req.into_parts();
     let principal = admit(state, &parts, admitted.route).await?;
     admitted.scope = Some(principal.scope.clone());
     admitted.publishable = principal.key_kind == KeyKind::Publishable;
@@ -119,59 +118,22 @@ async fn try_run(
     }
     let expand = take_expand(&mut params).map_err(err)?;
     admitted.expand = check_expand(admitted.route.answer, &expand).map_err(err)?;
-    let mut ctx = RequestContext {
+    let ctx = RequestContext {
         principal,
         request_id: crate::http::error::current_request_id(),
         idempotency: None,
     };
     let key = idempotency_key(&parts, false).map_err(err)?;
-    let mut claim = None;
-    if let Some(key) = key {
-        let path = match parts.extensions.get::<OriginalUri>() {
-            Some(OriginalUri(uri)) => uri.path().to_string(),
-            None => parts.uri.path().to_string(),
-        };
-        let begun = state
-            .services
-            .begin_idempotent(&ctx.principal, key, parts.method.as_str(), &path, &params)
-            .await
-            .map_err(err)?;
-        match begun {
-            Begun::Run(c) => {
-                ctx.idempotency = Some(c.hold());
-                claim = Some(c);
-            }
-            Begun::Replay(stored) => return Ok(replay(stored)),
-        }
-    }
-    let scope = ctx.scope().clone();
-    parts.extensions.insert(ctx);
-    parts.extensions.insert(JsonBody(params));
-    let mut resp = next.run(Request::from_parts(parts, Body::empty())).await;
-    resp.extensions_mut().insert(scope);
-    let Some(claim) = claim else { return Ok(resp) };
-    let (resp_parts, body) = resp.into_parts();
-    let bytes = axum::body::to_bytes(body, usize::MAX)
-        .await
-        .unwrap_or_default();
-    match claim.settle(resp_parts.status.as_u16(), &bytes).await {
-        Settled::Send => Ok(Response::from_parts(resp_parts, Body::from(bytes))),
-        Settled::Replay(stored) => Ok(replay(stored)),
-        Settled::Refuse(e) => Err(err(e)),
-    }
+    // The path as requested, `/v1` and all: the fingerprint tells the dialects apart.
+    let path = match parts.extensions.get::<OriginalUri>() {
+        Some(OriginalUri(uri)) => uri.path().to_string(),
+        None => parts.uri.path().to_string(),
+    };
+    run_idempotent(state, ctx, key, &path, parts, params, next).await
 }
 
 fn err(e: CoreError) -> Response {
     ApiError(e).into_response()
-}
-
-/// A kept answer, sent again (shown in Stripe's shape like a fresh one).
-fn replay(stored: tender_core::store::StoredResponse) -> Response {
-    let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
-    let mut resp = json_response(status, stored.body);
-    resp.headers_mut()
-        .insert("idempotent-replayed", HeaderValue::from_static("true"));
-    resp
 }
 
 /// The key authenticated, allowed on this operation, within its rate limit.

@@ -365,17 +365,10 @@ pub fn parse_capture(mut i: Input) -> Result<(PaymentId, Option<i64>), CoreError
 pub fn parse_cancel(mut i: Input) -> Result<(PaymentId, Option<CancellationReason>), CoreError> {
     let id = path_id(&i)?;
     let mut p = form(&mut i, CANCEL)?;
-    let reason = match p.string("cancellation_reason")? {
-        None => None,
-        Some(r) => Some(CancellationReason::parse(&r).ok_or_else(|| {
-            CoreError::invalid(
-                "cancellation_reason",
-                "parameter_invalid",
-                "cancellation_reason must be duplicate, fraudulent, requested_by_customer or abandoned.",
-            )
-        })?),
-    };
-    Ok((id, reason))
+    Ok((
+        id,
+        crate::http::payments::parse_cancellation_reason(&mut p)?,
+    ))
 }
 
 pub fn parse_list(mut i: Input) -> Result<ListRequest, CoreError> {

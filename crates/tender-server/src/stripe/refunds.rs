@@ -3,7 +3,6 @@
 
 use tender_core::error::CoreError;
 use tender_core::ids::RefundId;
-use tender_core::refunds::refund::RefundReason;
 use tender_core::refunds::service::CreateRefund;
 use tender_core::store::Field;
 use tender_core::stripe::ids;
@@ -43,16 +42,7 @@ pub fn parse_create(mut i: Input) -> Result<CreateRefund, CoreError> {
     let mut p = form(&mut i, CREATE)?;
     let payment = payment(&mut p, true)?.unwrap_or_default();
     let amount = p.integer("amount")?;
-    let reason = match p.string("reason")? {
-        None => None,
-        Some(r) => Some(RefundReason::parse(&r).ok_or_else(|| {
-            CoreError::invalid(
-                "reason",
-                "parameter_invalid",
-                "reason must be duplicate, fraudulent or requested_by_customer.",
-            )
-        })?),
-    };
+    let reason = crate::http::refunds::parse_reason(&mut p)?;
     Ok(CreateRefund {
         payment,
         amount,
