@@ -1329,3 +1329,35 @@ async fn a_price_may_bring_its_product_and_payment_behavior_is_what_tender_does_
     );
     assert_eq!(sub["status"], "active");
 }
+
+#[tokio::test]
+async fn the_rate_limit_is_stripes_429_with_retry_after() {
+    let Some(app) = crate::helpers::spawn_app_with(crate::helpers::Options {
+        rate_limit: 2,
+        ..Default::default()
+    })
+    .await
+    else {
+        return;
+    };
+    let mut limited = None;
+    for _ in 0..20 {
+        let a = get(&app, "/customers", &[]).await;
+        if a.status == StatusCode::TOO_MANY_REQUESTS {
+            limited = Some(a);
+            break;
+        }
+    }
+    let a = limited.expect("the limit is reached");
+    assert_eq!(
+        (a.error_type(), a.error_code()),
+        ("invalid_request_error", "rate_limit")
+    );
+    assert_shape("StripeRawError", &a.body["error"]);
+    assert!(
+        a.header("retry-after")
+            .is_some_and(|s| s.parse::<u64>().is_ok()),
+        "{:?}",
+        a.headers
+    );
+}
