@@ -18,9 +18,10 @@ use super::billing::{id_alone, parsers as bp, with, with_id};
 use super::{
     balance, billing, charges, customers, payment_intents, payment_methods, refunds, webhooks,
 };
-use crate::http::operation::{endpoint, match_template, Op};
+use crate::http::operation::{endpoint, match_template, Decoded, Input, Op};
 use crate::http::operation::{list, retrieve};
 use crate::state::AppState;
+use tender_core::error::CoreError;
 use tender_core::ids::kind;
 
 /// What an operation answers with: one object, or a list of them, in `Shape`.
@@ -184,6 +185,30 @@ pub fn resolve<'p>(method: &str, path: &'p str) -> Option<(&'static StripeRoute,
         }
     }
     best
+}
+
+/// Decodes one `/v1` request as the gate and the operation's parser would, without a server or
+/// a store: `(method, path, params)` → the command, or the 4xx it would answer first. `path`
+/// is without `/v1`; `params` is the form body of a `POST` or the query string otherwise
+/// (`expand[]` taken out as the gate does). An unknown route is `NotFound { kind: "route" }`.
+/// The fuzz target `stripe_decode` calls it.
+pub fn decode(method: &str, path: &str, params: &[u8]) -> Result<Decoded, CoreError> {
+    let (route, id) = resolve(method, path).ok_or_else(|| CoreError::NotFound {
+        kind: "route",
+        id: path.to_string(),
+    })?;
+    let mut body = super::form::decode(params)?;
+    if let Some(map) = body.as_object_mut() {
+        map.remove("expand");
+        map.remove("client_secret");
+    }
+    let input = Input {
+        path: format!("/v1{path}"),
+        id: id.unwrap_or_default().to_string(),
+        query: None,
+        body,
+    };
+    ((route.op)().decode)(input)
 }
 
 /// The generated part of `docs/stripe-compatibility.md`: every operation of [`ROUTES`] with its

@@ -225,17 +225,34 @@ impl DocumentStore for PgStore {
             .collect()
     }
 
-    /// The horizon now: events of transactions running now (or later) are new.
-    async fn stream_head(&self, _scope: &Scope) -> StoreResult<StreamPosition> {
+    /// Where a stream opened now starts: after the scope's newest event visible now, or, when
+    /// it has none past the horizon, at the horizon (events of transactions running now or
+    /// later are new). The horizon alone is not enough: a transaction of anyone on the server
+    /// still running from before (another tenant's, a background task's) holds it back, and the
+    /// scope's events committed since would be streamed as new. What this misses: an event of
+    /// the scope whose transaction, older than that newest event's, was still running at the
+    /// moment of connecting — written while the stream opened, not after.
+    async fn stream_head(&self, scope: &Scope) -> StoreResult<StreamPosition> {
         let client = self.client().await?;
         let row = client
             .query_one(
-                "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint",
-                &[],
+                "SELECT h.xmin, e.txid, e.seq
+                 FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin) h
+                 LEFT JOIN LATERAL (
+                     SELECT txid, seq FROM events
+                     WHERE account_id = $1 AND livemode = $2 AND txid >= h.xmin
+                     ORDER BY txid DESC, seq DESC LIMIT 1
+                 ) e ON true",
+                &[&scope.account, &scope.livemode()],
             )
             .await
             .map_err(|e| classify("stream head", e))?;
-        Ok(StreamPosition(row.get::<_, i64>(0), i64::MIN))
+        Ok(
+            match (row.get::<_, Option<i64>>(1), row.get::<_, Option<i64>>(2)) {
+                (Some(txid), Some(seq)) => StreamPosition(txid, seq),
+                _ => StreamPosition(row.get::<_, i64>(0), i64::MIN),
+            },
+        )
     }
 
     async fn stream_position(
