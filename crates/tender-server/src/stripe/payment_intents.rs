@@ -257,7 +257,15 @@ async fn one_time(
 pub(crate) async fn create(state: AppState, ctx: RequestContext, cmd: NewIntent) -> ApiResult {
     let method = cmd.method.map(|m| resolve_method(&ctx, m)).transpose()?;
     if cmd.confirm {
-        let payment_method = method.unwrap_or_else(|| unreachable!("checked by the parser"));
+        let Some(payment_method) = method else {
+            // The parser refuses this already; never a panic on a request.
+            return Err(CoreError::invalid(
+                "payment_method",
+                "parameter_missing",
+                "A PaymentIntent confirmed when it is created needs a payment_method.",
+            )
+            .into());
+        };
         let create = CreatePayment::try_from(CreatePaymentFields {
             payment_method,
             ..cmd.fields
