@@ -85,7 +85,11 @@ impl Billing<'_> {
         customer: &str,
         preferred: Option<&str>,
     ) -> CoreResult<Option<PaymentMethod>> {
-        // The subscription's card, else the customer's default, each while still attached.
+        // The subscription's card, else the customer's default, each while still attached;
+        // the customer is read only when the first does not serve.
+        if let Some(method) = self.attached_card(scope, customer, preferred).await? {
+            return Ok(Some(method));
+        }
         let default = match self
             .store
             .find_record(scope, Collection::Customers, customer)
@@ -98,17 +102,11 @@ impl Billing<'_> {
             }
             None => None,
         };
-        for pm in preferred.into_iter().chain(default.as_deref()) {
-            if let Some(r) = self
-                .store
-                .find_record(scope, Collection::PaymentMethods, pm)
-                .await?
-            {
-                let method: PaymentMethod = from_body(&r.id, &r.body)?;
-                if method.customer.as_deref() == Some(customer) {
-                    return Ok(Some(method));
-                }
-            }
+        if let Some(method) = self
+            .attached_card(scope, customer, default.as_deref())
+            .await?
+        {
+            return Ok(Some(method));
         }
         let page = self
             .store
@@ -126,6 +124,25 @@ impl Billing<'_> {
             .first()
             .map(|r| from_body(&r.id, &r.body))
             .transpose()
+    }
+
+    /// The card `pm`, if it is still attached to `customer`.
+    async fn attached_card(
+        &self,
+        scope: &Scope,
+        customer: &str,
+        pm: Option<&str>,
+    ) -> CoreResult<Option<PaymentMethod>> {
+        let Some(pm) = pm else { return Ok(None) };
+        let Some(r) = self
+            .store
+            .find_record(scope, Collection::PaymentMethods, pm)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let method: PaymentMethod = from_body(&r.id, &r.body)?;
+        Ok((method.customer.as_deref() == Some(customer)).then_some(method))
     }
 
     /// 400 `payment_method_unexpected_state` naming `param` unless `pm` is a card saved to

@@ -109,6 +109,33 @@ mod tests {
         Fingerprinter::new(&[7; 32]).fingerprint("POST", "/v2/payments", &body)
     }
 
+    /// `/v1`'s bodies are form-decoded into the same tree with string values
+    /// (`payment_method_data[card][cvc]`, `card[number]`): the CVC stays out there too (a replay
+    /// with another one is a replay, so no oracle), and the number enters only as a digest.
+    #[test]
+    fn stripe_form_trees_leave_the_cvc_out_and_digest_the_number() {
+        let body = |number: &str, cvc: &str| {
+            json!({"amount": "2000", "confirm": "true", "payment_method_data": {"type": "card",
+                "card": {"number": number, "exp_month": "12", "exp_year": "2034", "cvc": cvc}}})
+        };
+        let f = Fingerprinter::new(&[7; 32]);
+        let at = |b: Value| f.fingerprint("POST", "/v1/payment_intents", &b);
+        assert_eq!(
+            at(body("4242424242424242", "123")),
+            at(body("4242424242424242", "999"))
+        );
+        assert_ne!(
+            at(body("4242424242424242", "123")),
+            at(body("4000000000000002", "123"))
+        );
+        let mut text = String::new();
+        f.canonical(&body("4242424242424242", "123"), None, &mut text);
+        assert!(
+            !text.contains("4242424242424242") && !text.contains("\"123\""),
+            "{text}"
+        );
+    }
+
     #[test]
     fn connector_secrets_count_but_only_as_keyed_digests() {
         let f =

@@ -282,16 +282,23 @@ async fn admit(state: &AppState, parts: &Parts) -> Result<Principal, Response> {
     {
         return Err(ApiError(CoreError::SecretKeyRequired).into_response());
     }
-    if let Err(retry_after) = state
+    match over_rate_limit(state, &principal) {
+        Some(resp) => Err(resp),
+        None => Ok(principal),
+    }
+}
+
+/// The account's rate limit (both dialects): `None` within it, else the 429 with
+/// `Retry-After`.
+pub(crate) fn over_rate_limit(state: &AppState, principal: &Principal) -> Option<Response> {
+    let retry_after = state
         .rate_limiter
         .check(&principal.scope, principal.key_kind)
-    {
-        let mut resp = HttpFailure::RateLimited.into_response();
-        resp.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
-        return Err(resp);
-    }
-    Ok(principal)
+        .err()?;
+    let mut resp = HttpFailure::RateLimited.into_response();
+    resp.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+    Some(resp)
 }
 
 /// The request's JSON body (an empty object for a method without one, or an empty body):

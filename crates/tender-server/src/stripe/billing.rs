@@ -93,14 +93,7 @@ pub fn parse_list_prices(mut i: Input) -> Result<ListRequest, CoreError> {
         }
     }
     if let Some(c) = p.string("currency")? {
-        let currency = tender_core::money::Currency::parse(&c).ok_or_else(|| {
-            CoreError::invalid(
-                "currency",
-                "parameter_invalid",
-                format!("Invalid currency: {c}."),
-            )
-        })?;
-        filters.push((Field::Currency, currency.code().to_string()));
+        filters.push(crate::http::balance::currency_filter(&c)?);
     }
     list_request(&i, &mut p, filters)
 }

@@ -24,9 +24,11 @@ use tender_core::stripe::API_VERSION;
 use super::answer::{self, check_expand, keep_headers};
 use super::form;
 use super::routes::{self, Caller, StripeRoute};
-use crate::http::error::{ApiError, HttpFailure};
+use crate::http::error::ApiError;
 use crate::http::params::Params;
-use crate::http::pipeline::{idempotency_key, presented_key, run_idempotent, MAX_BODY};
+use crate::http::pipeline::{
+    idempotency_key, over_rate_limit, presented_key, run_idempotent, MAX_BODY,
+};
 use crate::state::AppState;
 
 /// Most `expand[]` entries a request may give.
@@ -151,16 +153,10 @@ async fn admit(
     if principal.key_kind == KeyKind::Publishable && route.caller == Caller::Secret {
         return Err(err(CoreError::SecretKeyRequired));
     }
-    if let Err(retry_after) = state
-        .rate_limiter
-        .check(&principal.scope, principal.key_kind)
-    {
-        let mut resp = HttpFailure::RateLimited.into_response();
-        resp.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
-        return Err(resp);
+    match over_rate_limit(state, &principal) {
+        Some(resp) => Err(resp),
+        None => Ok(principal),
     }
-    Ok(principal)
 }
 
 /// The request's parameters: the form-encoded body of a `POST`, the query string of a `GET`

@@ -146,22 +146,7 @@ pub fn parse_create(mut i: Input) -> Result<NewIntent, CoreError> {
             ))
         }
     };
-    let save = match p.string("setup_future_usage")?.as_deref() {
-        None => false,
-        Some("off_session" | "on_session") => true,
-        Some(_) => {
-            return Err(CoreError::invalid(
-                "setup_future_usage",
-                "parameter_invalid",
-                "setup_future_usage must be off_session or on_session.",
-            ))
-        }
-    };
-    // Server-side by definition here: the customer is not present; Tender needs no flag.
-    if !matches!(p.peek("off_session"), Some(serde_json::Value::String(s)) if s == "one_off" || s == "recurring")
-    {
-        p.boolean("off_session")?;
-    }
+    let save = parse_future_usage(&mut p)?;
     let fields = CreatePaymentFields {
         amount,
         currency,
