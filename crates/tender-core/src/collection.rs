@@ -22,10 +22,11 @@ pub enum Collection {
     Subscriptions,
     Invoices,
     TestClocks,
+    SetupIntents,
 }
 
 impl Collection {
-    pub const ALL: [Collection; 15] = [
+    pub const ALL: [Collection; 16] = [
         Collection::Payments,
         Collection::Customers,
         Collection::Refunds,
@@ -41,6 +42,7 @@ impl Collection {
         Collection::Subscriptions,
         Collection::Invoices,
         Collection::TestClocks,
+        Collection::SetupIntents,
     ];
 
     /// Its name: the name of its table, and of the collection in kept idempotency pointers.
@@ -61,6 +63,7 @@ impl Collection {
             Collection::Subscriptions => "subscriptions",
             Collection::Invoices => "invoices",
             Collection::TestClocks => "test_clocks",
+            Collection::SetupIntents => "setup_intents",
         }
     }
 
@@ -93,6 +96,7 @@ impl Collection {
             Collection::Subscriptions => &[Field::Customer, Field::Status, Field::Prices],
             Collection::Invoices => &[Field::Customer, Field::Subscription, Field::Status],
             Collection::TestClocks => &[Field::Status],
+            Collection::SetupIntents => &[Field::Customer, Field::Status],
         }
     }
 }

@@ -83,7 +83,8 @@ pub enum CoreError {
     #[error("No such {kind}: '{id}'")]
     NotFound { kind: &'static str, id: String },
     /// The card was refused: by validation before any money moved (`payment` is `None`) or by
-    /// the acquirer (a `failed` payment was recorded) (402 `card_error`).
+    /// the acquirer (a `failed` payment was recorded, or a setup intent's decline: `payment`
+    /// is then its `seti_…` id) (402 `card_error`).
     #[error("{message}")]
     Card {
         code: Cow<'static, str>,

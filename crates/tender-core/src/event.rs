@@ -40,6 +40,10 @@ pub const EVENT_TYPES: &[&str] = &[
     "invoice.voided",
     "invoice.marked_uncollectible",
     "test_helpers.test_clock.ready",
+    "setup_intent.created",
+    "setup_intent.succeeded",
+    "setup_intent.setup_failed",
+    "setup_intent.canceled",
 ];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -48,6 +48,7 @@ pub enum IdKind {
     SubscriptionItem,
     Invoice,
     TestClock,
+    SetupIntent,
 }
 
 impl IdKind {
@@ -74,6 +75,7 @@ impl IdKind {
             IdKind::SubscriptionItem => "si_",
             IdKind::Invoice => "in_",
             IdKind::TestClock => "clock_",
+            IdKind::SetupIntent => "seti_",
         }
     }
 }
@@ -178,6 +180,7 @@ kinds! {
     Subscription, SubscriptionId, "subscription", Subscriptions;
     Invoice, InvoiceId, "invoice", Invoices;
     TestClock, TestClockId, "test clock", TestClocks;
+    SetupIntent, SetupIntentId, "setup_intent", SetupIntents;
 }
 
 /// An id of kind `K`: its prefix and [`RANDOM_LEN`] base62 characters, checked on the way in.

@@ -13,7 +13,8 @@
 //! One folder per resource, each holding its types, its state machine and its use cases:
 //! - [`payments`], [`refunds`], [`customers`], [`payment_methods`], [`connectors`],
 //!   [`webhooks`], [`balance`] (ledger, fees, balance transactions, payouts, disputes),
-//!   [`billing`] (products, prices, subscriptions, invoices, test clocks), [`accounts`].
+//!   [`billing`] (products, prices, subscriptions, invoices, test clocks), [`setup_intents`],
+//!   [`accounts`].
 //! - A resource's use cases are methods of its handle, declared in its `mod.rs`
 //!   ([`payments::Payments`], [`billing::Billing`]…) and reached from the services:
 //!   `services.payments().capture_payment(..)`.
@@ -51,6 +52,7 @@ pub mod payments;
 pub mod refunds;
 pub mod secret;
 pub mod services;
+pub mod setup_intents;
 pub mod store;
 pub mod stripe;
 pub mod task;

@@ -924,6 +924,60 @@ async fn real_responses_match_the_documented_schemas() {
         },
     );
 
+    // Setup intents: saved, declined, canceled, listed.
+    let cus_id = post("/v2/customers".into(), json!({})).await.body["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let pm = |number: &'static str| {
+        let post = &post;
+        async move {
+            let pm = post(
+                "/v2/payment_methods".into(),
+                json!({"type": "card", "card": card(number)["card"]}),
+            )
+            .await;
+            pm.body["id"].as_str().unwrap().to_string()
+        }
+    };
+    let saved = post(
+        "/v2/setup_intents".into(),
+        json!({"customer": cus_id, "payment_method": pm("4242424242424242").await,
+               "confirm": true, "usage": "on_session", "metadata": {"k": "v"}}),
+    )
+    .await;
+    assert_eq!(saved.status, StatusCode::OK, "{}", saved.body);
+    c.check("post", "/setup_intents", &saved);
+    let open = post("/v2/setup_intents".into(), json!({"customer": cus_id})).await;
+    c.check("post", "/setup_intents", &open);
+    let open_id = open.body["id"].as_str().unwrap().to_string();
+    let declined = post(
+        format!("/v2/setup_intents/{open_id}/confirm"),
+        json!({"payment_method": pm("4000000000000002").await}),
+    )
+    .await;
+    assert_eq!(declined.status, StatusCode::PAYMENT_REQUIRED, "{}", declined.body);
+    c.check("post", "/setup_intents/{id}/confirm", &declined);
+    c.check(
+        "get",
+        "/setup_intents/{id}",
+        &get(format!("/v2/setup_intents/{open_id}")).await,
+    );
+    c.check(
+        "post",
+        "/setup_intents/{id}/cancel",
+        &post(
+            format!("/v2/setup_intents/{open_id}/cancel"),
+            json!({"cancellation_reason": "abandoned"}),
+        )
+        .await,
+    );
+    c.check(
+        "get",
+        "/setup_intents",
+        &get(format!("/v2/setup_intents?customer={cus_id}")).await,
+    );
+
     assert!(c.checked >= 60, "only {} replies checked", c.checked);
 }
 

@@ -191,6 +191,17 @@ impl Calls {
         id(self.post("/customers", body).await?)
     }
 
+    /// A new payment method of the test card `number`, attached to no one.
+    async fn card(&self, number: &str) -> anyhow::Result<String> {
+        id(self
+            .post(
+                "/payment_methods",
+                json!({"type": "card", "card": {
+                        "number": number, "exp_month": 12, "exp_year": 2040, "cvc": "123"}}),
+            )
+            .await?)
+    }
+
     /// A customer (on `clock`, if given) with `card` saved.
     async fn customer_with_card(&self, card: &str, clock: Option<&str>) -> anyhow::Result<String> {
         let cus = self
@@ -199,13 +210,7 @@ impl Calls {
                 None => json!({}),
             })
             .await?;
-        let pm = id(self
-            .post(
-                "/payment_methods",
-                json!({"type": "card", "card": {
-                        "number": card, "exp_month": 12, "exp_year": 2040, "cvc": "123"}}),
-            )
-            .await?)?;
+        let pm = self.card(card).await?;
         self.post(
             &format!("/payment_methods/{pm}/attach"),
             json!({"customer": cus}),

@@ -185,7 +185,8 @@ impl Dialect for Renderer {
             | Collection::Prices
             | Collection::Subscriptions
             | Collection::Invoices
-            | Collection::TestClocks => Ok(body),
+            | Collection::TestClocks
+            | Collection::SetupIntents => Ok(body),
         }
     }
 }

@@ -151,6 +151,31 @@ impl PaymentMethods<'_> {
         })
     }
 
+    /// [`Self::load_chargeable`], then the card verified with its issuer (a zero-amount check,
+    /// nothing charged): a decline is [`CoreError::Card`], as an expired card is.
+    pub(crate) async fn load_verified(
+        &self,
+        ctx: &RequestContext,
+        id: &PaymentMethodId,
+        param: &str,
+    ) -> CoreResult<ChargeableMethod> {
+        let chargeable = self.load_chargeable(ctx, id, param).await?;
+        match self
+            .acquirer
+            .verify(&chargeable.card, ctx.scope().livemode())
+            .await
+        {
+            Authorization::Declined(d) => Err(CoreError::Card {
+                code: d.code,
+                decline_code: Some(d.decline_code),
+                message: d.message,
+                param: None,
+                payment: None,
+            }),
+            _ => Ok(chargeable),
+        }
+    }
+
     /// `POST /payment_methods/{id}/attach`.
     pub async fn attach_payment_method(
         &self,
@@ -179,20 +204,7 @@ impl PaymentMethods<'_> {
                 }
                 None => {}
             }
-            let chargeable = self.load_chargeable(ctx, id, "payment_method").await?;
-            if let Authorization::Declined(d) = self
-                .acquirer
-                .verify(&chargeable.card, ctx.scope().livemode())
-                .await
-            {
-                return Err(CoreError::Card {
-                    code: d.code,
-                    decline_code: Some(d.decline_code),
-                    message: d.message,
-                    param: None,
-                    payment: None,
-                });
-            }
+            self.load_verified(ctx, id, "payment_method").await?;
             pm.customer = Some(customer.to_string());
             let mut batch = self.batch(ctx);
             batch.update(&pm, version)?;

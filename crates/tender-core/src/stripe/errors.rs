@@ -14,12 +14,14 @@
 //! | `payment_unexpected_state` | `payment_intent_unexpected_state` |
 //! | `param: "payment"`, a `pay_X` in a message | `payment_intent`, `pi_X` |
 //! | `payment: "pay_X"` (a decline) | `payment_intent`: the PaymentIntent, `charge: "ch_X"` |
+//! | `setup_intent: "seti_X"` (a decline) | `setup_intent`: the SetupIntent |
 //!
 //! Pure.
 
 use serde_json::{json, Map, Value};
 
 use super::ids;
+use super::Shape;
 
 /// Stripe's answer to a path it does not serve; `twin` is Tender's own operation of that name
 /// (`GET /v2/payments` for `GET /v1/payments`), if it has one.
@@ -39,8 +41,21 @@ pub fn declined_payment(v2: &Value) -> Option<&str> {
     v2.pointer("/error/payment").and_then(Value::as_str)
 }
 
+/// The setup intent a `/v2` error names (a decline's `setup_intent`), if any.
+pub fn declined_setup(v2: &Value) -> Option<&str> {
+    v2.pointer("/error/setup_intent").and_then(Value::as_str)
+}
+
+/// The object a decline names and the shape Stripe embeds it in: the payment as its
+/// PaymentIntent, or the SetupIntent.
+pub fn declined(v2: &Value) -> Option<(Shape, &str)> {
+    declined_payment(v2)
+        .map(|p| (Shape::PaymentIntent, p))
+        .or_else(|| declined_setup(v2).map(|s| (Shape::SetupIntent, s)))
+}
+
 /// The `/v2` error `v2` answered with `status`, as Stripe's; `intent` is the declined
-/// payment's PaymentIntent when [`declined_payment`] named one.
+/// payment's PaymentIntent (or the SetupIntent) when [`declined`] named one.
 pub fn error(status: u16, v2: &Value, intent: Option<Value>) -> (u16, Value) {
     let e = v2.get("error").cloned().unwrap_or_else(|| json!({}));
     let text = |key: &str| e.get(key).and_then(Value::as_str).unwrap_or_default();
@@ -96,6 +111,8 @@ pub fn error(status: u16, v2: &Value, intent: Option<Value>) -> (u16, Value) {
             "payment_intent".into(),
             intent.unwrap_or_else(|| json!(ids::intent(payment))),
         );
+    } else if let Some(setup) = declined_setup(v2) {
+        out.insert("setup_intent".into(), intent.unwrap_or_else(|| json!(setup)));
     }
     (status, json!({ "error": Value::Object(out) }))
 }

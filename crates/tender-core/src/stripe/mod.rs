@@ -9,6 +9,7 @@
 //! |---|---|---|
 //! | payment `pay_X` | PaymentIntent `pi_X`, or its one charge `ch_X` | [`payments`] |
 //! | customer, payment method, refund | Customer, PaymentMethod, Refund | [`objects`] |
+//! | setup intent `seti_X` | SetupIntent | [`setup_intents`] |
 //! | product, price, subscription, invoice, test clock | the same | [`billing`] |
 //! | balance, balance transaction, payout, dispute | the same | [`balance`] |
 //! | error envelope | Stripe's error, a decline with its PaymentIntent | [`errors`] |
@@ -23,6 +24,7 @@ pub mod events;
 pub mod ids;
 pub mod objects;
 pub mod payments;
+pub mod setup_intents;
 
 use hmac::{Hmac, Mac};
 use serde_json::Value;
@@ -51,6 +53,7 @@ pub enum Shape {
     Payout,
     Dispute,
     WebhookEndpoint,
+    SetupIntent,
 }
 
 /// What rendering needs beyond the object: the key client secrets are derived with.
@@ -72,8 +75,8 @@ impl Shapes {
         }
     }
 
-    /// A PaymentIntent's `client_secret`: `pi_X_secret_` and 24 characters of an HMAC of
-    /// the payment's id under a key derived from the vault key. Nothing is stored: the same
+    /// A PaymentIntent's or SetupIntent's `client_secret`: `pi_X_secret_` (`seti_X_secret_`)
+    /// and 24 characters of an HMAC of the object's id under a key derived from the vault key. Nothing is stored: the same
     /// id always gives the same secret, and none can be made without the vault key.
     pub fn client_secret(&self, payment_id: &str) -> String {
         let mut mac = Hmac::<Sha256>::new_from_slice(&self.client_secret_key)
@@ -112,6 +115,7 @@ impl Shapes {
             Shape::Payout => balance::payout(v2),
             Shape::Dispute => balance::dispute(v2),
             Shape::WebhookEndpoint => objects::webhook_endpoint(v2),
+            Shape::SetupIntent => setup_intents::setup_intent(self, v2),
         }
     }
 }

@@ -9,6 +9,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value};
 use tender_core::error::{AuthFailure, CoreError, StoreError};
+use tender_core::ids::IdKind;
 use tender_core::services::ResponseEncoder;
 use tender_core::store::StoredResponse;
 
@@ -264,7 +265,12 @@ pub fn error_body(failure: Failure<'_>, request_id: &str) -> (StatusCode, Vec<u8
                 e.insert("decline_code".into(), json!(d));
             }
             if let Some(p) = payment {
-                e.insert("payment".into(), json!(p));
+                // The object the decline belongs to: a payment, or a setup intent.
+                let key = match p.starts_with(IdKind::SetupIntent.prefix()) {
+                    true => "setup_intent",
+                    false => "payment",
+                };
+                e.insert(key.into(), json!(p));
             }
         }
         _ => {}

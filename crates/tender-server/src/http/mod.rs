@@ -32,6 +32,7 @@ pub mod payouts;
 pub mod pipeline;
 pub mod refunds;
 pub mod routes;
+pub mod setup_intents;
 pub mod webhook_endpoints;
 
 use axum::http::StatusCode;

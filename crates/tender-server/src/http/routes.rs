@@ -20,7 +20,7 @@ use super::params;
 use super::pipeline::parse_json_body;
 use super::{
     balance, billing, connectors, customers, disputes, events, payment_methods, payments, payouts,
-    refunds, webhook_endpoints,
+    refunds, setup_intents, webhook_endpoints,
 };
 use crate::state::AppState;
 
@@ -85,6 +85,11 @@ pub const ROUTES: &[Route] = &[
     op!(GET "/payment_methods/{id}", by_id => retrieve::<kind::PaymentMethod>),
     op!(POST "/payment_methods/{id}/attach", |i| Ok((i.id()?, payment_methods::parse_attach(i.body)?)) => payment_methods::attach_payment_method),
     op!(POST "/payment_methods/{id}/detach", by_id_alone => payment_methods::detach_payment_method),
+    op!(POST "/setup_intents", |i| setup_intents::parse_create(i.body) => setup_intents::create_setup_intent),
+    op!(GET "/setup_intents", |i| i.list(setup_intents::parse_list) => list::<kind::SetupIntent>),
+    op!(GET "/setup_intents/{id}", by_id => retrieve::<kind::SetupIntent>),
+    op!(POST "/setup_intents/{id}/confirm", |i| Ok((i.id()?, setup_intents::parse_confirm(i.body)?)) => setup_intents::confirm_setup_intent),
+    op!(POST "/setup_intents/{id}/cancel", |i| Ok((i.id()?, setup_intents::parse_cancel(i.body)?)) => setup_intents::cancel_setup_intent),
     op!(POST "/customers", |i| customers::parse_create(i.body) => customers::create_customer),
     op!(GET "/customers", |i| i.list(customers::parse_list) => list::<kind::Customer>),
     op!(GET "/customers/{id}", by_id => retrieve::<kind::Customer>),
@@ -257,6 +262,7 @@ mod tests {
             "prices" => IdKind::Price,
             "subscriptions" => IdKind::Subscription,
             "invoices" => IdKind::Invoice,
+            "setup_intents" => IdKind::SetupIntent,
             "test_helpers" => IdKind::TestClock,
             _ => IdKind::WebhookEndpoint,
         };

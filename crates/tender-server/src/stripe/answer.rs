@@ -16,6 +16,7 @@
 //! | Price | `product` | the product |
 //! | Subscription | `customer`, `latest_invoice`, `default_payment_method` | those objects |
 //! | Invoice | `customer` | the customer |
+//! | SetupIntent | `payment_method`, `customer` | those objects |
 //!
 //! Any other expansion is 400 before the operation runs ([`check_expand`]).
 
@@ -64,6 +65,8 @@ pub const EXPANDABLE: &[(Shape, &str)] = &[
     (Shape::BalanceTransaction, "source"),
     (Shape::Dispute, "charge"),
     (Shape::Dispute, "payment_intent"),
+    (Shape::SetupIntent, "payment_method"),
+    (Shape::SetupIntent, "customer"),
 ];
 
 fn expandable(shape: Shape, field: &str) -> Option<Source> {
@@ -81,7 +84,9 @@ fn expandable(shape: Shape, field: &str) -> Option<Source> {
         (_, "balance_transaction") => Source::Fetched(BalanceTransaction),
         (Price, "product") => Source::Fetched(Product),
         (Subscription, "latest_invoice") => Source::Fetched(Invoice),
-        (Subscription, "default_payment_method") => Source::Fetched(PaymentMethod),
+        (Subscription, "default_payment_method") | (SetupIntent, "payment_method") => {
+            Source::Fetched(PaymentMethod)
+        }
         _ => return None,
     })
 }
@@ -155,15 +160,43 @@ const PUBLISHABLE_INTENT: &[&str] = &[
     "status",
 ];
 
-/// `intent` cut to what a browser holding its client secret may see.
-fn for_browser(intent: &mut Value) {
+/// What of a SetupIntent a publishable key sees (Stripe's list for a client-secret retrieve):
+/// not its customer or metadata.
+const PUBLISHABLE_SETUP: &[&str] = &[
+    "id",
+    "object",
+    "cancellation_reason",
+    "client_secret",
+    "created",
+    "description",
+    "last_setup_error",
+    "livemode",
+    "next_action",
+    "payment_method",
+    "payment_method_types",
+    "status",
+    "usage",
+];
+
+/// The fields of an intent of `shape` a browser holding its client secret may see; `None`:
+/// a publishable key sees the whole object (a payment method it made).
+fn browser_fields(shape: Shape) -> Option<(&'static str, &'static [&'static str])> {
+    match shape {
+        Shape::PaymentIntent => Some(("payment_intent", PUBLISHABLE_INTENT)),
+        Shape::SetupIntent => Some(("setup_intent", PUBLISHABLE_SETUP)),
+        _ => None,
+    }
+}
+
+/// `intent` cut to `fields`.
+fn for_browser(intent: &mut Value, fields: &[&str]) {
     if let Some(map) = intent.as_object_mut() {
-        map.retain(|k, _| PUBLISHABLE_INTENT.contains(&k.as_str()));
+        map.retain(|k, _| fields.contains(&k.as_str()));
     }
 }
 
 /// The response `status`/`body` (a `/v2` answer) shown as Stripe's, with `expand` (checked by
-/// [`check_expand`]) filled in; to a publishable key, a PaymentIntent as a browser sees it.
+/// [`check_expand`]) filled in; to a publishable key, an intent as a browser sees it.
 pub async fn show(
     state: &AppState,
     scope: Option<&Scope>,
@@ -174,7 +207,10 @@ pub async fn show(
     body: &[u8],
 ) -> Response {
     let mut resp = show_all(state, scope, answer, expand, status, body).await;
-    if !publishable || answer.shape() != Some(Shape::PaymentIntent) {
+    let Some((name, fields)) = answer.shape().and_then(browser_fields) else {
+        return resp;
+    };
+    if !publishable {
         return resp;
     }
     let (parts, bytes) = resp.into_parts();
@@ -186,10 +222,10 @@ pub async fn show(
     };
     match v.get_mut("error") {
         Some(e) => e
-            .get_mut("payment_intent")
+            .get_mut(name)
             .into_iter()
-            .for_each(for_browser),
-        None => for_browser(&mut v),
+            .for_each(|i| for_browser(i, fields)),
+        None => for_browser(&mut v, fields),
     }
     resp = json_response(parts.status, serde_json::to_vec(&v).unwrap_or_default());
     resp
@@ -383,6 +419,7 @@ async fn fetch(
         Shape::Payout => get!(kind::Payout),
         Shape::Dispute => get!(kind::Dispute),
         Shape::WebhookEndpoint => get!(kind::WebhookEndpoint),
+        Shape::SetupIntent => get!(kind::SetupIntent),
         Shape::Balance => {
             return Err(CoreError::internal(
                 "expand",
@@ -404,7 +441,7 @@ async fn core_error(state: &AppState, scope: Option<&Scope>, e: &CoreError) -> R
     }
 }
 
-/// A `/v2` error as Stripe's; a decline with its PaymentIntent.
+/// A `/v2` error as Stripe's; a decline with its PaymentIntent (or SetupIntent).
 pub async fn error(
     state: &AppState,
     scope: Option<&Scope>,
@@ -412,14 +449,9 @@ pub async fn error(
     v2: &Value,
 ) -> Response {
     let mut intent = None;
-    if let (Some(payment), Some(scope)) = (errors::declined_payment(v2), scope) {
-        if let Ok(p) = fetch(state, scope, Shape::PaymentIntent, payment).await {
-            intent = Some(
-                state
-                    .services
-                    .stripe_shapes()
-                    .show(Shape::PaymentIntent, &p),
-            );
+    if let (Some((shape, id)), Some(scope)) = (errors::declined(v2), scope) {
+        if let Ok(object) = fetch(state, scope, shape, id).await {
+            intent = Some(state.services.stripe_shapes().show(shape, &object));
         }
     }
     let (status, body) = errors::error(status.as_u16(), v2, intent);

@@ -223,15 +223,19 @@ fn check_client_secret(
         .and_then(|m| m.remove("client_secret"));
     let id = admitted.id.as_deref().unwrap_or_default();
     let payment = tender_core::stripe::ids::tender(id);
+    let kind = match id.starts_with("seti_") {
+        true => "setup_intent",
+        false => "payment_intent",
+    };
     let missing = || CoreError::NotFound {
-        kind: "payment_intent",
+        kind,
         id: id.to_string(),
     };
     match given {
         None if admitted.publishable => Err(CoreError::invalid(
             "client_secret",
             "parameter_missing",
-            "A publishable key needs the PaymentIntent's client_secret.",
+            "A publishable key needs the intent's client_secret.",
         )),
         None => Ok(()),
         Some(Value::String(secret))

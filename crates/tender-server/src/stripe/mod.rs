@@ -13,7 +13,8 @@
 //! - [`form`]: bracket-notation form decoding; [`params`]: what every parser shares (form
 //!   parameters, Stripe ids, list parameters); [`test_tokens`]: `pm_card_visa` and the rest.
 //! - one module per resource with its parsers (and a handler where `/v2` has none):
-//!   [`payment_intents`], [`charges`], [`customers`], [`payment_methods`], [`refunds`],
+//!   [`payment_intents`], [`charges`], [`customers`], [`payment_methods`],
+//!   [`setup_intents`], [`refunds`],
 //!   [`billing`] (products, prices, subscriptions, invoices, test clocks), [`balance`]
 //!   (balance, its transactions, payouts, disputes), [`webhooks`] (endpoints sent Stripe's
 //!   events, and the events).
@@ -33,6 +34,7 @@ pub mod payment_intents;
 pub mod payment_methods;
 pub mod refunds;
 pub mod routes;
+pub mod setup_intents;
 pub mod test_tokens;
 pub mod webhooks;
 

@@ -78,7 +78,7 @@ pub struct NewIntent {
     confirm: bool,
 }
 
-fn parse_method(p: &mut Params) -> Result<Option<MethodGiven>, CoreError> {
+pub(super) fn parse_method(p: &mut Params) -> Result<Option<MethodGiven>, CoreError> {
     if let Some(id) = p.string("payment_method")? {
         if p.has("payment_method_data") {
             return Err(CoreError::invalid(
@@ -108,7 +108,7 @@ fn parse_method(p: &mut Params) -> Result<Option<MethodGiven>, CoreError> {
 
 /// `payment_method_types[]` (each `card`) and `automatic_payment_methods[enabled]`: read and
 /// checked; a card is what Tender takes either way.
-fn parse_method_types(p: &mut Params) -> Result<(), CoreError> {
+pub(super) fn parse_method_types(p: &mut Params) -> Result<(), CoreError> {
     if let Some(types) = p.strings("payment_method_types", 10)? {
         if types.iter().any(|t| t != "card") {
             return Err(CoreError::invalid(
@@ -197,7 +197,7 @@ fn parse_future_usage(p: &mut Params) -> Result<bool, CoreError> {
 }
 
 /// The method given, resolved: a test token as its card (test mode only).
-fn resolve_method(
+pub(super) fn resolve_method(
     ctx: &RequestContext,
     method: MethodGiven,
 ) -> Result<PaymentMethodInput, CoreError> {
@@ -212,9 +212,10 @@ fn resolve_method(
     })
 }
 
-/// A card given to an intent that is not confirmed yet, saved as a one-time payment method
-/// (outside the request's idempotency key, which the intent's own write completes).
-async fn one_time(
+/// A card given to an intent that is not confirmed yet (or to a SetupIntent), saved as a
+/// payment method (outside the request's idempotency key, which the intent's own write
+/// completes).
+pub(super) async fn one_time(
     state: &AppState,
     ctx: &RequestContext,
     method: PaymentMethodInput,

@@ -16,7 +16,8 @@ use tender_core::stripe::Shape;
 
 use super::billing::{id_alone, parsers as bp, with, with_id};
 use super::{
-    balance, billing, charges, customers, payment_intents, payment_methods, refunds, webhooks,
+    balance, billing, charges, customers, payment_intents, payment_methods, refunds, setup_intents,
+    webhooks,
 };
 use crate::http::operation::{endpoint, match_template, Decoded, Input, Op};
 use crate::http::operation::{list, retrieve};
@@ -127,6 +128,11 @@ pub const ROUTES: &[StripeRoute] = &[
     op!(GET "/payment_methods/{id}" [NONE] -> One(PaymentMethod), payment_methods::parse_id => crate::http::operation::retrieve),
     op!(POST "/payment_methods/{id}/attach" [payment_methods::ATTACH] -> One(PaymentMethod), payment_methods::parse_attach => payment_methods::attach),
     op!(POST "/payment_methods/{id}/detach" [NONE] -> One(PaymentMethod), payment_methods::parse_detach => crate::http::payment_methods::detach_payment_method),
+    op!(POST "/setup_intents" [setup_intents::CREATE] -> One(SetupIntent), setup_intents::parse_create => setup_intents::create),
+    op!(GET "/setup_intents" [setup_intents::LIST] -> List(SetupIntent), setup_intents::parse_list => list::<kind::SetupIntent>),
+    op!(client_secret GET "/setup_intents/{id}" [NONE] -> One(SetupIntent), setup_intents::parse_id => retrieve::<kind::SetupIntent>),
+    op!(client_secret POST "/setup_intents/{id}/confirm" [setup_intents::CONFIRM] -> One(SetupIntent), setup_intents::parse_confirm => setup_intents::confirm),
+    op!(POST "/setup_intents/{id}/cancel" [setup_intents::CANCEL] -> One(SetupIntent), setup_intents::parse_cancel => crate::http::setup_intents::cancel_setup_intent),
     op!(POST "/refunds" [refunds::CREATE] -> One(Refund), refunds::parse_create => crate::http::refunds::create_refund),
     op!(GET "/refunds" [refunds::LIST] -> List(Refund), refunds::parse_list => crate::http::operation::list::<tender_core::ids::kind::Refund>),
     op!(GET "/refunds/{id}" [NONE] -> One(Refund), refunds::parse_id => crate::http::operation::retrieve),

@@ -26,6 +26,7 @@ mod processor_word;
 mod receiver;
 mod refunds;
 mod security;
+mod setup_intents;
 mod stream;
 mod stripe;
 mod stripe_shapes;

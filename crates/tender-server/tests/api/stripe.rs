@@ -10,7 +10,7 @@ use crate::helpers::{answer, spawn_app, Answer, TestApp};
 use crate::stripe_shapes::assert_shape;
 
 /// A `/v1` request: `params` form-encoded in the body of a `POST`, in the query otherwise.
-async fn v1(
+pub(crate) async fn v1(
     app: &TestApp,
     method: Method,
     path: &str,
@@ -40,15 +40,15 @@ async fn v1(
     answer(req.send().await.expect("request")).await
 }
 
-async fn post(app: &TestApp, path: &str, params: &[(&str, &str)]) -> Answer {
+pub(crate) async fn post(app: &TestApp, path: &str, params: &[(&str, &str)]) -> Answer {
     v1(app, Method::POST, path, app.sk(), params, &[]).await
 }
 
-async fn get(app: &TestApp, path: &str, params: &[(&str, &str)]) -> Answer {
+pub(crate) async fn get(app: &TestApp, path: &str, params: &[(&str, &str)]) -> Answer {
     v1(app, Method::GET, path, app.sk(), params, &[]).await
 }
 
-fn ok(a: &Answer, interface: &str) -> Value {
+pub(crate) fn ok(a: &Answer, interface: &str) -> Value {
     assert_eq!(a.status, StatusCode::OK, "{}", a.body);
     assert_shape(interface, &a.body);
     a.body.clone()

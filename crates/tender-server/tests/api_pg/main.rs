@@ -49,6 +49,8 @@ mod receiver;
 mod refunds;
 #[path = "../api/security.rs"]
 mod security;
+#[path = "../api/setup_intents.rs"]
+mod setup_intents;
 #[path = "../api/stream.rs"]
 mod stream;
 #[path = "../api/stripe.rs"]

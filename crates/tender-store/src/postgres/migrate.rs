@@ -46,6 +46,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         10,
         include_str!("../../migrations/postgres/0010_test_clock_status.sql"),
     ),
+    (
+        11,
+        include_str!("../../migrations/postgres/0011_create_setup_intents.sql"),
+    ),
 ];
 
 /// An arbitrary constant naming Tender's migration lock.

@@ -47,6 +47,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         10,
         include_str!("../../migrations/sqlite/0010_test_clock_status.sql"),
     ),
+    (
+        11,
+        include_str!("../../migrations/sqlite/0011_create_setup_intents.sql"),
+    ),
 ];
 
 /// Applies the migrations not yet applied, each in its own transaction.

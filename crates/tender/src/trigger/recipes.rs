@@ -1,7 +1,9 @@
 //! The recipes of `tender trigger`: one per event type, grouped by resource, each making through the
 //! API the objects whose change produces its event; [`run`] picks the recipe.
 
-use super::{Calls, CARD_OK, CARD_SAVES_THEN_DECLINES, DAY, IBAN_FAILS, IBAN_OK};
+use super::{Calls, CARD_DECLINED, CARD_OK, CARD_SAVES_THEN_DECLINES, DAY, IBAN_FAILS, IBAN_OK};
+use reqwest::Method;
+use tender_client::Error;
 use anyhow::{anyhow, bail};
 use serde_json::{json, Value};
 
@@ -45,6 +47,10 @@ pub(crate) async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
         | "invoice.voided"
         | "invoice.marked_uncollectible" => invoice_recipe(c, event_type).await,
         "test_helpers.test_clock.ready" => clock_recipe(c, event_type).await,
+        "setup_intent.created"
+        | "setup_intent.succeeded"
+        | "setup_intent.setup_failed"
+        | "setup_intent.canceled" => setup_intent_recipe(c, event_type).await,
         other => no_recipe(other),
     }
 }
@@ -280,6 +286,40 @@ pub(crate) async fn clock_recipe(c: &Calls, event_type: &str) -> anyhow::Result<
         }
         other => no_recipe(other)?,
     })
+}
+
+/// The recipes of setup intents: one made for a new customer, then confirmed with a card
+/// that saves or one that is declined, or canceled.
+pub(crate) async fn setup_intent_recipe(c: &Calls, event_type: &str) -> anyhow::Result<About> {
+    let cus = c.customer(json!({})).await?;
+    let seti = id(c.post("/setup_intents", json!({"customer": cus})).await?)?;
+    let confirm = format!("/setup_intents/{seti}/confirm");
+    match event_type {
+        "setup_intent.created" => {}
+        "setup_intent.succeeded" => {
+            let pm = c.card(CARD_OK).await?;
+            c.post(&confirm, json!({"payment_method": pm})).await?;
+        }
+        "setup_intent.setup_failed" => {
+            let pm = c.card(CARD_DECLINED).await?;
+            match c
+                .call(Method::POST, &confirm, Some(json!({"payment_method": pm})))
+                .await
+            {
+                Err(Error::Api(e)) if e.status == 402 => {
+                    println!("POST /v2{confirm} -> {seti} (402 {})", e.code);
+                }
+                Ok(v) => bail!("the test card {CARD_DECLINED} was not declined: {v}"),
+                Err(e) => bail!("POST /v2{confirm}: {e}"),
+            }
+        }
+        "setup_intent.canceled" => {
+            c.post(&format!("/setup_intents/{seti}/cancel"), json!({}))
+                .await?;
+        }
+        other => return no_recipe(other),
+    }
+    Ok(object(seti))
 }
 
 /// A line about a wait that follows.
