@@ -956,7 +956,12 @@ async fn real_responses_match_the_documented_schemas() {
         json!({"payment_method": pm("4000000000000002").await}),
     )
     .await;
-    assert_eq!(declined.status, StatusCode::PAYMENT_REQUIRED, "{}", declined.body);
+    assert_eq!(
+        declined.status,
+        StatusCode::PAYMENT_REQUIRED,
+        "{}",
+        declined.body
+    );
     c.check("post", "/setup_intents/{id}/confirm", &declined);
     c.check(
         "get",

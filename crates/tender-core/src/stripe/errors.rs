@@ -112,7 +112,10 @@ pub fn error(status: u16, v2: &Value, intent: Option<Value>) -> (u16, Value) {
             intent.unwrap_or_else(|| json!(ids::intent(payment))),
         );
     } else if let Some(setup) = declined_setup(v2) {
-        out.insert("setup_intent".into(), intent.unwrap_or_else(|| json!(setup)));
+        out.insert(
+            "setup_intent".into(),
+            intent.unwrap_or_else(|| json!(setup)),
+        );
     }
     (status, json!({ "error": Value::Object(out) }))
 }

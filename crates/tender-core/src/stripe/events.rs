@@ -91,14 +91,26 @@ pub const MAP: &[(&str, &str, Shape)] = &[
         "test_helpers.test_clock.ready",
         Shape::TestClock,
     ),
-    ("setup_intent.created", "setup_intent.created", Shape::SetupIntent),
-    ("setup_intent.succeeded", "setup_intent.succeeded", Shape::SetupIntent),
+    (
+        "setup_intent.created",
+        "setup_intent.created",
+        Shape::SetupIntent,
+    ),
+    (
+        "setup_intent.succeeded",
+        "setup_intent.succeeded",
+        Shape::SetupIntent,
+    ),
     (
         "setup_intent.setup_failed",
         "setup_intent.setup_failed",
         Shape::SetupIntent,
     ),
-    ("setup_intent.canceled", "setup_intent.canceled", Shape::SetupIntent),
+    (
+        "setup_intent.canceled",
+        "setup_intent.canceled",
+        Shape::SetupIntent,
+    ),
 ];
 
 /// Whether `name` is a Stripe event name Tender sends.

@@ -51,7 +51,10 @@ fn last_setup_error(s: &Value) -> Value {
     let Some(e) = s.get("last_setup_error").filter(|e| e.is_object()) else {
         return Value::Null;
     };
-    let code = e.get("code").and_then(Value::as_str).unwrap_or("card_declined");
+    let code = e
+        .get("code")
+        .and_then(Value::as_str)
+        .unwrap_or("card_declined");
     let mut out = Map::new();
     out.insert("type".into(), json!("card_error"));
     out.insert("code".into(), json!(code));

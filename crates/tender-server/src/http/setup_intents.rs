@@ -97,9 +97,7 @@ pub fn parse_cancel(body: Value) -> Result<Option<SetupCancellationReason>, Core
     parse_cancel_from(Params::body(body, &["cancellation_reason"])?)
 }
 
-pub fn parse_cancel_from(
-    mut p: Params,
-) -> Result<Option<SetupCancellationReason>, CoreError> {
+pub fn parse_cancel_from(mut p: Params) -> Result<Option<SetupCancellationReason>, CoreError> {
     p.string("cancellation_reason")?
         .map(|r| SetupCancellationReason::parse(&r))
         .transpose()

@@ -108,7 +108,10 @@ async fn a_declined_setup_is_a_402_carrying_the_intent_which_another_card_comple
     let failed = &e["setup_intent"];
     crate::stripe_shapes::assert_shape("SetupIntent", failed);
     assert_eq!(failed["status"], "requires_payment_method");
-    assert_eq!(failed["last_setup_error"]["decline_code"], "insufficient_funds");
+    assert_eq!(
+        failed["last_setup_error"]["decline_code"],
+        "insufficient_funds"
+    );
     assert_eq!(failed["payment_method"], json!(null));
     let events = get(&app, "/events", &[("type", "setup_intent.setup_failed")]).await;
     assert_eq!(events.body["data"][0]["data"]["object"]["id"], seti["id"]);
@@ -206,7 +209,12 @@ async fn a_browser_with_the_client_secret_confirms_its_setup_and_nothing_more() 
 async fn a_setup_intent_is_canceled_before_it_succeeds_and_bad_input_is_a_400() {
     let Some(app) = spawn_app().await else { return };
     let seti = ok(
-        &post(&app, "/setup_intents", &[("payment_method", "pm_card_visa")]).await,
+        &post(
+            &app,
+            "/setup_intents",
+            &[("payment_method", "pm_card_visa")],
+        )
+        .await,
         "SetupIntent",
     );
     assert_eq!(seti["status"], "requires_confirmation");

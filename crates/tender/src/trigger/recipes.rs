@@ -2,10 +2,10 @@
 //! API the objects whose change produces its event; [`run`] picks the recipe.
 
 use super::{Calls, CARD_DECLINED, CARD_OK, CARD_SAVES_THEN_DECLINES, DAY, IBAN_FAILS, IBAN_OK};
-use reqwest::Method;
-use tender_client::Error;
 use anyhow::{anyhow, bail};
+use reqwest::Method;
 use serde_json::{json, Value};
+use tender_client::Error;
 
 /// Which event is the triggered one: the event of `event_type` whose `data.object[field]` is
 /// `value`.
