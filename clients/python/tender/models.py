@@ -15,6 +15,7 @@ class Error1(TypedDict, closed=True):
     decline_code: NotRequired[str]
     payment: NotRequired[str]
     request_id: str
+    setup_intent: NotRequired[str]
 
 
 class Error(TypedDict, closed=True):
@@ -33,6 +34,7 @@ class Error2(TypedDict, closed=True):
     decline_code: NotRequired[str]
     payment: NotRequired[str]
     request_id: str
+    setup_intent: NotRequired[str]
 
 
 class InvalidRequestError(Error):
@@ -47,6 +49,7 @@ class Error3(TypedDict, closed=True):
     decline_code: NotRequired[str]
     payment: NotRequired[str]
     request_id: str
+    setup_intent: NotRequired[str]
 
 
 class AuthenticationError(Error):
@@ -61,6 +64,7 @@ class Error4(TypedDict, closed=True):
     decline_code: NotRequired[str]
     payment: NotRequired[str]
     request_id: str
+    setup_intent: NotRequired[str]
 
 
 class CardError(Error):
@@ -75,6 +79,7 @@ class Error5(TypedDict, closed=True):
     decline_code: NotRequired[str]
     payment: NotRequired[str]
     request_id: str
+    setup_intent: NotRequired[str]
 
 
 class PermissionError(Error):
@@ -89,6 +94,7 @@ class Error6(TypedDict, closed=True):
     decline_code: NotRequired[str]
     payment: NotRequired[str]
     request_id: str
+    setup_intent: NotRequired[str]
 
 
 class NotFoundError(Error):
@@ -103,6 +109,7 @@ class Error7(TypedDict, closed=True):
     decline_code: NotRequired[str]
     payment: NotRequired[str]
     request_id: str
+    setup_intent: NotRequired[str]
 
 
 class ConflictError(Error):
@@ -117,6 +124,7 @@ class Error8(TypedDict, closed=True):
     decline_code: NotRequired[str]
     payment: NotRequired[str]
     request_id: str
+    setup_intent: NotRequired[str]
 
 
 class BodyTooLargeError(Error):
@@ -131,6 +139,7 @@ class Error9(TypedDict, closed=True):
     decline_code: NotRequired[str]
     payment: NotRequired[str]
     request_id: str
+    setup_intent: NotRequired[str]
 
 
 class UnsupportedMediaTypeError(Error):
@@ -145,6 +154,7 @@ class Error10(TypedDict, closed=True):
     decline_code: NotRequired[str]
     payment: NotRequired[str]
     request_id: str
+    setup_intent: NotRequired[str]
 
 
 class RateLimitError(Error):
@@ -159,6 +169,7 @@ class Error11(TypedDict, closed=True):
     decline_code: NotRequired[str]
     payment: NotRequired[str]
     request_id: str
+    setup_intent: NotRequired[str]
 
 
 class ApiError(Error):
@@ -279,7 +290,7 @@ class PaymentMethod(TypedDict, closed=True):
     created: int
 
 
-EventType: TypeAlias = Literal['payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'test_helpers.test_clock.ready']
+EventType: TypeAlias = Literal['payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled']
 
 
 class Request(TypedDict, closed=True):
@@ -295,7 +306,7 @@ class WebhookEndpoint(TypedDict, closed=True):
     id: str
     object: Literal['webhook_endpoint']
     url: str
-    enabled_events: list[Literal['payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'test_helpers.test_clock.ready', '*', 'payment_intent.succeeded', 'charge.succeeded', 'payment_intent.payment_failed', 'charge.failed', 'payment_intent.canceled', 'charge.updated', 'charge.refund.updated', 'charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'invoice.payment_succeeded']]
+    enabled_events: list[Literal['payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', '*', 'payment_intent.succeeded', 'charge.succeeded', 'payment_intent.payment_failed', 'charge.failed', 'payment_intent.canceled', 'charge.updated', 'charge.refund.updated', 'charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'invoice.payment_succeeded']]
     description: str | None
     status: Literal['enabled', 'disabled']
     livemode: bool
@@ -311,7 +322,7 @@ class WebhookEndpointWithSecret(TypedDict, closed=True):
     id: str
     object: Literal['webhook_endpoint']
     url: str
-    enabled_events: list[Literal['payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'test_helpers.test_clock.ready', '*', 'payment_intent.succeeded', 'charge.succeeded', 'payment_intent.payment_failed', 'charge.failed', 'payment_intent.canceled', 'charge.updated', 'charge.refund.updated', 'charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'invoice.payment_succeeded']]
+    enabled_events: list[Literal['payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', '*', 'payment_intent.succeeded', 'charge.succeeded', 'payment_intent.payment_failed', 'charge.failed', 'payment_intent.canceled', 'charge.updated', 'charge.refund.updated', 'charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'invoice.payment_succeeded']]
     description: str | None
     status: Literal['enabled', 'disabled']
     livemode: bool
@@ -476,13 +487,13 @@ class EventResend(TypedDict, closed=True):
 
 class WebhookEndpointCreate(TypedDict, closed=True):
     url: str
-    enabled_events: list[Literal['payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'test_helpers.test_clock.ready', '*']]
+    enabled_events: list[Literal['payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', '*']]
     description: NotRequired[str | None]
 
 
 class WebhookEndpointUpdate(TypedDict, closed=True):
     url: NotRequired[str | None]
-    enabled_events: NotRequired[list[Literal['payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'test_helpers.test_clock.ready', '*']] | None]
+    enabled_events: NotRequired[list[Literal['payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', '*']] | None]
     description: NotRequired[str | None]
     disabled: NotRequired[bool | None]
 
@@ -1001,6 +1012,61 @@ class CustomerUpdate(TypedDict, closed=True):
     invoice_settings: NotRequired[InvoiceSettings1]
 
 
+class LastSetupError(TypedDict, closed=True):
+    """
+    The decline of the last confirmation, until one succeeds.
+    """
+
+    code: str
+    decline_code: str | None
+    message: str
+    payment_method: str | None
+
+
+class SetupIntent(TypedDict, closed=True):
+    """
+    A card saved for later without being charged (CONTRACT §13). Confirming verifies the card with its issuer and attaches it to the customer.
+    """
+
+    id: str
+    object: Literal['setup_intent']
+    status: Literal['requires_payment_method', 'requires_confirmation', 'succeeded', 'canceled']
+    customer: str | None
+    payment_method: str | None
+    usage: Literal['off_session', 'on_session']
+    description: str | None
+    metadata: Metadata
+    last_setup_error: LastSetupError | None
+    cancellation_reason: Literal['abandoned', 'duplicate', 'requested_by_customer'] | None
+    canceled_at: int | None
+    livemode: bool
+    created: int
+
+
+class SetupIntentList(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[SetupIntent]
+    has_more: bool
+    url: Literal['/v2/setup_intents']
+
+
+class SetupIntentCreate(TypedDict, closed=True):
+    customer: NotRequired[str]
+    payment_method: NotRequired[str]
+    confirm: NotRequired[bool]
+    usage: NotRequired[Literal['off_session', 'on_session']]
+    description: NotRequired[str]
+    metadata: NotRequired[MetadataParam]
+
+
+class SetupIntentConfirm(TypedDict, closed=True):
+    payment_method: NotRequired[str]
+
+
+class SetupIntentCancel(TypedDict, closed=True):
+    cancellation_reason: NotRequired[Literal['abandoned', 'duplicate', 'requested_by_customer'] | None]
+
+
 class NextAction(TypedDict, closed=True):
     """
     What the customer must do while the payment `requires_action` (3-D Secure): open `redirect_to_url.url` (Tender's page, or the processor's), or, when the processor gave no page, authenticate with the processor's own client SDK (`use_processor_sdk`); the payment then moves by the processor's webhook or Tender's sync.
@@ -1043,7 +1109,7 @@ class Payment(TypedDict, closed=True):
 
 
 class Data(TypedDict, closed=True):
-    object: Payment | Refund | Customer | Payout | Dispute | Product | Price | Subscription | Invoice | TestClock
+    object: Payment | Refund | Customer | Payout | Dispute | Product | Price | Subscription | Invoice | TestClock | SetupIntent
     previous_attributes: NotRequired[dict[str, Any]]
 
 

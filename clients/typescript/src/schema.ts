@@ -159,6 +159,84 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/setup_intents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List setup intents */
+        get: operations["listSetupIntents"];
+        put?: never;
+        /**
+         * Save a card for later without charging it
+         * @description Records a SetupIntent (`requires_payment_method`, or `requires_confirmation` with `payment_method`); with `confirm`, verifies the card and attaches it to `customer` (`succeeded`), or answers its decline with 402 (`setup_intent` in the error).
+         */
+        post: operations["createSetupIntent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/setup_intents/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a setup intent */
+        get: operations["retrieveSetupIntent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/setup_intents/{id}/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm a setup intent
+         * @description Verifies the card with the acquirer (nothing is charged) and attaches it to the intent's customer: `succeeded`. A refusal is 402, the intent back to `requires_payment_method` with `last_setup_error`. Only a `requires_payment_method` or `requires_confirmation` intent can be confirmed (else 400 `setup_intent_unexpected_state`).
+         */
+        post: operations["confirmSetupIntent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/setup_intents/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a setup intent
+         * @description Before it succeeded only (else 400 `setup_intent_unexpected_state`).
+         */
+        post: operations["cancelSetupIntent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/customers": {
         parameters: {
             query?: never;
@@ -905,6 +983,8 @@ export interface components {
                 /** @description The failed payment created by a decline. */
                 payment?: string;
                 request_id: string;
+                /** @description The setup intent whose confirmation was declined (it is back to `requires_payment_method`, the decline in its `last_setup_error`). */
+                setup_intent?: string;
             };
         };
         InvalidRequestError: components["schemas"]["Error"] & {
@@ -1162,7 +1242,7 @@ export interface components {
             created: number;
         };
         /** @enum {string} */
-        EventType: "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "test_helpers.test_clock.ready";
+        EventType: "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled";
         Event: {
             id: string;
             /** @constant */
@@ -1178,7 +1258,7 @@ export interface components {
             livemode: boolean;
             data: {
                 /** @description The resource right after the change. */
-                object: components["schemas"]["Payment"] | components["schemas"]["Refund"] | components["schemas"]["Customer"] | components["schemas"]["Payout"] | components["schemas"]["Dispute"] | components["schemas"]["Product"] | components["schemas"]["Price"] | components["schemas"]["Subscription"] | components["schemas"]["Invoice"] | components["schemas"]["TestClock"];
+                object: components["schemas"]["Payment"] | components["schemas"]["Refund"] | components["schemas"]["Customer"] | components["schemas"]["Payout"] | components["schemas"]["Dispute"] | components["schemas"]["Product"] | components["schemas"]["Price"] | components["schemas"]["Subscription"] | components["schemas"]["Invoice"] | components["schemas"]["TestClock"] | components["schemas"]["SetupIntent"];
                 /** @description On `*.updated` events: the changed top-level fields' old values. */
                 previous_attributes?: Record<string, never>;
             };
@@ -1194,7 +1274,7 @@ export interface components {
             object: "webhook_endpoint";
             url: string;
             /** @description An endpoint created through /v1 (dialect stripe) lists Stripe's event names. */
-            enabled_events: ("payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "test_helpers.test_clock.ready" | "*" | "payment_intent.succeeded" | "charge.succeeded" | "payment_intent.payment_failed" | "charge.failed" | "payment_intent.canceled" | "charge.updated" | "charge.refund.updated" | "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" | "invoice.payment_succeeded")[];
+            enabled_events: ("payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "*" | "payment_intent.succeeded" | "charge.succeeded" | "payment_intent.payment_failed" | "charge.failed" | "payment_intent.canceled" | "charge.updated" | "charge.refund.updated" | "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" | "invoice.payment_succeeded")[];
             description: string | null;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -1217,7 +1297,7 @@ export interface components {
             object: "webhook_endpoint";
             url: string;
             /** @description An endpoint created through /v1 (dialect stripe) lists Stripe's event names. */
-            enabled_events: ("payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "test_helpers.test_clock.ready" | "*" | "payment_intent.succeeded" | "charge.succeeded" | "payment_intent.payment_failed" | "charge.failed" | "payment_intent.canceled" | "charge.updated" | "charge.refund.updated" | "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" | "invoice.payment_succeeded")[];
+            enabled_events: ("payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "*" | "payment_intent.succeeded" | "charge.succeeded" | "payment_intent.payment_failed" | "charge.failed" | "payment_intent.canceled" | "charge.updated" | "charge.refund.updated" | "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" | "invoice.payment_succeeded")[];
             description: string | null;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -1456,12 +1536,12 @@ export interface components {
              */
             url: string;
             /** @description Event types, or `"*"` for all. */
-            enabled_events: ("payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "test_helpers.test_clock.ready" | "*")[];
+            enabled_events: ("payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "*")[];
             description?: string | null;
         };
         WebhookEndpointUpdate: {
             url?: string | null;
-            enabled_events?: ("payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "test_helpers.test_clock.ready" | "*")[] | null;
+            enabled_events?: ("payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "*")[] | null;
             description?: string | null;
             disabled?: boolean | null;
         };
@@ -2108,6 +2188,75 @@ export interface components {
                 /** @description A card attached to this customer (else 400 `payment_method_unexpected_state`, or `resource_missing`); null or `""` clears it. */
                 default_payment_method?: string | null;
             };
+        };
+        /** @description A card saved for later without being charged (CONTRACT §13). Confirming verifies the card with its issuer and attaches it to the customer. */
+        SetupIntent: {
+            id: string;
+            /** @constant */
+            object: "setup_intent";
+            /** @enum {string} */
+            status: "requires_payment_method" | "requires_confirmation" | "succeeded" | "canceled";
+            customer: string | null;
+            /** @description The card to confirm with (`requires_confirmation`) or the one saved (`succeeded`). */
+            payment_method: string | null;
+            /** @enum {string} */
+            usage: "off_session" | "on_session";
+            description: string | null;
+            metadata: components["schemas"]["Metadata"];
+            /** @description The decline of the last confirmation, until one succeeds. */
+            last_setup_error: null | {
+                code: string;
+                decline_code: string | null;
+                message: string;
+                payment_method: string | null;
+            };
+            /** @enum {string|null} */
+            cancellation_reason: "abandoned" | "duplicate" | "requested_by_customer" | null;
+            /**
+             * Format: int64
+             * @description Unix seconds.
+             */
+            canceled_at: number | null;
+            livemode: boolean;
+            /**
+             * Format: int64
+             * @description Unix seconds.
+             */
+            created: number;
+        };
+        SetupIntentList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["SetupIntent"][];
+            has_more: boolean;
+            /** @constant */
+            url: "/v2/setup_intents";
+        };
+        SetupIntentCreate: {
+            /** @description The customer the card is saved to. */
+            customer?: string;
+            /** @description A card tokenised with `POST /payment_methods`. */
+            payment_method?: string;
+            /**
+             * @description Confirm at once (needs `payment_method`): a decline is 402, the intent recorded with its `last_setup_error`.
+             * @default false
+             */
+            confirm: boolean;
+            /**
+             * @default off_session
+             * @enum {string}
+             */
+            usage: "off_session" | "on_session";
+            description?: string;
+            metadata?: components["schemas"]["MetadataParam"];
+        };
+        SetupIntentConfirm: {
+            /** @description The card to save; without it, the one the intent was created with. */
+            payment_method?: string;
+        };
+        SetupIntentCancel: {
+            /** @enum {string|null} */
+            cancellation_reason?: "abandoned" | "duplicate" | "requested_by_customer" | null;
         };
     };
     responses: {
@@ -2798,6 +2947,220 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PaymentMethod"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSetupIntents: {
+        parameters: {
+            query?: {
+                /** @description 1–100, default 10. */
+                limit?: components["parameters"]["Limit"];
+                /** @description An id from the list: the page after it (older). Unknown ids are 400 `resource_missing`. */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /** @description An id from the list: the page before it (newer). Not together with `starting_after`. */
+                ending_before?: components["parameters"]["EndingBefore"];
+                /** @description Created at exactly this Unix second. */
+                created?: components["parameters"]["Created"];
+                /** @description Created gt this Unix second. */
+                "created[gt]"?: components["parameters"]["CreatedGt"];
+                /** @description Created gte this Unix second. */
+                "created[gte]"?: components["parameters"]["CreatedGte"];
+                /** @description Created lt this Unix second. */
+                "created[lt]"?: components["parameters"]["CreatedLt"];
+                /** @description Created lte this Unix second. */
+                "created[lte]"?: components["parameters"]["CreatedLte"];
+                /** @description Only this customer's. */
+                customer?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Tender-Version": components["headers"]["Tender-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SetupIntentList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createSetupIntent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry for 24 hours: a repeat with the same key, method, path and body returns the first response (with `Idempotent-Replayed: true`); another request under the key is 400, one while the first still runs is 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON; an empty body is the same as `{}`. Unknown parameters are 400 `parameter_unknown`. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetupIntentCreate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Tender-Version": components["headers"]["Tender-Version"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SetupIntent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    retrieveSetupIntent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The setup intent's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Tender-Version": components["headers"]["Tender-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SetupIntent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    confirmSetupIntent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry for 24 hours: a repeat with the same key, method, path and body returns the first response (with `Idempotent-Replayed: true`); another request under the key is 400, one while the first still runs is 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The setup intent's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON; an empty body is the same as `{}`. Unknown parameters are 400 `parameter_unknown`. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SetupIntentConfirm"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Tender-Version": components["headers"]["Tender-Version"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SetupIntent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelSetupIntent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry for 24 hours: a repeat with the same key, method, path and body returns the first response (with `Idempotent-Replayed: true`); another request under the key is 400, one while the first still runs is 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The setup intent's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON; an empty body is the same as `{}`. Unknown parameters are 400 `parameter_unknown`. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SetupIntentCancel"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Tender-Version": components["headers"]["Tender-Version"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SetupIntent"];
                 };
             };
             400: components["responses"]["BadRequest"];
