@@ -46,6 +46,20 @@ test('a saved card pays, is refunded, and lists page by page', async () => {
   assert.equal(new Set(seen).size, 5);
 });
 
+test('a setup intent saves a card for later', async () => {
+  const customer = await stripe.customers.create({ email: `setup-${Date.now()}@example.com` });
+  const setup = await stripe.setupIntents.create({ customer: customer.id, payment_method: 'pm_card_visa', confirm: true });
+  assert.equal(setup.status, 'succeeded');
+  assert.ok(setup.client_secret.startsWith(`${setup.id}_secret_`));
+  const again = await stripe.setupIntents.retrieve(setup.id, { expand: ['payment_method'] });
+  assert.equal(again.payment_method.card.last4, '4242');
+  assert.equal(again.payment_method.customer, customer.id);
+  await assert.rejects(
+    stripe.setupIntents.create({ customer: customer.id, payment_method: 'pm_card_chargeDeclinedExpiredCard', confirm: true }),
+    (err) => err instanceof Stripe.errors.StripeCardError && err.raw.setup_intent.last_setup_error.code === 'expired_card',
+  );
+});
+
 test('errors are the SDK\'s classes', async () => {
   await assert.rejects(
     stripe.paymentIntents.create({ amount: 1500, currency: 'usd', payment_method: 'pm_card_chargeDeclined', confirm: true }),

@@ -114,6 +114,33 @@ class Payments(unittest.TestCase):
         self.assertEqual(intent.status, "succeeded")
         self.assertEqual(stripe.PaymentIntent.retrieve(intent.id).metadata["order"], "42")
 
+    def test_a_setup_intent_saves_a_card_that_pays_off_session_later(self):
+        customer = stripe.Customer.create(email="setup@example.com")
+        setup = stripe.SetupIntent.create(customer=customer.id, usage="off_session")
+        self.assertEqual(setup.status, "requires_payment_method")
+        self.assertTrue(setup.client_secret.startswith(setup.id + "_secret_"))
+        with self.assertRaises(stripe.CardError) as caught:
+            stripe.SetupIntent.confirm(setup.id, payment_method="pm_card_chargeDeclined")
+        self.assertEqual(caught.exception.error.setup_intent.status, "requires_payment_method")
+        self.assertEqual(caught.exception.error.setup_intent.last_setup_error.code, "card_declined")
+        setup = stripe.SetupIntent.confirm(setup.id, payment_method="pm_card_visa")
+        self.assertEqual(setup.status, "succeeded")
+        saved = stripe.Customer.list_payment_methods(customer.id)
+        self.assertEqual([m.id for m in saved.data], [setup.payment_method])
+        later = stripe.PaymentIntent.create(
+            amount=990,
+            currency="usd",
+            customer=customer.id,
+            payment_method=setup.payment_method,
+            off_session=True,
+            confirm=True,
+        )
+        self.assertEqual(later.status, "succeeded")
+        listed = stripe.SetupIntent.list(customer=customer.id)
+        self.assertEqual([s.id for s in listed.data], [setup.id])
+        other = stripe.SetupIntent.create(customer=customer.id)
+        self.assertEqual(stripe.SetupIntent.cancel(other.id).status, "canceled")
+
 
 class Billing(unittest.TestCase):
     def wait_ready(self, clock_id):
