@@ -1602,3 +1602,45 @@ async fn a_payment_made_through_v1_shows_like_any_other() {
         "a payment not tried yet may be given up"
     );
 }
+
+/// The default payout destination (where `POST /v1/payouts` pays out) is set on the balance
+/// page: an invalid IBAN is shown as the API would refuse it; a valid one is shown by its
+/// country and last four only.
+#[tokio::test]
+async fn the_balance_page_sets_the_default_payout_destination() {
+    let app = spawn_app().await;
+    let mut b = logged_in(&app).await;
+    let before = b.get("/dashboard/balance").await;
+    assert!(before.body.contains("None yet"), "{}", before.body);
+    let bad = b
+        .submit(
+            "/dashboard/balance",
+            "/dashboard/payout_destination",
+            &[("iban", "DE00 1234"), ("account_holder_name", "Shop")],
+        )
+        .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+    assert!(bad.body.contains("IBAN is not valid"), "{}", bad.body);
+    let saved = b
+        .submit(
+            "/dashboard/balance",
+            "/dashboard/payout_destination",
+            &[
+                ("iban", "DE89 3704 0044 0532 0130 00"),
+                ("account_holder_name", "Shop GmbH"),
+            ],
+        )
+        .await;
+    assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.body);
+    let after = b.get("/dashboard/balance?done=destination").await;
+    assert!(after.body.contains("Shop GmbH, DE …3000"), "{}", after.body);
+    assert!(!after.body.contains("DE89370400440532013000"));
+    let opened = app
+        .services
+        .balance()
+        .payout_destination(&app.account.account)
+        .await
+        .unwrap()
+        .expect("saved");
+    assert_eq!(opened.iban.expose(), "DE89370400440532013000");
+}

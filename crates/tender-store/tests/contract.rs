@@ -1314,6 +1314,7 @@ async fn only_a_unique_key_is_a_duplicate_and_key_lists_break_ties_alike(store: 
         password_hash: "h".into(),
         created: 1,
         pricing: None,
+        payout_destination: None,
     };
     store
         .insert_account(account, vec![key("key_b", "acct_t", "hb")])
@@ -1353,6 +1354,7 @@ async fn accounts_keys_and_sessions(store: Arc<dyn Store>) {
         password_hash: "h".into(),
         created: 1,
         pricing: None,
+        payout_destination: None,
     };
     let key = ApiKeyRecord {
         id: "key_1".into(),
@@ -1846,6 +1848,7 @@ async fn account_with_live_key(store: &Arc<dyn Store>) {
         password_hash: "h".into(),
         created: 1,
         pricing: None,
+        payout_destination: None,
     };
     let key = ApiKeyRecord {
         id: "key_m".into(),

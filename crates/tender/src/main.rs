@@ -239,6 +239,22 @@ enum AccountsCommand {
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// Show or set an account's default payout destination, where `POST /v1/payouts` pays out
+    /// (Stripe's payouts name no bank account). The IBAN is kept sealed; only its country and
+    /// last four are shown.
+    PayoutDestination {
+        /// The account's id (`acct_…`) or its login e-mail.
+        #[arg(long)]
+        account: String,
+        /// The IBAN to pay out to (with --account-holder-name).
+        #[arg(long, requires = "account_holder_name")]
+        iban: Option<String>,
+        /// The name on that bank account.
+        #[arg(long, requires = "iban")]
+        account_holder_name: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
     /// Set (or reset) an account's dashboard password; ends all its dashboard sessions.
     /// Prints the new password when it was generated.
     SetPassword {

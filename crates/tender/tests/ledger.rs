@@ -493,3 +493,64 @@ async fn a_ledger_damaged_past_i64_still_answers_and_verify_reports_every_accoun
     let balance: Value = balance.json().await.unwrap();
     assert_eq!(balance["pending"][0]["amount"], i64::MAX, "{balance}");
 }
+
+/// `tender accounts payout-destination`: shown, refused when invalid, set (the IBAN shown by
+/// its country and last four only); `/v1`'s payouts then have somewhere to go.
+#[tokio::test]
+async fn the_default_payout_destination_is_set_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = serve(dir.path(), &[], &[]);
+    let key = secret_from(&server.lines).unwrap();
+    let account = account_from(&server.lines);
+    let cmd = |extra: &[&str]| {
+        let mut args = vec!["accounts", "payout-destination", "--account", &account];
+        args.extend_from_slice(extra);
+        run(dir.path(), &args)
+    };
+    let payout = || async {
+        let resp = reqwest::Client::new()
+            .post(format!("{}/v1/payouts", server.base))
+            .basic_auth(&key, Some(""))
+            .form(&[("amount", "500"), ("currency", "usd")])
+            .send()
+            .await
+            .unwrap();
+        resp.json::<Value>().await.unwrap()
+    };
+    let none = cmd(&[]);
+    assert!(none.status.success(), "{}", stderr(&none));
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout(&none)).unwrap(),
+        json!({"account": account, "payout_destination": null})
+    );
+    assert_eq!(payout().await["error"]["param"], "destination");
+    let bad = cmd(&["--iban", "DE00 1234", "--account-holder-name", "Shop"]);
+    assert!(!bad.status.success());
+    assert!(stderr(&bad).contains("IBAN"), "{}", stderr(&bad));
+    let half = cmd(&["--iban", "DE89370400440532013000"]);
+    assert!(!half.status.success(), "an IBAN needs its holder");
+    let set = cmd(&[
+        "--iban",
+        "DE89 3704 0044 0532 0130 00",
+        "--account-holder-name",
+        "Shop GmbH",
+    ]);
+    assert!(set.status.success(), "{}", stderr(&set));
+    let expected = json!({"account": account, "payout_destination":
+        {"last4": "3000", "country": "DE", "account_holder_name": "Shop GmbH"}});
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout(&set)).unwrap(),
+        expected
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout(&cmd(&[]))).unwrap(),
+        expected
+    );
+    // It has a destination now; what stops this payout is the empty balance.
+    let refused = payout().await;
+    assert_ne!(refused["error"]["param"], "destination", "{refused}");
+    assert_eq!(
+        refused["error"]["type"], "invalid_request_error",
+        "{refused}"
+    );
+}

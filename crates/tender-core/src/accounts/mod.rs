@@ -70,6 +70,7 @@ impl Accounts<'_> {
             password_hash: hash_password_bounded(&password).await?,
             created: now,
             pricing: None,
+            payout_destination: None,
         };
         let mut records = Vec::new();
         let mut pair = |mode| {

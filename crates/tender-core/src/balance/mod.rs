@@ -4,9 +4,11 @@
 //! - [`ledger`], [`fees`], [`transactions`]: pure values and rules (postings that can only be
 //!   built balanced, prices, the booking of each movement).
 //! - [`service`]: booking, availability, `GET /balance`, the backfill and the CSV report;
-//!   [`payouts`], [`disputes`]: their objects and use cases; [`verify`]: `tender ledger verify`.
+//!   [`payouts`], [`disputes`]: their objects and use cases; [`destination`]: the account's
+//!   default payout destination; [`verify`]: `tender ledger verify`.
 //! - [`report`]: the bookkeeper's CSV, pure.
 
+pub mod destination;
 pub mod disputes;
 pub mod fees;
 pub mod ledger;

@@ -164,17 +164,18 @@ pub struct CreatePayout {
 }
 
 /// A payout's destination, checked: a valid IBAN (kept apart, sealed) and its holder's name.
-fn payout_destination(
-    cmd: &CreatePayout,
+pub(crate) fn check_destination(
+    iban: &str,
+    account_holder_name: &str,
 ) -> CoreResult<(crate::validate::iban::Iban, PayoutDestination)> {
-    let iban = crate::validate::iban::validate(cmd.iban.expose()).map_err(|_| {
+    let iban = crate::validate::iban::validate(iban).map_err(|_| {
         CoreError::invalid(
             "destination[iban]",
             "parameter_invalid",
             "The IBAN is not valid (length for its country, or check digits).",
         )
     })?;
-    let holder = cmd.account_holder_name.trim();
+    let holder = account_holder_name.trim();
     if holder.is_empty() || holder.chars().count() > 200 {
         return Err(CoreError::invalid(
             "destination[account_holder_name]",
@@ -213,7 +214,7 @@ impl BalanceBook<'_> {
         cmd: CreatePayout,
     ) -> CoreResult<Payout> {
         let scope = ctx.scope();
-        let (iban, destination) = payout_destination(&cmd)?;
+        let (iban, destination) = check_destination(cmd.iban.expose(), &cmd.account_holder_name)?;
         crate::validate::check_text("description", cmd.description.as_deref(), 1000)?;
         let metadata: Metadata = metadata::on_create(cmd.metadata)?;
         let now = self.now();

@@ -302,6 +302,13 @@ pub trait AccountStore: Send + Sync {
     async fn update_account_pricing(&self, account: &str, pricing: Option<&str>)
         -> StoreResult<()>;
 
+    /// Sets the account's default payout destination, sealed (`None`: none).
+    async fn update_account_payout_destination(
+        &self,
+        account: &str,
+        sealed: Option<&str>,
+    ) -> StoreResult<()>;
+
     async fn find_account_by_email(&self, email: &str) -> StoreResult<Option<AccountRecord>>;
 
     /// Every account, oldest first (for operators).

@@ -290,6 +290,8 @@ pub struct AccountRecord {
     /// The account's prices as [`crate::balance::fees::Pricing::encode`] writes them; `None`: the
     /// defaults.
     pub pricing: Option<String>,
+    /// The default payout destination, sealed (`balance::payouts::DefaultDestination`).
+    pub payout_destination: Option<String>,
 }
 
 /// An API key as stored: the secret key's SHA-256 only, the publishable key in full.

@@ -14,7 +14,7 @@ use axum::response::IntoResponse;
 use maud::{html, Markup, PreEscaped};
 use serde::Deserialize;
 use tender_core::balance::payouts::CreatePayout;
-use tender_core::balance::payouts::Payout;
+use tender_core::balance::payouts::{Payout, PayoutDestination};
 use tender_core::balance::transactions::{BalanceTransaction, TxnType};
 use tender_core::error::CoreError;
 use tender_core::money::Currency;
@@ -222,6 +222,31 @@ fn payout_form(session: &Session, currencies: &[Currency]) -> Markup {
     }
 }
 
+/// The account's default destination (where `POST /v1/payouts` pays out) and the form that
+/// sets it.
+fn destination_form(session: &Session, current: Option<&PayoutDestination>) -> Markup {
+    html! {
+        p.muted #default-destination {
+            @match current {
+                Some(d) => { "Payouts made through the Stripe-compatible API go to " (d.account_holder_name) ", " (d.country) " …" (d.last4) "." }
+                None => { "None yet: payouts made through the Stripe-compatible API (POST /v1/payouts) are refused until one is set." }
+            }
+        }
+        form #set-destination method="post" action="/dashboard/payout_destination" {
+            (csrf_field(session))
+            div.field {
+                label for="default_iban" { "IBAN" }
+                input #default_iban type="text" name="iban" autocomplete="off" required;
+            }
+            div.field {
+                label for="default_holder" { "Account holder" }
+                input #default_holder type="text" name="account_holder_name" maxlength="200" required;
+            }
+            button type="submit" { "Save as default" }
+        }
+    }
+}
+
 async fn render_balance(
     state: &DashboardState,
     session: &Session,
@@ -240,6 +265,10 @@ async fn render_balance(
         newest(state, session, Collection::BalanceTransactions, 20).await?;
     let payouts: Vec<Payout> = newest(state, session, Collection::Payouts, 20).await?;
     let currencies: Vec<Currency> = balance.available.iter().map(|a| a.currency).collect();
+    let destination = services
+        .balance()
+        .shown_payout_destination(&session.scope().account)
+        .await?;
     // The chart shows the currency with the most gross volume in the period.
     let mut gross: BTreeMap<&'static str, (Currency, i64)> = BTreeMap::new();
     for t in recent.iter().filter(|t| t.kind == TxnType::Charge) {
@@ -288,6 +317,10 @@ async fn render_balance(
             h2 { "Pay out the available balance" }
             (payout_form(session, &currencies))
         }
+        section.card {
+            h2 { "Default payout destination" }
+            (destination_form(session, destination.as_ref()))
+        }
     };
     Ok(html_response(
         status,
@@ -321,6 +354,7 @@ pub async fn balance_page(
 ) -> PageResult {
     let notice = match q.done.as_deref() {
         Some("paid_out") => Notice::Success("Payout created.".into()),
+        Some("destination") => Notice::Success("The default payout destination is saved.".into()),
         Some("canceled") => {
             Notice::Success("The payout was canceled; its money is back in the balance.".into())
         }
@@ -459,4 +493,25 @@ pub async fn cancel_payout(
         .cancel_payout(&posted.session.ctx(), &id)
         .await;
     after_payout(&state, &posted.session, result, "canceled").await
+}
+
+/// `POST /dashboard/payout_destination`: the account's default destination.
+pub async fn set_payout_destination(
+    State(state): State<DashboardState>,
+    posted: Posted,
+) -> PageResult {
+    let field = |name: &str| posted.fields.get(name).unwrap_or_default().to_string();
+    let result = state
+        .services()
+        .balance()
+        .set_payout_destination(
+            &posted.session.scope().account,
+            Secret::new(field("iban")),
+            &field("account_holder_name"),
+        )
+        .await;
+    super::answer_action(result, "/dashboard/balance?done=destination", |notice| {
+        render_balance(&state, &posted.session, StatusCode::BAD_REQUEST, notice)
+    })
+    .await
 }

@@ -149,6 +149,7 @@ fn money_routes() -> Router<DashboardState> {
         .route("/balance", get(balance::balance_page))
         .route("/balance.csv", get(balance::export_balance))
         .route("/payouts", post(balance::create_payout))
+        .route("/payout_destination", post(balance::set_payout_destination))
         .route("/payouts/{id}/cancel", post(balance::cancel_payout))
         .route("/disputes", get(disputes::list_disputes))
         .route("/disputes/{id}", get(disputes::retrieve_dispute))

@@ -1,18 +1,29 @@
 //! `/v1/balance`, `/v1/balance_transactions`, `/v1/payouts` and `/v1/disputes`: reads, and
-//! the changes `/v2` allows (a payout's cancel, a dispute's evidence and close), with Stripe's
-//! parameter names (a charge or PaymentIntent where `/v2` says payment).
+//! the changes `/v2` allows (a payout, its cancel, a dispute's evidence and close), with
+//! Stripe's parameter names (a charge or PaymentIntent where `/v2` says payment). Stripe's
+//! payout names no bank account: it goes to the account's default destination
+//! (`tender_core::balance::destination`), else 400.
 
+use tender_core::balance::payouts::CreatePayout;
 use tender_core::error::CoreError;
 use tender_core::ids::{kind, Id};
+use tender_core::money::{Amount, Currency};
+use tender_core::services::RequestContext;
 use tender_core::store::Field;
 use tender_core::stripe::ids;
+use tender_core::validate::check_amount;
 
 use super::billing::NONE;
 use super::params::{form, list_form, list_request, referenced};
 use crate::http::operation::{Input, ListRequest};
+use crate::http::payments::parse_currency;
+use crate::http::ApiResult;
+use crate::state::AppState;
 
 /// `GET /v1/balance_transactions`.
 pub const LIST_TRANSACTIONS: &[&str] = &["type", "source", "payout", "currency"];
+/// `POST /v1/payouts`.
+pub const CREATE_PAYOUT: &[&str] = &["amount", "currency", "description", "metadata"];
 /// `GET /v1/payouts`.
 pub const LIST_PAYOUTS: &[&str] = &["status"];
 /// `GET /v1/disputes`.
@@ -59,4 +70,56 @@ pub fn parse_list_disputes(mut i: Input) -> Result<ListRequest, CoreError> {
         }
     }
     list_request(&i, &mut p, filters)
+}
+
+/// `POST /v1/payouts`, parsed: all of `/v2`'s create but the destination.
+#[derive(Debug)]
+pub struct NewPayout {
+    amount: Amount,
+    currency: Currency,
+    description: Option<String>,
+    metadata: Vec<(String, String)>,
+}
+
+pub fn parse_create_payout(mut i: Input) -> Result<NewPayout, CoreError> {
+    let mut p = form(&mut i, CREATE_PAYOUT)?;
+    let amount = p.integer("amount")?;
+    let amount = p.required("amount", amount)?;
+    let currency = parse_currency(&mut p)?;
+    Ok(NewPayout {
+        amount: check_amount("amount", amount, currency)?,
+        currency,
+        description: p.string("description")?,
+        metadata: p.metadata()?.unwrap_or_default(),
+    })
+}
+
+/// `POST /v1/payouts`: to the account's default destination, else 400.
+pub(crate) async fn create_payout(
+    state: AppState,
+    ctx: RequestContext,
+    cmd: NewPayout,
+) -> ApiResult {
+    let Some(destination) = state
+        .services
+        .balance()
+        .payout_destination(&ctx.scope().account)
+        .await?
+    else {
+        return Err(CoreError::invalid(
+            "destination",
+            "parameter_missing",
+            "This account has no default payout destination: set one on the dashboard's Balance page or with `tender accounts payout-destination`.",
+        )
+        .into());
+    };
+    let cmd = CreatePayout {
+        amount: cmd.amount,
+        currency: cmd.currency,
+        iban: destination.iban,
+        account_holder_name: destination.account_holder_name,
+        description: cmd.description,
+        metadata: cmd.metadata,
+    };
+    crate::http::payouts::create_payout(state, ctx, cmd).await
 }

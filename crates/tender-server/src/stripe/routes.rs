@@ -163,6 +163,7 @@ pub const ROUTES: &[StripeRoute] = &[
     op!(GET "/balance" [NONE] -> One(Balance), balance::parse_balance => crate::http::balance::retrieve_balance),
     op!(GET "/balance_transactions" [balance::LIST_TRANSACTIONS] -> List(BalanceTransaction), balance::parse_list_transactions => crate::http::balance::list_balance_transactions),
     op!(GET "/balance_transactions/{id}" [NONE] -> One(BalanceTransaction), id_alone => retrieve::<kind::BalanceTransaction>),
+    op!(POST "/payouts" [balance::CREATE_PAYOUT] -> One(Payout), balance::parse_create_payout => balance::create_payout),
     op!(GET "/payouts" [balance::LIST_PAYOUTS] -> List(Payout), balance::parse_list_payouts => list::<kind::Payout>),
     op!(GET "/payouts/{id}" [NONE] -> One(Payout), id_alone => retrieve::<kind::Payout>),
     op!(POST "/payouts/{id}/cancel" [NONE] -> One(Payout), id_alone => crate::http::payouts::cancel_payout),

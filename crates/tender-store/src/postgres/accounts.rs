@@ -19,7 +19,8 @@ use super::{classify, mode_from, PgStore};
 
 const ACCOUNT_COLUMNS: &str = "id, email, name, password_hash, created, public_email";
 /// What an account's reads select: the inserted columns and the prices, set later.
-const ACCOUNT_READ: &str = "id, email, name, password_hash, created, public_email, pricing";
+const ACCOUNT_READ: &str =
+    "id, email, name, password_hash, created, public_email, pricing, payout_destination";
 
 fn account_row(r: &Row) -> AccountRecord {
     AccountRecord {
@@ -30,6 +31,7 @@ fn account_row(r: &Row) -> AccountRecord {
         created: r.get(4),
         public_email: r.get(5),
         pricing: r.get(6),
+        payout_destination: r.get(7),
     }
 }
 
@@ -171,6 +173,22 @@ impl AccountStore for PgStore {
             .await
             .map(|_| ())
             .map_err(|e| classify("update profile", e))
+    }
+
+    async fn update_account_payout_destination(
+        &self,
+        account: &str,
+        sealed: Option<&str>,
+    ) -> StoreResult<()> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "UPDATE accounts SET payout_destination = $1 WHERE id = $2",
+                &[&sealed, &account],
+            )
+            .await
+            .map(|_| ())
+            .map_err(|e| classify("update payout destination", e))
     }
 
     async fn update_account_pricing(

@@ -50,6 +50,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         11,
         include_str!("../../migrations/postgres/0011_create_setup_intents.sql"),
     ),
+    (
+        12,
+        include_str!("../../migrations/postgres/0012_account_payout_destination.sql"),
+    ),
 ];
 
 /// An arbitrary constant naming Tender's migration lock.

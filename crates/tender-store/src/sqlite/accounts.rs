@@ -17,7 +17,8 @@ use tender_core::store::{AccountRecord, AccountStore, ApiKeyRecord, SessionRecor
 use super::{classify, mode_str, parse_kind, parse_mode, SqliteStore};
 
 /// What an account's reads select.
-const ACCOUNT_READ: &str = "id, email, name, password_hash, created, public_email, pricing";
+const ACCOUNT_READ: &str =
+    "id, email, name, password_hash, created, public_email, pricing, payout_destination";
 
 fn account_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AccountRecord> {
     Ok(AccountRecord {
@@ -28,6 +29,7 @@ fn account_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AccountRecord> {
         created: r.get(4)?,
         public_email: r.get(5)?,
         pricing: r.get(6)?,
+        payout_destination: r.get(7)?,
     })
 }
 
@@ -126,6 +128,24 @@ impl AccountStore for SqliteStore {
                 )
                 .map(|_| ())
                 .map_err(|e| classify("update profile", e))
+            })
+            .await
+    }
+
+    async fn update_account_payout_destination(
+        &self,
+        account: &str,
+        sealed: Option<&str>,
+    ) -> StoreResult<()> {
+        let (account, sealed) = (account.to_string(), sealed.map(str::to_string));
+        self.writer
+            .write(move |conn| {
+                conn.execute(
+                    "UPDATE accounts SET payout_destination = ?1 WHERE id = ?2",
+                    params![sealed, account],
+                )
+                .map(|_| ())
+                .map_err(|e| classify("update payout destination", e))
             })
             .await
     }

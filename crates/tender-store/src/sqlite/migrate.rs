@@ -51,6 +51,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         11,
         include_str!("../../migrations/sqlite/0011_create_setup_intents.sql"),
     ),
+    (
+        12,
+        include_str!("../../migrations/sqlite/0012_account_payout_destination.sql"),
+    ),
 ];
 
 /// Applies the migrations not yet applied, each in its own transaction.

@@ -1,4 +1,4 @@
-//! `tender accounts create|list|update|set-password` and `tender keys create|list|roll|revoke`:
+//! `tender accounts create|list|update|pricing|payout-destination|set-password` and `tender keys create|list|roll|revoke`:
 //! merchant accounts and their API keys.
 
 use super::services;
@@ -76,6 +76,12 @@ pub async fn accounts(command: AccountsCommand) -> anyhow::Result<()> {
             dispute,
             store,
         } => pricing(&account, [card, bank_transfer, dispute], &store).await?,
+        AccountsCommand::PayoutDestination {
+            account,
+            iban,
+            account_holder_name,
+            store,
+        } => payout_destination(&account, iban.zip(account_holder_name), &store).await?,
         AccountsCommand::List(store) => {
             for a in services(&store).await?.store.list_accounts().await? {
                 println!(
@@ -115,6 +121,37 @@ async fn pricing(
         services.balance().set_pricing(&id, pricing).await?;
     }
     println!("{id}: {}", pricing.describe());
+    Ok(())
+}
+
+/// `tender accounts payout-destination`: the account's default destination, set first when
+/// given.
+async fn payout_destination(
+    account: &str,
+    set: Option<(String, String)>,
+    store: &crate::StoreArgs,
+) -> anyhow::Result<()> {
+    let services = services(store).await?;
+    let id = resolve_account(&services, account).await?;
+    let book = services.balance();
+    let shown = match set {
+        Some((iban, holder)) => Some(
+            book.set_payout_destination(&id, tender_core::secret::Secret::new(iban), &holder)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot set the payout destination: {e}"))?,
+        ),
+        None => book.shown_payout_destination(&id).await?,
+    };
+    match shown {
+        Some(d) => println!(
+            "{}",
+            serde_json::json!({"account": id, "payout_destination": d})
+        ),
+        None => println!(
+            "{}",
+            serde_json::json!({"account": id, "payout_destination": null})
+        ),
+    }
     Ok(())
 }
 
