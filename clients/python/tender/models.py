@@ -761,6 +761,7 @@ class Price(TypedDict, closed=True):
     recurring: Recurring | None
     active: bool
     nickname: str | None
+    lookup_key: str | None
     metadata: Metadata
     created: int
     livemode: bool
@@ -938,12 +939,16 @@ class PriceCreate(TypedDict, closed=True):
     recurring: NotRequired[Recurring1]
     active: NotRequired[bool]
     nickname: NotRequired[str]
+    lookup_key: NotRequired[str]
+    transfer_lookup_key: NotRequired[bool]
     metadata: NotRequired[MetadataParam]
 
 
 class PriceUpdate(TypedDict, closed=True):
     active: NotRequired[bool]
     nickname: NotRequired[str | None]
+    lookup_key: NotRequired[str | None]
+    transfer_lookup_key: NotRequired[bool]
     metadata: NotRequired[MetadataParam]
 
 

@@ -1871,6 +1871,8 @@ export interface components {
             recurring: components["schemas"]["Recurring"] | null;
             active: boolean;
             nickname: string | null;
+            /** @description A name the shop finds the price by (`GET /prices?lookup_key=`), unique among the account's prices in a mode. */
+            lookup_key: string | null;
             metadata: components["schemas"]["Metadata"];
             /**
              * Format: int64
@@ -2128,11 +2130,25 @@ export interface components {
             };
             active?: boolean;
             nickname?: string;
+            /** @description Unique among the account's prices in a mode: one another price has is `400 lookup_key_in_use`, unless `transfer_lookup_key`. */
+            lookup_key?: string;
+            /**
+             * @description Take `lookup_key` from the price that has it.
+             * @default false
+             */
+            transfer_lookup_key: boolean;
             metadata?: components["schemas"]["MetadataParam"];
         };
         PriceUpdate: {
             active?: boolean;
             nickname?: string | null;
+            /** @description Set, move (with `transfer_lookup_key`) or clear (`null` or `""`) the lookup key. */
+            lookup_key?: string | null;
+            /**
+             * @description Take `lookup_key` from the price that has it.
+             * @default false
+             */
+            transfer_lookup_key: boolean;
             metadata?: components["schemas"]["MetadataParam"];
         };
         SubscriptionCreate: {
@@ -5099,6 +5115,8 @@ export interface operations {
                 type?: "one_time" | "recurring";
                 /** @description Only prices in this currency. */
                 currency?: string;
+                /** @description Only the price with this lookup key. */
+                lookup_key?: string;
             };
             header?: never;
             path?: never;

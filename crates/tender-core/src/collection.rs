@@ -92,7 +92,13 @@ impl Collection {
             Collection::Payouts => &[Field::Status],
             Collection::Disputes => &[Field::Payment, Field::Status],
             Collection::Products => &[Field::Active],
-            Collection::Prices => &[Field::Product, Field::Active, Field::Type, Field::Currency],
+            Collection::Prices => &[
+                Field::Product,
+                Field::Active,
+                Field::Type,
+                Field::Currency,
+                Field::LookupKey,
+            ],
             Collection::Subscriptions => &[Field::Customer, Field::Status, Field::Prices],
             Collection::Invoices => &[Field::Customer, Field::Subscription, Field::Status],
             Collection::TestClocks => &[Field::Status],
@@ -121,6 +127,8 @@ pub enum Field {
     /// [`Field::matches_within`]).
     Prices,
     TestClock,
+    /// Prices only: Stripe's `lookup_key`.
+    LookupKey,
 }
 
 impl Field {
@@ -169,6 +177,7 @@ pub struct IndexValues {
     /// See [`Field::Prices`].
     pub prices: Option<String>,
     pub test_clock: Option<String>,
+    pub lookup_key: Option<String>,
 }
 
 impl IndexValues {
@@ -187,6 +196,7 @@ impl IndexValues {
             Field::Subscription => self.subscription.as_deref(),
             Field::Prices => self.prices.as_deref(),
             Field::TestClock => self.test_clock.as_deref(),
+            Field::LookupKey => self.lookup_key.as_deref(),
         }
     }
 }

@@ -24,6 +24,7 @@ pub fn column(f: Field) -> &'static str {
         Field::Subscription => "subscription",
         Field::Prices => "prices",
         Field::TestClock => "test_clock",
+        Field::LookupKey => "lookup_key",
     }
 }
 

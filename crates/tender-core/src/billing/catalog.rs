@@ -2,9 +2,11 @@
 //! amount, currency and schedule never change (a new price replaces an old one; the old one is
 //! made inactive); a product can be deleted only while it has no price.
 
+use crate::auth::Scope;
 use crate::billing::model::{Interval, Price, PriceType, Product, Recurring, NAME_MAX_CHARS};
 use crate::billing::Billing;
-use crate::documents::document::to_value;
+use crate::documents::batch::Batch;
+use crate::documents::document::{from_body, to_value};
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, IdKind};
 use crate::metadata;
@@ -42,6 +44,9 @@ pub struct CreatePrice {
     pub recurring: Option<(String, Option<i64>)>,
     pub active: bool,
     pub nickname: Option<String>,
+    pub lookup_key: Option<String>,
+    /// Take `lookup_key` from the price that has it (else a price that has it is a 400).
+    pub transfer_lookup_key: bool,
     pub metadata: Vec<(String, String)>,
 }
 
@@ -50,6 +55,9 @@ pub struct CreatePrice {
 pub struct UpdatePrice {
     pub active: Option<bool>,
     pub nickname: Option<Option<String>>,
+    /// `Some(None)`: take the price's lookup key away.
+    pub lookup_key: Option<Option<String>>,
+    pub transfer_lookup_key: bool,
     pub metadata: Option<Vec<(String, String)>>,
 }
 
@@ -198,6 +206,42 @@ impl Billing<'_> {
         .await
     }
 
+    /// The writes that give `key` to the price `id`: taken from the price that has it with
+    /// `transfer`, and a check, in the batch's own transaction, that no other price keeps it
+    /// (two racing claims cannot both pass).
+    async fn claim_lookup_key(
+        &self,
+        scope: &Scope,
+        ops: &mut Batch,
+        id: &str,
+        key: &str,
+        transfer: bool,
+    ) -> CoreResult<()> {
+        let holders = self
+            .store
+            .list_records(
+                scope,
+                Collection::Prices,
+                &ListQuery {
+                    filters: vec![(Field::LookupKey, key.to_string())],
+                    limit: 2,
+                    ..Default::default()
+                },
+            )
+            .await?;
+        for record in holders.records.iter().filter(|r| r.id != id) {
+            if !transfer {
+                return Err(lookup_key_in_use());
+            }
+            let before: Price = from_body(&record.id, &record.body)?;
+            let mut after = before.clone();
+            after.lookup_key = None;
+            ops.change("price.updated", (&before, &after), record.version)?;
+        }
+        ops.require_at_most::<Price>(Some((Field::LookupKey, key.to_string())), 1, "lookup_key");
+        Ok(())
+    }
+
     pub async fn create_price(&self, ctx: &RequestContext, cmd: CreatePrice) -> CoreResult<Price> {
         if cmd.unit_amount < 0 || cmd.unit_amount > MAX_AMOUNT {
             return Err(CoreError::invalid(
@@ -211,6 +255,11 @@ impl Billing<'_> {
             None => None,
         };
         check_text("nickname", cmd.nickname.as_deref(), NAME_MAX_CHARS)?;
+        check_text(
+            "lookup_key",
+            cmd.lookup_key.as_deref(),
+            LOOKUP_KEY_MAX_CHARS,
+        )?;
         let scope = ctx.scope();
         // The product must exist here (a price cannot be made for a deleted product); the
         // Check keeps it from being deleted before the price is recorded.
@@ -236,6 +285,7 @@ impl Billing<'_> {
             recurring,
             active: cmd.active,
             nickname: cmd.nickname,
+            lookup_key: cmd.lookup_key.clone(),
             metadata: metadata::on_create(cmd.metadata)?,
             created: self.now(),
             livemode: scope.livemode(),
@@ -245,10 +295,17 @@ impl Billing<'_> {
         ops.check(Collection::Products, &product.id, product.version)
             .insert(&price)?
             .event_json("price.created", object.clone(), None)?;
+        if let Some(key) = &price.lookup_key {
+            self.claim_lookup_key(scope, &mut ops, &price.id, key, cmd.transfer_lookup_key)
+                .await?;
+        }
         match self.commit(ctx, ops, Ok(&object)).await {
             Err(CoreError::Store(crate::error::StoreError::Conflict(_))) => Err(
                 CoreError::missing_reference("product", "product", &cmd.product),
             ),
+            Err(CoreError::Store(crate::error::StoreError::LimitReached(_))) => {
+                Err(lookup_key_in_use())
+            }
             other => other,
         }?;
         Ok(price)
@@ -274,14 +331,42 @@ impl Billing<'_> {
             if let Some(n) = &cmd.nickname {
                 after.nickname = n.clone();
             }
+            if let Some(k) = &cmd.lookup_key {
+                check_text("lookup_key", k.as_deref(), LOOKUP_KEY_MAX_CHARS)?;
+                after.lookup_key = k.clone();
+            }
             if let Some(m) = &cmd.metadata {
                 after.metadata = metadata::merge(&before.metadata, m.clone())?;
             }
             let mut ops = self.batch(ctx);
             let object = ops.change("price.updated", (&before, &after), version)?;
-            self.commit(ctx, ops, Ok(&object)).await?;
+            if let Some(key) = after
+                .lookup_key
+                .as_ref()
+                .filter(|k| before.lookup_key.as_ref() != Some(*k))
+            {
+                self.claim_lookup_key(scope, &mut ops, &after.id, key, cmd.transfer_lookup_key)
+                    .await?;
+            }
+            match self.commit(ctx, ops, Ok(&object)).await {
+                Err(CoreError::Store(crate::error::StoreError::LimitReached(_))) => {
+                    Err(lookup_key_in_use())
+                }
+                other => other,
+            }?;
             Ok(after)
         })
         .await
     }
+}
+
+/// Longest `lookup_key` (Stripe's limit).
+pub const LOOKUP_KEY_MAX_CHARS: usize = 200;
+
+fn lookup_key_in_use() -> CoreError {
+    CoreError::invalid(
+        "lookup_key",
+        "lookup_key_in_use",
+        "Another price has this lookup_key; give transfer_lookup_key=true to move it to this one.",
+    )
 }

@@ -215,6 +215,10 @@ pub struct Price {
     pub recurring: Option<Recurring>,
     pub active: bool,
     pub nickname: Option<String>,
+    /// A name the shop finds the price by (Stripe's `lookup_key`), unique among the account's
+    /// prices in a mode.
+    #[serde(default)]
+    pub lookup_key: Option<String>,
     pub metadata: Metadata,
     pub created: i64,
     pub livemode: bool,
@@ -239,6 +243,7 @@ impl crate::documents::document::Document for Price {
             // The price's type, in the column lists filter on (`type=`).
             event_type: Some(self.kind.as_str().to_string()),
             currency: Some(self.currency.code().to_string()),
+            lookup_key: self.lookup_key.clone(),
             ..IndexValues::default()
         }
     }

@@ -222,6 +222,8 @@ fn parse_price(f: &super::Fields) -> Result<CreatePrice, CoreError> {
         recurring: f.get("interval").map(|i| (i.to_string(), None)),
         active: true,
         nickname: None,
+        lookup_key: None,
+        transfer_lookup_key: false,
         metadata: Vec::new(),
     })
 }

@@ -136,6 +136,8 @@ pub const PRICE_FIELDS: &[&str] = &[
     "recurring",
     "active",
     "nickname",
+    "lookup_key",
+    "transfer_lookup_key",
     "metadata",
 ];
 
@@ -167,12 +169,20 @@ pub fn parse_create_price_from(mut p: Params) -> Result<CreatePrice, CoreError> 
         recurring,
         active: p.boolean("active")?.unwrap_or(true),
         nickname: p.string("nickname")?.filter(|n| !n.is_empty()),
+        lookup_key: p.string("lookup_key")?.filter(|k| !k.is_empty()),
+        transfer_lookup_key: p.boolean("transfer_lookup_key")?.unwrap_or(false),
         metadata: p.metadata()?.unwrap_or_default(),
     })
 }
 
 /// The parameters of `update_price`.
-pub const PRICE_UPDATE_FIELDS: &[&str] = &["active", "nickname", "metadata"];
+pub const PRICE_UPDATE_FIELDS: &[&str] = &[
+    "active",
+    "nickname",
+    "lookup_key",
+    "transfer_lookup_key",
+    "metadata",
+];
 
 pub fn parse_update_price(body: Value) -> Result<UpdatePrice, CoreError> {
     parse_update_price_from(Params::body(body, PRICE_UPDATE_FIELDS)?)
@@ -183,12 +193,17 @@ pub fn parse_update_price_from(mut p: Params) -> Result<UpdatePrice, CoreError> 
     Ok(UpdatePrice {
         active: p.boolean("active")?,
         nickname: p.clearable_string("nickname")?,
+        lookup_key: p.clearable_string("lookup_key")?,
+        transfer_lookup_key: p.boolean("transfer_lookup_key")?.unwrap_or(false),
         metadata: p.metadata()?,
     })
 }
 
 pub fn parse_list_prices(query: Option<&str>) -> Result<Listing, CoreError> {
-    let q = Query::parse(query, &["product", "active", "type", "currency"])?;
+    let q = Query::parse(
+        query,
+        &["product", "active", "type", "currency", "lookup_key"],
+    )?;
     let params = q.list_params()?;
     let mut filters = Vec::new();
     if let Some(p) = id_filter(&q, "product", IdKind::Product)? {
@@ -217,6 +232,9 @@ pub fn parse_list_prices(query: Option<&str>) -> Result<Listing, CoreError> {
             )
         })?;
         filters.push((Field::Currency, currency.code().to_string()));
+    }
+    if let Some(k) = q.get("lookup_key") {
+        filters.push((Field::LookupKey, k.to_string()));
     }
     Ok((params, filters))
 }

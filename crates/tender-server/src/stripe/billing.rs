@@ -11,7 +11,7 @@ use tender_core::collection::prices_filter;
 use tender_core::error::CoreError;
 use tender_core::ids::{kind, Id, Kind};
 use tender_core::services::RequestContext;
-use tender_core::store::Field;
+use tender_core::store::{Collection, Field};
 
 use super::params::{form, list_form, list_request, path_id, referenced};
 use crate::http::billing as v2;
@@ -23,7 +23,7 @@ use crate::state::AppState;
 /// `GET /v1/products`.
 pub const LIST_PRODUCTS: &[&str] = &["active"];
 /// `GET /v1/prices`.
-pub const LIST_PRICES: &[&str] = &["product", "active", "type", "currency"];
+pub const LIST_PRICES: &[&str] = &["product", "active", "type", "currency", "lookup_keys"];
 /// `GET /v1/subscriptions`.
 pub const LIST_SUBSCRIPTIONS: &[&str] = &["customer", "status", "price"];
 /// `GET /v1/invoices`.
@@ -73,8 +73,16 @@ pub fn parse_list_products(mut i: Input) -> Result<ListRequest, CoreError> {
     list_request(&i, &mut p, filters)
 }
 
-pub fn parse_list_prices(mut i: Input) -> Result<ListRequest, CoreError> {
+/// `GET /v1/prices`, parsed: the list, and the lookup keys it is limited to (none: all).
+#[derive(Debug)]
+pub struct PriceList {
+    list: ListRequest,
+    lookup_keys: Vec<String>,
+}
+
+pub fn parse_list_prices(mut i: Input) -> Result<PriceList, CoreError> {
     let mut p = list_form(&mut i, LIST_PRICES)?;
+    let lookup_keys = p.strings("lookup_keys", 10)?.unwrap_or_default();
     let mut filters = Vec::new();
     if let Some(product) = p.string("product")? {
         let product: Id<kind::Product> = referenced(product, "product")?;
@@ -95,7 +103,45 @@ pub fn parse_list_prices(mut i: Input) -> Result<ListRequest, CoreError> {
     if let Some(c) = p.string("currency")? {
         filters.push(crate::http::balance::currency_filter(&c)?);
     }
-    list_request(&i, &mut p, filters)
+    Ok(PriceList {
+        list: list_request(&i, &mut p, filters)?,
+        lookup_keys,
+    })
+}
+
+/// `GET /v1/prices`: with `lookup_keys[]`, the price of each key (a key names at most one
+/// price) that passes the other filters, newest first.
+pub(crate) async fn list_prices(state: AppState, ctx: RequestContext, req: PriceList) -> ApiResult {
+    let list = req.list;
+    if req.lookup_keys.is_empty() {
+        return crate::http::operation::list::<kind::Price>(state, ctx, list).await;
+    }
+    let mut found: Vec<(i64, String)> = Vec::new();
+    for key in req.lookup_keys {
+        let mut filters = list.filters.clone();
+        filters.push((Field::LookupKey, key));
+        let page = state
+            .services
+            .list_raw(ctx.scope(), Collection::Prices, &list.params, filters)
+            .await?;
+        for raw in page.data {
+            let created = serde_json::from_str::<serde_json::Value>(&raw)
+                .ok()
+                .and_then(|v| v["created"].as_i64())
+                .unwrap_or_default();
+            if !found.iter().any(|(_, r)| *r == raw) {
+                found.push((created, raw));
+            }
+        }
+    }
+    found.sort_by_key(|(created, _)| std::cmp::Reverse(*created));
+    let limit = list.params.limit as usize;
+    let has_more = found.len() > limit;
+    let data = found.into_iter().take(limit).map(|(_, raw)| raw).collect();
+    Ok(crate::http::list_response(
+        &list.url,
+        tender_core::services::RawPage { data, has_more },
+    ))
 }
 
 pub fn parse_list_subscriptions(mut i: Input) -> Result<ListRequest, CoreError> {
@@ -161,6 +207,8 @@ pub const CREATE_PRICE: &[&str] = &[
     "recurring",
     "active",
     "nickname",
+    "lookup_key",
+    "transfer_lookup_key",
     "metadata",
 ];
 

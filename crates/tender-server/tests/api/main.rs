@@ -29,6 +29,7 @@ mod security;
 mod setup_intents;
 mod stream;
 mod stripe;
+mod stripe_catalog;
 mod stripe_payouts;
 mod stripe_shapes;
 mod webhooks;

@@ -55,6 +55,8 @@ mod setup_intents;
 mod stream;
 #[path = "../api/stripe.rs"]
 mod stripe;
+#[path = "../api/stripe_catalog.rs"]
+mod stripe_catalog;
 #[path = "../api/stripe_payouts.rs"]
 mod stripe_payouts;
 #[path = "../api/stripe_shapes.rs"]

@@ -54,6 +54,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         12,
         include_str!("../../migrations/postgres/0012_account_payout_destination.sql"),
     ),
+    (
+        13,
+        include_str!("../../migrations/postgres/0013_price_lookup_key.sql"),
+    ),
 ];
 
 /// An arbitrary constant naming Tender's migration lock.

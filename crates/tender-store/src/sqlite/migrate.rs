@@ -55,6 +55,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         12,
         include_str!("../../migrations/sqlite/0012_account_payout_destination.sql"),
     ),
+    (
+        13,
+        include_str!("../../migrations/sqlite/0013_price_lookup_key.sql"),
+    ),
 ];
 
 /// Applies the migrations not yet applied, each in its own transaction.

@@ -158,8 +158,13 @@ class Billing(unittest.TestCase):
         customer = stripe.Customer.create(email="saas@example.com", test_clock=clock.id)
         pm = stripe.PaymentMethod.attach("pm_card_visa", customer=customer.id)
         product = stripe.Product.create(name="Team plan")
-        price = stripe.Price.create(product=product.id, currency="usd", unit_amount=1500, recurring={"interval": "month"})
-        # As Stripe's guides do: the card as the customer's default for invoices.
+        stripe.Price.create(
+            product=product.id, currency="usd", unit_amount=1500, recurring={"interval": "month"}, lookup_key="team_monthly"
+        )
+        # As Stripe's guides do: the plan found by its lookup key, the card as the customer's
+        # default for invoices.
+        (price,) = stripe.Price.list(lookup_keys=["team_monthly"], expand=["data.product"]).data
+        self.assertEqual(price.product.name, "Team plan")
         stripe.Customer.modify(customer.id, invoice_settings={"default_payment_method": pm.id})
         sub = stripe.Subscription.create(
             customer=customer.id,
