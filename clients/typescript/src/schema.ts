@@ -2132,11 +2132,8 @@ export interface components {
             nickname?: string;
             /** @description Unique among the account's prices in a mode: one another price has is `400 lookup_key_in_use`, unless `transfer_lookup_key`. */
             lookup_key?: string;
-            /**
-             * @description Take `lookup_key` from the price that has it.
-             * @default false
-             */
-            transfer_lookup_key: boolean;
+            /** @description Take `lookup_key` from the price that has it. Defaults to false. */
+            transfer_lookup_key?: boolean;
             metadata?: components["schemas"]["MetadataParam"];
         };
         PriceUpdate: {
@@ -2144,11 +2141,8 @@ export interface components {
             nickname?: string | null;
             /** @description Set, move (with `transfer_lookup_key`) or clear (`null` or `""`) the lookup key. */
             lookup_key?: string | null;
-            /**
-             * @description Take `lookup_key` from the price that has it.
-             * @default false
-             */
-            transfer_lookup_key: boolean;
+            /** @description Take `lookup_key` from the price that has it. Defaults to false. */
+            transfer_lookup_key?: boolean;
             metadata?: components["schemas"]["MetadataParam"];
         };
         SubscriptionCreate: {
@@ -2253,16 +2247,13 @@ export interface components {
             customer?: string;
             /** @description A card tokenised with `POST /payment_methods`. */
             payment_method?: string;
+            /** @description Confirm at once (needs `payment_method`): a decline is 402, the intent recorded with its `last_setup_error`. Defaults to false. */
+            confirm?: boolean;
             /**
-             * @description Confirm at once (needs `payment_method`): a decline is 402, the intent recorded with its `last_setup_error`.
-             * @default false
-             */
-            confirm: boolean;
-            /**
-             * @default off_session
+             * @description Defaults to `off_session`.
              * @enum {string}
              */
-            usage: "off_session" | "on_session";
+            usage?: "off_session" | "on_session";
             description?: string;
             metadata?: components["schemas"]["MetadataParam"];
         };
