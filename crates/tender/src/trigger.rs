@@ -36,6 +36,8 @@ const CARD_OK: &str = "4242424242424242";
 const CARD_DECLINED: &str = "4000000000000002";
 const CARD_SAVES_THEN_DECLINES: &str = "4000000000000341";
 const CARD_DISPUTED: &str = "4000000000000259";
+/// A card that asks for 3-D Secure.
+const CARD_AUTHENTICATES: &str = "4000002500003155";
 /// Test IBANs: one that settles, one whose payouts fail.
 const IBAN_OK: &str = "DE89370400440532013000";
 const IBAN_FAILS: &str = "DE62370400440532013001";

@@ -207,7 +207,9 @@ impl PaymentMethods<'_> {
             self.load_verified(ctx, id, "payment_method").await?;
             pm.customer = Some(customer.to_string());
             let mut batch = self.batch(ctx);
-            batch.update(&pm, version)?;
+            batch
+                .update(&pm, version)?
+                .event("payment_method.attached", &pm)?;
             self.commit(ctx, batch, Ok(&to_value(&pm)?)).await?;
             Ok(pm)
         })
@@ -221,7 +223,10 @@ impl PaymentMethods<'_> {
         version: i64,
     ) -> CoreResult<PaymentMethod> {
         pm.customer = None;
-        batch.update(&pm, version)?.unseal(&pm.id);
+        batch
+            .update(&pm, version)?
+            .unseal(&pm.id)
+            .event("payment_method.detached", &pm)?;
         Ok(pm)
     }
 

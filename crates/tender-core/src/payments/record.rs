@@ -141,6 +141,9 @@ impl Payments<'_> {
         let event_type = match payment.status {
             PaymentStatus::Succeeded => Some("payment.succeeded"),
             PaymentStatus::Failed => Some("payment.failed"),
+            PaymentStatus::RequiresAction => Some("payment.requires_action"),
+            PaymentStatus::RequiresCapture => Some("payment.requires_capture"),
+            PaymentStatus::Processing => Some("payment.processing"),
             _ => None,
         };
         let mut event = None;

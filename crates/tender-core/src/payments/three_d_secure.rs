@@ -118,13 +118,20 @@ impl Payments<'_> {
             batch
                 .update(&after, version)?
                 .seal(&after.id, format!("{USED}{}", hash_key(token)));
-            // Authorised for later capture has no event type of its own: `payment.updated`
-            // with the old status tells the merchant the customer authenticated.
+            // Authorised for later capture: `payment.requires_capture`, with the old status in
+            // `previous_attributes` (the customer authenticated).
             let object = to_value(&after)?;
             let renderer = self.renderer();
             let (event_type, previous) = match after.status {
                 PaymentStatus::Succeeded => ("payment.succeeded", None),
                 PaymentStatus::Failed => ("payment.failed", None),
+                PaymentStatus::RequiresCapture => (
+                    "payment.requires_capture",
+                    previous_attributes(
+                        &renderer.payment_value(&before)?,
+                        &renderer.payment_value(&after)?,
+                    ),
+                ),
                 _ => (
                     "payment.updated",
                     previous_attributes(

@@ -169,7 +169,9 @@ impl SetupIntents<'_> {
             (Some(owner), Some(customer)) if owner == customer => {}
             (None, Some(customer)) => {
                 method.customer = Some(customer.clone());
-                batch.update(&method, chargeable.version)?;
+                batch
+                    .update(&method, chargeable.version)?
+                    .event("payment_method.attached", &method)?;
             }
             (None, None) => {}
             (Some(_), _) => {

@@ -32,6 +32,31 @@ pub const MAP: &[(&str, &str, Shape)] = &[
         Shape::PaymentIntent,
     ),
     ("payment.updated", "charge.updated", Shape::Charge),
+    (
+        "payment.requires_action",
+        "payment_intent.requires_action",
+        Shape::PaymentIntent,
+    ),
+    (
+        "payment.requires_capture",
+        "payment_intent.amount_capturable_updated",
+        Shape::PaymentIntent,
+    ),
+    (
+        "payment.processing",
+        "payment_intent.processing",
+        Shape::PaymentIntent,
+    ),
+    (
+        "payment_method.attached",
+        "payment_method.attached",
+        Shape::PaymentMethod,
+    ),
+    (
+        "payment_method.detached",
+        "payment_method.detached",
+        Shape::PaymentMethod,
+    ),
     ("refund.created", "refund.created", Shape::Refund),
     ("refund.updated", "refund.updated", Shape::Refund),
     ("refund.updated", "charge.refund.updated", Shape::Refund),

@@ -704,7 +704,7 @@ async fn the_receipt_page_shows_the_payment_and_its_refunds() {
 }
 
 #[tokio::test]
-async fn authenticating_a_manual_capture_payment_sends_payment_updated() {
+async fn a_payment_awaiting_authentication_then_capture_sends_an_event_at_each_step() {
     let Some(app) = spawn_stepped_app().await else {
         return;
     };
@@ -713,13 +713,19 @@ async fn authenticating_a_manual_capture_payment_sends_payment_updated() {
         .build()
         .unwrap();
     let (id, url) = three_ds(&app, false).await;
+    let asked = app
+        .get("/v2/events?type=payment.requires_action", app.sk())
+        .await;
+    assert_eq!(asked.body["data"][0]["data"]["object"]["id"], id.as_str());
     client
         .post(&url)
         .form(&[("outcome", "complete")])
         .send()
         .await
         .unwrap();
-    let ev = app.get("/v2/events?type=payment.updated", app.sk()).await;
+    let ev = app
+        .get("/v2/events?type=payment.requires_capture", app.sk())
+        .await;
     let e = &ev.body["data"][0];
     assert_eq!(e["data"]["object"]["id"], id.as_str());
     assert_eq!(e["data"]["object"]["status"], "requires_capture");

@@ -76,6 +76,39 @@ async fn a_card_saved_by_a_setup_intent_pays_later_without_the_customer() {
     }
     let mine = get(&app, "/setup_intents", &[("customer", cus)]).await;
     assert_eq!(mine.body["data"][0]["id"], id);
+    let attached = get(&app, "/events", &[("type", "payment_method.attached")]).await;
+    let object = &attached.body["data"][0]["data"]["object"];
+    crate::stripe_shapes::assert_shape("PaymentMethod", object);
+    assert_eq!(
+        (&object["id"], &object["customer"]),
+        (&json!(pm), &json!(cus))
+    );
+    // A manual capture's authorisation is Stripe's amount_capturable_updated.
+    let held = ok(
+        &post(
+            &app,
+            "/payment_intents",
+            &[
+                ("amount", "700"),
+                ("currency", "usd"),
+                ("customer", cus),
+                ("payment_method", pm),
+                ("capture_method", "manual"),
+                ("confirm", "true"),
+            ],
+        )
+        .await,
+        "PaymentIntent",
+    );
+    let capturable = get(
+        &app,
+        "/events",
+        &[("type", "payment_intent.amount_capturable_updated")],
+    )
+    .await;
+    let object = &capturable.body["data"][0]["data"]["object"];
+    assert_eq!(object["id"], held["id"]);
+    assert_eq!(object["amount_capturable"], 700);
 }
 
 #[tokio::test]

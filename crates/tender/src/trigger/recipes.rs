@@ -1,7 +1,10 @@
 //! The recipes of `tender trigger`: one per event type, grouped by resource, each making through the
 //! API the objects whose change produces its event; [`run`] picks the recipe.
 
-use super::{Calls, CARD_DECLINED, CARD_OK, CARD_SAVES_THEN_DECLINES, DAY, IBAN_FAILS, IBAN_OK};
+use super::{
+    Calls, CARD_AUTHENTICATES, CARD_DECLINED, CARD_OK, CARD_SAVES_THEN_DECLINES, DAY, IBAN_FAILS,
+    IBAN_OK,
+};
 use anyhow::{anyhow, bail};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -24,8 +27,18 @@ pub(crate) fn object(id: String) -> About {
 /// Runs the recipe of `event_type`; what the awaited event is about.
 pub(crate) async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
     match event_type {
-        "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated"
-        | "refund.created" | "refund.updated" => payment_recipe(c, event_type).await,
+        "payment.succeeded"
+        | "payment.failed"
+        | "payment.canceled"
+        | "payment.updated"
+        | "payment.requires_action"
+        | "payment.requires_capture"
+        | "payment.processing"
+        | "refund.created"
+        | "refund.updated" => payment_recipe(c, event_type).await,
+        "payment_method.attached" | "payment_method.detached" => {
+            payment_method_recipe(c, event_type).await
+        }
         "customer.created" | "customer.updated" | "customer.deleted" => {
             customer_recipe(c, event_type).await
         }
@@ -68,6 +81,15 @@ pub(crate) async fn payment_recipe(c: &Calls, event_type: &str) -> anyhow::Resul
     Ok(match event_type {
         "payment.succeeded" => object(c.pay(CARD_OK, json!({})).await?),
         "payment.failed" => object(c.declined_payment().await?),
+        "payment.requires_action" => object(
+            c.pay(
+                CARD_AUTHENTICATES,
+                json!({"return_url": "https://shop.example/back"}),
+            )
+            .await?,
+        ),
+        "payment.requires_capture" => object(c.pay(CARD_OK, json!({"capture": false})).await?),
+        "payment.processing" => object(c.bank_transfer().await?),
         "payment.canceled" => {
             let pay = c.pay(CARD_OK, json!({"capture": false})).await?;
             c.post(&format!("/payments/{pay}/cancel"), json!({}))
@@ -103,6 +125,26 @@ pub(crate) async fn payment_recipe(c: &Calls, event_type: &str) -> anyhow::Resul
         }
         other => no_recipe(other)?,
     })
+}
+
+/// The recipes of saved cards: one attached to a new customer, then detached.
+pub(crate) async fn payment_method_recipe(c: &Calls, event_type: &str) -> anyhow::Result<About> {
+    let cus = c.customer(json!({})).await?;
+    let pm = c.card(CARD_OK).await?;
+    c.post(
+        &format!("/payment_methods/{pm}/attach"),
+        json!({"customer": cus}),
+    )
+    .await?;
+    match event_type {
+        "payment_method.attached" => {}
+        "payment_method.detached" => {
+            c.post(&format!("/payment_methods/{pm}/detach"), json!({}))
+                .await?;
+        }
+        other => return no_recipe(other),
+    }
+    Ok(object(pm))
 }
 
 /// The recipes of customers.
