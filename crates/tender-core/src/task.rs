@@ -34,6 +34,9 @@ pub enum TaskKind {
     ExpireIncomplete,
     /// A test clock runs its customers' tasks up to its target time.
     AdvanceClock,
+    /// An invoice's payment that its customer confirmed (or authenticated) is settled: the
+    /// invoice paid, or its try failed.
+    SettleInvoicePayment,
 }
 
 impl TaskKind {
@@ -55,6 +58,7 @@ impl TaskKind {
             TaskKind::TrialWillEnd => "trial_will_end",
             TaskKind::ExpireIncomplete => "expire_incomplete",
             TaskKind::AdvanceClock => "advance_clock",
+            TaskKind::SettleInvoicePayment => "settle_invoice_payment",
         }
     }
 
@@ -76,6 +80,7 @@ impl TaskKind {
             TaskKind::TrialWillEnd,
             TaskKind::ExpireIncomplete,
             TaskKind::AdvanceClock,
+            TaskKind::SettleInvoicePayment,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)

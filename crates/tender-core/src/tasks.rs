@@ -106,6 +106,9 @@ impl Services {
                     Some(TaskKind::ExpireIncomplete) => {
                         self.billing().expire_incomplete(task).await
                     }
+                    Some(TaskKind::SettleInvoicePayment) => {
+                        self.billing().settle_invoice_payment(task).await
+                    }
                     Some(TaskKind::AdvanceClock) | None => {
                         self.drop_task(task, "unknown task kind").await
                     }

@@ -483,6 +483,7 @@ impl Billing<'_> {
             let mut ops = self.batch(ctx);
             ops.update(&after, version)?
                 .event_json("invoice.voided", object.clone(), None)?;
+            self.cancel_waiting_intent(scope, &before, &mut ops).await?;
             self.commit(ctx, ops, Ok(&object)).await?;
             Ok(after)
         })

@@ -10,6 +10,8 @@
 //!   dunning, `POST /invoices/{id}/pay`), voiding it.
 //! - [`clocks`]: test clocks and their advance.
 //! - [`hosted`]: the hosted invoice page's reads and its pay button (the receipt host).
+//! - [`settle`]: invoices their customer pays (an intent confirmed in the browser, 3-D Secure
+//!   finished on the authentication page), and the intent canceled when its invoice is voided.
 //!
 //! # Invariants
 //! - **Every step is a stored task** (renewal, trial end and its warning, incomplete expiry, each
@@ -35,6 +37,7 @@ pub mod invoice;
 pub mod invoices;
 pub mod model;
 pub mod outcome;
+pub mod settle;
 pub mod subscribe;
 pub mod subscription;
 pub mod subscriptions;

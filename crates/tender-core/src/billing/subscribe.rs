@@ -10,7 +10,7 @@ use crate::billing::model::{
     MAX_QUANTITY, MAX_TRIAL_DAYS, TRIAL_WILL_END_SECS,
 };
 use crate::billing::subscription::{Subscription, SubscriptionItem, SubscriptionStatus};
-use crate::billing::subscriptions::CreateSubscription;
+use crate::billing::subscriptions::{CreateSubscription, PaymentBehavior};
 use crate::billing::Billing;
 use crate::customers::customer::Customer;
 use crate::documents::batch::Batch;
@@ -148,13 +148,30 @@ impl Billing<'_> {
         let mut ops = svc.batch(ctx);
         ops.check(Collection::Customers, &customer.id, customer_version)
             .schedule(TaskKind::RenewSubscription, &sub.id, sub.current_period_end);
+        // Left for the customer: the first invoice's payment is an intent, made with it.
+        let intent = (cmd.payment_behavior == PaymentBehavior::DefaultIncomplete)
+            .then(|| ids::generate(IdKind::Payment));
         let first_invoice = svc
             .billing()
-            .start_subscription(scope, &mut sub, &mut ops)
+            .start_subscription(scope, &mut sub, &mut ops, intent.as_deref())
             .await?;
+        let charge_now = match (&intent, &first_invoice) {
+            (Some(id), Some(invoice)) if invoice.status == InvoiceStatus::Open => {
+                let payment = svc.payments().invoice_intent(
+                    ctx,
+                    id,
+                    (invoice.amount_due, invoice.currency),
+                    &invoice.customer,
+                    &invoice.id,
+                )?;
+                ops.insert_stored(&payment, crate::documents::document::to_body(&payment)?);
+                None
+            }
+            _ => first_invoice,
+        };
         ops.insert(&sub)?
             .event("customer.subscription.created", &sub)?;
-        self.record_subscription(ctx, &svc, ops, sub, first_invoice, &cmd.customer)
+        self.record_subscription(ctx, &svc, ops, sub, charge_now, &cmd.customer)
             .await
     }
 
@@ -193,6 +210,7 @@ impl Billing<'_> {
                 ));
             }
         } else if amount > 0
+            && cmd.payment_behavior == PaymentBehavior::ChargeNow
             && self
                 .invoice_card(scope, &customer.id, cmd.default_payment_method.as_deref())
                 .await?
@@ -215,6 +233,7 @@ impl Billing<'_> {
         scope: &Scope,
         sub: &mut Subscription,
         ops: &mut Batch,
+        intent: Option<&str>,
     ) -> CoreResult<Option<Invoice>> {
         let now = self.now();
         Ok(match sub.trial_end {
@@ -226,7 +245,7 @@ impl Billing<'_> {
             }
             None => {
                 let (invoice, invoice_ops) = self
-                    .open_invoice(scope, sub, now, sub.current_period_end)
+                    .open_invoice(scope, sub, (now, sub.current_period_end), intent)
                     .await?;
                 sub.latest_invoice = Some(invoice.id.clone());
                 if invoice.status == InvoiceStatus::Paid {

@@ -33,6 +33,21 @@ pub struct CreateSubscription {
     pub trial_period_days: Option<i64>,
     pub cancel_at_period_end: bool,
     pub metadata: Vec<(String, String)>,
+    /// Whether the first invoice is charged now or left for the customer to pay.
+    pub payment_behavior: PaymentBehavior,
+}
+
+/// How a new subscription's first invoice is paid (Stripe's `payment_behavior`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PaymentBehavior {
+    /// Charged now on the customer's card; a failure leaves the subscription `incomplete`
+    /// (Stripe's `allow_incomplete`).
+    #[default]
+    ChargeNow,
+    /// Not charged: the invoice's payment is an intent the customer confirms (in the browser,
+    /// with its client secret); the subscription is `incomplete` until it is paid (Stripe's
+    /// `default_incomplete`). No saved card is needed.
+    DefaultIncomplete,
 }
 
 /// `POST /subscriptions/{id}`: only these change.
@@ -57,13 +72,14 @@ fn state_error(s: &Subscription, what: &str) -> CoreError {
 impl Billing<'_> {
     /// A new open invoice of `sub` for the period `[start, end)`, and the writes that record
     /// it with its events (`invoice.created`, `invoice.finalized`; `invoice.paid` at once for an
-    /// invoice of nothing) and its first try, due now.
+    /// invoice of nothing) and its first try, due now; or, given `intent`, no automatic try:
+    /// its payment is that intent, which the customer confirms.
     pub(crate) async fn open_invoice(
         &self,
         scope: &Scope,
         sub: &Subscription,
-        start: i64,
-        end: i64,
+        (start, end): (i64, i64),
+        intent: Option<&str>,
     ) -> CoreResult<(Invoice, Batch)> {
         let now = self.now();
         let id = ids::generate(IdKind::Invoice);
@@ -101,9 +117,13 @@ impl Billing<'_> {
             period_start: start,
             period_end: end,
             attempt_count: 0,
-            next_payment_attempt: (!free).then_some(now),
-            payment: None,
-            payments: Vec::new(),
+            next_payment_attempt: (!free && intent.is_none()).then_some(now),
+            payment: intent.filter(|_| !free).map(str::to_string),
+            payments: intent
+                .filter(|_| !free)
+                .map(str::to_string)
+                .into_iter()
+                .collect(),
             first_failed_at: None,
             dunning_step: 0,
             created: now,
@@ -121,7 +141,7 @@ impl Billing<'_> {
         )?;
         if free {
             ops.event_json("invoice.paid", object, None)?;
-        } else {
+        } else if intent.is_none() {
             ops.schedule(TaskKind::PayInvoice, &invoice.id, now);
         }
         Ok((invoice, ops))
@@ -251,7 +271,7 @@ impl Billing<'_> {
         let mut after = before.clone();
         after.current_period_start = start;
         after.current_period_end = end;
-        let (invoice, invoice_ops) = self.open_invoice(scope, &after, start, end).await?;
+        let (invoice, invoice_ops) = self.open_invoice(scope, &after, (start, end), None).await?;
         after.latest_invoice = Some(invoice.id.clone());
         let event = if invoice.status == InvoiceStatus::Paid {
             SubscriptionEvent::InvoicePaid
@@ -305,6 +325,8 @@ impl Billing<'_> {
                 invoice.status = status;
                 invoice.next_payment_attempt = None;
                 ops.update(&invoice, v)?.event("invoice.voided", &invoice)?;
+                self.cancel_waiting_intent(scope, &invoice, &mut ops)
+                    .await?;
             }
         }
         ops.done(task);

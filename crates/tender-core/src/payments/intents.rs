@@ -21,7 +21,7 @@
 use crate::documents::document::to_body;
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::ids::{CustomerId, PaymentId, PaymentMethodId};
-use crate::money::Amount;
+use crate::money::{Amount, Currency};
 use crate::payments::create::{Confirming, CreatePayment, PaymentMethodInput};
 use crate::payments::payment::{CaptureMethod, Payment, PaymentStatus};
 use crate::payments::Payments;
@@ -90,6 +90,42 @@ impl Payments<'_> {
         let stored = to_body(&payment)?;
         ops.insert_stored(&payment, stored.clone());
         self.commit_payment(ctx, ops, &stored, None).await?;
+        Ok(payment)
+    }
+
+    /// The intent an invoice is paid with when its customer pays it (a subscription's first
+    /// invoice with `payment_behavior=default_incomplete`): `requires_payment_method`, for the
+    /// invoice's amount, with the id the invoice already names. Built, not written: the
+    /// subscription's batch inserts it. When a confirmation settles it, the invoice is settled
+    /// by a task ([`crate::task::TaskKind::SettleInvoicePayment`]).
+    pub(crate) fn invoice_intent(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        (amount, currency): (i64, Currency),
+        customer: &str,
+        invoice: &str,
+    ) -> CoreResult<Payment> {
+        let amount = Amount::parse(amount, currency).map_err(|e| {
+            CoreError::invalid("amount", e.code(), "The invoice's amount is out of bounds.")
+        })?;
+        let cmd = CreatePayment {
+            amount,
+            currency,
+            payment_method: PaymentMethodInput::ConnectorToken(String::new()),
+            customer: Some(CustomerId::stored(customer)),
+            description: Some(format!("Invoice {invoice}")),
+            metadata: Default::default(),
+            capture: true,
+            // Saved to the customer when it pays: the renewals are charged on it.
+            save_payment_method: true,
+            return_url: None,
+            invoice: Some(invoice.to_string()),
+            confirming: None,
+        };
+        let (mut payment, _, _) = self.new_payment(ctx, cmd);
+        payment.id = id.to_string();
+        payment.status = PaymentStatus::RequiresPaymentMethod;
         Ok(payment)
     }
 

@@ -150,6 +150,13 @@ impl Payments<'_> {
         if let Some(event_type) = event_type {
             event = Some(ops.event_id(event_type, object, None)?);
         }
+        // A customer's confirmation of an invoice's intent settles the invoice, in a task
+        // (billing's, which payments do not reach into).
+        if payment.stored_version.is_some() && payment.invoice.is_some() {
+            if let PaymentStatus::Succeeded | PaymentStatus::Failed = payment.status {
+                ops.schedule(TaskKind::SettleInvoicePayment, &payment.id, self.now());
+            }
+        }
         match decline {
             None => {
                 self.commit_payment(ctx, ops, &stored, event.as_deref())

@@ -141,6 +141,12 @@ impl Payments<'_> {
                 ),
             };
             batch.event_json(event_type, object, previous)?;
+            // A payment of an invoice, authenticated: the invoice learns how it went.
+            if after.invoice.is_some() {
+                if let PaymentStatus::Succeeded | PaymentStatus::Failed = after.status {
+                    batch.schedule(TaskKind::SettleInvoicePayment, &after.id, self.now());
+                }
+            }
             self.commit_background(batch).await?;
             Ok(Some(after))
         })

@@ -292,6 +292,7 @@ pub fn parse_create_subscription_from(mut p: Params) -> Result<CreateSubscriptio
         trial_period_days: p.integer("trial_period_days")?,
         cancel_at_period_end: p.boolean("cancel_at_period_end")?.unwrap_or(false),
         metadata: p.metadata()?.unwrap_or_default(),
+        payment_behavior: Default::default(),
     })
 }
 

@@ -42,6 +42,9 @@ enum Source {
     Fetched(Shape),
     /// The saved payment method the field names, else the payment's own snapshot of it.
     PaymentMethodOf,
+    /// Filled in from the object itself (an invoice's `confirmation_secret`), or already there
+    /// (its `payments`): the last step of a path.
+    InPlace,
 }
 
 /// Every expansion: the object and its field (generated into docs/stripe-compatibility.md).
@@ -67,6 +70,8 @@ pub const EXPANDABLE: &[(Shape, &str)] = &[
     (Shape::Dispute, "payment_intent"),
     (Shape::SetupIntent, "payment_method"),
     (Shape::SetupIntent, "customer"),
+    (Shape::Invoice, "confirmation_secret"),
+    (Shape::Invoice, "payments"),
 ];
 
 fn expandable(shape: Shape, field: &str) -> Option<Source> {
@@ -87,6 +92,7 @@ fn expandable(shape: Shape, field: &str) -> Option<Source> {
         (Subscription, "default_payment_method") | (SetupIntent, "payment_method") => {
             Source::Fetched(PaymentMethod)
         }
+        (Invoice, "confirmation_secret" | "payments") => Source::InPlace,
         _ => return None,
     })
 }
@@ -96,6 +102,7 @@ fn target(shape: Shape, field: &str) -> Option<Shape> {
     Some(match expandable(shape, field)? {
         Source::SamePayment(s) | Source::Fetched(s) => s,
         Source::PaymentMethodOf => Shape::PaymentMethod,
+        Source::InPlace => return None,
     })
 }
 
@@ -124,7 +131,11 @@ pub fn check_expand(answer: Answer, expand: &[String]) -> Result<Vec<String>, Co
             if steps.len() > MAX_DEPTH {
                 return Err(refuse());
             }
-            for step in &steps {
+            for (n, step) in steps.iter().enumerate() {
+                if matches!(expandable(shape, step), Some(Source::InPlace)) && n + 1 == steps.len()
+                {
+                    break;
+                }
                 shape = target(shape, step).ok_or_else(refuse)?;
             }
             Ok(rest.to_string())
@@ -324,6 +335,10 @@ async fn expand_into(
         }
     }
     for (field, rests) in fields {
+        if let Some(Source::InPlace) = expandable(shape, field) {
+            fill_in_place(state, v2, shown, field);
+            continue;
+        }
         let Some(id) = shown.get(field).and_then(Value::as_str).map(str::to_string) else {
             continue;
         };
@@ -350,6 +365,26 @@ async fn expand_into(
     Ok(())
 }
 
+/// An expansion made from the object itself: an open invoice's `confirmation_secret` (the
+/// client secret of the intent it waits on, which a browser confirms), else `null`; its
+/// `payments` are there already.
+fn fill_in_place(state: &AppState, v2: &Value, shown: &mut Value, field: &str) {
+    if field != "confirmation_secret" {
+        return;
+    }
+    let waiting = v2
+        .get("payment")
+        .and_then(Value::as_str)
+        .filter(|_| v2.get("status").and_then(Value::as_str) == Some("open"));
+    shown[field] = match waiting {
+        Some(payment) => serde_json::json!({
+            "client_secret": state.services.stripe_shapes().client_secret(payment),
+            "type": "payment_intent",
+        }),
+        None => Value::Null,
+    };
+}
+
 /// The object an expansion yields, as its shape and `/v2` JSON; `None` when the field names
 /// an object of another kind (a refund's transaction's `source`).
 async fn expansion(
@@ -361,6 +396,8 @@ async fn expansion(
 ) -> Result<Option<(Shape, Value)>, CoreError> {
     Ok(match source {
         Source::SamePayment(s) => Some((s, v2.clone())),
+        // Filled in by `expand_into` before it gets here.
+        Source::InPlace => None,
         Source::Fetched(s) => match fetch(state, scope, s, id).await {
             Ok(v2) => Some((s, v2)),
             Err(CoreError::NotFound { .. }) => None,

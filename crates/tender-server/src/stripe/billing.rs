@@ -6,7 +6,7 @@
 use tender_core::billing::catalog::{CreatePrice, CreateProduct};
 use tender_core::billing::invoice::InvoiceStatus;
 use tender_core::billing::subscription::SubscriptionStatus;
-use tender_core::billing::subscriptions::CreateSubscription;
+use tender_core::billing::subscriptions::{CreateSubscription, PaymentBehavior};
 use tender_core::collection::prices_filter;
 use tender_core::error::CoreError;
 use tender_core::ids::{kind, Id, Kind};
@@ -277,22 +277,27 @@ pub const CREATE_SUBSCRIPTION: &[&str] = &[
     "payment_behavior",
 ];
 
-/// `payment_behavior` on `POST /v1/subscriptions`: Tender tries the first invoice at once and
-/// leaves the subscription `incomplete` if that fails, which is Stripe's `allow_incomplete`;
-/// the other behaviours are refused rather than silently given this one.
+/// `payment_behavior` on `POST /v1/subscriptions`: `allow_incomplete` (the default) tries the
+/// first invoice at once and leaves the subscription `incomplete` if that fails;
+/// `default_incomplete` leaves the invoice to an intent the customer confirms
+/// (`latest_invoice.confirmation_secret`). `error_if_incomplete` is refused rather than
+/// silently given another meaning.
 pub fn parse_create_subscription(mut i: Input) -> Result<CreateSubscription, CoreError> {
     let mut p = form(&mut i, CREATE_SUBSCRIPTION)?;
-    match p.string("payment_behavior")?.as_deref() {
-        None | Some("allow_incomplete") => {}
+    let behavior = match p.string("payment_behavior")?.as_deref() {
+        None | Some("allow_incomplete") => PaymentBehavior::ChargeNow,
+        Some("default_incomplete") => PaymentBehavior::DefaultIncomplete,
         Some(other) => {
             return Err(CoreError::invalid(
                 "payment_behavior",
                 "parameter_invalid",
-                format!("payment_behavior {other} is not supported yet: Tender charges the first invoice when the subscription is created and leaves it incomplete if that fails (allow_incomplete)."),
+                format!("payment_behavior {other} is not supported: Tender takes allow_incomplete (the first invoice charged now) and default_incomplete (paid by the customer through latest_invoice.confirmation_secret)."),
             ))
         }
-    }
-    v2::parse_create_subscription_from(p)
+    };
+    let mut cmd = v2::parse_create_subscription_from(p)?;
+    cmd.payment_behavior = behavior;
+    Ok(cmd)
 }
 
 /// `/v2`'s parsers, for the rows of the route table.

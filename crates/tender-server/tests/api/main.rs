@@ -32,6 +32,7 @@ mod stripe;
 mod stripe_catalog;
 mod stripe_payouts;
 mod stripe_shapes;
+mod stripe_subscriptions;
 mod webhooks;
 
 /// This binary runs the suite on SQLite; `tests/api_pg` runs the same modules on PostgreSQL.

@@ -682,7 +682,7 @@ async fn an_intent_with_its_method_waits_for_confirmation_or_is_canceled() {
 }
 
 /// Runs due tasks until the clock `id` is `ready` again (a stepped app runs none itself).
-async fn clock_ready(app: &TestApp, id: &str) -> Value {
+pub(crate) async fn clock_ready(app: &TestApp, id: &str) -> Value {
     for _ in 0..500 {
         app.run_due_tasks().await;
         let c = get(app, &format!("/test_helpers/test_clocks/{id}"), &[]).await;

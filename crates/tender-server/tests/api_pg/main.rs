@@ -61,6 +61,8 @@ mod stripe_catalog;
 mod stripe_payouts;
 #[path = "../api/stripe_shapes.rs"]
 mod stripe_shapes;
+#[path = "../api/stripe_subscriptions.rs"]
+mod stripe_subscriptions;
 #[path = "../api/webhooks.rs"]
 mod webhooks;
 

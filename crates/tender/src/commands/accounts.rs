@@ -48,27 +48,7 @@ pub async fn accounts(command: AccountsCommand) -> anyhow::Result<()> {
             name,
             public_email,
             store,
-        } => {
-            let services = services(&store).await?;
-            let id = resolve_account(&services, &account).await?;
-            let current = services
-                .store
-                .find_account(&id)
-                .await?
-                .ok_or_else(|| anyhow::anyhow!("no account {id}"))?;
-            // A flag not given keeps the current value; "" clears it.
-            let name = name.or(current.name);
-            let public_email = public_email.or(current.public_email);
-            let a = services
-                .accounts()
-                .update_account_profile(&id, name.as_deref(), public_email.as_deref())
-                .await
-                .map_err(|e| anyhow::anyhow!("cannot update the account: {e}"))?;
-            println!(
-                "{}",
-                serde_json::json!({"account": a.id, "email": a.email, "name": a.name, "public_email": a.public_email})
-            );
-        }
+        } => update(&account, name, public_email, &store).await?,
         AccountsCommand::Pricing {
             account,
             card,
@@ -91,6 +71,34 @@ pub async fn accounts(command: AccountsCommand) -> anyhow::Result<()> {
             }
         }
     }
+    Ok(())
+}
+
+/// `tender accounts update`: a flag not given keeps the current value; "" clears it.
+async fn update(
+    account: &str,
+    name: Option<String>,
+    public_email: Option<String>,
+    store: &crate::StoreArgs,
+) -> anyhow::Result<()> {
+    let services = services(store).await?;
+    let id = resolve_account(&services, account).await?;
+    let current = services
+        .store
+        .find_account(&id)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("no account {id}"))?;
+    let name = name.or(current.name);
+    let public_email = public_email.or(current.public_email);
+    let a = services
+        .accounts()
+        .update_account_profile(&id, name.as_deref(), public_email.as_deref())
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot update the account: {e}"))?;
+    println!(
+        "{}",
+        serde_json::json!({"account": a.id, "email": a.email, "name": a.name, "public_email": a.public_email})
+    );
     Ok(())
 }
 

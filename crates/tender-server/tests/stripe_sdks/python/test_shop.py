@@ -183,6 +183,29 @@ class Billing(unittest.TestCase):
         self.assertEqual(stripe.Subscription.cancel(sub.id).status, "canceled")
         self.assertTrue(stripe.test_helpers.TestClock.delete(clock.id).deleted)
 
+    def test_a_subscription_paid_by_the_customer_as_stripes_guide_builds_it(self):
+        customer = stripe.Customer.create(email="guide@example.com")
+        price = stripe.Price.create(
+            product_data={"name": "Guide plan"}, currency="usd", unit_amount=900, recurring={"interval": "month"}
+        )
+        sub = stripe.Subscription.create(
+            customer=customer.id,
+            items=[{"price": price.id}],
+            payment_behavior="default_incomplete",
+            expand=["latest_invoice.confirmation_secret"],
+        )
+        self.assertEqual(sub.status, "incomplete")
+        secret = sub.latest_invoice.confirmation_secret.client_secret
+        # What stripe.js does in the customer's browser with that secret.
+        intent = stripe.PaymentIntent.confirm(secret.split("_secret_")[0], payment_method="pm_card_visa")
+        self.assertEqual(intent.status, "succeeded")
+        for _ in range(100):
+            sub = stripe.Subscription.retrieve(sub.id, expand=["latest_invoice"])
+            if sub.status == "active":
+                break
+            time.sleep(0.05)
+        self.assertEqual((sub.status, sub.latest_invoice.status), ("active", "paid"))
+
     def test_the_balance_and_its_transactions(self):
         stripe.PaymentIntent.create(amount=10000, currency="chf", payment_method="pm_card_visa", confirm=True)
         balance = stripe.Balance.retrieve()
