@@ -796,6 +796,7 @@ class Subscription(TypedDict, closed=True):
     ended_at: int | None
     latest_invoice: str | None
     default_payment_method: str | None
+    pending_setup_intent: str | None
     test_clock: str | None
     metadata: Metadata
     created: int

@@ -1941,6 +1941,8 @@ export interface components {
             latest_invoice: string | null;
             /** @description null: each try charges the card the customer saved last. */
             default_payment_method: string | null;
+            /** @description The setup intent collecting the customer's card for a trial started without one (through `/v1` with `payment_behavior=default_incomplete`). */
+            pending_setup_intent: string | null;
             test_clock: string | null;
             metadata: components["schemas"]["Metadata"];
             /**

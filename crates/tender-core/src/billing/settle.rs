@@ -41,14 +41,15 @@ impl Billing<'_> {
             return self.drop_task(task, "its invoice is gone").await;
         };
         let invoice: Invoice = from_body(&record.id, &record.body)?;
-        let settled = matches!(
-            payment.status,
-            PaymentStatus::Succeeded | PaymentStatus::Failed
-        );
-        if invoice.status != InvoiceStatus::Open
-            || invoice.payment.as_deref() != Some(payment.id.as_str())
-            || !settled
-        {
+        // A success pays the open invoice whichever of its tries it was (an earlier try
+        // authenticated late still paid); a failure counts only as its latest try.
+        let latest = invoice.payment.as_deref() == Some(payment.id.as_str());
+        let counts = match payment.status {
+            PaymentStatus::Succeeded => latest || invoice.payments.contains(&payment.id),
+            PaymentStatus::Failed => latest,
+            _ => false,
+        };
+        if invoice.status != InvoiceStatus::Open || !counts {
             return self
                 .drop_task(task, "the invoice no longer waits on it")
                 .await;

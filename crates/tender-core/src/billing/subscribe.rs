@@ -140,6 +140,7 @@ impl Billing<'_> {
             ended_at: None,
             latest_invoice: None,
             default_payment_method: cmd.default_payment_method.clone(),
+            pending_setup_intent: None,
             test_clock: customer.test_clock.clone(),
             metadata: metadata::on_create(cmd.metadata)?,
             created: now,
@@ -155,6 +156,13 @@ impl Billing<'_> {
             .billing()
             .start_subscription(scope, &mut sub, &mut ops, intent.as_deref())
             .await?;
+        // A trial the customer starts without a card: a SetupIntent collects one.
+        if intent.is_some() && sub.trial_end.is_some() {
+            let seti = svc
+                .setup_intents()
+                .pending_for(ctx, &sub.customer, &mut ops)?;
+            sub.pending_setup_intent = Some(seti);
+        }
         let charge_now = match (&intent, &first_invoice) {
             (Some(id), Some(invoice)) if invoice.status == InvoiceStatus::Open => {
                 let payment = svc.payments().invoice_intent(

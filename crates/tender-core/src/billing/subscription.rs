@@ -138,6 +138,10 @@ pub struct Subscription {
     pub ended_at: Option<i64>,
     pub latest_invoice: Option<String>,
     pub default_payment_method: Option<String>,
+    /// The SetupIntent that collects the customer's card during a trial the customer starts
+    /// without one (`payment_behavior=default_incomplete`).
+    #[serde(default)]
+    pub pending_setup_intent: Option<String>,
     pub test_clock: Option<String>,
     pub metadata: Metadata,
     pub created: i64,

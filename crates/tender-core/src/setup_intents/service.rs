@@ -45,24 +45,14 @@ impl SetupIntents<'_> {
             let version = self.payments().require_customer(ctx, customer).await?;
             batch.check(Collection::Customers, customer, version);
         }
-        let mut intent = SetupIntent {
-            id: ids::generate(IdKind::SetupIntent),
-            object: "setup_intent".into(),
-            status: match cmd.payment_method {
-                Some(_) => SetupIntentStatus::RequiresConfirmation,
-                None => SetupIntentStatus::RequiresPaymentMethod,
-            },
-            customer: cmd.customer.map(CustomerId::into_string),
-            payment_method: cmd.payment_method.as_ref().map(|pm| pm.to_string()),
-            usage: cmd.usage,
-            description: cmd.description,
-            metadata: metadata::on_create(cmd.metadata)?,
-            last_setup_error: None,
-            cancellation_reason: None,
-            canceled_at: None,
-            livemode: ctx.scope().livemode(),
-            created: self.now(),
-        };
+        let mut intent = self.new_setup_intent(ctx, cmd.customer.map(CustomerId::into_string));
+        if let Some(pm) = &cmd.payment_method {
+            intent.status = SetupIntentStatus::RequiresConfirmation;
+            intent.payment_method = Some(pm.to_string());
+        }
+        intent.usage = cmd.usage;
+        intent.description = cmd.description;
+        intent.metadata = metadata::on_create(cmd.metadata)?;
         batch.event("setup_intent.created", &intent)?;
         let declined = match (&cmd.payment_method, cmd.confirm) {
             (Some(pm), true) => self.attempt(ctx, &mut intent, pm, &mut batch).await?,
@@ -77,6 +67,46 @@ impl SetupIntents<'_> {
         };
         batch.insert(&intent)?;
         self.finish(ctx, batch, &intent, declined).await
+    }
+
+    /// A new SetupIntent for `customer`, waiting for a card (`requires_payment_method`,
+    /// `off_session`); not written. A subscription's trial started without a card makes one in
+    /// its own batch ([`SetupIntents::pending_for`]).
+    pub(crate) fn new_setup_intent(
+        &self,
+        ctx: &RequestContext,
+        customer: Option<String>,
+    ) -> SetupIntent {
+        SetupIntent {
+            id: ids::generate(IdKind::SetupIntent),
+            object: "setup_intent".into(),
+            status: SetupIntentStatus::RequiresPaymentMethod,
+            customer,
+            payment_method: None,
+            usage: Usage::OffSession,
+            description: None,
+            metadata: Default::default(),
+            last_setup_error: None,
+            cancellation_reason: None,
+            canceled_at: None,
+            livemode: ctx.scope().livemode(),
+            created: self.now(),
+        }
+    }
+
+    /// The SetupIntent that collects `customer`'s card for a trial started without one, added
+    /// to `batch` with its `setup_intent.created`: its id.
+    pub(crate) fn pending_for(
+        &self,
+        ctx: &RequestContext,
+        customer: &str,
+        batch: &mut Batch,
+    ) -> CoreResult<String> {
+        let intent = self.new_setup_intent(ctx, Some(customer.to_string()));
+        batch
+            .insert(&intent)?
+            .event("setup_intent.created", &intent)?;
+        Ok(intent.id)
     }
 
     /// Confirms a SetupIntent: verifies the card and saves it, or records its decline.

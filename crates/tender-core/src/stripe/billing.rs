@@ -188,7 +188,7 @@ pub fn subscription(s: &Value) -> Value {
         "pause_collection": null,
         "payment_settings": {"payment_method_options": null, "payment_method_types": null, "save_default_payment_method": "off"},
         "pending_invoice_item_interval": null,
-        "pending_setup_intent": null,
+        "pending_setup_intent": field(s, "pending_setup_intent"),
         "pending_update": null,
         "schedule": null,
         "start_date": field(s, "created"),

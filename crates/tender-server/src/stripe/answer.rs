@@ -14,8 +14,9 @@
 //! | Charge, Refund | `balance_transaction` | the transaction it booked |
 //! | BalanceTransaction | `source` | the charge it booked |
 //! | Price | `product` | the product |
-//! | Subscription | `customer`, `latest_invoice`, `default_payment_method` | those objects |
+//! | Subscription | `customer`, `latest_invoice`, `default_payment_method`, `pending_setup_intent` | those objects |
 //! | Invoice | `customer` | the customer |
+//! | Invoice | `confirmation_secret` | the client secret of the intent an open invoice waits on |
 //! | SetupIntent | `payment_method`, `customer` | those objects |
 //!
 //! Any other expansion is 400 before the operation runs ([`check_expand`]).
@@ -70,6 +71,7 @@ pub const EXPANDABLE: &[(Shape, &str)] = &[
     (Shape::Dispute, "payment_intent"),
     (Shape::SetupIntent, "payment_method"),
     (Shape::SetupIntent, "customer"),
+    (Shape::Subscription, "pending_setup_intent"),
     (Shape::Invoice, "confirmation_secret"),
     (Shape::Invoice, "payments"),
 ];
@@ -92,6 +94,7 @@ fn expandable(shape: Shape, field: &str) -> Option<Source> {
         (Subscription, "default_payment_method") | (SetupIntent, "payment_method") => {
             Source::Fetched(PaymentMethod)
         }
+        (Subscription, "pending_setup_intent") => Source::Fetched(SetupIntent),
         (Invoice, "confirmation_secret" | "payments") => Source::InPlace,
         _ => return None,
     })

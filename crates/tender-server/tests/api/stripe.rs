@@ -1299,7 +1299,7 @@ async fn a_price_may_bring_its_product_and_payment_behavior_is_what_tender_does_
         &[
             ("customer", cus),
             ("items[0][price]", price),
-            ("payment_behavior", "default_incomplete"),
+            ("payment_behavior", "error_if_incomplete"),
         ],
     )
     .await;

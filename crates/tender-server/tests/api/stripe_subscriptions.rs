@@ -219,3 +219,78 @@ async fn a_declined_card_leaves_the_invoice_open_and_a_voided_invoice_cannot_be_
         (StatusCode::BAD_REQUEST, "payment_behavior")
     );
 }
+
+#[tokio::test]
+async fn a_trial_started_without_a_card_collects_one_with_its_pending_setup_intent() {
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
+    let start = 1_900_000_000_i64;
+    let clock = ok(
+        &post(
+            &app,
+            "/test_helpers/test_clocks",
+            &[("frozen_time", &start.to_string())],
+        )
+        .await,
+        "TestHelpers.TestClock",
+    );
+    let clock = clock["id"].as_str().unwrap();
+    let (price, cus) = plan_and_customer(&app, Some(clock)).await;
+    let sub = ok(
+        &post(
+            &app,
+            "/subscriptions",
+            &[
+                ("customer", cus.as_str()),
+                ("items[0][price]", price.as_str()),
+                ("trial_period_days", "7"),
+                ("payment_behavior", "default_incomplete"),
+                ("expand[]", "pending_setup_intent"),
+            ],
+        )
+        .await,
+        "Subscription",
+    );
+    assert_eq!(sub["status"], "trialing");
+    let seti = &sub["pending_setup_intent"];
+    crate::stripe_shapes::assert_shape("SetupIntent", seti);
+    assert_eq!(
+        (&seti["status"], &seti["customer"], &seti["usage"]),
+        (
+            &json!("requires_payment_method"),
+            &json!(cus),
+            &json!("off_session")
+        )
+    );
+    // The browser confirms it with the card; the trial's end is charged on it.
+    let done = v1(
+        &app,
+        Method::POST,
+        &format!("/setup_intents/{}/confirm", seti["id"].as_str().unwrap()),
+        app.pk(),
+        &[
+            ("client_secret", seti["client_secret"].as_str().unwrap()),
+            ("payment_method", "pm_card_visa"),
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(done.body["status"], "succeeded", "{}", done.body);
+    post(
+        &app,
+        &format!("/test_helpers/test_clocks/{clock}/advance"),
+        &[("frozen_time", &(start + 8 * 86_400).to_string())],
+    )
+    .await;
+    clock_ready(&app, clock).await;
+    let now = get(
+        &app,
+        &format!("/subscriptions/{}", sub["id"].as_str().unwrap()),
+        &[("expand[]", "latest_invoice")],
+    )
+    .await;
+    assert_eq!(now.body["status"], "active", "{}", now.body);
+    assert_eq!(now.body["latest_invoice"]["status"], "paid");
+    assert_eq!(now.body["latest_invoice"]["amount_paid"], 1500);
+}
