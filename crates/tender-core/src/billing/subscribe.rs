@@ -149,34 +149,10 @@ impl Billing<'_> {
         let mut ops = svc.batch(ctx);
         ops.check(Collection::Customers, &customer.id, customer_version)
             .schedule(TaskKind::RenewSubscription, &sub.id, sub.current_period_end);
-        // Left for the customer: the first invoice's payment is an intent, made with it.
-        let intent = (cmd.payment_behavior == PaymentBehavior::DefaultIncomplete)
-            .then(|| ids::generate(IdKind::Payment));
-        let first_invoice = svc
+        let charge_now = svc
             .billing()
-            .start_subscription(scope, &mut sub, &mut ops, intent.as_deref())
+            .start_collecting(ctx, &mut sub, &mut ops, cmd.payment_behavior)
             .await?;
-        // A trial the customer starts without a card: a SetupIntent collects one.
-        if intent.is_some() && sub.trial_end.is_some() {
-            let seti = svc
-                .setup_intents()
-                .pending_for(ctx, &sub.customer, &mut ops)?;
-            sub.pending_setup_intent = Some(seti);
-        }
-        let charge_now = match (&intent, &first_invoice) {
-            (Some(id), Some(invoice)) if invoice.status == InvoiceStatus::Open => {
-                let payment = svc.payments().invoice_intent(
-                    ctx,
-                    id,
-                    (invoice.amount_due, invoice.currency),
-                    &invoice.customer,
-                    &invoice.id,
-                )?;
-                ops.insert_stored(&payment, crate::documents::document::to_body(&payment)?);
-                None
-            }
-            _ => first_invoice,
-        };
         ops.insert(&sub)?
             .event("customer.subscription.created", &sub)?;
         self.record_subscription(ctx, &svc, ops, sub, charge_now, &cmd.customer)
@@ -231,6 +207,42 @@ impl Billing<'_> {
             ));
         }
         Ok((currency, recurring))
+    }
+
+    /// A new subscription started ([`Self::start_subscription`]) and how its money is
+    /// collected: the first invoice to charge in this request, if any. Left to the customer
+    /// (`default_incomplete`), that invoice's payment is an intent made in the same batch, and a
+    /// trial gets a SetupIntent that collects the card (`pending_setup_intent`).
+    async fn start_collecting(
+        &self,
+        ctx: &RequestContext,
+        sub: &mut Subscription,
+        ops: &mut Batch,
+        behavior: PaymentBehavior,
+    ) -> CoreResult<Option<Invoice>> {
+        let intent = (behavior == PaymentBehavior::DefaultIncomplete)
+            .then(|| ids::generate(IdKind::Payment));
+        let first_invoice = self
+            .start_subscription(ctx.scope(), sub, ops, intent.as_deref())
+            .await?;
+        if intent.is_some() && sub.trial_end.is_some() {
+            let seti = self.setup_intents().pending_for(ctx, &sub.customer, ops)?;
+            sub.pending_setup_intent = Some(seti);
+        }
+        Ok(match (&intent, first_invoice) {
+            (Some(id), Some(invoice)) if invoice.status == InvoiceStatus::Open => {
+                let payment = self.payments().invoice_intent(
+                    ctx,
+                    id,
+                    (invoice.amount_due, invoice.currency),
+                    &invoice.customer,
+                    &invoice.id,
+                )?;
+                ops.insert_stored(&payment, crate::documents::document::to_body(&payment)?);
+                None
+            }
+            (_, first_invoice) => first_invoice,
+        })
     }
 
     /// A new subscription's start, in `sub`'s time (`self` runs at its clock): a trial ends with
