@@ -234,9 +234,19 @@ pub fn parse_list_prices(query: Option<&str>) -> Result<Listing, CoreError> {
         filters.push((Field::Currency, currency.code().to_string()));
     }
     if let Some(k) = q.get("lookup_key") {
-        filters.push((Field::LookupKey, k.to_string()));
+        filters.push(lookup_key_filter("lookup_key", k)?);
     }
     Ok((params, filters))
+}
+
+/// The filter on a price's `lookup_key`, in either dialect: at most as long as a key may be.
+pub(crate) fn lookup_key_filter(param: &str, key: &str) -> Result<(Field, String), CoreError> {
+    tender_core::validate::check_text(
+        param,
+        Some(key),
+        tender_core::billing::catalog::LOOKUP_KEY_MAX_CHARS,
+    )?;
+    Ok((Field::LookupKey, key.to_string()))
 }
 
 pub(crate) async fn create_price(

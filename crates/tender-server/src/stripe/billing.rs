@@ -83,6 +83,9 @@ pub struct PriceList {
 pub fn parse_list_prices(mut i: Input) -> Result<PriceList, CoreError> {
     let mut p = list_form(&mut i, LIST_PRICES)?;
     let lookup_keys = p.strings("lookup_keys", 10)?.unwrap_or_default();
+    for key in &lookup_keys {
+        v2::lookup_key_filter("lookup_keys", key)?;
+    }
     let mut filters = Vec::new();
     if let Some(product) = p.string("product")? {
         let product: Id<kind::Product> = referenced(product, "product")?;

@@ -119,6 +119,15 @@ async fn a_lookup_key_names_one_price_moves_on_request_and_finds_it_in_a_list() 
         .await;
     assert_eq!(v2.body["data"], json!([]));
     let long = "k".repeat(201);
+    let a = get(&app, "/prices", &[("lookup_keys[]", long.as_str())]).await;
+    assert_eq!(
+        (a.status, a.error_param()),
+        (StatusCode::BAD_REQUEST, "lookup_keys")
+    );
+    let a = app
+        .get(&format!("/v2/prices?lookup_key={long}"), app.sk())
+        .await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST, "{}", a.body);
     let a = post(
         &app,
         "/prices",
