@@ -27,10 +27,7 @@ pub fn parse_create(body: Value) -> Result<CreatePayout, CoreError> {
             "metadata",
         ],
     )?;
-    let amount = p.integer("amount")?;
-    let amount = p.required("amount", amount)?;
-    let currency = parse_currency(&mut p)?;
-    let amount = check_amount("amount", amount, currency)?;
+    let (amount, currency) = parse_amount(&mut p)?;
     let destination = p.object("destination", &["iban", "account_holder_name"])?;
     let mut destination = p.required("destination", destination)?;
     let iban = destination.string("iban")?;
@@ -45,6 +42,17 @@ pub fn parse_create(body: Value) -> Result<CreatePayout, CoreError> {
         description: p.string("description")?,
         metadata: p.metadata()?.unwrap_or_default(),
     })
+}
+
+/// A payout's `amount` (required, checked against its currency) and `currency`, in either
+/// dialect.
+pub(crate) fn parse_amount(
+    p: &mut Params,
+) -> Result<(tender_core::money::Amount, tender_core::money::Currency), CoreError> {
+    let amount = p.integer("amount")?;
+    let amount = p.required("amount", amount)?;
+    let currency = parse_currency(p)?;
+    Ok((check_amount("amount", amount, currency)?, currency))
 }
 
 pub(crate) async fn create_payout(

@@ -11,12 +11,10 @@ use tender_core::money::{Amount, Currency};
 use tender_core::services::RequestContext;
 use tender_core::store::Field;
 use tender_core::stripe::ids;
-use tender_core::validate::check_amount;
 
 use super::billing::NONE;
 use super::params::{form, list_form, list_request, referenced};
 use crate::http::operation::{Input, ListRequest};
-use crate::http::payments::parse_currency;
 use crate::http::ApiResult;
 use crate::state::AppState;
 
@@ -83,11 +81,9 @@ pub struct NewPayout {
 
 pub fn parse_create_payout(mut i: Input) -> Result<NewPayout, CoreError> {
     let mut p = form(&mut i, CREATE_PAYOUT)?;
-    let amount = p.integer("amount")?;
-    let amount = p.required("amount", amount)?;
-    let currency = parse_currency(&mut p)?;
+    let (amount, currency) = crate::http::payouts::parse_amount(&mut p)?;
     Ok(NewPayout {
-        amount: check_amount("amount", amount, currency)?,
+        amount,
         currency,
         description: p.string("description")?,
         metadata: p.metadata()?.unwrap_or_default(),

@@ -36,6 +36,31 @@ async fn plan_and_customer(app: &TestApp, clock: Option<&str>) -> (String, Strin
     )
 }
 
+/// A test clock frozen at `start`: its id.
+async fn test_clock(app: &TestApp, start: i64) -> String {
+    let clock = ok(
+        &post(
+            app,
+            "/test_helpers/test_clocks",
+            &[("frozen_time", &start.to_string())],
+        )
+        .await,
+        "TestHelpers.TestClock",
+    );
+    clock["id"].as_str().unwrap().to_string()
+}
+
+/// Advances `clock` to `to` and waits until it is ready.
+async fn advance(app: &TestApp, clock: &str, to: i64) {
+    post(
+        app,
+        &format!("/test_helpers/test_clocks/{clock}/advance"),
+        &[("frozen_time", &to.to_string())],
+    )
+    .await;
+    clock_ready(app, clock).await;
+}
+
 /// `POST /v1/subscriptions` with `default_incomplete`, its invoice's secret expanded.
 async fn subscribe(app: &TestApp, customer: &str, price: &str) -> Value {
     ok(
@@ -75,16 +100,7 @@ async fn the_customer_pays_the_first_invoice_in_the_browser_and_the_renewals_cha
         return;
     };
     let start = 1_900_000_000_i64;
-    let clock = ok(
-        &post(
-            &app,
-            "/test_helpers/test_clocks",
-            &[("frozen_time", &start.to_string())],
-        )
-        .await,
-        "TestHelpers.TestClock",
-    );
-    let clock = clock["id"].as_str().unwrap();
+    let clock = &test_clock(&app, start).await;
     let (price, cus) = plan_and_customer(&app, Some(clock)).await;
     let sub = subscribe(&app, &cus, &price).await;
     assert_eq!(sub["status"], "incomplete");
@@ -128,13 +144,7 @@ async fn the_customer_pays_the_first_invoice_in_the_browser_and_the_renewals_cha
     // The card was saved to the customer; a month on, the renewal is charged on it.
     let cards = get(&app, &format!("/customers/{cus}/payment_methods"), &[]).await;
     assert_eq!(cards.body["data"][0]["card"]["last4"], "4242");
-    post(
-        &app,
-        &format!("/test_helpers/test_clocks/{clock}/advance"),
-        &[("frozen_time", &(start + 32 * 86_400).to_string())],
-    )
-    .await;
-    clock_ready(&app, clock).await;
+    advance(&app, clock, start + 32 * 86_400).await;
     let invoices = get(&app, "/invoices", &[("subscription", sub_id)]).await;
     let statuses: Vec<&str> = invoices.body["data"]
         .as_array()
@@ -226,16 +236,7 @@ async fn a_trial_started_without_a_card_collects_one_with_its_pending_setup_inte
         return;
     };
     let start = 1_900_000_000_i64;
-    let clock = ok(
-        &post(
-            &app,
-            "/test_helpers/test_clocks",
-            &[("frozen_time", &start.to_string())],
-        )
-        .await,
-        "TestHelpers.TestClock",
-    );
-    let clock = clock["id"].as_str().unwrap();
+    let clock = &test_clock(&app, start).await;
     let (price, cus) = plan_and_customer(&app, Some(clock)).await;
     let sub = ok(
         &post(
@@ -277,13 +278,7 @@ async fn a_trial_started_without_a_card_collects_one_with_its_pending_setup_inte
     )
     .await;
     assert_eq!(done.body["status"], "succeeded", "{}", done.body);
-    post(
-        &app,
-        &format!("/test_helpers/test_clocks/{clock}/advance"),
-        &[("frozen_time", &(start + 8 * 86_400).to_string())],
-    )
-    .await;
-    clock_ready(&app, clock).await;
+    advance(&app, clock, start + 8 * 86_400).await;
     let now = get(
         &app,
         &format!("/subscriptions/{}", sub["id"].as_str().unwrap()),
