@@ -483,7 +483,13 @@ impl Billing<'_> {
             let mut ops = self.batch(ctx);
             ops.update(&after, version)?
                 .event_json("invoice.voided", object.clone(), None)?;
-            self.cancel_waiting_intent(scope, &before, &mut ops).await?;
+            if !self.cancel_waiting_intent(scope, &before, &mut ops).await? {
+                return Err(CoreError::invalid(
+                    "invoice",
+                    "invoice_unexpected_state",
+                    "This invoice's payment succeeded: it is being marked paid, so it cannot be voided.",
+                ));
+            }
             self.commit(ctx, ops, Ok(&object)).await?;
             Ok(after)
         })

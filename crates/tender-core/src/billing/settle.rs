@@ -79,33 +79,37 @@ impl Billing<'_> {
     }
 
     /// Adds to `ops` the cancel of the intent `invoice` waits on, if it still waits for the
-    /// customer (`requires_payment_method` or `requires_confirmation`): the invoice is being
-    /// voided.
+    /// customer (`requires_payment_method`, `requires_confirmation`, or declined): the invoice
+    /// is being voided. `false`: it must not be, its payment succeeded and its settle task will
+    /// mark it paid (a void now would keep the customer's money for a voided invoice).
     pub(crate) async fn cancel_waiting_intent(
         &self,
         scope: &Scope,
         invoice: &Invoice,
         ops: &mut Batch,
-    ) -> CoreResult<()> {
+    ) -> CoreResult<bool> {
         let Some(id) = &invoice.payment else {
-            return Ok(());
+            return Ok(true);
         };
         let Some(record) = self
             .store
             .find_record(scope, Collection::Payments, id)
             .await?
         else {
-            return Ok(());
+            return Ok(true);
         };
         let mut payment: Payment = from_body(&record.id, &record.body)?;
+        if payment.status == PaymentStatus::Succeeded {
+            return Ok(false);
+        }
         if !payment.awaits_confirmation() {
-            return Ok(());
+            return Ok(true);
         }
         payment.status = PaymentStatus::Canceled;
         payment.canceled_at = Some(self.now());
         payment.cancellation_reason = Some(CancellationReason::Abandoned);
         ops.update_stored(&payment, record.version, to_body(&payment)?)
             .event("payment.canceled", &payment)?;
-        Ok(())
+        Ok(true)
     }
 }

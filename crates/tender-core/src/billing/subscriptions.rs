@@ -325,8 +325,15 @@ impl Billing<'_> {
                 invoice.status = status;
                 invoice.next_payment_attempt = None;
                 ops.update(&invoice, v)?.event("invoice.voided", &invoice)?;
-                self.cancel_waiting_intent(scope, &invoice, &mut ops)
-                    .await?;
+                if !self
+                    .cancel_waiting_intent(scope, &invoice, &mut ops)
+                    .await?
+                {
+                    // Paid by the customer just now: its settle task activates it.
+                    return self
+                        .drop_task(task, "its first invoice was just paid")
+                        .await;
+                }
             }
         }
         ops.done(task);

@@ -213,6 +213,26 @@ async fn a_declined_card_leaves_the_invoice_open_and_a_voided_invoice_cannot_be_
     let intent = secret.split("_secret_").next().unwrap();
     let pi = get(&app, &format!("/payment_intents/{intent}"), &[]).await;
     assert_eq!(pi.body["status"], "canceled");
+    // Paid in the browser a moment before a void: the void is refused, the payment stands
+    // and settles the invoice (the customer's money is never kept for a voided invoice).
+    let third = subscribe(&app, &cus, &price).await;
+    let invoice = third["latest_invoice"]["id"].as_str().unwrap();
+    let secret = third["latest_invoice"]["confirmation_secret"]["client_secret"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let paid = confirm_in_browser(&app, &secret, "pm_card_visa").await;
+    assert_eq!(paid.body["status"], "succeeded");
+    let void = post(&app, &format!("/invoices/{invoice}/void"), &[]).await;
+    assert_eq!(
+        (void.status, void.error_code()),
+        (StatusCode::BAD_REQUEST, "invoice_unexpected_state"),
+        "{}",
+        void.body
+    );
+    app.run_due_tasks().await;
+    let after = get(&app, &format!("/invoices/{invoice}"), &[]).await;
+    assert_eq!(after.body["status"], "paid");
     // error_if_incomplete is refused, not given another meaning.
     let a = post(
         &app,

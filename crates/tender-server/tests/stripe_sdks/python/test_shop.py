@@ -88,6 +88,9 @@ class Payments(unittest.TestCase):
             amount=5000, currency="eur", payment_method="pm_card_visa", capture_method="manual", confirm=True
         )
         self.assertEqual(held.status, "requires_capture")
+        # Its authorisation is Stripe's amount_capturable_updated event.
+        capturable = stripe.Event.list(type="payment_intent.amount_capturable_updated", limit=5)
+        self.assertIn(held.id, [e.data.object.id for e in capturable.data])
         captured = stripe.PaymentIntent.capture(held.id, amount_to_capture=4000)
         self.assertEqual((captured.status, captured.amount_received), ("succeeded", 4000))
 
@@ -205,6 +208,14 @@ class Billing(unittest.TestCase):
                 break
             time.sleep(0.05)
         self.assertEqual((sub.status, sub.latest_invoice.status), ("active", "paid"))
+
+    def test_a_payout_without_a_default_destination_is_an_invalid_request(self):
+        # Stripe's payouts name no bank account: Tender pays out to the account's default
+        # destination, and says so when there is none.
+        with self.assertRaises(stripe.InvalidRequestError) as caught:
+            stripe.Payout.create(amount=500, currency="usd")
+        self.assertEqual(caught.exception.param, "destination")
+        self.assertEqual(caught.exception.http_status, 400)
 
     def test_the_balance_and_its_transactions(self):
         stripe.PaymentIntent.create(amount=10000, currency="chf", payment_method="pm_card_visa", confirm=True)
