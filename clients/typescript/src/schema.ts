@@ -1242,7 +1242,7 @@ export interface components {
             created: number;
         };
         /** @enum {string} */
-        EventType: "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled";
+        EventType: "payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "balance.available";
         Event: {
             id: string;
             /** @constant */
@@ -1258,7 +1258,7 @@ export interface components {
             livemode: boolean;
             data: {
                 /** @description The resource right after the change. */
-                object: components["schemas"]["Payment"] | components["schemas"]["PaymentMethod"] | components["schemas"]["Refund"] | components["schemas"]["Customer"] | components["schemas"]["Payout"] | components["schemas"]["Dispute"] | components["schemas"]["Product"] | components["schemas"]["Price"] | components["schemas"]["Subscription"] | components["schemas"]["Invoice"] | components["schemas"]["TestClock"] | components["schemas"]["SetupIntent"];
+                object: components["schemas"]["Payment"] | components["schemas"]["PaymentMethod"] | components["schemas"]["Refund"] | components["schemas"]["Customer"] | components["schemas"]["Payout"] | components["schemas"]["Dispute"] | components["schemas"]["Product"] | components["schemas"]["Price"] | components["schemas"]["Subscription"] | components["schemas"]["Invoice"] | components["schemas"]["TestClock"] | components["schemas"]["SetupIntent"] | components["schemas"]["Balance"];
                 /** @description On `*.updated` events: the changed top-level fields' old values. */
                 previous_attributes?: Record<string, never>;
             };
@@ -1274,7 +1274,7 @@ export interface components {
             object: "webhook_endpoint";
             url: string;
             /** @description An endpoint created through /v1 (dialect stripe) lists Stripe's event names. */
-            enabled_events: ("payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "*" | "payment_intent.succeeded" | "charge.succeeded" | "payment_intent.payment_failed" | "charge.failed" | "payment_intent.canceled" | "charge.updated" | "payment_intent.requires_action" | "payment_intent.amount_capturable_updated" | "payment_intent.processing" | "charge.refund.updated" | "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" | "invoice.payment_succeeded")[];
+            enabled_events: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "balance.available" | "*" | "payment_intent.created" | "payment_intent.succeeded" | "charge.succeeded" | "payment_intent.payment_failed" | "charge.failed" | "payment_intent.canceled" | "charge.updated" | "payment_intent.requires_action" | "payment_intent.amount_capturable_updated" | "payment_intent.processing" | "charge.captured" | "charge.refunded" | "charge.refund.updated" | "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" | "invoice.payment_succeeded")[];
             description: string | null;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -1297,7 +1297,7 @@ export interface components {
             object: "webhook_endpoint";
             url: string;
             /** @description An endpoint created through /v1 (dialect stripe) lists Stripe's event names. */
-            enabled_events: ("payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "*" | "payment_intent.succeeded" | "charge.succeeded" | "payment_intent.payment_failed" | "charge.failed" | "payment_intent.canceled" | "charge.updated" | "charge.refund.updated" | "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" | "invoice.payment_succeeded")[];
+            enabled_events: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "balance.available" | "*" | "payment_intent.created" | "payment_intent.succeeded" | "charge.succeeded" | "payment_intent.payment_failed" | "charge.failed" | "payment_intent.canceled" | "charge.updated" | "payment_intent.requires_action" | "payment_intent.amount_capturable_updated" | "payment_intent.processing" | "charge.captured" | "charge.refunded" | "charge.refund.updated" | "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" | "invoice.payment_succeeded")[];
             description: string | null;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -1536,12 +1536,12 @@ export interface components {
              */
             url: string;
             /** @description Event types, or `"*"` for all. */
-            enabled_events: ("payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "*")[];
+            enabled_events: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "balance.available" | "*")[];
             description?: string | null;
         };
         WebhookEndpointUpdate: {
             url?: string | null;
-            enabled_events?: ("payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "*")[] | null;
+            enabled_events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "balance.available" | "*")[] | null;
             description?: string | null;
             disabled?: boolean | null;
         };
@@ -1972,11 +1972,17 @@ export interface components {
             description: string;
         };
         Invoice: {
+            /** @description upcoming_in_… on a preview (the invoice.upcoming event's), which is never stored. */
             id: string;
             /** @constant */
             object: "invoice";
             customer: string;
             subscription: string | null;
+            /**
+             * @description Why it was made: a subscription's first invoice, a renewal (the first after a trial too), or a preview of the next renewal.
+             * @enum {string}
+             */
+            billing_reason: "subscription_create" | "subscription_cycle" | "upcoming";
             /** @enum {unknown} */
             status: "draft" | "open" | "paid" | "uncollectible" | "void";
             /** @description Lower-case ISO 4217 code. */
@@ -2016,8 +2022,11 @@ export interface components {
             first_failed_at?: number;
             /** @description Automatic tries failed so far; absent before the first. */
             dunning_step?: number;
-            /** Format: uri */
-            hosted_invoice_url: string;
+            /**
+             * Format: uri
+             * @description null on a preview.
+             */
+            hosted_invoice_url: string | null;
             /**
              * Format: int64
              * @description Unix seconds.

@@ -7,6 +7,7 @@ pub const API_VERSION: &str = "2.1";
 
 /// Every event type, as on the wire.
 pub const EVENT_TYPES: &[&str] = &[
+    "payment.created",
     "payment.succeeded",
     "payment.failed",
     "payment.canceled",
@@ -14,6 +15,8 @@ pub const EVENT_TYPES: &[&str] = &[
     "payment.requires_action",
     "payment.requires_capture",
     "payment.processing",
+    "payment.captured",
+    "payment.refunded",
     "payment_method.attached",
     "payment_method.detached",
     "refund.created",
@@ -44,11 +47,13 @@ pub const EVENT_TYPES: &[&str] = &[
     "invoice.payment_failed",
     "invoice.voided",
     "invoice.marked_uncollectible",
+    "invoice.upcoming",
     "test_helpers.test_clock.ready",
     "setup_intent.created",
     "setup_intent.succeeded",
     "setup_intent.setup_failed",
     "setup_intent.canceled",
+    "balance.available",
 ];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -37,6 +37,8 @@ pub enum TaskKind {
     /// An invoice's payment that its customer confirmed (or authenticated) is settled: the
     /// invoice paid, or its try failed.
     SettleInvoicePayment,
+    /// `invoice.upcoming`, three days before a renewal.
+    InvoiceUpcoming,
 }
 
 impl TaskKind {
@@ -59,6 +61,7 @@ impl TaskKind {
             TaskKind::ExpireIncomplete => "expire_incomplete",
             TaskKind::AdvanceClock => "advance_clock",
             TaskKind::SettleInvoicePayment => "settle_invoice_payment",
+            TaskKind::InvoiceUpcoming => "invoice_upcoming",
         }
     }
 
@@ -81,6 +84,7 @@ impl TaskKind {
             TaskKind::ExpireIncomplete,
             TaskKind::AdvanceClock,
             TaskKind::SettleInvoicePayment,
+            TaskKind::InvoiceUpcoming,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)

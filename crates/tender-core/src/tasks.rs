@@ -109,6 +109,7 @@ impl Services {
                     Some(TaskKind::SettleInvoicePayment) => {
                         self.billing().settle_invoice_payment(task).await
                     }
+                    Some(TaskKind::InvoiceUpcoming) => self.billing().invoice_upcoming(task).await,
                     Some(TaskKind::AdvanceClock) | None => {
                         self.drop_task(task, "unknown task kind").await
                     }

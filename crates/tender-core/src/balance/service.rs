@@ -57,6 +57,21 @@ pub struct Balance {
     pub livemode: bool,
 }
 
+impl Balance {
+    /// This balance after `net` of `currency` moved from pending to available.
+    fn moved(&mut self, currency: crate::money::Currency, net: i64) {
+        for (list, sign) in [(&mut self.pending, -1), (&mut self.available, 1)] {
+            match list.iter_mut().find(|b| b.currency == currency) {
+                Some(b) => b.amount = b.amount.saturating_add(sign * net),
+                None => list.push(BalanceAmount {
+                    amount: sign * net,
+                    currency,
+                }),
+            }
+        }
+    }
+}
+
 fn posting_failed(e: crate::balance::ledger::PostingError) -> CoreError {
     CoreError::internal("build a ledger posting", e)
 }
@@ -219,6 +234,11 @@ impl BalanceBook<'_> {
         batch.update(&after, version)?.done(task);
         if let Some(posting) = posting {
             batch.post(posting);
+            // `balance.available`: the balance as this move leaves it (read just before; a
+            // move committed in between shows in the next event).
+            let mut balance = self.retrieve_balance(&task.scope).await?;
+            balance.moved(txn.currency, txn.net);
+            batch.event("balance.available", &balance)?;
         }
         self.commit_background(batch).await
     }

@@ -2,6 +2,7 @@
 //! invoice is tried again ([`Dunning`], [`is_hard_decline`]).
 
 use crate::billing::model::EmbeddedList;
+use crate::error::CoreError;
 use crate::money::Currency;
 use serde::{Deserialize, Serialize};
 
@@ -15,9 +16,11 @@ pub enum InvoiceStatus {
     Void,
 }
 
-/// What can happen to an open invoice.
+/// What can happen to an invoice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InvoiceEvent {
+    /// Finalized: a draft becomes payable.
+    Finalized,
     /// A try was paid (or the invoice was for nothing).
     Paid,
     /// The dunning schedule ran out, or a hard decline ended it.
@@ -26,15 +29,28 @@ pub enum InvoiceEvent {
     Voided,
 }
 
-/// The invoice's state machine: only an `open` invoice moves, to `paid`, `uncollectible` or
-/// `void`; every other status is final here.
+/// The invoice's state machine: a `draft` is finalized to `open`; only an `open` invoice
+/// moves on, to `paid`, `uncollectible` or `void`; every other status is final here.
 pub fn invoice_after(from: InvoiceStatus, event: InvoiceEvent) -> Option<InvoiceStatus> {
     match (from, event) {
+        (InvoiceStatus::Draft, InvoiceEvent::Finalized) => Some(InvoiceStatus::Open),
         (InvoiceStatus::Open, InvoiceEvent::Paid) => Some(InvoiceStatus::Paid),
         (InvoiceStatus::Open, InvoiceEvent::GaveUp) => Some(InvoiceStatus::Uncollectible),
         (InvoiceStatus::Open, InvoiceEvent::Voided) => Some(InvoiceStatus::Void),
         _ => None,
     }
+}
+
+/// 400 `invoice_unexpected_state`: `what` is possible only while the invoice is open.
+pub fn invoice_state_error(i: &Invoice, what: &str) -> CoreError {
+    CoreError::invalid(
+        "invoice",
+        "invoice_unexpected_state",
+        format!(
+            "This invoice's status is {}; {what} only while it is open.",
+            i.status.as_str()
+        ),
+    )
 }
 
 impl InvoiceStatus {
@@ -61,6 +77,19 @@ impl InvoiceStatus {
     }
 }
 
+/// Why an invoice was made (Stripe's `billing_reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BillingReason {
+    /// A subscription's first invoice, made when it is created.
+    SubscriptionCreate,
+    /// A subscription's renewal (the first one after a trial too).
+    #[default]
+    SubscriptionCycle,
+    /// A preview of the next renewal's invoice, never stored.
+    Upcoming,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Period {
     pub start: i64,
@@ -83,6 +112,10 @@ pub struct Invoice {
     pub object: String,
     pub customer: String,
     pub subscription: Option<String>,
+    /// Invoices stored before this field was are renewals' or first invoices'; they read as
+    /// renewals.
+    #[serde(default)]
+    pub billing_reason: BillingReason,
     pub status: InvoiceStatus,
     pub currency: Currency,
     pub amount_due: i64,

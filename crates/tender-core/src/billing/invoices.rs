@@ -22,10 +22,10 @@ use serde_json::json;
 
 use crate::auth::{KeyKind, Principal, Scope};
 use crate::billing::invoice::{
-    invoice_after, is_hard_decline, Dunning, Invoice, InvoiceEvent, InvoiceStatus,
+    invoice_after, invoice_state_error, Invoice, InvoiceEvent, InvoiceStatus,
 };
-use crate::billing::outcome::Outcome;
-use crate::billing::subscription::{subscription_after, Subscription, SubscriptionEvent};
+use crate::billing::outcome::{tried, Outcome, Tried};
+use crate::billing::subscription::{subscription_after, Subscription};
 use crate::documents::batch::Batch;
 use crate::documents::document::{from_body, to_body, to_value};
 use crate::documents::idempotency::{Internal, Settled};
@@ -40,17 +40,6 @@ use crate::billing::Billing;
 use crate::services::RequestContext;
 use crate::store::{ClaimedTask, Collection, Field, ListQuery};
 use crate::task::TaskKind;
-
-pub(crate) fn invoice_state_error(i: &Invoice, what: &str) -> CoreError {
-    CoreError::invalid(
-        "invoice",
-        "invoice_unexpected_state",
-        format!(
-            "This invoice's status is {}; {what} only while it is open.",
-            i.status.as_str()
-        ),
-    )
-}
 
 /// The payment a try of `invoice` makes: its amount due, on the customer's `card`, naming the
 /// invoice.
@@ -467,6 +456,33 @@ impl Billing<'_> {
     }
 
     /// `POST /invoices/{id}/void`: an open invoice will never be paid.
+    /// `POST /v1/invoices/{id}/finalize`: a draft becomes `open` and is tried at once. Tender
+    /// finalizes a subscription's invoice when it makes it (CONTRACT §10), so an invoice that is
+    /// not a draft answers as Stripe does for one already finalized.
+    pub async fn finalize_invoice(&self, ctx: &RequestContext, id: &str) -> CoreResult<Invoice> {
+        self.retry_on_conflict(|| async {
+            let (before, version): (Invoice, i64) = self
+                .load(ctx.scope(), Collection::Invoices, "invoice", id)
+                .await?;
+            let Some(status) = invoice_after(before.status, InvoiceEvent::Finalized) else {
+                return Err(CoreError::invalid(
+                    "invoice",
+                    "invoice_unexpected_state",
+                    "This invoice is already finalized: only a draft invoice can be finalized.",
+                ));
+            };
+            let mut after = before.clone();
+            after.status = status;
+            after.next_payment_attempt = Some(self.now());
+            let mut ops = self.batch(ctx);
+            let object = ops.change("invoice.finalized", (&before, &after), version)?;
+            ops.schedule(TaskKind::PayInvoice, &after.id, self.now());
+            self.commit(ctx, ops, Ok(&object)).await?;
+            Ok(after)
+        })
+        .await
+    }
+
     pub async fn void_invoice(&self, ctx: &RequestContext, id: &str) -> CoreResult<Invoice> {
         self.retry_on_conflict(|| async {
             let scope = ctx.scope();
@@ -495,86 +511,4 @@ impl Billing<'_> {
         })
         .await
     }
-}
-
-/// What one try does to an invoice: the invoice after it, its events, when it is tried again,
-/// and what it means for its subscription.
-struct Tried {
-    after: Invoice,
-    events: Vec<&'static str>,
-    retry: Option<i64>,
-    sub_event: Option<SubscriptionEvent>,
-}
-
-/// The rules of a try (CONTRACT §10), at `now`: a paid try pays the invoice; a failed
-/// automatic try is tried again on the dunning schedule (`dunning`) until a hard decline or the
-/// schedule's end gives up — except a subscription's first invoice (`first_invoice`), tried
-/// once; a try by hand (`automatic` false) changes no schedule. Pure.
-fn tried(
-    invoice: &Invoice,
-    outcome: &Outcome,
-    (automatic, first_invoice): (bool, bool),
-    now: i64,
-    dunning: &Dunning,
-) -> CoreResult<Tried> {
-    let mut after = invoice.clone();
-    after.attempt_count += 1;
-    let mut events = Vec::new();
-    let mut retry = None;
-    let mut sub_event = None;
-    match outcome {
-        Outcome::Paid { payment } => {
-            if let Some(p) = payment {
-                after.payment = Some(p.clone());
-                after.payments.push(p.clone());
-            }
-            after.status = invoice_after(invoice.status, InvoiceEvent::Paid)
-                .ok_or_else(|| invoice_state_error(invoice, "it can be paid"))?;
-            after.amount_paid = after.amount_due;
-            after.next_payment_attempt = None;
-            events.push("invoice.paid");
-            sub_event = Some(SubscriptionEvent::InvoicePaid);
-        }
-        Outcome::Failed {
-            payment,
-            decline_code,
-            ..
-        } => {
-            if let Some(p) = payment {
-                after.payment = Some(p.clone());
-                after.payments.push(p.clone());
-            }
-            events.push("invoice.payment_failed");
-            if automatic && !first_invoice {
-                let first = *after.first_failed_at.get_or_insert(now);
-                after.dunning_step += 1;
-                let next = match is_hard_decline(decline_code.as_deref()) {
-                    true => None,
-                    false => dunning.next_attempt(first, after.dunning_step),
-                };
-                after.next_payment_attempt = next;
-                match next {
-                    Some(t) => {
-                        retry = Some(t);
-                        sub_event = Some(SubscriptionEvent::PaymentFailed);
-                    }
-                    None => {
-                        after.status = invoice_after(invoice.status, InvoiceEvent::GaveUp)
-                            .ok_or_else(|| invoice_state_error(invoice, "it can be given up"))?;
-                        events.push("invoice.marked_uncollectible");
-                        sub_event = Some(SubscriptionEvent::GaveUp);
-                    }
-                }
-            } else if automatic {
-                // The first invoice of a subscription is tried once.
-                after.next_payment_attempt = None;
-            }
-        }
-    }
-    Ok(Tried {
-        after,
-        events,
-        retry,
-        sub_event,
-    })
 }

@@ -5,6 +5,7 @@
 //! - [`catalog`]: products and prices.
 //! - [`subscribe`]: create (with its first invoice charged at once, or a trial);
 //!   [`subscriptions`]: update, cancel, and the renewal, trial and expiry tasks.
+//! - [`upcoming`]: the next invoice before it exists (`create_preview`, `invoice.upcoming`).
 //! - [`outcome`]: how one try went, read from its payment as stored.
 //! - [`invoices`]: charging an invoice through the normal payment path (automatic tries with
 //!   dunning, `POST /invoices/{id}/pay`), voiding it.
@@ -41,6 +42,7 @@ pub mod settle;
 pub mod subscribe;
 pub mod subscription;
 pub mod subscriptions;
+pub mod upcoming;
 
 crate::services::resource_handle!(
     /// Products, prices, subscriptions, invoices and test clocks: `Services` seen as this resource.

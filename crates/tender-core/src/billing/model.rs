@@ -287,6 +287,11 @@ mod tests {
                 assert_eq!(invoice_after(from, event), None, "{from:?} {event:?}");
             }
         }
+        // Only a draft is finalized.
+        assert_eq!(invoice_after(S::Draft, E::Finalized), Some(S::Open));
+        for from in [S::Open, S::Paid, S::Uncollectible, S::Void] {
+            assert_eq!(invoice_after(from, E::Finalized), None, "{from:?}");
+        }
     }
 
     const JAN_31_2027: i64 = 1_801_353_600; // 2027-01-31T00:00:00Z

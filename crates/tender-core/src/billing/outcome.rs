@@ -1,7 +1,12 @@
 //! How one try to collect an invoice went ([`Outcome`]): read from the try's payment as stored,
-//! or from the error of a try that made none, and the error a try by hand answers with. Pure;
-//! depends on the payment type and the error table.
+//! or from the error of a try that made none, and the error a try by hand answers with; and
+//! what that does to the invoice and its subscription ([`tried`]). Pure; depends on the
+//! invoice's and subscription's domain, the payment type and the error table.
 
+use crate::billing::invoice::{
+    invoice_after, invoice_state_error, is_hard_decline, Dunning, Invoice, InvoiceEvent,
+};
+use crate::billing::subscription::SubscriptionEvent;
 use crate::error::{CoreError, CoreResult};
 use crate::payments::payment::{Payment, PaymentStatus};
 
@@ -116,4 +121,86 @@ impl Outcome {
             }),
         }
     }
+}
+
+/// What one try does to an invoice: the invoice after it, its events, when it is tried again,
+/// and what it means for its subscription.
+pub(crate) struct Tried {
+    pub after: Invoice,
+    pub events: Vec<&'static str>,
+    pub retry: Option<i64>,
+    pub sub_event: Option<SubscriptionEvent>,
+}
+
+/// The rules of a try (CONTRACT §10), at `now`: a paid try pays the invoice; a failed
+/// automatic try is tried again on the dunning schedule (`dunning`) until a hard decline or the
+/// schedule's end gives up — except a subscription's first invoice (`first_invoice`), tried
+/// once; a try by hand (`automatic` false) changes no schedule. Pure.
+pub(crate) fn tried(
+    invoice: &Invoice,
+    outcome: &Outcome,
+    (automatic, first_invoice): (bool, bool),
+    now: i64,
+    dunning: &Dunning,
+) -> CoreResult<Tried> {
+    let mut after = invoice.clone();
+    after.attempt_count += 1;
+    let mut events = Vec::new();
+    let mut retry = None;
+    let mut sub_event = None;
+    match outcome {
+        Outcome::Paid { payment } => {
+            if let Some(p) = payment {
+                after.payment = Some(p.clone());
+                after.payments.push(p.clone());
+            }
+            after.status = invoice_after(invoice.status, InvoiceEvent::Paid)
+                .ok_or_else(|| invoice_state_error(invoice, "it can be paid"))?;
+            after.amount_paid = after.amount_due;
+            after.next_payment_attempt = None;
+            events.push("invoice.paid");
+            sub_event = Some(SubscriptionEvent::InvoicePaid);
+        }
+        Outcome::Failed {
+            payment,
+            decline_code,
+            ..
+        } => {
+            if let Some(p) = payment {
+                after.payment = Some(p.clone());
+                after.payments.push(p.clone());
+            }
+            events.push("invoice.payment_failed");
+            if automatic && !first_invoice {
+                let first = *after.first_failed_at.get_or_insert(now);
+                after.dunning_step += 1;
+                let next = match is_hard_decline(decline_code.as_deref()) {
+                    true => None,
+                    false => dunning.next_attempt(first, after.dunning_step),
+                };
+                after.next_payment_attempt = next;
+                match next {
+                    Some(t) => {
+                        retry = Some(t);
+                        sub_event = Some(SubscriptionEvent::PaymentFailed);
+                    }
+                    None => {
+                        after.status = invoice_after(invoice.status, InvoiceEvent::GaveUp)
+                            .ok_or_else(|| invoice_state_error(invoice, "it can be given up"))?;
+                        events.push("invoice.marked_uncollectible");
+                        sub_event = Some(SubscriptionEvent::GaveUp);
+                    }
+                }
+            } else if automatic {
+                // The first invoice of a subscription is tried once.
+                after.next_payment_attempt = None;
+            }
+        }
+    }
+    Ok(Tried {
+        after,
+        events,
+        retry,
+        sub_event,
+    })
 }

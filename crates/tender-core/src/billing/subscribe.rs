@@ -4,7 +4,7 @@
 //! process dies first).
 
 use crate::auth::Scope;
-use crate::billing::invoice::{Invoice, InvoiceStatus};
+use crate::billing::invoice::{BillingReason, Invoice, InvoiceStatus};
 use crate::billing::model::{
     period_end, EmbeddedList, Price, PriceType, Recurring, INCOMPLETE_EXPIRY_SECS, MAX_ITEMS,
     MAX_QUANTITY, MAX_TRIAL_DAYS, TRIAL_WILL_END_SECS,
@@ -238,7 +238,8 @@ impl Billing<'_> {
                     &invoice.customer,
                     &invoice.id,
                 )?;
-                ops.insert_stored(&payment, crate::documents::document::to_body(&payment)?);
+                ops.insert_stored(&payment, crate::documents::document::to_body(&payment)?)
+                    .event("payment.created", &payment)?;
                 None
             }
             (_, first_invoice) => first_invoice,
@@ -256,6 +257,7 @@ impl Billing<'_> {
         intent: Option<&str>,
     ) -> CoreResult<Option<Invoice>> {
         let now = self.now();
+        crate::billing::upcoming::schedule_upcoming(ops, &sub.id, (now, sub.current_period_end));
         Ok(match sub.trial_end {
             Some(end) => {
                 if end - TRIAL_WILL_END_SECS > now {
@@ -265,7 +267,15 @@ impl Billing<'_> {
             }
             None => {
                 let (invoice, invoice_ops) = self
-                    .open_invoice(scope, sub, (now, sub.current_period_end), intent)
+                    .open_invoice(
+                        scope,
+                        sub,
+                        (
+                            (now, sub.current_period_end),
+                            BillingReason::SubscriptionCreate,
+                        ),
+                        intent,
+                    )
                     .await?;
                 sub.latest_invoice = Some(invoice.id.clone());
                 if invoice.status == InvoiceStatus::Paid {

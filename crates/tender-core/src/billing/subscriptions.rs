@@ -8,7 +8,7 @@
 //! already renewed and does nothing, so a period is never invoiced twice.
 
 use crate::auth::Scope;
-use crate::billing::invoice::{invoice_after, Invoice, InvoiceEvent, InvoiceStatus};
+use crate::billing::invoice::{invoice_after, BillingReason, Invoice, InvoiceEvent, InvoiceStatus};
 use crate::billing::model::{next_period_end, EmbeddedList};
 use crate::billing::subscription::{
     subscription_after, Subscription, SubscriptionEvent, SubscriptionStatus,
@@ -70,7 +70,7 @@ fn state_error(s: &Subscription, what: &str) -> CoreError {
 }
 
 impl Billing<'_> {
-    /// A new open invoice of `sub` for the period `[start, end)`, and the writes that record
+    /// A new open invoice of `sub` for the period `[start, end)` (made for `reason`), and the writes that record
     /// it with its events (`invoice.created`, `invoice.finalized`; `invoice.paid` at once for an
     /// invoice of nothing) and its first try, due now; or, given `intent`, no automatic try:
     /// its payment is that intent, which the customer confirms.
@@ -78,57 +78,19 @@ impl Billing<'_> {
         &self,
         scope: &Scope,
         sub: &Subscription,
-        (start, end): (i64, i64),
+        (period, reason): ((i64, i64), BillingReason),
         intent: Option<&str>,
     ) -> CoreResult<(Invoice, Batch)> {
         let now = self.now();
         let id = ids::generate(IdKind::Invoice);
-        // The lines name the products as they are called now.
-        let mut names = std::collections::HashMap::new();
-        for item in &sub.items.data {
-            let product = &item.price.product;
-            if let Some(r) = self
-                .store
-                .find_record(scope, Collection::Products, product)
-                .await?
-            {
-                let p: crate::billing::model::Product = from_body(&r.id, &r.body)?;
-                names.insert(product.clone(), p.name);
-            }
+        let mut invoice = self.invoice_for(scope, sub, period, (id, reason)).await?;
+        let free = invoice.amount_due == 0;
+        if free {
+            invoice.status = InvoiceStatus::Paid;
         }
-        let lines = sub.lines(start, end, |product| names.get(product).cloned());
-        let amount: i64 = lines.iter().map(|l| l.amount).sum();
-        let free = amount == 0;
-        let invoice = Invoice {
-            hosted_invoice_url: format!("{}/invoices/{id}", self.config.receipt_base),
-            id,
-            object: "invoice".into(),
-            customer: sub.customer.clone(),
-            subscription: Some(sub.id.clone()),
-            status: if free {
-                InvoiceStatus::Paid
-            } else {
-                InvoiceStatus::Open
-            },
-            currency: sub.currency,
-            amount_due: amount,
-            amount_paid: 0,
-            lines: EmbeddedList::new(lines),
-            period_start: start,
-            period_end: end,
-            attempt_count: 0,
-            next_payment_attempt: (!free && intent.is_none()).then_some(now),
-            payment: intent.filter(|_| !free).map(str::to_string),
-            payments: intent
-                .filter(|_| !free)
-                .map(str::to_string)
-                .into_iter()
-                .collect(),
-            first_failed_at: None,
-            dunning_step: 0,
-            created: now,
-            livemode: scope.livemode(),
-        };
+        invoice.next_payment_attempt = (!free && intent.is_none()).then_some(now);
+        invoice.payment = intent.filter(|_| !free).map(str::to_string);
+        invoice.payments = invoice.payment.iter().cloned().collect();
         let mut ops = self.background(scope);
         ops.insert(&invoice)?;
         let object = to_value(&invoice)?;
@@ -145,6 +107,53 @@ impl Billing<'_> {
             ops.schedule(TaskKind::PayInvoice, &invoice.id, now);
         }
         Ok((invoice, ops))
+    }
+
+    /// The invoice `id` of `sub` for the period `[start, end)` as it would be opened now:
+    /// its lines (the products named as they are called now) and total, `open`, no try yet.
+    pub(crate) async fn invoice_for(
+        &self,
+        scope: &Scope,
+        sub: &Subscription,
+        (start, end): (i64, i64),
+        (id, billing_reason): (String, BillingReason),
+    ) -> CoreResult<Invoice> {
+        let mut names = std::collections::HashMap::new();
+        for item in &sub.items.data {
+            let product = &item.price.product;
+            if let Some(r) = self
+                .store
+                .find_record(scope, Collection::Products, product)
+                .await?
+            {
+                let p: crate::billing::model::Product = from_body(&r.id, &r.body)?;
+                names.insert(product.clone(), p.name);
+            }
+        }
+        let lines = sub.lines(start, end, |product| names.get(product).cloned());
+        Ok(Invoice {
+            hosted_invoice_url: format!("{}/invoices/{id}", self.config.receipt_base),
+            id,
+            object: "invoice".into(),
+            customer: sub.customer.clone(),
+            subscription: Some(sub.id.clone()),
+            billing_reason,
+            status: InvoiceStatus::Open,
+            currency: sub.currency,
+            amount_due: lines.iter().map(|l| l.amount).sum(),
+            amount_paid: 0,
+            lines: EmbeddedList::new(lines),
+            period_start: start,
+            period_end: end,
+            attempt_count: 0,
+            next_payment_attempt: None,
+            payment: None,
+            payments: Vec::new(),
+            first_failed_at: None,
+            dunning_step: 0,
+            created: self.now(),
+            livemode: scope.livemode(),
+        })
     }
 
     /// `POST /subscriptions/{id}`.
@@ -271,7 +280,14 @@ impl Billing<'_> {
         let mut after = before.clone();
         after.current_period_start = start;
         after.current_period_end = end;
-        let (invoice, invoice_ops) = self.open_invoice(scope, &after, (start, end), None).await?;
+        let (invoice, invoice_ops) = self
+            .open_invoice(
+                scope,
+                &after,
+                ((start, end), BillingReason::SubscriptionCycle),
+                None,
+            )
+            .await?;
         after.latest_invoice = Some(invoice.id.clone());
         let event = if invoice.status == InvoiceStatus::Paid {
             SubscriptionEvent::InvoicePaid
@@ -286,6 +302,7 @@ impl Billing<'_> {
         ops.extend(invoice_ops)
             .schedule(TaskKind::RenewSubscription, &after.id, end)
             .done(task);
+        crate::billing::upcoming::schedule_upcoming(&mut ops, &after.id, (start, end));
         self.commit_background(ops).await
     }
 

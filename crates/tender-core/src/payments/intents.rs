@@ -18,7 +18,7 @@
 //! Depends on `create` (the create it reuses), `payment_methods` (the card named) and the
 //! storage port.
 
-use crate::documents::document::to_body;
+use crate::documents::document::{to_body, to_value};
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::ids::{CustomerId, PaymentId, PaymentMethodId};
 use crate::money::{Amount, Currency};
@@ -89,7 +89,8 @@ impl Payments<'_> {
         }
         let stored = to_body(&payment)?;
         ops.insert_stored(&payment, stored.clone());
-        self.commit_payment(ctx, ops, &stored, None).await?;
+        let event = ops.event_id("payment.created", to_value(&payment)?, None)?;
+        self.commit_payment(ctx, ops, &stored, Some(&event)).await?;
         Ok(payment)
     }
 

@@ -65,7 +65,7 @@ impl Payments<'_> {
             if after == before {
                 return Ok(after);
             }
-            self.save_payment_change(ctx, &before, after, version, "payment.updated")
+            self.save_payment_change(ctx, &before, after, version, &["payment.updated"])
                 .await
         })
         .await
@@ -112,8 +112,14 @@ impl Payments<'_> {
             let mut after = before.clone();
             after.status = status;
             after.amount_captured = amount;
-            self.save_payment_change(ctx, &before, after, version, "payment.succeeded")
-                .await
+            self.save_payment_change(
+                ctx,
+                &before,
+                after,
+                version,
+                &["payment.succeeded", "payment.captured"],
+            )
+            .await
         })
         .await
     }
@@ -140,7 +146,7 @@ impl Payments<'_> {
             after.status = transition(before.status, Transition::Cancel)?;
             after.canceled_at = Some(self.now());
             after.cancellation_reason = reason;
-            self.save_payment_change(ctx, &before, after, version, "payment.canceled")
+            self.save_payment_change(ctx, &before, after, version, &["payment.canceled"])
                 .await
         })
         .await
@@ -153,12 +159,12 @@ impl Payments<'_> {
         before: &Payment,
         mut after: Payment,
         version: i64,
-        event_type: &str,
+        events: &[&str],
     ) -> CoreResult<Payment> {
         // A capture is booked on the balance in the same batch (CONTRACT §9).
         let mut batch = self.batch(ctx);
         self.balance().book_charge(&mut batch, &mut after).await?;
-        let previous = if event_type.ends_with(".updated") {
+        let previous = if events.iter().any(|e| e.ends_with(".updated")) {
             let renderer = self.renderer();
             previous_attributes(
                 &renderer.payment_value(before)?,
@@ -169,8 +175,13 @@ impl Payments<'_> {
         };
         let stored = to_body(&after)?;
         batch.update_stored(&after, version, stored.clone());
-        let event_id = batch.event_id(event_type, to_value(&after)?, previous)?;
-        self.commit_payment(ctx, batch, &stored, Some(&event_id))
+        // The first event is the one the answer names; the others tell the same change.
+        let object = to_value(&after)?;
+        let mut ids = Vec::with_capacity(events.len());
+        for event_type in events {
+            ids.push(batch.event_id(event_type, object.clone(), previous.clone())?);
+        }
+        self.commit_payment(ctx, batch, &stored, ids.first().map(String::as_str))
             .await?;
         Ok(after)
     }

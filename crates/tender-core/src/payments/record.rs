@@ -146,6 +146,9 @@ impl Payments<'_> {
             PaymentStatus::Processing => Some("payment.processing"),
             _ => None,
         };
+        if payment.stored_version.is_none() {
+            ops.event_json("payment.created", object.clone(), None)?;
+        }
         let mut event = None;
         if let Some(event_type) = event_type {
             event = Some(ops.event_id(event_type, object, None)?);

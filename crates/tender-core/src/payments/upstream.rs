@@ -193,7 +193,7 @@ impl Payments<'_> {
             attempts += 1;
             let mut ops = sync.clone();
             match payment.stored_version {
-                None => ops.insert(payment)?,
+                None => ops.insert(payment)?.event("payment.created", payment)?,
                 Some(version) => ops.update(payment, version)?,
             };
             for (collection, id, version) in &preconditions {

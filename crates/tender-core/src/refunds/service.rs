@@ -11,6 +11,7 @@ use crate::refunds::refund::{refund_after, Refund, RefundEvent, RefundReason, Re
 use crate::refunds::Refunds;
 use crate::services::RequestContext;
 use crate::store::{ClaimedTask, Collection};
+use serde_json::json;
 
 /// `POST /refunds`, parsed.
 #[derive(Debug)]
@@ -59,10 +60,15 @@ impl Refunds<'_> {
                 after.amount_refunded += amount;
                 after.refunded = after.amount_refunded == after.amount_captured;
                 let object = to_value(&refund)?;
+                let refunded = json!({
+                    "amount_refunded": before.amount_refunded,
+                    "refunded": before.refunded,
+                });
                 batch
                     .update(&after, version)?
                     .insert(&refund)?
                     .event_json("refund.created", object.clone(), None)?
+                    .event_json("payment.refunded", to_value(&after)?, Some(refunded))?
                     .extend(booking);
                 if bank {
                     batch.schedule(

@@ -228,7 +228,17 @@ fn invoice_amounts(inv: &Value) -> Value {
         int(inv, "amount_paid"),
         int(inv, "attempt_count"),
     );
-    let subscription = !field(inv, "subscription").is_null();
+    // Stored before invoices recorded why they were made: a subscription's are renewals.
+    let reason = match field(inv, "billing_reason") {
+        Value::Null if field(inv, "subscription").is_null() => json!("manual"),
+        Value::Null => json!("subscription_cycle"),
+        reason => reason,
+    };
+    let finalized = if status == "draft" {
+        Value::Null
+    } else {
+        field(inv, "created")
+    };
     json!({
         "id": field(inv, "id"),
         "object": "invoice",
@@ -239,12 +249,12 @@ fn invoice_amounts(inv: &Value) -> Value {
         "amount_shipping": 0,
         "attempt_count": attempts,
         "attempted": attempts > 0,
-        "billing_reason": if subscription { "subscription_cycle" } else { "manual" },
+        "billing_reason": reason,
         "collection_method": "charge_automatically",
         "created": field(inv, "created"),
         "currency": field(inv, "currency"),
         "due_date": null,
-        "effective_at": field(inv, "created"),
+        "effective_at": finalized,
         "ending_balance": 0,
         "hosted_invoice_url": field(inv, "hosted_invoice_url"),
         "invoice_pdf": null,
@@ -260,7 +270,7 @@ fn invoice_amounts(inv: &Value) -> Value {
         "starting_balance": 0,
         "status": status,
         "status_transitions": {
-            "finalized_at": field(inv, "created"),
+            "finalized_at": finalized,
             "marked_uncollectible_at": null,
             "paid_at": if status == "paid" { field(inv, "created") } else { Value::Null },
             "voided_at": null,

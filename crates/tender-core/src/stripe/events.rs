@@ -15,6 +15,11 @@ use super::{Shape, Shapes, API_VERSION};
 /// preference per Tender type.
 pub const MAP: &[(&str, &str, Shape)] = &[
     (
+        "payment.created",
+        "payment_intent.created",
+        Shape::PaymentIntent,
+    ),
+    (
         "payment.succeeded",
         "payment_intent.succeeded",
         Shape::PaymentIntent,
@@ -47,6 +52,8 @@ pub const MAP: &[(&str, &str, Shape)] = &[
         "payment_intent.processing",
         Shape::PaymentIntent,
     ),
+    ("payment.captured", "charge.captured", Shape::Charge),
+    ("payment.refunded", "charge.refunded", Shape::Charge),
     (
         "payment_method.attached",
         "payment_method.attached",
@@ -111,6 +118,7 @@ pub const MAP: &[(&str, &str, Shape)] = &[
         "invoice.marked_uncollectible",
         Shape::Invoice,
     ),
+    ("invoice.upcoming", "invoice.upcoming", Shape::Invoice),
     (
         "test_helpers.test_clock.ready",
         "test_helpers.test_clock.ready",
@@ -136,6 +144,7 @@ pub const MAP: &[(&str, &str, Shape)] = &[
         "setup_intent.canceled",
         Shape::SetupIntent,
     ),
+    ("balance.available", "balance.available", Shape::Balance),
 ];
 
 /// Whether `name` is a Stripe event name Tender sends.

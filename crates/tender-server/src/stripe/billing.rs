@@ -303,6 +303,53 @@ pub fn parse_create_subscription(mut i: Input) -> Result<CreateSubscription, Cor
     Ok(cmd)
 }
 
+/// `POST /v1/invoices/create_preview`: the subscription whose next invoice is previewed (and
+/// its customer, checked when given). Proration and the other previews (`subscription_details`,
+/// a customer's invoice items) come with plan changes.
+pub const CREATE_PREVIEW: &[&str] = &["subscription", "customer"];
+
+/// The subscription and customer of a preview.
+pub struct Preview {
+    subscription: Id<kind::Subscription>,
+    customer: Option<Id<kind::Customer>>,
+}
+
+pub fn parse_create_preview(mut i: Input) -> Result<Preview, CoreError> {
+    let mut p = form(&mut i, CREATE_PREVIEW)?;
+    let subscription = p.string("subscription")?;
+    let subscription = referenced(p.required("subscription", subscription)?, "subscription")?;
+    let customer = match p.string("customer")? {
+        Some(c) => Some(referenced(c, "customer")?),
+        None => None,
+    };
+    Ok(Preview {
+        subscription,
+        customer,
+    })
+}
+
+pub(crate) async fn create_preview(
+    state: AppState,
+    ctx: RequestContext,
+    preview: Preview,
+) -> ApiResult {
+    let invoice = state
+        .services
+        .billing()
+        .preview_invoice(&ctx, &preview.subscription, preview.customer.as_deref())
+        .await?;
+    crate::http::ok(&invoice)
+}
+
+/// `POST /v1/invoices/{id}/finalize`.
+pub(crate) async fn finalize_invoice(
+    state: AppState,
+    ctx: RequestContext,
+    id: Id<kind::Invoice>,
+) -> ApiResult {
+    crate::http::ok(&state.services.billing().finalize_invoice(&ctx, &id).await?)
+}
+
 /// `/v2`'s parsers, for the rows of the route table.
 pub mod parsers {
     pub use super::v2::{

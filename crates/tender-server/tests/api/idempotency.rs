@@ -40,8 +40,15 @@ async fn a_retry_replays_the_first_response_byte_for_byte_and_charges_once() {
     );
     let list = app.get("/v2/payments", app.sk()).await;
     assert_eq!(list.body["data"].as_array().unwrap().len(), 1);
+    // The payment's two events (created, then succeeded), once.
     let events = app.get("/v2/events", app.sk()).await;
-    assert_eq!(events.body["data"].as_array().unwrap().len(), 1);
+    let types: Vec<&str> = events.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, ["payment.succeeded", "payment.created"]);
 }
 
 #[tokio::test]
@@ -203,12 +210,13 @@ async fn fifty_concurrent_identical_requests_create_one_payment_and_one_event() 
             .len(),
         1
     );
+    // One payment's events: payment.created and payment.succeeded, once each.
     assert_eq!(
         app.get("/v2/events", app.sk()).await.body["data"]
             .as_array()
             .unwrap()
             .len(),
-        1
+        2
     );
 }
 

@@ -30,6 +30,7 @@ mod setup_intents;
 mod stream;
 mod stripe;
 mod stripe_catalog;
+mod stripe_events;
 mod stripe_payouts;
 mod stripe_shapes;
 mod stripe_subscriptions;

@@ -57,6 +57,8 @@ mod stream;
 mod stripe;
 #[path = "../api/stripe_catalog.rs"]
 mod stripe_catalog;
+#[path = "../api/stripe_events.rs"]
+mod stripe_events;
 #[path = "../api/stripe_payouts.rs"]
 mod stripe_payouts;
 #[path = "../api/stripe_shapes.rs"]

@@ -27,13 +27,16 @@ pub(crate) fn object(id: String) -> About {
 /// Runs the recipe of `event_type`; what the awaited event is about.
 pub(crate) async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
     match event_type {
-        "payment.succeeded"
+        "payment.created"
+        | "payment.succeeded"
         | "payment.failed"
         | "payment.canceled"
         | "payment.updated"
         | "payment.requires_action"
         | "payment.requires_capture"
         | "payment.processing"
+        | "payment.captured"
+        | "payment.refunded"
         | "refund.created"
         | "refund.updated" => payment_recipe(c, event_type).await,
         "payment_method.attached" | "payment_method.detached" => {
@@ -58,7 +61,16 @@ pub(crate) async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
         | "invoice.paid"
         | "invoice.payment_failed"
         | "invoice.voided"
-        | "invoice.marked_uncollectible" => invoice_recipe(c, event_type).await,
+        | "invoice.marked_uncollectible"
+        | "invoice.upcoming" => invoice_recipe(c, event_type).await,
+        "balance.available" => {
+            c.pay(CARD_OK, json!({})).await?;
+            note("the charge to become available (the server's --balance-available-delay, 60 s by default in test mode)");
+            Ok(About {
+                field: "object",
+                value: "balance".into(),
+            })
+        }
         "test_helpers.test_clock.ready" => clock_recipe(c, event_type).await,
         "setup_intent.created"
         | "setup_intent.succeeded"
@@ -79,7 +91,18 @@ pub(crate) fn no_recipe(other: &str) -> anyhow::Result<About> {
 /// The recipes of payments and refunds.
 pub(crate) async fn payment_recipe(c: &Calls, event_type: &str) -> anyhow::Result<About> {
     Ok(match event_type {
-        "payment.succeeded" => object(c.pay(CARD_OK, json!({})).await?),
+        "payment.created" | "payment.succeeded" => object(c.pay(CARD_OK, json!({})).await?),
+        "payment.captured" => {
+            let pay = c.pay(CARD_OK, json!({"capture": false})).await?;
+            c.post(&format!("/payments/{pay}/capture"), json!({}))
+                .await?;
+            object(pay)
+        }
+        "payment.refunded" => {
+            let pay = c.pay(CARD_OK, json!({})).await?;
+            c.post("/refunds", json!({"payment": pay})).await?;
+            object(pay)
+        }
         "payment.failed" => object(c.declined_payment().await?),
         "payment.requires_action" => object(
             c.pay(
@@ -299,6 +322,18 @@ pub(crate) async fn invoice_recipe(c: &Calls, event_type: &str) -> anyhow::Resul
                     .await?;
             }
             object(invoice)
+        }
+        "invoice.upcoming" => {
+            // A monthly subscription on a test clock moved 28 days on: 3 days before its
+            // renewal has passed.
+            let (clock, now) = c.clock().await?;
+            let cus = c.customer_with_card(CARD_OK, Some(&clock)).await?;
+            let sub = id(c.subscribe(&cus, json!({})).await?)?;
+            c.advance(&clock, now + 28 * DAY).await?;
+            About {
+                field: "subscription",
+                value: sub,
+            }
         }
         "invoice.marked_uncollectible" => {
             // A day's trial, then a card that declines every retry: on a test clock moved past
