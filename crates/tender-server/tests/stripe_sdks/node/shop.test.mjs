@@ -103,6 +103,8 @@ test('a subscription on a test clock, advanced a month', async () => {
   const price = await stripe.prices.create({ product: (await stripe.products.create({ name: 'Plan' })).id, currency: 'eur', unit_amount: 900, recurring: { interval: 'month' } });
   const sub = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: price.id }], default_payment_method: pm.id });
   assert.equal(sub.status, 'active');
+  const preview = await stripe.invoices.createPreview({ subscription: sub.id });
+  assert.deepEqual([preview.amount_due, preview.billing_reason, preview.period_start], [900, 'upcoming', sub.items.data[0].current_period_end]);
   await stripe.testHelpers.testClocks.advance(clock.id, { frozen_time: start + 35 * 86400 });
   let ready = false;
   for (let i = 0; i < 600 && !ready; i++) {
@@ -126,13 +128,15 @@ test('a webhook verifies with constructEvent', async () => {
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   try {
-    const endpoint = await stripe.webhookEndpoints.create({ url: `http://127.0.0.1:${server.address().port}/hook`, enabled_events: ['charge.succeeded'] });
+    const endpoint = await stripe.webhookEndpoints.create({ url: `http://127.0.0.1:${server.address().port}/hook`, enabled_events: ['charge.succeeded', 'payment_intent.created'] });
     const intent = await stripe.paymentIntents.create({ amount: 1700, currency: 'usd', payment_method: 'pm_card_visa', confirm: true });
-    for (let i = 0; i < 600 && received.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
-    assert.equal(received.length, 1);
-    const event = stripe.webhooks.constructEvent(received[0][0], received[0][1], endpoint.secret);
-    assert.equal(event.type, 'charge.succeeded');
+    for (let i = 0; i < 600 && received.length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(received.length, 2);
+    const events = received.map(([body, signature]) => stripe.webhooks.constructEvent(body, signature, endpoint.secret));
+    assert.deepEqual(events.map((e) => e.type).sort(), ['charge.succeeded', 'payment_intent.created']);
+    const event = events.find((e) => e.type === 'charge.succeeded');
     assert.equal(event.data.object.payment_intent, intent.id);
+    assert.equal(events.find((e) => e.type === 'payment_intent.created').data.object.id, intent.id);
     assert.throws(() => stripe.webhooks.constructEvent(received[0][0], received[0][1], 'whsec_wrong'));
     await stripe.webhookEndpoints.del(endpoint.id);
   } finally {

@@ -178,6 +178,14 @@ class Billing(unittest.TestCase):
         self.assertEqual(sub.latest_invoice.status, "paid")
         self.assertEqual(sub.latest_invoice.amount_paid, 3000)
         self.assertEqual(sub["items"].data[0].price.id, price.id)
+        self.assertEqual(sub.latest_invoice.billing_reason, "subscription_create")
+        # What the next renewal will bill, before it does; the invoice made is final already.
+        preview = stripe.Invoice.create_preview(subscription=sub.id)
+        self.assertEqual((preview.amount_due, preview.billing_reason), (3000, "upcoming"))
+        self.assertEqual(preview.period_start, sub["items"].data[0].current_period_end)
+        with self.assertRaises(stripe.InvalidRequestError) as caught:
+            stripe.Invoice.finalize_invoice(sub.latest_invoice.id)
+        self.assertEqual(caught.exception.code, "invoice_unexpected_state")
         stripe.test_helpers.TestClock.advance(clock.id, frozen_time=start + 65 * 86400)
         self.wait_ready(clock.id)
         invoices = list(stripe.Invoice.list(customer=customer.id).auto_paging_iter())
@@ -246,7 +254,7 @@ class Webhooks(unittest.TestCase):
         try:
             endpoint = stripe.WebhookEndpoint.create(
                 url=f"http://127.0.0.1:{server.server_port}/hook",
-                enabled_events=["payment_intent.succeeded"],
+                enabled_events=["payment_intent.succeeded", "charge.refunded"],
             )
             self.assertTrue(endpoint.secret.startswith("whsec_"))
             intent = stripe.PaymentIntent.create(amount=4200, currency="usd", payment_method="pm_card_visa", confirm=True)
@@ -263,6 +271,19 @@ class Webhooks(unittest.TestCase):
             with self.assertRaises(stripe.SignatureVerificationError):
                 stripe.Webhook.construct_event(payload, signature, "whsec_not_the_secret")
             self.assertEqual(stripe.Event.retrieve(event.id).type, "payment_intent.succeeded")
+            # A refund is charge.refunded, the charge with what is refunded of it.
+            stripe.Refund.create(payment_intent=intent.id, amount=1000)
+            for _ in range(600):
+                if len(received) > 1:
+                    break
+                time.sleep(0.05)
+            refunded = stripe.Webhook.construct_event(received[1][0], received[1][1], endpoint.secret)
+            self.assertEqual(refunded.type, "charge.refunded")
+            self.assertIsInstance(refunded.data.object, stripe.Charge)
+            self.assertEqual(
+                (refunded.data.object.payment_intent, refunded.data.object.amount_refunded, refunded.data.object.refunded),
+                (intent.id, 1000, False),
+            )
             stripe.WebhookEndpoint.delete(endpoint.id)
         finally:
             server.shutdown()
