@@ -363,16 +363,25 @@ impl Billing<'_> {
                 .await?
                 .map(|c| c.id),
         };
-        let outcome = self
-            .charge_try(scope, invoice, invoice.attempt_count + 1, card)
-            .await?;
-        let (after, ops) = self.apply_try(
+        // Paid already by a try authenticated late (its settle task not run yet): by that
+        // payment, never by charging again.
+        let outcome = match self.succeeded_payment(scope, invoice).await? {
+            Some(paid) => Outcome::Paid {
+                payment: Some(paid),
+            },
+            None => {
+                self.charge_try(scope, invoice, invoice.attempt_count + 1, card)
+                    .await?
+            }
+        };
+        let (after, mut ops) = self.apply_try(
             scope,
             (invoice, version),
             subscription.as_ref().map(|(s, v)| (s, *v)),
             &outcome,
             automatic,
         )?;
+        self.cancel_other_tries(scope, &after, &mut ops).await?;
         Ok((outcome, after, ops))
     }
 
@@ -455,7 +464,6 @@ impl Billing<'_> {
         .await
     }
 
-    /// `POST /invoices/{id}/void`: an open invoice will never be paid.
     /// `POST /v1/invoices/{id}/finalize`: a draft becomes `open` and is tried at once. Tender
     /// finalizes a subscription's invoice when it makes it (CONTRACT §10), so an invoice that is
     /// not a draft answers as Stripe does for one already finalized.
@@ -483,6 +491,7 @@ impl Billing<'_> {
         .await
     }
 
+    /// `POST /invoices/{id}/void`: an open invoice will never be paid.
     pub async fn void_invoice(&self, ctx: &RequestContext, id: &str) -> CoreResult<Invoice> {
         self.retry_on_conflict(|| async {
             let scope = ctx.scope();

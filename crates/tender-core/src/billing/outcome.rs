@@ -152,7 +152,9 @@ pub(crate) fn tried(
         Outcome::Paid { payment } => {
             if let Some(p) = payment {
                 after.payment = Some(p.clone());
-                after.payments.push(p.clone());
+                if !after.payments.contains(p) {
+                    after.payments.push(p.clone());
+                }
             }
             after.status = invoice_after(invoice.status, InvoiceEvent::Paid)
                 .ok_or_else(|| invoice_state_error(invoice, "it can be paid"))?;

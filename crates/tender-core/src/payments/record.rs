@@ -154,10 +154,18 @@ impl Payments<'_> {
             event = Some(ops.event_id(event_type, object, None)?);
         }
         // A customer's confirmation of an invoice's intent settles the invoice, in a task
-        // (billing's, which payments do not reach into).
-        if payment.stored_version.is_some() && payment.invoice.is_some() {
-            if let PaymentStatus::Succeeded | PaymentStatus::Failed = payment.status {
-                ops.schedule(TaskKind::SettleInvoicePayment, &payment.id, self.now());
+        // (billing's, which payments do not reach into); so does every invoice payment that
+        // succeeds, so that one racing another try to pay the same invoice is refunded.
+        if payment.invoice.is_some() {
+            let confirmed = payment.stored_version.is_some();
+            match payment.status {
+                PaymentStatus::Succeeded => {
+                    ops.schedule(TaskKind::SettleInvoicePayment, &payment.id, self.now());
+                }
+                PaymentStatus::Failed if confirmed => {
+                    ops.schedule(TaskKind::SettleInvoicePayment, &payment.id, self.now());
+                }
+                _ => {}
             }
         }
         match decline {

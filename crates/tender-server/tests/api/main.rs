@@ -14,6 +14,7 @@ mod disputes;
 mod errors;
 mod helpers;
 mod idempotency;
+mod invoice_once;
 mod ledger_property;
 mod lifecycle;
 mod lists;

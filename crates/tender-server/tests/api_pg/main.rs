@@ -25,6 +25,8 @@ mod errors;
 mod helpers;
 #[path = "../api/idempotency.rs"]
 mod idempotency;
+#[path = "../api/invoice_once.rs"]
+mod invoice_once;
 #[path = "../api/ledger_property.rs"]
 mod ledger_property;
 #[path = "../api/lifecycle.rs"]
