@@ -290,7 +290,7 @@ class PaymentMethod(TypedDict, closed=True):
     created: int
 
 
-EventType: TypeAlias = Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'balance.available']
+EventType: TypeAlias = Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'balance.available']
 
 
 class Request(TypedDict, closed=True):
@@ -306,7 +306,7 @@ class WebhookEndpoint(TypedDict, closed=True):
     id: str
     object: Literal['webhook_endpoint']
     url: str
-    enabled_events: list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'balance.available', '*', 'payment_intent.created', 'payment_intent.succeeded', 'charge.succeeded', 'payment_intent.payment_failed', 'charge.failed', 'payment_intent.canceled', 'charge.updated', 'payment_intent.requires_action', 'payment_intent.amount_capturable_updated', 'payment_intent.processing', 'charge.captured', 'charge.refunded', 'charge.refund.updated', 'charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'invoice.payment_succeeded']]
+    enabled_events: list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'balance.available', '*', 'payment_intent.created', 'payment_intent.succeeded', 'charge.succeeded', 'payment_intent.payment_failed', 'charge.failed', 'payment_intent.canceled', 'charge.updated', 'payment_intent.requires_action', 'payment_intent.amount_capturable_updated', 'payment_intent.processing', 'charge.captured', 'charge.refunded', 'charge.refund.updated', 'charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'invoice.payment_succeeded']]
     description: str | None
     status: Literal['enabled', 'disabled']
     livemode: bool
@@ -322,7 +322,7 @@ class WebhookEndpointWithSecret(TypedDict, closed=True):
     id: str
     object: Literal['webhook_endpoint']
     url: str
-    enabled_events: list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'balance.available', '*', 'payment_intent.created', 'payment_intent.succeeded', 'charge.succeeded', 'payment_intent.payment_failed', 'charge.failed', 'payment_intent.canceled', 'charge.updated', 'payment_intent.requires_action', 'payment_intent.amount_capturable_updated', 'payment_intent.processing', 'charge.captured', 'charge.refunded', 'charge.refund.updated', 'charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'invoice.payment_succeeded']]
+    enabled_events: list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'balance.available', '*', 'payment_intent.created', 'payment_intent.succeeded', 'charge.succeeded', 'payment_intent.payment_failed', 'charge.failed', 'payment_intent.canceled', 'charge.updated', 'payment_intent.requires_action', 'payment_intent.amount_capturable_updated', 'payment_intent.processing', 'charge.captured', 'charge.refunded', 'charge.refund.updated', 'charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'invoice.payment_succeeded']]
     description: str | None
     status: Literal['enabled', 'disabled']
     livemode: bool
@@ -487,13 +487,13 @@ class EventResend(TypedDict, closed=True):
 
 class WebhookEndpointCreate(TypedDict, closed=True):
     url: str
-    enabled_events: list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'balance.available', '*']]
+    enabled_events: list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'balance.available', '*']]
     description: NotRequired[str | None]
 
 
 class WebhookEndpointUpdate(TypedDict, closed=True):
     url: NotRequired[str | None]
-    enabled_events: NotRequired[list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'balance.available', '*']] | None]
+    enabled_events: NotRequired[list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'balance.available', '*']] | None]
     description: NotRequired[str | None]
     disabled: NotRequired[bool | None]
 
@@ -779,30 +779,6 @@ class Items(TypedDict, closed=True):
     data: list[SubscriptionItem]
 
 
-class Subscription(TypedDict, closed=True):
-    id: str
-    object: Literal['subscription']
-    customer: str
-    status: Literal['incomplete', 'incomplete_expired', 'trialing', 'active', 'past_due', 'canceled', 'unpaid']
-    items: Items
-    currency: str
-    billing_cycle_anchor: int
-    current_period_start: int
-    current_period_end: int
-    trial_start: int | None
-    trial_end: int | None
-    cancel_at_period_end: bool
-    canceled_at: int | None
-    ended_at: int | None
-    latest_invoice: str | None
-    default_payment_method: str | None
-    pending_setup_intent: str | None
-    test_clock: str | None
-    metadata: Metadata
-    created: int
-    livemode: bool
-
-
 class Period(TypedDict, closed=True):
     start: int
     end: int
@@ -878,13 +854,6 @@ class PriceList(TypedDict, closed=True):
     url: Literal['/v2/prices']
 
 
-class SubscriptionList(TypedDict, closed=True):
-    object: Literal['list']
-    data: list[Subscription]
-    has_more: bool
-    url: Literal['/v2/subscriptions']
-
-
 class InvoiceList(TypedDict, closed=True):
     object: Literal['list']
     data: list[Invoice]
@@ -957,15 +926,6 @@ class PriceUpdate(TypedDict, closed=True):
 class Item(TypedDict, closed=True):
     price: str
     quantity: NotRequired[int]
-
-
-class SubscriptionCreate(TypedDict, closed=True):
-    customer: str
-    items: list[Item]
-    default_payment_method: NotRequired[str]
-    trial_period_days: NotRequired[int]
-    cancel_at_period_end: NotRequired[bool]
-    metadata: NotRequired[MetadataParam]
 
 
 class SubscriptionUpdate(TypedDict, closed=True):
@@ -1074,6 +1034,14 @@ class SetupIntentCancel(TypedDict, closed=True):
     cancellation_reason: NotRequired[Literal['abandoned', 'duplicate', 'requested_by_customer'] | None]
 
 
+class EndBehavior(TypedDict, closed=True):
+    missing_payment_method: Literal['create_invoice', 'pause', 'cancel']
+
+
+class TrialSettings(TypedDict, closed=True):
+    end_behavior: EndBehavior
+
+
 class NextAction(TypedDict, closed=True):
     """
     What the customer must do while the payment `requires_action` (3-D Secure): open `redirect_to_url.url` (Tender's page, or the processor's), or, when the processor gave no page, authenticate with the processor's own client SDK (`use_processor_sdk`); the payment then moves by the processor's webhook or Tender's sync.
@@ -1115,6 +1083,67 @@ class Payment(TypedDict, closed=True):
     invoice: str | None
 
 
+class PaymentList(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[Payment]
+    has_more: bool
+    url: Literal['/v2/payments']
+
+
+class PaymentCreate(TypedDict, closed=True):
+    amount: int
+    currency: str
+    payment_method: str | CardPaymentMethodInput | BankTransferPaymentMethodInput | ConnectorTokenPaymentMethodInput
+    customer: NotRequired[str | None]
+    description: NotRequired[str | None]
+    metadata: NotRequired[MetadataParam]
+    capture: NotRequired[bool | None]
+    save_payment_method: NotRequired[bool | None]
+    return_url: NotRequired[str | None]
+
+
+class Subscription(TypedDict, closed=True):
+    id: str
+    object: Literal['subscription']
+    customer: str
+    status: Literal['incomplete', 'incomplete_expired', 'trialing', 'active', 'past_due', 'canceled', 'unpaid', 'paused']
+    items: Items
+    currency: str
+    billing_cycle_anchor: int
+    current_period_start: int
+    current_period_end: int
+    trial_start: int | None
+    trial_end: int | None
+    cancel_at_period_end: bool
+    canceled_at: int | None
+    ended_at: int | None
+    latest_invoice: str | None
+    default_payment_method: str | None
+    pending_setup_intent: str | None
+    test_clock: str | None
+    metadata: Metadata
+    created: int
+    livemode: bool
+    trial_settings: TrialSettings
+
+
+class SubscriptionList(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[Subscription]
+    has_more: bool
+    url: Literal['/v2/subscriptions']
+
+
+class SubscriptionCreate(TypedDict, closed=True):
+    customer: str
+    items: list[Item]
+    default_payment_method: NotRequired[str]
+    trial_period_days: NotRequired[int]
+    cancel_at_period_end: NotRequired[bool]
+    metadata: NotRequired[MetadataParam]
+    trial_settings: NotRequired[TrialSettings]
+
+
 class Data(TypedDict, closed=True):
     object: Payment | PaymentMethod | Refund | Customer | Payout | Dispute | Product | Price | Subscription | Invoice | TestClock | SetupIntent | Balance
     previous_attributes: NotRequired[dict[str, Any]]
@@ -1131,27 +1160,8 @@ class Event(TypedDict, closed=True):
     request: Request
 
 
-class PaymentList(TypedDict, closed=True):
-    object: Literal['list']
-    data: list[Payment]
-    has_more: bool
-    url: Literal['/v2/payments']
-
-
 class EventList(TypedDict, closed=True):
     object: Literal['list']
     data: list[Event]
     has_more: bool
     url: Literal['/v2/events']
-
-
-class PaymentCreate(TypedDict, closed=True):
-    amount: int
-    currency: str
-    payment_method: str | CardPaymentMethodInput | BankTransferPaymentMethodInput | ConnectorTokenPaymentMethodInput
-    customer: NotRequired[str | None]
-    description: NotRequired[str | None]
-    metadata: NotRequired[MetadataParam]
-    capture: NotRequired[bool | None]
-    save_payment_method: NotRequired[bool | None]
-    return_url: NotRequired[str | None]

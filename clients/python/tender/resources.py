@@ -405,6 +405,13 @@ class Subscriptions(Resource):
     def cancel(self, id: str) -> models.Subscription:
         return cast("models.Subscription", self._t.request("DELETE", f"/subscriptions/{id}"))
 
+    def resume(self, id: str, *, idempotency_key: str | None = None) -> models.Subscription:
+        """A paused subscription starts a new period now; its invoice is tried at once."""
+        return cast(
+            "models.Subscription",
+            self._t.request("POST", f"/subscriptions/{id}/resume", idempotency_key=idempotency_key),
+        )
+
     def list(self, **params: Any) -> Page[models.Subscription]:
         """One page (``limit``, ``starting_after``, ``ending_before``, ``created={"gte": …}``
         and the list's filters); ``.auto_paging_iter()`` walks every page."""

@@ -165,3 +165,22 @@ def test_the_event_stream_yields_new_events_and_resumes_after_the_last_one(clien
     with pytest.raises(errors.InvalidRequestError) as e:
         next(client.events.stream(after="evt_doesnotexist"))
     assert e.value.code == "resource_missing"
+
+
+def test_a_trial_set_to_pause_without_a_card_is_resumed_only_once_paused(client: Tender) -> None:
+    customer = client.customers.create(email="trial@example.com")
+    product = client.products.create(name="Plan")
+    price = client.prices.create(
+        product=product["id"], currency="usd", unit_amount=900, recurring={"interval": "month"}
+    )
+    sub = client.subscriptions.create(
+        customer=customer["id"],
+        items=[{"price": price["id"]}],
+        trial_period_days=7,
+        trial_settings={"end_behavior": {"missing_payment_method": "pause"}},
+    )
+    assert sub["status"] == "trialing"
+    assert sub["trial_settings"]["end_behavior"]["missing_payment_method"] == "pause"
+    with pytest.raises(errors.InvalidRequestError) as e:
+        client.subscriptions.resume(sub["id"])
+    assert e.value.code == "subscription_unexpected_state"

@@ -269,6 +269,10 @@ export class Subscriptions extends Resource {
   cancel(id: string): Promise<Schemas["Subscription"]> {
     return this.t.request("DELETE", `/subscriptions/${encodeURIComponent(id)}`);
   }
+  /** A paused subscription starts a new period now; its invoice is tried at once. */
+  resume(id: string, options: PostOptions = {}): Promise<Schemas["Subscription"]> {
+    return this.t.request("POST", `/subscriptions/${encodeURIComponent(id)}/resume`, { idempotencyKey: options.idempotencyKey });
+  }
   /** One page (`limit`, `starting_after`, `ending_before`, `created: { gte: … }`, filters); `for await` over it walks every page. */
   list(query: Query = {}): Promise<Page<Schemas["Subscription"]>> {
     return Page.fetch(this.t, `/subscriptions`, query);

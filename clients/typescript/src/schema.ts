@@ -818,6 +818,26 @@ export interface paths {
         patch: operations["patchSubscription"];
         trace?: never;
     };
+    "/subscriptions/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused subscription
+         * @description A paused subscription (its trial ended without a card, `trial_settings.end_behavior.missing_payment_method: pause`) starts a new period now (`billing_cycle_anchor` moves to now) and its invoice is tried at once: paid, it is `active` again (`customer.subscription.resumed`); declined, it stays `paused` with the invoice open (pay it by hand or on its hosted page to resume it, or void it). Still unpaid when that period ends, the invoice is voided. 400 `subscription_unexpected_state` on a subscription that is not paused or whose resumption invoice is open.
+         */
+        post: operations["resumeSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/invoices": {
         parameters: {
             query?: never;
@@ -1242,7 +1262,7 @@ export interface components {
             created: number;
         };
         /** @enum {string} */
-        EventType: "payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "balance.available";
+        EventType: "payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "balance.available";
         Event: {
             id: string;
             /** @constant */
@@ -1274,7 +1294,7 @@ export interface components {
             object: "webhook_endpoint";
             url: string;
             /** @description An endpoint created through /v1 (dialect stripe) lists Stripe's event names. */
-            enabled_events: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "balance.available" | "*" | "payment_intent.created" | "payment_intent.succeeded" | "charge.succeeded" | "payment_intent.payment_failed" | "charge.failed" | "payment_intent.canceled" | "charge.updated" | "payment_intent.requires_action" | "payment_intent.amount_capturable_updated" | "payment_intent.processing" | "charge.captured" | "charge.refunded" | "charge.refund.updated" | "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" | "invoice.payment_succeeded")[];
+            enabled_events: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "balance.available" | "*" | "payment_intent.created" | "payment_intent.succeeded" | "charge.succeeded" | "payment_intent.payment_failed" | "charge.failed" | "payment_intent.canceled" | "charge.updated" | "payment_intent.requires_action" | "payment_intent.amount_capturable_updated" | "payment_intent.processing" | "charge.captured" | "charge.refunded" | "charge.refund.updated" | "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" | "invoice.payment_succeeded")[];
             description: string | null;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -1297,7 +1317,7 @@ export interface components {
             object: "webhook_endpoint";
             url: string;
             /** @description An endpoint created through /v1 (dialect stripe) lists Stripe's event names. */
-            enabled_events: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "balance.available" | "*" | "payment_intent.created" | "payment_intent.succeeded" | "charge.succeeded" | "payment_intent.payment_failed" | "charge.failed" | "payment_intent.canceled" | "charge.updated" | "payment_intent.requires_action" | "payment_intent.amount_capturable_updated" | "payment_intent.processing" | "charge.captured" | "charge.refunded" | "charge.refund.updated" | "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" | "invoice.payment_succeeded")[];
+            enabled_events: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "balance.available" | "*" | "payment_intent.created" | "payment_intent.succeeded" | "charge.succeeded" | "payment_intent.payment_failed" | "charge.failed" | "payment_intent.canceled" | "charge.updated" | "payment_intent.requires_action" | "payment_intent.amount_capturable_updated" | "payment_intent.processing" | "charge.captured" | "charge.refunded" | "charge.refund.updated" | "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" | "invoice.payment_succeeded")[];
             description: string | null;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -1536,12 +1556,12 @@ export interface components {
              */
             url: string;
             /** @description Event types, or `"*"` for all. */
-            enabled_events: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "balance.available" | "*")[];
+            enabled_events: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "balance.available" | "*")[];
             description?: string | null;
         };
         WebhookEndpointUpdate: {
             url?: string | null;
-            enabled_events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "balance.available" | "*")[] | null;
+            enabled_events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "balance.available" | "*")[] | null;
             description?: string | null;
             disabled?: boolean | null;
         };
@@ -1894,7 +1914,7 @@ export interface components {
             object: "subscription";
             customer: string;
             /** @enum {unknown} */
-            status: "incomplete" | "incomplete_expired" | "trialing" | "active" | "past_due" | "canceled" | "unpaid";
+            status: "incomplete" | "incomplete_expired" | "trialing" | "active" | "past_due" | "canceled" | "unpaid" | "paused";
             items: {
                 /** @constant */
                 object: "list";
@@ -1951,6 +1971,7 @@ export interface components {
              */
             created: number;
             livemode: boolean;
+            trial_settings: components["schemas"]["TrialSettings"];
         };
         InvoiceLine: {
             price: string;
@@ -2166,6 +2187,7 @@ export interface components {
             trial_period_days?: number;
             cancel_at_period_end?: boolean;
             metadata?: components["schemas"]["MetadataParam"];
+            trial_settings?: components["schemas"]["TrialSettings"];
         };
         SubscriptionUpdate: {
             cancel_at_period_end?: boolean;
@@ -2275,6 +2297,15 @@ export interface components {
         SetupIntentCancel: {
             /** @enum {string|null} */
             cancellation_reason?: "abandoned" | "duplicate" | "requested_by_customer" | null;
+        };
+        TrialSettings: {
+            end_behavior: {
+                /**
+                 * @description What the trial's end does when the customer has no card to charge: open the first invoice all the same (its try fails), pause the subscription (paused, until resumed), or cancel it.
+                 * @enum {string}
+                 */
+                missing_payment_method: "create_invoice" | "pause" | "cancel";
+            };
         };
     };
     responses: {
@@ -5332,7 +5363,7 @@ export interface operations {
                 /** @description Only this customer's subscriptions. */
                 customer?: string;
                 /** @description Only subscriptions with this status. */
-                status?: "incomplete" | "incomplete_expired" | "trialing" | "active" | "past_due" | "canceled" | "unpaid";
+                status?: "incomplete" | "incomplete_expired" | "trialing" | "active" | "past_due" | "canceled" | "unpaid" | "paused";
                 /** @description Only subscriptions with this price among their items. */
                 price?: string;
             };
@@ -5533,6 +5564,51 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["SubscriptionUpdate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Tender-Version": components["headers"]["Tender-Version"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resumeSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry for 24 hours: a repeat with the same key, method, path and body returns the first response (with `Idempotent-Replayed: true`); another request under the key is 400, one while the first still runs is 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The subscription's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON; an empty body is the same as `{}`. Unknown parameters are 400 `parameter_unknown`. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["Empty"];
             };
         };
         responses: {

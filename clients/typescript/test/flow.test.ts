@@ -172,3 +172,19 @@ test("the event stream yields new events and resumes after the last one", async 
     return true;
   });
 });
+
+test("a trial set to pause without a card is resumed only once paused", async () => {
+  const customer = await tender.customers.create({ email: "trial@example.com" });
+  const product = await tender.products.create({ name: "Plan" });
+  const price = await tender.prices.create({ product: product.id, currency: "usd", unit_amount: 900, recurring: { interval: "month" } });
+  const sub = await tender.subscriptions.create({
+    customer: customer.id,
+    items: [{ price: price.id }],
+    trial_period_days: 7,
+    trial_settings: { end_behavior: { missing_payment_method: "pause" } },
+  });
+  assert.equal(sub.status, "trialing");
+  assert.equal(sub.trial_settings.end_behavior.missing_payment_method, "pause");
+  await assert.rejects(tender.subscriptions.resume(sub.id), (e: unknown) => e instanceof InvalidRequestError && e.code === "subscription_unexpected_state");
+});
+

@@ -41,6 +41,8 @@ pub const EVENT_TYPES: &[&str] = &[
     "customer.subscription.updated",
     "customer.subscription.deleted",
     "customer.subscription.trial_will_end",
+    "customer.subscription.paused",
+    "customer.subscription.resumed",
     "invoice.created",
     "invoice.finalized",
     "invoice.paid",

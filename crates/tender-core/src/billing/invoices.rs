@@ -25,7 +25,7 @@ use crate::billing::invoice::{
     invoice_after, invoice_state_error, Invoice, InvoiceEvent, InvoiceStatus,
 };
 use crate::billing::outcome::{tried, Outcome, Tried};
-use crate::billing::subscription::{subscription_after, Subscription};
+use crate::billing::subscription::{subscription_after, Subscription, SubscriptionStatus};
 use crate::documents::batch::Batch;
 use crate::documents::document::{from_body, to_body, to_value};
 use crate::documents::idempotency::{Internal, Settled};
@@ -291,8 +291,12 @@ impl Billing<'_> {
         outcome: &Outcome,
         automatic: bool,
     ) -> CoreResult<(Invoice, Batch)> {
+        // A first invoice, and a paused subscription's resumption invoice, are tried once.
         let first_invoice = subscription.is_some_and(|(s, _)| {
-            s.status == crate::billing::subscription::SubscriptionStatus::Incomplete
+            matches!(
+                s.status,
+                SubscriptionStatus::Incomplete | SubscriptionStatus::Paused
+            )
         });
         let Tried {
             after,
@@ -321,6 +325,9 @@ impl Billing<'_> {
                     let mut changed = sub.clone();
                     changed.status = status;
                     ops.change("customer.subscription.updated", (sub, &changed), version)?;
+                    if sub.status == SubscriptionStatus::Paused {
+                        ops.event("customer.subscription.resumed", &changed)?;
+                    }
                 }
             }
         }

@@ -5,6 +5,7 @@
 //! - [`catalog`]: products and prices.
 //! - [`subscribe`]: create (with its first invoice charged at once, or a trial);
 //!   [`subscriptions`]: update, cancel, and the renewal, trial and expiry tasks.
+//! - [`pause`]: a trial that ends without a card pauses (or cancels); resuming a paused one.
 //! - [`upcoming`]: the next invoice before it exists (`create_preview`, `invoice.upcoming`).
 //! - [`outcome`]: how one try went, read from its payment as stored.
 //! - [`invoices`]: charging an invoice through the normal payment path (automatic tries with
@@ -38,6 +39,7 @@ pub mod invoice;
 pub mod invoices;
 pub mod model;
 pub mod outcome;
+pub mod pause;
 pub mod settle;
 pub mod subscribe;
 pub mod subscription;

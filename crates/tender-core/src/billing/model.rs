@@ -412,6 +412,14 @@ mod tests {
             (S::Canceled, E::InvoicePaid, None),
             (S::Canceled, E::Canceled, None),
             (S::IncompleteExpired, E::InvoicePaid, None),
+            (S::Trialing, E::Paused, Some(S::Paused)),
+            (S::Active, E::Paused, None),
+            (S::Incomplete, E::Paused, None),
+            (S::Paused, E::InvoicePaid, Some(S::Active)),
+            (S::Paused, E::PaymentFailed, Some(S::Paused)),
+            (S::Paused, E::GaveUp, Some(S::Paused)),
+            (S::Paused, E::Renewed, None),
+            (S::Paused, E::Canceled, Some(S::Canceled)),
         ];
         for (from, event, to) in table {
             assert_eq!(

@@ -9,7 +9,9 @@ use crate::billing::model::{
     period_end, EmbeddedList, Price, PriceType, Recurring, INCOMPLETE_EXPIRY_SECS, MAX_ITEMS,
     MAX_QUANTITY, MAX_TRIAL_DAYS, TRIAL_WILL_END_SECS,
 };
-use crate::billing::subscription::{Subscription, SubscriptionItem, SubscriptionStatus};
+use crate::billing::subscription::{
+    Subscription, SubscriptionItem, SubscriptionStatus, TrialEndBehavior, TrialSettings,
+};
 use crate::billing::subscriptions::{CreateSubscription, PaymentBehavior};
 use crate::billing::Billing;
 use crate::customers::customer::Customer;
@@ -141,6 +143,11 @@ impl Billing<'_> {
             latest_invoice: None,
             default_payment_method: cmd.default_payment_method.clone(),
             pending_setup_intent: None,
+            trial_settings: TrialSettings {
+                end_behavior: TrialEndBehavior {
+                    missing_payment_method: cmd.missing_payment_method,
+                },
+            },
             test_clock: customer.test_clock.clone(),
             metadata: metadata::on_create(cmd.metadata)?,
             created: now,
@@ -343,7 +350,7 @@ impl Billing<'_> {
     /// The first try of a new subscription's invoice, in the request that created it (its
     /// `pay_invoice` task, due at once, does the same if this process dies first; whichever
     /// comes second finds the invoice tried).
-    async fn first_try(&self, scope: &Scope, invoice_id: &str) -> CoreResult<()> {
+    pub(crate) async fn first_try(&self, scope: &Scope, invoice_id: &str) -> CoreResult<()> {
         self.retry_on_conflict(|| async {
             let (invoice, version): (Invoice, i64) = self
                 .load(scope, Collection::Invoices, "invoice", invoice_id)

@@ -17,6 +17,9 @@ pub enum SubscriptionStatus {
     PastDue,
     Canceled,
     Unpaid,
+    /// Its trial ended without a card to charge, and its `trial_settings` said to pause: no
+    /// invoices until it is resumed.
+    Paused,
 }
 
 impl SubscriptionStatus {
@@ -29,6 +32,7 @@ impl SubscriptionStatus {
             SubscriptionStatus::PastDue => "past_due",
             SubscriptionStatus::Canceled => "canceled",
             SubscriptionStatus::Unpaid => "unpaid",
+            SubscriptionStatus::Paused => "paused",
         }
     }
 
@@ -41,6 +45,7 @@ impl SubscriptionStatus {
             SubscriptionStatus::PastDue,
             SubscriptionStatus::Canceled,
             SubscriptionStatus::Unpaid,
+            SubscriptionStatus::Paused,
         ]
         .into_iter()
         .find(|x| x.as_str() == s)
@@ -70,6 +75,8 @@ pub enum SubscriptionEvent {
     IncompleteExpired,
     /// Canceled now, or at the end of the period it was set to end with.
     Canceled,
+    /// Its trial ended without a card to charge, set to pause then.
+    Paused,
 }
 
 /// A subscription change that is not allowed.
@@ -94,6 +101,13 @@ pub fn subscription_after(
         (S::Incomplete, E::IncompleteExpired) => Some(S::IncompleteExpired),
         (S::Incomplete, E::Renewed) => None,
         (_, E::IncompleteExpired) => None,
+        (S::Trialing, E::Paused) => Some(S::Paused),
+        (_, E::Paused) => None,
+        // Resumed, it is active once the new period's invoice is paid; until then (a failed
+        // try) it stays paused, and it does not renew.
+        (S::Paused, E::InvoicePaid) => Some(S::Active),
+        (S::Paused, E::PaymentFailed | E::GaveUp) => Some(S::Paused),
+        (S::Paused, E::Renewed) => None,
         // The first invoice after a trial, and every renewal, starts from active.
         (S::Trialing | S::Active | S::PastDue | S::Unpaid, E::InvoicePaid) => Some(S::Active),
         // The trial's end is the first renewal: the subscription is active from then on.
@@ -107,6 +121,42 @@ pub fn subscription_after(
         (S::Trialing | S::Active | S::PastDue | S::Unpaid, E::GaveUp) => Some(S::Unpaid),
     };
     to.ok_or(BadTransition { from, event })
+}
+
+/// What a trial that ends without a card to charge does (Stripe's
+/// `trial_settings.end_behavior.missing_payment_method`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MissingPaymentMethod {
+    /// Opens the first invoice all the same (its try fails: `past_due`, dunning).
+    #[default]
+    CreateInvoice,
+    /// Pauses the subscription (`paused`) until it is resumed.
+    Pause,
+    /// Cancels it.
+    Cancel,
+}
+
+impl MissingPaymentMethod {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "create_invoice" => Some(Self::CreateInvoice),
+            "pause" => Some(Self::Pause),
+            "cancel" => Some(Self::Cancel),
+            _ => None,
+        }
+    }
+}
+
+/// How a subscription's trial ends (`trial_settings`), as Stripe nests it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TrialSettings {
+    pub end_behavior: TrialEndBehavior,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TrialEndBehavior {
+    pub missing_payment_method: MissingPaymentMethod,
 }
 
 /// One line of a subscription (`si_`): a price (as it was when subscribed) and a quantity.
@@ -142,6 +192,9 @@ pub struct Subscription {
     /// without one (`payment_behavior=default_incomplete`).
     #[serde(default)]
     pub pending_setup_intent: Option<String>,
+    /// Stored before it existed: a trial ends with an invoice, as then.
+    #[serde(default)]
+    pub trial_settings: TrialSettings,
     pub test_clock: Option<String>,
     pub metadata: Metadata,
     pub created: i64,

@@ -35,6 +35,8 @@ pub struct CreateSubscription {
     pub metadata: Vec<(String, String)>,
     /// Whether the first invoice is charged now or left for the customer to pay.
     pub payment_behavior: PaymentBehavior,
+    /// What the trial's end does when the customer has no card to charge then.
+    pub missing_payment_method: crate::billing::subscription::MissingPaymentMethod,
 }
 
 /// How a new subscription's first invoice is paid (Stripe's `payment_behavior`).
@@ -58,7 +60,7 @@ pub struct UpdateSubscription {
     pub metadata: Option<Vec<(String, String)>>,
 }
 
-fn state_error(s: &Subscription, what: &str) -> CoreError {
+pub(crate) fn state_error(s: &Subscription, what: &str) -> CoreError {
     CoreError::invalid(
         "subscription",
         "subscription_unexpected_state",
@@ -260,6 +262,12 @@ impl Billing<'_> {
         {
             return self.drop_task(task, "subscription not due").await;
         }
+        if before.status == SubscriptionStatus::Paused {
+            return self.resumption_lapsed(task, &before).await;
+        }
+        if self.trial_ends_without_card(task, &before, version).await? {
+            return Ok(());
+        }
         let customer_gone = self
             .store
             .find_record(scope, Collection::Customers, &before.customer)
@@ -358,7 +366,7 @@ impl Billing<'_> {
     }
 
     /// The subscription's latest invoice and its version, unless it is gone.
-    async fn latest_invoice(
+    pub(crate) async fn latest_invoice(
         &self,
         scope: &Scope,
         subscription: &Subscription,

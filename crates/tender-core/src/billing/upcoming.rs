@@ -41,14 +41,17 @@ fn preview_value(invoice: &Invoice) -> CoreResult<Value> {
 
 impl Billing<'_> {
     /// The invoice `sub`'s next renewal would open, as a preview; `None` when no renewal will
-    /// come (ended, incomplete, canceling at the period's end, no schedule).
+    /// come (ended, incomplete, paused, canceling at the period's end, no schedule).
     async fn next_invoice(
         &self,
         scope: &crate::auth::Scope,
         sub: &Subscription,
     ) -> CoreResult<Option<Invoice>> {
         if sub.status.is_ended()
-            || sub.status == SubscriptionStatus::Incomplete
+            || matches!(
+                sub.status,
+                SubscriptionStatus::Incomplete | SubscriptionStatus::Paused
+            )
             || sub.cancel_at_period_end
         {
             return Ok(None);

@@ -196,7 +196,13 @@ pub fn subscription(s: &Value) -> Value {
         "test_clock": field(s, "test_clock"),
         "transfer_data": null,
         "trial_end": field(s, "trial_end"),
-        "trial_settings": {"end_behavior": {"billing_cycle_anchor": "unchanged", "missing_payment_method": "create_invoice"}},
+        "trial_settings": {"end_behavior": {
+            "billing_cycle_anchor": "unchanged",
+            "missing_payment_method": s
+                .pointer("/trial_settings/end_behavior/missing_payment_method")
+                .cloned()
+                .unwrap_or_else(|| json!("create_invoice")),
+        }},
         "trial_start": field(s, "trial_start"),
     })
 }

@@ -103,6 +103,16 @@ pub const MAP: &[(&str, &str, Shape)] = &[
         "customer.subscription.trial_will_end",
         Shape::Subscription,
     ),
+    (
+        "customer.subscription.paused",
+        "customer.subscription.paused",
+        Shape::Subscription,
+    ),
+    (
+        "customer.subscription.resumed",
+        "customer.subscription.resumed",
+        Shape::Subscription,
+    ),
     ("invoice.created", "invoice.created", Shape::Invoice),
     ("invoice.finalized", "invoice.finalized", Shape::Invoice),
     ("invoice.paid", "invoice.paid", Shape::Invoice),

@@ -7,7 +7,7 @@ use serde_json::Value;
 use tender_core::billing::catalog::{CreatePrice, CreateProduct, UpdatePrice, UpdateProduct};
 use tender_core::billing::invoice::InvoiceStatus;
 use tender_core::billing::model::MAX_ITEMS;
-use tender_core::billing::subscription::SubscriptionStatus;
+use tender_core::billing::subscription::{MissingPaymentMethod, SubscriptionStatus};
 use tender_core::billing::subscriptions::{CreateSubscription, UpdateSubscription};
 use tender_core::error::CoreError;
 use tender_core::ids::{self, IdKind};
@@ -279,6 +279,7 @@ pub const SUBSCRIPTION_FIELDS: &[&str] = &[
     "trial_period_days",
     "cancel_at_period_end",
     "metadata",
+    "trial_settings",
 ];
 
 pub fn parse_create_subscription(body: Value) -> Result<CreateSubscription, CoreError> {
@@ -303,7 +304,30 @@ pub fn parse_create_subscription_from(mut p: Params) -> Result<CreateSubscriptio
         cancel_at_period_end: p.boolean("cancel_at_period_end")?.unwrap_or(false),
         metadata: p.metadata()?.unwrap_or_default(),
         payment_behavior: Default::default(),
+        missing_payment_method: parse_trial_settings(&mut p)?,
     })
+}
+
+/// `trial_settings[end_behavior][missing_payment_method]`: what a trial that ends without a
+/// card to charge does (`create_invoice`, the default; `pause`; `cancel`).
+fn parse_trial_settings(p: &mut Params) -> Result<MissingPaymentMethod, CoreError> {
+    let Some(mut settings) = p.object("trial_settings", &["end_behavior"])? else {
+        return Ok(MissingPaymentMethod::default());
+    };
+    let Some(mut end) = settings.object("end_behavior", &["missing_payment_method"])? else {
+        return Ok(MissingPaymentMethod::default());
+    };
+    let name = "trial_settings[end_behavior][missing_payment_method]";
+    match end.string("missing_payment_method")? {
+        None => Ok(MissingPaymentMethod::default()),
+        Some(m) => MissingPaymentMethod::parse(&m).ok_or_else(|| {
+            CoreError::invalid(
+                name,
+                "parameter_invalid",
+                format!("{name} must be create_invoice, pause or cancel, not {m:?}."),
+            )
+        }),
+    }
 }
 
 /// The parameters of `update_subscription`.
@@ -367,6 +391,19 @@ pub(crate) async fn update_subscription(
         .services
         .billing()
         .update_subscription(&ctx, &id, cmd)
+        .await?)
+}
+
+/// `POST /subscriptions/{id}/resume`: a paused subscription starts a new period now.
+pub(crate) async fn resume_subscription(
+    state: AppState,
+    ctx: RequestContext,
+    id: SubscriptionId,
+) -> ApiResult {
+    ok(&state
+        .services
+        .billing()
+        .resume_subscription(&ctx, &id)
         .await?)
 }
 

@@ -156,6 +156,7 @@ pub const ROUTES: &[Route] = &[
     op!(POST "/subscriptions/{id}", |i| Ok((i.id()?, billing::parse_update_subscription(i.body)?)) => billing::update_subscription),
     op!(PATCH "/subscriptions/{id}", |i| Ok((i.id()?, billing::parse_update_subscription(i.body)?)) => billing::update_subscription),
     op!(DELETE "/subscriptions/{id}", by_id_alone => billing::cancel_subscription),
+    op!(POST "/subscriptions/{id}/resume", by_id_alone => billing::resume_subscription),
     op!(GET "/invoices", |i| i.list(billing::parse_list_invoices) => list::<kind::Invoice>),
     op!(GET "/invoices/{id}", by_id => retrieve::<kind::Invoice>),
     op!(POST "/invoices/{id}/pay", |i| Ok((i.id()?, billing::parse_pay_invoice(i.body)?)) => billing::pay_invoice),

@@ -278,6 +278,7 @@ pub const CREATE_SUBSCRIPTION: &[&str] = &[
     "cancel_at_period_end",
     "metadata",
     "payment_behavior",
+    "trial_settings",
 ];
 
 /// `payment_behavior` on `POST /v1/subscriptions`: `allow_incomplete` (the default) tries the
@@ -301,6 +302,34 @@ pub fn parse_create_subscription(mut i: Input) -> Result<CreateSubscription, Cor
     let mut cmd = v2::parse_create_subscription_from(p)?;
     cmd.payment_behavior = behavior;
     Ok(cmd)
+}
+
+/// `POST /v1/subscriptions/{id}/resume`: a new period from now (`billing_cycle_anchor=now`,
+/// the default; `unchanged` would prorate, which comes with plan changes). With the anchor
+/// now Stripe makes no prorations, so `proration_behavior` changes nothing and is accepted.
+pub const RESUME_SUBSCRIPTION: &[&str] = &["billing_cycle_anchor", "proration_behavior"];
+
+pub fn parse_resume_subscription(mut i: Input) -> Result<Id<kind::Subscription>, CoreError> {
+    let id = path_id(&i)?;
+    let mut p = form(&mut i, RESUME_SUBSCRIPTION)?;
+    match p.string("billing_cycle_anchor")?.as_deref() {
+        None | Some("now") => {}
+        Some(other) => {
+            return Err(CoreError::invalid(
+                "billing_cycle_anchor",
+                "parameter_invalid",
+                format!("billing_cycle_anchor {other} is not supported: Tender resumes with a new period from now (now)."),
+            ))
+        }
+    }
+    match p.string("proration_behavior")?.as_deref() {
+        None | Some("create_prorations" | "always_invoice" | "none") => Ok(id),
+        Some(other) => Err(CoreError::invalid(
+            "proration_behavior",
+            "parameter_invalid",
+            format!("proration_behavior must be create_prorations, always_invoice or none, not {other:?}."),
+        )),
+    }
 }
 
 /// `POST /v1/invoices/create_preview`: the subscription whose next invoice is previewed (and

@@ -151,6 +151,7 @@ pub const ROUTES: &[StripeRoute] = &[
     op!(GET "/subscriptions/{id}" [NONE] -> One(Subscription), id_alone => retrieve::<kind::Subscription>),
     op!(POST "/subscriptions/{id}" [bp::SUBSCRIPTION_UPDATE_FIELDS] -> One(Subscription), |i| with_id(i, bp::SUBSCRIPTION_UPDATE_FIELDS, bp::update_subscription) => crate::http::billing::update_subscription),
     op!(DELETE "/subscriptions/{id}" [NONE] -> One(Subscription), id_alone => crate::http::billing::cancel_subscription),
+    op!(POST "/subscriptions/{id}/resume" [billing::RESUME_SUBSCRIPTION] -> One(Subscription), billing::parse_resume_subscription => crate::http::billing::resume_subscription),
     op!(GET "/invoices" [billing::LIST_INVOICES] -> List(Invoice), billing::parse_list_invoices => list::<kind::Invoice>),
     op!(GET "/invoices/{id}" [NONE] -> One(Invoice), id_alone => retrieve::<kind::Invoice>),
     op!(POST "/invoices/create_preview" [billing::CREATE_PREVIEW] -> One(Invoice), billing::parse_create_preview => billing::create_preview),

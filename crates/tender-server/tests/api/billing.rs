@@ -990,7 +990,7 @@ async fn bad_billing_input_gets_a_clear_4xx() {
     assert_eq!(r.status, 400);
     assert_eq!(r.body["error"]["code"], "test_clock_unexpected_state");
     for (path, param) in [
-        ("/v2/subscriptions?status=paused", "status"),
+        ("/v2/subscriptions?status=frozen", "status"),
         ("/v2/subscriptions?price=nope", "price"),
         ("/v2/invoices?status=late", "status"),
         ("/v2/prices?type=monthly", "type"),

@@ -32,6 +32,7 @@ mod stream;
 mod stripe;
 mod stripe_catalog;
 mod stripe_events;
+mod stripe_pause;
 mod stripe_payouts;
 mod stripe_shapes;
 mod stripe_subscriptions;

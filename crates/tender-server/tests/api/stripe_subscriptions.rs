@@ -10,7 +10,7 @@ use crate::helpers::{spawn_stepped_app, TestApp};
 use crate::stripe::{clock_ready, get, ok, post, v1};
 
 /// A monthly price of 15.00 usd, and a customer (on `clock`) without a card.
-async fn plan_and_customer(app: &TestApp, clock: Option<&str>) -> (String, String) {
+pub(crate) async fn plan_and_customer(app: &TestApp, clock: Option<&str>) -> (String, String) {
     let price = ok(
         &post(
             app,
@@ -37,7 +37,7 @@ async fn plan_and_customer(app: &TestApp, clock: Option<&str>) -> (String, Strin
 }
 
 /// A test clock frozen at `start`: its id.
-async fn test_clock(app: &TestApp, start: i64) -> String {
+pub(crate) async fn test_clock(app: &TestApp, start: i64) -> String {
     let clock = ok(
         &post(
             app,
@@ -51,7 +51,7 @@ async fn test_clock(app: &TestApp, start: i64) -> String {
 }
 
 /// Advances `clock` to `to` and waits until it is ready.
-async fn advance(app: &TestApp, clock: &str, to: i64) {
+pub(crate) async fn advance(app: &TestApp, clock: &str, to: i64) {
     post(
         app,
         &format!("/test_helpers/test_clocks/{clock}/advance"),

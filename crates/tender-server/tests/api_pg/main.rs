@@ -61,6 +61,8 @@ mod stripe;
 mod stripe_catalog;
 #[path = "../api/stripe_events.rs"]
 mod stripe_events;
+#[path = "../api/stripe_pause.rs"]
+mod stripe_pause;
 #[path = "../api/stripe_payouts.rs"]
 mod stripe_payouts;
 #[path = "../api/stripe_shapes.rs"]

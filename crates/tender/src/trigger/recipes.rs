@@ -55,7 +55,9 @@ pub(crate) async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
         "customer.subscription.created"
         | "customer.subscription.updated"
         | "customer.subscription.deleted"
-        | "customer.subscription.trial_will_end" => subscription_recipe(c, event_type).await,
+        | "customer.subscription.trial_will_end"
+        | "customer.subscription.paused"
+        | "customer.subscription.resumed" => subscription_recipe(c, event_type).await,
         "invoice.created"
         | "invoice.finalized"
         | "invoice.paid"
@@ -299,6 +301,34 @@ pub(crate) async fn subscription_recipe(c: &Calls, event_type: &str) -> anyhow::
             let cus = c.customer_with_card(CARD_OK, Some(&clock)).await?;
             let sub = id(c.subscribe(&cus, json!({"trial_period_days": 7})).await?)?;
             c.advance(&clock, now + 5 * DAY).await?;
+            object(sub)
+        }
+        "customer.subscription.paused" | "customer.subscription.resumed" => {
+            // A day's trial, set to pause, for a customer with no card: on a test clock moved
+            // past its end, it pauses; a card saved, it is resumed.
+            let (clock, now) = c.clock().await?;
+            let cus = c.customer(json!({"test_clock": clock})).await?;
+            let pause = json!({"trial_period_days": 1,
+                "trial_settings": {"end_behavior": {"missing_payment_method": "pause"}}});
+            let sub = id(c.subscribe(&cus, pause).await?)?;
+            c.advance(&clock, now + 2 * DAY).await?;
+            if event_type == "customer.subscription.resumed" {
+                c.wait_until(
+                    &format!("/subscriptions/{sub}"),
+                    "status",
+                    "paused",
+                    "the test clock to end the trial",
+                )
+                .await?;
+                let pm = c.card(CARD_OK).await?;
+                c.post(
+                    &format!("/payment_methods/{pm}/attach"),
+                    json!({"customer": cus}),
+                )
+                .await?;
+                c.post(&format!("/subscriptions/{sub}/resume"), json!({}))
+                    .await?;
+            }
             object(sub)
         }
         other => no_recipe(other)?,
