@@ -217,6 +217,32 @@ class Billing(unittest.TestCase):
             time.sleep(0.05)
         self.assertEqual((sub.status, sub.latest_invoice.status), ("active", "paid"))
 
+    def test_a_free_trial_without_a_card_pauses_then_resumes(self):
+        # Stripe's "trials without payment method" guide: pause at the trial's end, resume once
+        # the customer saved a card.
+        start = 1_900_000_000
+        clock = stripe.test_helpers.TestClock.create(frozen_time=start)
+        customer = stripe.Customer.create(email="free-trial@example.com", test_clock=clock.id)
+        price = stripe.Price.create(
+            product_data={"name": "Trial plan"}, currency="usd", unit_amount=2500, recurring={"interval": "month"}
+        )
+        sub = stripe.Subscription.create(
+            customer=customer.id,
+            items=[{"price": price.id}],
+            trial_period_days=14,
+            trial_settings={"end_behavior": {"missing_payment_method": "pause"}},
+        )
+        self.assertEqual(sub.status, "trialing")
+        stripe.test_helpers.TestClock.advance(clock.id, frozen_time=start + 15 * 86400)
+        self.wait_ready(clock.id)
+        self.assertEqual(stripe.Subscription.retrieve(sub.id).status, "paused")
+        stripe.PaymentMethod.attach("pm_card_visa", customer=customer.id)
+        resumed = stripe.Subscription.resume(sub.id, billing_cycle_anchor="now", expand=["latest_invoice"])
+        self.assertEqual(resumed.status, "active")
+        self.assertEqual((resumed.latest_invoice.status, resumed.latest_invoice.amount_paid), ("paid", 2500))
+        with self.assertRaises(stripe.InvalidRequestError):
+            stripe.Subscription.resume(sub.id)
+
     def test_a_payout_without_a_default_destination_is_an_invalid_request(self):
         # Stripe's payouts name no bank account: Tender pays out to the account's default
         # destination, and says so when there is none.
