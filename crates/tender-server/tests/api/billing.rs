@@ -46,7 +46,7 @@ async fn customer_with_card(app: &TestApp, clock: Option<&str>, number: &str) ->
     (cus, pm)
 }
 
-async fn save_card(app: &TestApp, customer: &str, number: &str) -> String {
+pub(crate) async fn save_card(app: &TestApp, customer: &str, number: &str) -> String {
     let pm = created(app, "/v2/payment_methods", card(number)).await;
     let pm = pm["id"].as_str().unwrap().to_string();
     created(

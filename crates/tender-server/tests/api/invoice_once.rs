@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value};
 
+use crate::billing::save_card;
 use crate::helpers::*;
 
 const THREE_DS: &str = "4000002500003155";
@@ -14,18 +15,6 @@ async fn created(app: &TestApp, path: &str, body: Value) -> Value {
     let r = app.post(path, app.sk(), body).await;
     assert_eq!(r.status, 200, "{path}: {}", r.body);
     r.body
-}
-
-async fn save_card(app: &TestApp, customer: &str, number: &str) -> String {
-    let pm = created(app, "/v2/payment_methods", card(number)).await;
-    let pm = pm["id"].as_str().unwrap().to_string();
-    created(
-        app,
-        &format!("/v2/payment_methods/{pm}/attach"),
-        json!({"customer": customer}),
-    )
-    .await;
-    pm
 }
 
 /// A customer whose only card asks for 3-D Secure, subscribed to a 20.00 usd monthly plan: the

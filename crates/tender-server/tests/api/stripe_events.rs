@@ -10,8 +10,9 @@ use serde_json::Value;
 
 use crate::helpers::{spawn_stepped_app, TestApp};
 use crate::receiver::Receiver;
-use crate::stripe::{clock_ready, get, ok, post};
+use crate::stripe::{get, ok, post};
 use crate::stripe_shapes::assert_shape;
+use crate::stripe_subscriptions::{advance, test_clock};
 
 /// A `/v1` endpoint listening to `events`, on a new receiver.
 async fn listen(app: &TestApp, events: &[&str]) -> Receiver {
@@ -197,16 +198,8 @@ async fn the_next_invoice_is_previewed_and_announced_three_days_before_the_renew
         return;
     };
     let rx = listen(&app, &["invoice.upcoming"]).await;
-    let clock = ok(
-        &post(
-            &app,
-            "/test_helpers/test_clocks",
-            &[("frozen_time", &START.to_string())],
-        )
-        .await,
-        "TestHelpers.TestClock",
-    );
-    let clock = clock["id"].as_str().unwrap();
+    let clock = test_clock(&app, START).await;
+    let clock = clock.as_str();
     let cus = ok(
         &post(&app, "/customers", &[("test_clock", clock)]).await,
         "Customer",
@@ -362,15 +355,4 @@ async fn the_next_invoice_is_previewed_and_announced_three_days_before_the_renew
         (other.status, other.error_code(), other.error_param()),
         (StatusCode::BAD_REQUEST, "resource_missing", "subscription")
     );
-}
-
-/// Advances `clock` to `to` and waits until it is ready.
-async fn advance(app: &TestApp, clock: &str, to: i64) {
-    post(
-        app,
-        &format!("/test_helpers/test_clocks/{clock}/advance"),
-        &[("frozen_time", &to.to_string())],
-    )
-    .await;
-    clock_ready(app, clock).await;
 }
