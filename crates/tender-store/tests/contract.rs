@@ -897,6 +897,73 @@ async fn postgres_a_server_that_refuses_writes_is_not_used_and_service_resumes()
         .await;
 }
 
+contract!(a_stripe_endpoint_gets_one_delivery_per_name_it_listens_to);
+async fn a_stripe_endpoint_gets_one_delivery_per_name_it_listens_to(store: Arc<dyn Store>) {
+    use tender_core::stripe::events::endpoint_index;
+    let s = scope("acct_v", Mode::Test);
+    let endpoint = |id: &str, index: String| {
+        insert(
+            Collection::WebhookEndpoints,
+            id,
+            1,
+            IndexValues {
+                status: Some("enabled".into()),
+                enabled_events: Some(index),
+                ..Default::default()
+            },
+        )
+    };
+    let names = |n: &[&str]| endpoint_index(&n.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    commit(
+        &store,
+        &s,
+        vec![
+            endpoint("we_every", "*|*".into()),
+            endpoint(
+                "we_both",
+                names(&["charge.succeeded", "payment_intent.succeeded"]),
+            ),
+            endpoint("we_charge", names(&["charge.succeeded"])),
+            endpoint("we_other", names(&["invoice.payment_succeeded"])),
+            // Indexed before names were: one delivery, named when it is sent.
+            endpoint("we_legacy", ",payment.succeeded,".into()),
+        ],
+    )
+    .await
+    .unwrap();
+    let event = WriteOp::Event {
+        id: "evt_v".into(),
+        event_type: "payment.succeeded".into(),
+        created: 10,
+        body: "{}".into(),
+    };
+    commit(&store, &s, vec![event]).await.unwrap();
+    let mut claimed: Vec<(String, String)> = store
+        .claim_deliveries(claim(10_000, 30_000, 50))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|d| (d.endpoint_id, d.variant))
+        .collect();
+    claimed.sort();
+    let pairs: Vec<(&str, &str)> = claimed
+        .iter()
+        .map(|(e, v)| (e.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            ("we_both", "charge.succeeded"),
+            ("we_both", "payment_intent.succeeded"),
+            ("we_charge", "charge.succeeded"),
+            ("we_every", "charge.succeeded"),
+            ("we_every", "payment_intent.succeeded"),
+            ("we_legacy", ""),
+        ]
+    );
+    assert_eq!(store.list_deliveries(&s, "evt_v").await.unwrap().len(), 6);
+}
+
 contract!(events_fan_out_to_matching_endpoints_and_deliveries_lease_once);
 async fn events_fan_out_to_matching_endpoints_and_deliveries_lease_once(store: Arc<dyn Store>) {
     let s = scope("acct_a", Mode::Test);

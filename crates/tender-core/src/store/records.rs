@@ -232,6 +232,9 @@ pub struct ClaimedDelivery {
     pub endpoint_failing_since: Option<i64>,
     /// Attempts made before this one.
     pub attempts_made: usize,
+    /// The Stripe name the event is sent under (`""`: the endpoint's dialect decides,
+    /// [`crate::stripe::events::delivery_variants`]).
+    pub variant: String,
 }
 
 /// The result of one attempt, recorded by the worker that held the lease.

@@ -13,10 +13,14 @@ pub fn charge(id: &str) -> String {
 }
 
 /// An id as a client of `/v1` sent it, as Tender stores it: `pi_X` and `ch_X` are `pay_X`;
-/// every other id is unchanged.
+/// the event `evt_X_k` (an event under its k-th Stripe name) is `evt_X`; every other id is
+/// unchanged.
 pub fn tender(id: &str) -> String {
     if let Some(rest) = id.strip_prefix("pi_").or_else(|| id.strip_prefix("ch_")) {
         return format!("pay_{rest}");
+    }
+    if id.starts_with("evt_") {
+        return super::events::parse_stripe_id(id).0.to_string();
     }
     id.to_string()
 }
@@ -50,5 +54,7 @@ mod tests {
         assert_eq!(tender("ch_abc"), "pay_abc");
         assert_eq!(tender("cus_abc"), "cus_abc");
         assert_eq!(intent("cus_abc"), "cus_abc");
+        assert_eq!(tender("evt_abc_1"), "evt_abc");
+        assert_eq!(tender("evt_abc"), "evt_abc");
     }
 }

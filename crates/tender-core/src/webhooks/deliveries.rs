@@ -172,7 +172,7 @@ impl Webhooks<'_> {
                 .document(Collection::Events, &c.event_id, c.event_body)?;
             let body = match dialect {
                 EndpointDialect::Tender => body,
-                EndpointDialect::Stripe => self.stripe_body(&body, &enabled)?,
+                EndpointDialect::Stripe => self.stripe_body(&body, &enabled, &c.variant)?,
             };
             tasks.push(DeliveryTask {
                 delivery_id: c.id,
@@ -190,13 +190,16 @@ impl Webhooks<'_> {
         Ok(tasks)
     }
 
-    /// The event `body` (its `/v2` JSON) as a Stripe endpoint listening to `enabled` gets it.
-    fn stripe_body(&self, body: &str, enabled: &[String]) -> CoreResult<String> {
+    /// The event `body` (its `/v2` JSON) as a Stripe endpoint listening to `enabled` gets it
+    /// under the name `variant` (`""`: the first it listens to).
+    fn stripe_body(&self, body: &str, enabled: &[String], variant: &str) -> CoreResult<String> {
         let v2: Value = serde_json::from_str(body)
             .map_err(|e| CoreError::internal("read a rendered event", e))?;
         let kind = v2["type"].as_str().unwrap_or_default();
         // Matched by the endpoint's index, so a name exists; the first one, if not.
-        let (name, shape) = crate::stripe::events::name_for(kind, enabled)
+        let (name, shape) = crate::stripe::events::names_of(kind)
+            .find(|(n, _)| *n == variant)
+            .or_else(|| crate::stripe::events::name_for(kind, enabled))
             .or_else(|| crate::stripe::events::name_for(kind, &["*".to_string()]))
             .ok_or_else(|| {
                 CoreError::internal(

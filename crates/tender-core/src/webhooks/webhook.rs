@@ -82,22 +82,16 @@ impl EndpointStatus {
 }
 
 impl WebhookEndpoint {
-    /// The indexed form of `enabled_events`: `*` or `,a,b,`, in Tender's event types (a
-    /// Stripe endpoint's names as the types they stand for).
+    /// The indexed form of `enabled_events`: `*` or `,a,b,` in Tender's event types; a Stripe
+    /// endpoint's also names the Stripe names ([`crate::stripe::events::endpoint_index`]).
     pub fn events_index(&self) -> String {
+        if self.dialect == EndpointDialect::Stripe {
+            return crate::stripe::events::endpoint_index(&self.enabled_events);
+        }
         if self.enabled_events.iter().any(|e| e == "*") {
             return "*".into();
         }
-        let mut types: Vec<&str> = match self.dialect {
-            EndpointDialect::Tender => self.enabled_events.iter().map(String::as_str).collect(),
-            EndpointDialect::Stripe => self
-                .enabled_events
-                .iter()
-                .flat_map(|e| crate::stripe::events::tender_types(e))
-                .collect(),
-        };
-        types.dedup();
-        format!(",{},", types.join(","))
+        format!(",{},", self.enabled_events.join(","))
     }
 
     /// Whether the Tender event `event_type` is sent to it.

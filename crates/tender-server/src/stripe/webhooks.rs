@@ -132,19 +132,35 @@ pub(crate) async fn list_events(state: AppState, ctx: RequestContext, req: Event
     }))
 }
 
-pub fn parse_event(mut i: Input) -> Result<Id<kind::Event>, CoreError> {
+/// The event of the path, and which of its Stripe names it is asked under (`evt_X_k`: the
+/// k-th).
+pub fn parse_event(mut i: Input) -> Result<(Id<kind::Event>, usize), CoreError> {
     let id = path_id(&i)?;
     form(&mut i, &[])?;
-    Ok(id)
+    Ok((id, events::parse_stripe_id(&i.id).1))
 }
 
 pub(crate) async fn retrieve_event(
     state: AppState,
     ctx: RequestContext,
-    id: Id<kind::Event>,
+    (id, k): (Id<kind::Event>, usize),
 ) -> ApiResult {
     let raw = state.services.retrieve(ctx.scope(), &id).await?;
-    match shown(&state, &raw, None)? {
+    let kind = serde_json::from_str::<serde_json::Value>(&raw)
+        .map_err(|e| CoreError::internal("read an event", e))?["type"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_default();
+    let name = match k {
+        0 => None,
+        k => Some(
+            events::name_at(&kind, k).ok_or_else(|| CoreError::NotFound {
+                kind: "event",
+                id: id.to_string(),
+            })?,
+        ),
+    };
+    match shown(&state, &raw, name.map(|n| n.0))? {
         Some(event) => crate::http::ok(&event),
         None => Err(CoreError::NotFound {
             kind: "event",

@@ -356,3 +356,102 @@ async fn the_next_invoice_is_previewed_and_announced_three_days_before_the_renew
         (StatusCode::BAD_REQUEST, "resource_missing", "subscription")
     );
 }
+
+#[tokio::test]
+async fn an_endpoint_listening_to_every_name_hears_each_as_an_event_of_its_own() {
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
+    let all = listen(&app, &["*"]).await;
+    let both = listen(&app, &["charge.succeeded", "payment_intent.succeeded"]).await;
+    let pi = ok(
+        &post(
+            &app,
+            "/payment_intents",
+            &[
+                ("amount", "1200"),
+                ("currency", "usd"),
+                ("payment_method", "pm_card_visa"),
+                ("confirm", "true"),
+            ],
+        )
+        .await,
+        "PaymentIntent",
+    );
+    app.deliver_pending().await;
+    for rx in [&all, &both] {
+        let got: Vec<Value> = rx.received().iter().map(|d| d.json()).collect();
+        let named = |name: &str| {
+            got.iter()
+                .find(|e| e["type"] == name)
+                .unwrap_or_else(|| panic!("no {name} in {got:?}"))
+                .clone()
+        };
+        let intent = named("payment_intent.succeeded");
+        let charge = named("charge.succeeded");
+        assert_shape("PaymentIntent", &intent["data"]["object"]);
+        assert_shape("Charge", &charge["data"]["object"]);
+        assert_eq!(charge["data"]["object"]["payment_intent"], pi["id"]);
+        // Two events, as from Stripe: a shop that skips ids it handled handles both.
+        assert_ne!(intent["id"], charge["id"]);
+        let again = get(
+            &app,
+            &format!("/events/{}", charge["id"].as_str().unwrap()),
+            &[],
+        )
+        .await;
+        assert_eq!(again.body, charge);
+    }
+    let types: std::collections::BTreeSet<String> = all
+        .received()
+        .iter()
+        .map(|d| d.json()["type"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        types.into_iter().collect::<Vec<_>>(),
+        [
+            "charge.succeeded",
+            "payment_intent.created",
+            "payment_intent.succeeded"
+        ]
+    );
+    // A list by the second name pages with those ids.
+    for _ in 0..2 {
+        ok(
+            &post(
+                &app,
+                "/payment_intents",
+                &[
+                    ("amount", "500"),
+                    ("currency", "usd"),
+                    ("payment_method", "pm_card_visa"),
+                    ("confirm", "true"),
+                ],
+            )
+            .await,
+            "PaymentIntent",
+        );
+    }
+    let first = get(
+        &app,
+        "/events",
+        &[("type", "charge.succeeded"), ("limit", "2")],
+    )
+    .await;
+    assert_eq!(first.body["has_more"], true);
+    let last = first.body["data"][1]["id"].as_str().unwrap().to_string();
+    assert!(last.ends_with("_1"), "{last}");
+    let rest = get(
+        &app,
+        "/events",
+        &[
+            ("type", "charge.succeeded"),
+            ("limit", "2"),
+            ("starting_after", &last),
+        ],
+    )
+    .await;
+    let rest = rest.body["data"].as_array().unwrap();
+    assert_eq!(rest.len(), 1);
+    assert_eq!(rest[0]["data"]["object"]["payment_intent"], pi["id"]);
+}

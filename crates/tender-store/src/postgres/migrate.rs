@@ -58,6 +58,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         13,
         include_str!("../../migrations/postgres/0013_price_lookup_key.sql"),
     ),
+    (
+        14,
+        include_str!("../../migrations/postgres/0014_delivery_variants.sql"),
+    ),
 ];
 
 /// An arbitrary constant naming Tender's migration lock.

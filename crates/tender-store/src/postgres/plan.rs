@@ -360,17 +360,32 @@ pub(crate) fn insert_event(
 }
 
 /// The outbox, in one statement: a pending delivery for every enabled endpoint of the scope
-/// that wants the event. A delivery's id is derived from the pair it stands for (the event's
-/// time part, then 16 hex digits of the MD5 of event and endpoint ids): unique per pair, and
-/// made by the database, so the statement needs no answer before it is sent.
+/// that wants the event — for a `/v1` endpoint (its index has a `|`), one per Stripe name of the
+/// event it listens to ($7, the event's names in order; the rule of
+/// [`tender_core::stripe::events::delivery_variants`]). A delivery's id is derived from what
+/// it stands for (the event's time part, then 16 hex digits of the MD5 of event id, endpoint
+/// id and name): unique per delivery, and made by the database, so the statement needs no
+/// answer before it is sent.
 pub(crate) fn fan_out(scope: &Scope, event: &str, event_type: &str, created: i64) -> Stmt {
+    let names: Vec<String> = tender_core::stripe::events::names_of(event_type)
+        .map(|(n, _)| n.to_string())
+        .collect();
     Stmt::new(
         "fan out",
-        "INSERT INTO webhook_deliveries (id, account_id, livemode, event_id, endpoint_id, status, next_attempt_at, created)
-         SELECT 'wd_' || substr($4, 5, 8) || substr(md5($4 || e.id), 1, 16),
-                $1, $2, $4, e.id, 'pending', $5, $6
-         FROM webhook_endpoints e WHERE e.account_id = $1 AND e.livemode = $2 AND e.status = 'enabled'
-           AND (e.enabled_events = '*' OR strpos(e.enabled_events, $3) > 0)",
+        "INSERT INTO webhook_deliveries (id, account_id, livemode, event_id, endpoint_id, variant, status, next_attempt_at, created)
+         SELECT 'wd_' || substr($4, 5, 8) || substr(md5($4 || e.id || v.name), 1, 16),
+                $1, $2, $4, e.id, v.name, 'pending', $5, $6
+         FROM webhook_endpoints e
+         CROSS JOIN LATERAL (
+             SELECT '' AS name WHERE strpos(e.enabled_events, '|') = 0
+             UNION ALL
+             SELECT n FROM unnest($7::text[]) AS n
+             WHERE strpos(e.enabled_events, '|') > 0
+               AND (e.enabled_events = '*|*'
+                    OR strpos(split_part(e.enabled_events, '|', 2), ',' || n || ',') > 0)
+         ) v
+         WHERE e.account_id = $1 AND e.livemode = $2 AND e.status = 'enabled'
+           AND (e.enabled_events IN ('*', '*|*') OR strpos(e.enabled_events, $3) > 0)",
         vec![
             Box::new(scope.account.clone()),
             Box::new(scope.livemode()),
@@ -378,6 +393,7 @@ pub(crate) fn fan_out(scope: &Scope, event: &str, event_type: &str, created: i64
             Box::new(event.to_string()),
             Box::new(created * 1000),
             Box::new(created),
+            Box::new(names),
         ],
     )
 }

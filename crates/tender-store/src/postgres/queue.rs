@@ -199,7 +199,7 @@ impl QueueStore for PgStore {
                 &format!(
                     "INSERT INTO webhook_deliveries (id, account_id, livemode, event_id, endpoint_id, status, next_attempt_at, created)
                      VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7)
-                     ON CONFLICT (event_id, endpoint_id) DO UPDATE SET status = 'pending', next_attempt_at = excluded.next_attempt_at
+                     ON CONFLICT (event_id, endpoint_id, variant) DO UPDATE SET status = 'pending', next_attempt_at = excluded.next_attempt_at
                      RETURNING {DELIVERY_COLUMNS}"
                 ),
                 &[
@@ -294,9 +294,9 @@ async fn lease(
                 UPDATE webhook_deliveries SET lease_until = $2
                 WHERE id = ANY($3) AND status = 'pending'
                   AND (lease_until IS NULL OR lease_until < $1)
-                RETURNING id, account_id, livemode, event_id, endpoint_id, attempts)
+                RETURNING id, account_id, livemode, event_id, endpoint_id, attempts, variant)
              SELECT c.id, c.account_id, c.livemode, c.event_id, {event_body}, c.endpoint_id, {endpoint_body}, s.sealed,
-                    h.failing_since, jsonb_array_length(c.attempts)
+                    h.failing_since, jsonb_array_length(c.attempts), c.variant
              FROM claimed c
              JOIN events e ON e.id = c.event_id
              LEFT JOIN webhook_endpoints w ON w.id = c.endpoint_id
@@ -321,6 +321,7 @@ async fn lease(
                 endpoint_secrets: r.get(7),
                 endpoint_failing_since: r.get(8),
                 attempts_made: r.get::<_, i32>(9) as usize,
+                variant: r.get(10),
             })
         })
         .collect()

@@ -20,6 +20,7 @@ use tender_core::auth::Scope;
 use tender_core::error::StoreError;
 use tender_core::ids::{self, IdKind};
 use tender_core::store::{Collection, Field, IndexValues, StoreResult, WriteBatch, WriteOp};
+use tender_core::stripe::events::delivery_variants;
 
 /// Applies one batch on the writer's connection (in the writer's transaction; it may run twice,
 /// see `writer.rs`). `bodies` are the batch's documents packed beforehand, off the writer
@@ -336,7 +337,8 @@ pub(crate) fn require_at_most(
     Ok(())
 }
 
-/// The outbox: a pending delivery for every enabled endpoint of the scope that wants the event.
+/// The outbox: a pending delivery for every enabled endpoint of the scope that wants the event
+/// (for a `/v1` endpoint, one per Stripe name of it the endpoint listens to).
 pub(crate) fn fan_out(
     conn: &Connection,
     scope: &Scope,
@@ -346,33 +348,38 @@ pub(crate) fn fan_out(
 ) -> StoreResult<()> {
     let mut stmt = conn
         .prepare_cached(
-            "SELECT id FROM webhook_endpoints WHERE account_id = ?1 AND livemode = ?2 AND status = 'enabled'
-             AND (enabled_events = '*' OR instr(enabled_events, ',' || ?3 || ',') > 0)",
+            "SELECT id, enabled_events FROM webhook_endpoints WHERE account_id = ?1 AND livemode = ?2 AND status = 'enabled'
+             AND (enabled_events IN ('*', '*|*') OR instr(enabled_events, ',' || ?3 || ',') > 0)",
         )
         .map_err(|e| classify("fan out", e))?;
     let endpoints = stmt
         .query_map(params![scope.account, scope.livemode(), event_type], |r| {
-            r.get::<_, String>(0)
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
         })
         .map_err(|e| classify("fan out", e))?
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| classify("fan out", e))?;
-    for endpoint in endpoints {
-        conn.prepare_cached(
-            "INSERT INTO webhook_deliveries (id, account_id, livemode, event_id, endpoint_id, status, next_attempt_at, created)
-             VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6 * 1000, ?6)",
-        )
-        .and_then(|mut s| {
-            s.execute(params![
-                ids::generate(IdKind::WebhookDelivery),
-                scope.account,
-                scope.livemode(),
-                event,
-                endpoint,
-                now
-            ])
-        })
-        .map_err(|e| classify("insert delivery", e))?;
+    for (endpoint, index) in endpoints {
+        // One delivery per name the endpoint hears the event under (a /v1 endpoint may
+        // listen to both of a change's Stripe names).
+        for variant in delivery_variants(&index, event_type) {
+            conn.prepare_cached(
+                "INSERT INTO webhook_deliveries (id, account_id, livemode, event_id, endpoint_id, variant, status, next_attempt_at, created)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7 * 1000, ?7)",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    ids::generate(IdKind::WebhookDelivery),
+                    scope.account,
+                    scope.livemode(),
+                    event,
+                    endpoint,
+                    variant,
+                    now
+                ])
+            })
+            .map_err(|e| classify("insert delivery", e))?;
+        }
     }
     Ok(())
 }

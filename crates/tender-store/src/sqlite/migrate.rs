@@ -59,6 +59,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         13,
         include_str!("../../migrations/sqlite/0013_price_lookup_key.sql"),
     ),
+    (
+        14,
+        include_str!("../../migrations/sqlite/0014_delivery_variants.sql"),
+    ),
 ];
 
 /// Applies the migrations not yet applied, each in its own transaction.

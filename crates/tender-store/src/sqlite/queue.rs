@@ -141,7 +141,7 @@ fn lease(conn: &Connection, id: &str, lease_until_ms: i64) -> StoreResult<Claime
     let row = conn
         .prepare_cached(
             "SELECT d.id, d.account_id, d.livemode, d.event_id, e.body, d.endpoint_id, w.body, s.sealed,
-                    h.failing_since, json_array_length(d.attempts)
+                    h.failing_since, json_array_length(d.attempts), d.variant
              FROM webhook_deliveries d
              JOIN events e ON e.id = d.event_id
              LEFT JOIN webhook_endpoints w ON w.id = d.endpoint_id
@@ -161,6 +161,7 @@ fn lease(conn: &Connection, id: &str, lease_until_ms: i64) -> StoreResult<Claime
                     endpoint_secrets: r.get(7)?,
                     endpoint_failing_since: r.get(8)?,
                     attempts_made: r.get::<_, i64>(9)? as usize,
+                    variant: r.get(10)?,
                 })
             })
         })
@@ -333,7 +334,7 @@ impl QueueStore for SqliteStore {
                 conn.prepare_cached(
                     "INSERT INTO webhook_deliveries (id, account_id, livemode, event_id, endpoint_id, status, next_attempt_at, created)
                      VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?6 / 1000)
-                     ON CONFLICT (event_id, endpoint_id) DO UPDATE SET status = 'pending', next_attempt_at = excluded.next_attempt_at",
+                     ON CONFLICT (event_id, endpoint_id, variant) DO UPDATE SET status = 'pending', next_attempt_at = excluded.next_attempt_at",
                 )
                 .and_then(|mut s| {
                     s.execute(params![
