@@ -162,7 +162,8 @@ impl Billing<'_> {
             .await?;
         ops.insert(&sub)?
             .event("customer.subscription.created", &sub)?;
-        self.record_subscription(ctx, &svc, ops, sub, charge_now, &cmd.customer)
+        let started = (sub, charge_now, cmd.payment_behavior);
+        self.record_subscription(ctx, &svc, ops, started, &cmd.customer)
             .await
     }
 
@@ -201,7 +202,7 @@ impl Billing<'_> {
                 ));
             }
         } else if amount > 0
-            && cmd.payment_behavior == PaymentBehavior::ChargeNow
+            && cmd.payment_behavior != PaymentBehavior::DefaultIncomplete
             && self
                 .invoice_card(scope, &customer.id, cmd.default_payment_method.as_deref())
                 .await?
@@ -307,8 +308,7 @@ impl Billing<'_> {
         ctx: &RequestContext,
         svc: &crate::services::Services,
         ops: Batch,
-        sub: Subscription,
-        first_invoice: Option<Invoice>,
+        (sub, first_invoice, behavior): (Subscription, Option<Invoice>, PaymentBehavior),
         customer: &str,
     ) -> CoreResult<Subscription> {
         let scope = ctx.scope();
@@ -342,9 +342,57 @@ impl Billing<'_> {
         let (sub, _): (Subscription, i64) = self
             .load(scope, Collection::Subscriptions, "subscription", &sub.id)
             .await?;
+        if behavior == PaymentBehavior::ErrorIfIncomplete
+            && sub.status == SubscriptionStatus::Incomplete
+        {
+            return Err(svc.billing().end_failed_start(ctx, &sub.id).await);
+        }
         self.commit(ctx, self.batch(ctx), Ok(&to_value(&sub)?))
             .await?;
         Ok(sub)
+    }
+
+    /// A start whose first invoice was declined, asked to fail then (`error_if_incomplete`):
+    /// the subscription ends now (`incomplete_expired`, its invoice void) and the request
+    /// answers with the decline, kept under its idempotency key.
+    async fn end_failed_start(&self, ctx: &RequestContext, id: &str) -> CoreError {
+        let ended = async {
+            let scope = ctx.scope();
+            let (sub, version): (Subscription, i64) = self
+                .load(scope, Collection::Subscriptions, "subscription", id)
+                .await?;
+            let declined = match self.latest_invoice(scope, &sub).await? {
+                Some((invoice, _)) => self.decline_of(scope, &invoice).await?,
+                None => None,
+            };
+            let decline = declined.unwrap_or_else(|| {
+                CoreError::invalid(
+                    "default_payment_method",
+                    "invoice_payment_method_missing",
+                    "The subscription's first invoice could not be paid.",
+                )
+            });
+            let ops = self
+                .expire_ops(scope, &sub, version)
+                .await?
+                .unwrap_or_else(|| self.batch(ctx));
+            self.commit(ctx, ops, Err(&decline)).await?;
+            Ok::<_, CoreError>(decline)
+        };
+        match ended.await {
+            Ok(decline) | Err(decline) => decline,
+        }
+    }
+
+    /// The error the latest try of `invoice` was declined with, if it was.
+    async fn decline_of(&self, scope: &Scope, invoice: &Invoice) -> CoreResult<Option<CoreError>> {
+        let Some(id) = &invoice.payment else {
+            return Ok(None);
+        };
+        let (payment, _): (crate::payments::payment::Payment, i64) = self
+            .load(scope, Collection::Payments, "payment", id)
+            .await?;
+        Ok(crate::billing::outcome::Outcome::of(&payment).error())
     }
 
     /// The first try of a new subscription's invoice, in the request that created it (its

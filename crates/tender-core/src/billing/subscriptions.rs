@@ -50,6 +50,10 @@ pub enum PaymentBehavior {
     /// with its client secret); the subscription is `incomplete` until it is paid (Stripe's
     /// `default_incomplete`). No saved card is needed.
     DefaultIncomplete,
+    /// Charged now; a failure ends the subscription at once (`incomplete_expired`, its
+    /// invoice void) and the request answers with the decline (Stripe's
+    /// `error_if_incomplete`).
+    ErrorIfIncomplete,
 }
 
 /// `POST /subscriptions/{id}`: only these change.
@@ -338,14 +342,31 @@ impl Billing<'_> {
         if before.status != SubscriptionStatus::Incomplete {
             return self.drop_task(task, "no longer incomplete").await;
         }
-        let now = self.now();
+        let Some(mut ops) = self.expire_ops(scope, &before, version).await? else {
+            // Paid by the customer just now: its settle task activates it.
+            return self
+                .drop_task(task, "its first invoice was just paid")
+                .await;
+        };
+        ops.done(task);
+        self.commit_background(ops).await
+    }
+
+    /// The writes that end the incomplete `before` (`incomplete_expired`) and void its unpaid
+    /// first invoice; `None` when a payment of that invoice succeeded meanwhile (its settle
+    /// task activates the subscription).
+    pub(crate) async fn expire_ops(
+        &self,
+        scope: &Scope,
+        before: &Subscription,
+        version: i64,
+    ) -> CoreResult<Option<Batch>> {
         let mut after = before.clone();
         after.status = SubscriptionStatus::IncompleteExpired;
-        after.ended_at = Some(now);
+        after.ended_at = Some(self.now());
         let mut ops = self.background(scope);
-        ops.change("customer.subscription.updated", (&before, &after), version)?;
-        // Its unpaid first invoice is voided.
-        if let Some((mut invoice, v)) = self.latest_invoice(scope, &before).await? {
+        ops.change("customer.subscription.updated", (before, &after), version)?;
+        if let Some((mut invoice, v)) = self.latest_invoice(scope, before).await? {
             if let Some(status) = invoice_after(invoice.status, InvoiceEvent::Voided) {
                 invoice.status = status;
                 invoice.next_payment_attempt = None;
@@ -354,15 +375,11 @@ impl Billing<'_> {
                     .cancel_waiting_intent(scope, &invoice, &mut ops)
                     .await?
                 {
-                    // Paid by the customer just now: its settle task activates it.
-                    return self
-                        .drop_task(task, "its first invoice was just paid")
-                        .await;
+                    return Ok(None);
                 }
             }
         }
-        ops.done(task);
-        self.commit_background(ops).await
+        Ok(Some(ops))
     }
 
     /// The subscription's latest invoice and its version, unless it is gone.

@@ -154,7 +154,8 @@ pub fn parse_list_subscriptions(mut i: Input) -> Result<ListRequest, CoreError> 
         let c: Id<kind::Customer> = referenced(c, "customer")?;
         filters.push((Field::Customer, c.to_string()));
     }
-    if let Some(s) = p.string("status")? {
+    // `all`: every status, which is also what a list without `status` shows.
+    if let Some(s) = p.string("status")?.filter(|s| s != "all") {
         let status = SubscriptionStatus::parse(&s).ok_or_else(|| {
             CoreError::invalid(
                 "status",
@@ -283,19 +284,21 @@ pub const CREATE_SUBSCRIPTION: &[&str] = &[
 
 /// `payment_behavior` on `POST /v1/subscriptions`: `allow_incomplete` (the default) tries the
 /// first invoice at once and leaves the subscription `incomplete` if that fails;
+/// `error_if_incomplete` tries it too and, declined, ends the subscription at once
+/// (`incomplete_expired`, its invoice void) and answers 402 with the decline;
 /// `default_incomplete` leaves the invoice to an intent the customer confirms
-/// (`latest_invoice.confirmation_secret`). `error_if_incomplete` is refused rather than
-/// silently given another meaning.
+/// (`latest_invoice.confirmation_secret`).
 pub fn parse_create_subscription(mut i: Input) -> Result<CreateSubscription, CoreError> {
     let mut p = form(&mut i, CREATE_SUBSCRIPTION)?;
     let behavior = match p.string("payment_behavior")?.as_deref() {
         None | Some("allow_incomplete") => PaymentBehavior::ChargeNow,
         Some("default_incomplete") => PaymentBehavior::DefaultIncomplete,
+        Some("error_if_incomplete") => PaymentBehavior::ErrorIfIncomplete,
         Some(other) => {
             return Err(CoreError::invalid(
                 "payment_behavior",
                 "parameter_invalid",
-                format!("payment_behavior {other} is not supported: Tender takes allow_incomplete (the first invoice charged now) and default_incomplete (paid by the customer through latest_invoice.confirmation_secret)."),
+                format!("payment_behavior {other} is not supported: Tender takes allow_incomplete and error_if_incomplete (the first invoice charged now) and default_incomplete (paid by the customer through latest_invoice.confirmation_secret)."),
             ))
         }
     };

@@ -1313,27 +1313,63 @@ async fn a_price_may_bring_its_product_and_payment_behavior_is_what_tender_does_
         "PaymentMethod",
     );
     let price = price["id"].as_str().unwrap();
-    let a = post(
+    // error_if_incomplete: a declined first invoice fails the request with the decline and
+    // leaves no subscription to bill (it ends at once, its invoice void).
+    let declining = ok(&post(&app, "/customers", &[]).await, "Customer");
+    let declining = declining["id"].as_str().unwrap();
+    ok(
+        &post(
+            &app,
+            "/payment_methods/pm_card_chargeCustomerFail/attach",
+            &[("customer", declining)],
+        )
+        .await,
+        "PaymentMethod",
+    );
+    let failed = post(
         &app,
         "/subscriptions",
         &[
-            ("customer", cus),
+            ("customer", declining),
             ("items[0][price]", price),
             ("payment_behavior", "error_if_incomplete"),
         ],
     )
     .await;
     assert_eq!(
-        (a.status, a.error_param()),
-        (StatusCode::BAD_REQUEST, "payment_behavior")
+        (failed.status, failed.error_type()),
+        (StatusCode::PAYMENT_REQUIRED, "card_error")
     );
-    assert_eq!(
-        get(&app, "/subscriptions", &[("customer", cus)]).await.body["data"]
-            .as_array()
-            .unwrap()
-            .len(),
-        0
+    let ended = get(
+        &app,
+        "/subscriptions",
+        &[("customer", declining), ("status", "all")],
+    )
+    .await;
+    let ended = &ended.body["data"];
+    assert_eq!(ended.as_array().unwrap().len(), 1, "{ended}");
+    assert_eq!(ended[0]["status"], "incomplete_expired");
+    let invoice = get(
+        &app,
+        &format!("/invoices/{}", ended[0]["latest_invoice"].as_str().unwrap()),
+        &[],
+    )
+    .await;
+    assert_eq!(invoice.body["status"], "void");
+    let paid = ok(
+        &post(
+            &app,
+            "/subscriptions",
+            &[
+                ("customer", cus),
+                ("items[0][price]", price),
+                ("payment_behavior", "error_if_incomplete"),
+            ],
+        )
+        .await,
+        "Subscription",
     );
+    assert_eq!(paid["status"], "active");
     let sub = ok(
         &post(
             &app,

@@ -243,6 +243,20 @@ class Billing(unittest.TestCase):
         with self.assertRaises(stripe.InvalidRequestError):
             stripe.Subscription.resume(sub.id)
 
+    def test_error_if_incomplete_raises_the_decline_and_leaves_nothing_to_bill(self):
+        customer = stripe.Customer.create(email="strict@example.com")
+        stripe.PaymentMethod.attach("pm_card_chargeCustomerFail", customer=customer.id)
+        price = stripe.Price.create(
+            product_data={"name": "Strict plan"}, currency="usd", unit_amount=700, recurring={"interval": "month"}
+        )
+        with self.assertRaises(stripe.CardError) as caught:
+            stripe.Subscription.create(
+                customer=customer.id, items=[{"price": price.id}], payment_behavior="error_if_incomplete"
+            )
+        self.assertEqual(caught.exception.http_status, 402)
+        (ended,) = stripe.Subscription.list(customer=customer.id, status="all").data
+        self.assertEqual(ended.status, "incomplete_expired")
+
     def test_a_payout_without_a_default_destination_is_an_invalid_request(self):
         # Stripe's payouts name no bank account: Tender pays out to the account's default
         # destination, and says so when there is none.
