@@ -270,6 +270,8 @@ impl Application {
                     http::error::HttpFailure::Internal.into_response()
                 },
             ))
+            // Preflights are answered before any authentication.
+            .layer(axum::middleware::from_fn(http::cors::cors))
             .layer(axum::middleware::from_fn_with_state(
                 observed,
                 http::pipeline::request_id,

@@ -1,7 +1,8 @@
 //! The dashboard in a real headless Chromium, driven over WebDriver (`chromedriver`): log in,
 //! create and reveal a key, pay with it over the API, find the payment, refund it, see the
 //! refund on the receipt page, look at the customer, add a webhook endpoint and watch its
-//! delivery attempts, log out. A PNG of each main page goes to `<target>/screenshots/`.
+//! delivery attempts, log out. A PNG of each main page goes to `<target>/screenshots/`. And a
+//! shop's page on another origin calling Tender from the browser (CORS).
 //!
 //! Without Chromium and chromedriver the test prints `skipped: chromium not found` and passes,
 //! unless `TENDER_REQUIRE_BROWSER=1` (CI sets it). `TENDER_CHROMIUM` / `TENDER_CHROMEDRIVER`
@@ -843,4 +844,70 @@ async fn an_account_holder_sets_up_billing_and_a_customer_pays_on_the_hosted_inv
     b.click("form[action$='/cancel'] button").await;
     assert!(b.text(".notice").await.contains("Subscription canceled."));
     assert!(b.text("#subscription-status").await.contains("canceled"));
+}
+
+/// The shop's page, on its own origin: tokenises a card with the publishable key straight from
+/// the browser, then tries a secret-key route, and writes what it got into `#out`.
+const SHOP_PAGE: &str = r#"<!doctype html>
+<html><body><pre id="out">working</pre><script>
+(async () => {
+  const api = "API", out = document.getElementById("out");
+  const card = new URLSearchParams({"type": "card", "card[number]": "4242424242424242",
+    "card[exp_month]": "12", "card[exp_year]": "2040", "card[cvc]": "123"});
+  let pm;
+  try {
+    const r = await fetch(api + "/v1/payment_methods", {method: "POST", body: card,
+      headers: {"Authorization": "Bearer PK", "Content-Type": "application/x-www-form-urlencoded"}});
+    pm = await r.json();
+  } catch (e) { pm = {error: String(e)}; }
+  let secret;
+  try {
+    await fetch(api + "/v1/customers", {method: "POST", headers: {"Authorization": "Bearer SK"}});
+    secret = "read";
+  } catch (e) { secret = "blocked"; }
+  out.textContent = JSON.stringify({pm: pm.id || pm.error, last4: pm.card && pm.card.last4, secret});
+})();
+</script></body></html>"#;
+
+#[tokio::test]
+async fn a_shop_page_on_another_origin_tokenises_a_card_but_no_secret_key_route_answers_it() {
+    let Some(b) = Chrome::start().await else {
+        return;
+    };
+    let app = common::spawn_app().await;
+    let keys = &app.account.keys.test;
+    let page = SHOP_PAGE
+        .replace("API", &app.base)
+        .replace("PK", &keys.publishable)
+        .replace("SK", &keys.secret);
+    // Another port of 127.0.0.1: another origin than Tender's.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let shop = format!("http://{}/checkout", listener.local_addr().unwrap());
+    let router = axum::Router::new().route(
+        "/checkout",
+        axum::routing::get(move || async move { axum::response::Html(page) }),
+    );
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    b.client.goto(&shop).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let got = loop {
+        let text = b.text("#out").await;
+        if text.starts_with('{') {
+            break serde_json::from_str::<serde_json::Value>(&text).unwrap();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the page says {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(
+        got["pm"].as_str().is_some_and(|p| p.starts_with("pm_")),
+        "{got}"
+    );
+    assert_eq!(got["last4"], "4242");
+    assert_eq!(
+        got["secret"], "blocked",
+        "a secret-key route answered the page"
+    );
 }

@@ -2,6 +2,7 @@
 //!
 //! # Layout
 //! - [`pipeline`]: the middleware (request id, version, auth, rate limit, body, idempotency).
+//! - [`cors`]: CORS on exactly the routes a publishable key may call, in both dialects.
 //! - [`routes`]: THE route table (method, path, parser, handler, publishable), which everything
 //!   that needs to know the routes reads; [`routes::decode`] runs a row's parser alone.
 //! - [`operation`]: what a row of the table is (a parser joined to a handler), the request's
@@ -19,6 +20,7 @@ pub mod balance;
 pub mod billing;
 pub mod connector_webhooks;
 pub mod connectors;
+pub mod cors;
 pub mod customers;
 pub mod disputes;
 pub mod error;

@@ -9,6 +9,7 @@ mod billing;
 #[path = "../support/boot.rs"]
 mod boot;
 mod connectors;
+mod cors;
 mod customers;
 mod disputes;
 mod errors;

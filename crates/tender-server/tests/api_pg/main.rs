@@ -15,6 +15,8 @@ mod billing;
 mod boot;
 #[path = "../api/connectors.rs"]
 mod connectors;
+#[path = "../api/cors.rs"]
+mod cors;
 #[path = "../api/customers.rs"]
 mod customers;
 #[path = "../api/disputes.rs"]
