@@ -14,7 +14,7 @@ const GOOD: &str = "4242424242424242";
 const DECLINES: &str = "4000000000000341";
 const LOST: &str = "4000000000004905";
 
-async fn created(app: &TestApp, path: &str, body: Value) -> Value {
+pub(crate) async fn created(app: &TestApp, path: &str, body: Value) -> Value {
     let r = app.post(path, app.sk(), body).await;
     assert_eq!(r.status, 200, "{path}: {}", r.body);
     r.body

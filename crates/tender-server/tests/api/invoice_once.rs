@@ -4,18 +4,12 @@
 
 use serde_json::{json, Value};
 
-use crate::billing::save_card;
+use crate::billing::{created, save_card};
 use crate::helpers::*;
 
 const THREE_DS: &str = "4000002500003155";
 const GOOD: &str = "4242424242424242";
 const DECLINES: &str = "4000000000000341";
-
-async fn created(app: &TestApp, path: &str, body: Value) -> Value {
-    let r = app.post(path, app.sk(), body).await;
-    assert_eq!(r.status, 200, "{path}: {}", r.body);
-    r.body
-}
 
 /// A customer whose only card asks for 3-D Secure, subscribed to a 20.00 usd monthly plan: the
 /// first try waits for the customer. The customer, the invoice and that try (with the address
