@@ -23,10 +23,11 @@ pub enum Collection {
     Invoices,
     TestClocks,
     SetupIntents,
+    CheckoutSessions,
 }
 
 impl Collection {
-    pub const ALL: [Collection; 16] = [
+    pub const ALL: [Collection; 17] = [
         Collection::Payments,
         Collection::Customers,
         Collection::Refunds,
@@ -43,6 +44,7 @@ impl Collection {
         Collection::Invoices,
         Collection::TestClocks,
         Collection::SetupIntents,
+        Collection::CheckoutSessions,
     ];
 
     /// Its name: the name of its table, and of the collection in kept idempotency pointers.
@@ -64,6 +66,7 @@ impl Collection {
             Collection::Invoices => "invoices",
             Collection::TestClocks => "test_clocks",
             Collection::SetupIntents => "setup_intents",
+            Collection::CheckoutSessions => "checkout_sessions",
         }
     }
 
@@ -103,6 +106,12 @@ impl Collection {
             Collection::Invoices => &[Field::Customer, Field::Subscription, Field::Status],
             Collection::TestClocks => &[Field::Status],
             Collection::SetupIntents => &[Field::Customer, Field::Status],
+            Collection::CheckoutSessions => &[
+                Field::Customer,
+                Field::Status,
+                Field::Payment,
+                Field::Subscription,
+            ],
         }
     }
 }

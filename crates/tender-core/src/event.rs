@@ -55,6 +55,8 @@ pub const EVENT_TYPES: &[&str] = &[
     "setup_intent.succeeded",
     "setup_intent.setup_failed",
     "setup_intent.canceled",
+    "checkout_session.completed",
+    "checkout_session.expired",
     "balance.available",
 ];
 

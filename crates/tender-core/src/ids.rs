@@ -49,6 +49,9 @@ pub enum IdKind {
     Invoice,
     TestClock,
     SetupIntent,
+    CheckoutSession,
+    /// A Checkout Session's line item (kept inside its session).
+    LineItem,
 }
 
 impl IdKind {
@@ -76,6 +79,8 @@ impl IdKind {
             IdKind::Invoice => "in_",
             IdKind::TestClock => "clock_",
             IdKind::SetupIntent => "seti_",
+            IdKind::CheckoutSession => "cs_",
+            IdKind::LineItem => "li_",
         }
     }
 }
@@ -181,6 +186,7 @@ kinds! {
     Invoice, InvoiceId, "invoice", Invoices;
     TestClock, TestClockId, "test clock", TestClocks;
     SetupIntent, SetupIntentId, "setup_intent", SetupIntents;
+    CheckoutSession, CheckoutSessionId, "checkout_session", CheckoutSessions;
 }
 
 /// An id of kind `K`: its prefix and [`RANDOM_LEN`] base62 characters, checked on the way in.

@@ -14,7 +14,7 @@
 //! - [`payments`], [`refunds`], [`customers`], [`payment_methods`], [`connectors`],
 //!   [`webhooks`], [`balance`] (ledger, fees, balance transactions, payouts, disputes),
 //!   [`billing`] (products, prices, subscriptions, invoices, test clocks), [`setup_intents`],
-//!   [`accounts`].
+//!   [`checkout`] (Checkout Sessions and their hosted page), [`accounts`].
 //! - A resource's use cases are methods of its handle, declared in its `mod.rs`
 //!   ([`payments::Payments`], [`billing::Billing`]…) and reached from the services:
 //!   `services.payments().capture_payment(..)`.
@@ -37,6 +37,7 @@ pub mod auth;
 pub mod balance;
 pub mod billing;
 pub mod card;
+pub mod checkout;
 pub mod clock;
 pub mod collection;
 pub mod connectors;

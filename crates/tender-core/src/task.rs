@@ -39,6 +39,8 @@ pub enum TaskKind {
     SettleInvoicePayment,
     /// `invoice.upcoming`, three days before a renewal.
     InvoiceUpcoming,
+    /// A Checkout Session reaches its `expires_at`.
+    ExpireCheckoutSession,
 }
 
 impl TaskKind {
@@ -62,6 +64,7 @@ impl TaskKind {
             TaskKind::AdvanceClock => "advance_clock",
             TaskKind::SettleInvoicePayment => "settle_invoice_payment",
             TaskKind::InvoiceUpcoming => "invoice_upcoming",
+            TaskKind::ExpireCheckoutSession => "expire_checkout_session",
         }
     }
 
@@ -85,6 +88,7 @@ impl TaskKind {
             TaskKind::AdvanceClock,
             TaskKind::SettleInvoicePayment,
             TaskKind::InvoiceUpcoming,
+            TaskKind::ExpireCheckoutSession,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)

@@ -110,6 +110,9 @@ impl Services {
                         self.billing().settle_invoice_payment(task).await
                     }
                     Some(TaskKind::InvoiceUpcoming) => self.billing().invoice_upcoming(task).await,
+                    Some(TaskKind::ExpireCheckoutSession) => {
+                        self.checkout().expire_task(task).await
+                    }
                     Some(TaskKind::AdvanceClock) | None => {
                         self.drop_task(task, "unknown task kind").await
                     }

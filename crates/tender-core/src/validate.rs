@@ -395,12 +395,17 @@ pub fn check_amount(
 
 /// `return_url` must be an absolute http(s) URL.
 pub fn check_return_url(raw: &str) -> crate::error::CoreResult<()> {
+    check_url("return_url", raw)
+}
+
+/// Refuses `param` unless it is an absolute http(s) URL of at most 2,048 bytes.
+pub fn check_url(param: &str, raw: &str) -> crate::error::CoreResult<()> {
     match url::Url::parse(raw) {
         Ok(u) if matches!(u.scheme(), "http" | "https") && raw.len() <= 2048 => Ok(()),
         _ => Err(crate::error::CoreError::invalid(
-            "return_url",
+            param,
             "url_invalid",
-            "return_url must be an absolute http(s) URL.",
+            format!("{param} must be an absolute http(s) URL."),
         )),
     }
 }

@@ -61,7 +61,7 @@ pub struct UpdatePrice {
     pub metadata: Option<Vec<(String, String)>>,
 }
 
-fn check_name(param: &str, name: &str) -> CoreResult<()> {
+pub(crate) fn check_name(param: &str, name: &str) -> CoreResult<()> {
     if name.trim().is_empty() {
         return Err(CoreError::invalid(
             param,
@@ -73,7 +73,7 @@ fn check_name(param: &str, name: &str) -> CoreResult<()> {
 }
 
 /// A recurring schedule as given → the schedule, or a 400 naming the sub-parameter.
-fn check_recurring(interval: &str, count: Option<i64>) -> CoreResult<Recurring> {
+pub(crate) fn check_recurring(interval: &str, count: Option<i64>) -> CoreResult<Recurring> {
     let interval = Interval::parse(interval).ok_or_else(|| {
         CoreError::invalid(
             "recurring[interval]",
@@ -97,6 +97,18 @@ fn check_recurring(interval: &str, count: Option<i64>) -> CoreResult<Recurring> 
         interval,
         interval_count: count as u32,
     })
+}
+
+/// A price's `unit_amount`, or the 400 naming `param`.
+pub(crate) fn check_unit_amount(param: &str, amount: i64) -> CoreResult<i64> {
+    if !(0..=MAX_AMOUNT).contains(&amount) {
+        return Err(CoreError::invalid(
+            param,
+            "parameter_invalid",
+            format!("{param} must be 0 to {MAX_AMOUNT}, in the currency's smallest unit."),
+        ));
+    }
+    Ok(amount)
 }
 
 impl Billing<'_> {
@@ -243,13 +255,7 @@ impl Billing<'_> {
     }
 
     pub async fn create_price(&self, ctx: &RequestContext, cmd: CreatePrice) -> CoreResult<Price> {
-        if cmd.unit_amount < 0 || cmd.unit_amount > MAX_AMOUNT {
-            return Err(CoreError::invalid(
-                "unit_amount",
-                "parameter_invalid",
-                format!("unit_amount must be 0 to {MAX_AMOUNT}, in the currency's smallest unit."),
-            ));
-        }
+        check_unit_amount("unit_amount", cmd.unit_amount)?;
         let recurring = match &cmd.recurring {
             Some((interval, count)) => Some(check_recurring(interval, *count)?),
             None => None,

@@ -3,30 +3,24 @@
 //! pay button would charge; and that button, which tries the open invoice now as
 //! `POST /invoices/{id}/pay` does (a try that leaves the dunning schedule alone).
 //!
-//! Every rendering of the page carries a one-time token ([`Billing::hosted_pay_token`]): an
-//! HMAC under a key derived from the vault key, bound to the invoice and valid for an hour. The
-//! button sends it back, and a token is one try: it names the try's idempotency record, so two
-//! presses of one page (or a replayed form) charge once, the second answering as the first, or
-//! "in progress" while it runs (CONTRACT §17).
+//! Every rendering of the page carries a one-time token ([`crate::documents::page_token`]),
+//! bound to the invoice and valid for an hour. The button sends it back, and a token is one
+//! try: it names the try's idempotency record, so two presses of one page (or a replayed form)
+//! charge once, the second answering as the first, or "in progress" while it runs (CONTRACT
+//! §17).
 //!
 //! Depends on the storage port, the idempotency rules and the other billing use cases.
-
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
 
 use crate::auth::{KeyKind, Principal};
 use crate::billing::invoice::{Invoice, InvoiceStatus};
 use crate::billing::Billing;
 use crate::documents::document::{from_body, to_value};
 use crate::documents::idempotency::{Internal, Settled};
-use crate::error::{CoreError, CoreResult};
+use crate::error::CoreResult;
 use crate::ids::{self, IdKind};
 use crate::payment_methods::payment_method::PaymentMethod;
 use crate::services::RequestContext;
 use crate::store::Collection;
-
-/// How long a rendered page's pay token may be used.
-pub const HOSTED_TOKEN_TTL_SECS: i64 = 3600;
 
 /// What the hosted invoice page shows.
 #[derive(Debug, Clone)]
@@ -67,43 +61,10 @@ impl Billing<'_> {
         }))
     }
 
-    /// A one-time token for a rendering of invoice `id`'s page: `{issued}.{nonce}.{mac}`.
+    /// A one-time token for a rendering of invoice `id`'s page
+    /// ([`crate::documents::page_token`]).
     pub fn hosted_pay_token(&self, id: &str) -> String {
-        let issued = self.wall_now();
-        let nonce = ids::random_base62(20);
-        format!("{issued}.{nonce}.{}", self.hosted_mac(id, issued, &nonce))
-    }
-
-    fn hosted_mac(&self, id: &str, issued: i64, nonce: &str) -> String {
-        let key = crate::vault::derive_key(&self.config.vault_key, "hosted page token");
-        let mut mac = Hmac::<Sha256>::new_from_slice(&key).expect("any key length");
-        mac.update(format!("{id}.{issued}.{nonce}").as_bytes());
-        hex::encode(mac.finalize().into_bytes())
-    }
-
-    /// The nonce of `token` when it is one this service issued for invoice `id` within the
-    /// hour (compared in constant time); otherwise the 400 the page shows.
-    fn check_hosted_token(&self, id: &str, token: Option<&str>) -> CoreResult<String> {
-        let refused = || {
-            CoreError::invalid(
-                "token",
-                "token_invalid",
-                "This page has expired. Reload it and press the button again.",
-            )
-        };
-        let mut parts = token.ok_or_else(refused)?.splitn(3, '.');
-        let (Some(issued), Some(nonce), Some(mac)) = (parts.next(), parts.next(), parts.next())
-        else {
-            return Err(refused());
-        };
-        let issued: i64 = issued.parse().map_err(|_| refused())?;
-        let age = self.wall_now() - issued;
-        let expected = self.hosted_mac(id, issued, nonce);
-        let same: bool = subtle::ConstantTimeEq::ct_eq(expected.as_bytes(), mac.as_bytes()).into();
-        if !same || !(0..=HOSTED_TOKEN_TTL_SECS).contains(&age) || nonce.len() > 64 {
-            return Err(refused());
-        }
-        Ok(nonce.to_string())
+        self.page_token(id)
     }
 
     /// The hosted page's pay button: tries open invoice `id` now with the card on file, as its
@@ -122,7 +83,7 @@ impl Billing<'_> {
         let Some((scope, _)) = self.store.find_unscoped(Collection::Invoices, id).await? else {
             return Ok(None);
         };
-        let nonce = self.check_hosted_token(id, token)?;
+        let nonce = self.check_page_token(id, token)?;
         let name = format!("hosted-pay:{id}:{nonce}");
         let fingerprinted = serde_json::json!({"invoice": id});
         let claim = match self

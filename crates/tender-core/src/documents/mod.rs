@@ -6,6 +6,7 @@
 //!   reaches the store, with its idempotency record or as background work.
 //! - [`idempotency`]: idempotency keys and claims; [`kept`]: what a key keeps (an answer, a
 //!   payment's marker, a checkpoint) and how a replay opens it.
+//! - [`page_token`]: the one-time tokens of the hosted pages' forms, each one try.
 //! - [`render`]: the seam from stored form to wire shape.
 
 pub mod batch;
@@ -15,4 +16,5 @@ pub mod fingerprint;
 pub mod hold;
 pub mod idempotency;
 pub mod kept;
+pub mod page_token;
 pub mod render;

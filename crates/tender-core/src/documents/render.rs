@@ -186,7 +186,8 @@ impl Dialect for Renderer {
             | Collection::Subscriptions
             | Collection::Invoices
             | Collection::TestClocks
-            | Collection::SetupIntents => Ok(body),
+            | Collection::SetupIntents
+            | Collection::CheckoutSessions => Ok(body),
         }
     }
 }

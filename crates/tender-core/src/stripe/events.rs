@@ -158,6 +158,16 @@ pub const MAP: &[(&str, &str, Shape)] = &[
         Shape::SetupIntent,
     ),
     ("balance.available", "balance.available", Shape::Balance),
+    (
+        "checkout_session.completed",
+        "checkout.session.completed",
+        Shape::CheckoutSession,
+    ),
+    (
+        "checkout_session.expired",
+        "checkout.session.expired",
+        Shape::CheckoutSession,
+    ),
 ];
 
 /// Whether `name` is a Stripe event name Tender sends.

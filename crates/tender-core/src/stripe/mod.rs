@@ -10,6 +10,7 @@
 //! | payment `pay_X` | PaymentIntent `pi_X`, or its one charge `ch_X` | [`payments`] |
 //! | customer, payment method, refund | Customer, PaymentMethod, Refund | [`objects`] |
 //! | setup intent `seti_X` | SetupIntent | [`setup_intents`] |
+//! | checkout session `cs_X`, its line items | Checkout Session, item | [`checkout`] |
 //! | product, price, subscription, invoice, test clock | the same | [`billing`] |
 //! | balance, balance transaction, payout, dispute | the same | [`balance`] |
 //! | error envelope | Stripe's error, a decline with its PaymentIntent | [`errors`] |
@@ -19,6 +20,7 @@
 
 pub mod balance;
 pub mod billing;
+pub mod checkout;
 pub mod errors;
 pub mod events;
 pub mod ids;
@@ -54,6 +56,9 @@ pub enum Shape {
     Dispute,
     WebhookEndpoint,
     SetupIntent,
+    CheckoutSession,
+    /// A Checkout Session's line item.
+    LineItem,
 }
 
 /// What rendering needs beyond the object: the key client secrets are derived with.
@@ -116,6 +121,8 @@ impl Shapes {
             Shape::Dispute => balance::dispute(v2),
             Shape::WebhookEndpoint => objects::webhook_endpoint(v2),
             Shape::SetupIntent => setup_intents::setup_intent(self, v2),
+            Shape::CheckoutSession => checkout::checkout_session(v2),
+            Shape::LineItem => checkout::line_item(v2),
         }
     }
 }

@@ -10,7 +10,8 @@
 //! - [`params`]: reading JSON bodies and query strings into typed values with named errors.
 //! - [`error`]: THE table from `CoreError` to status, `type` and `code`.
 //! - one module per resource with its handlers and parsers: [`payments`], [`payment_methods`],
-//!   [`customers`], [`refunds`], [`events`], [`webhook_endpoints`], [`connectors`].
+//!   [`customers`], [`refunds`], [`events`], [`webhook_endpoints`], [`connectors`],
+//!   [`checkout`].
 //! - [`openapi`]: the OpenAPI document, served at `/v2/openapi.json`.
 //! - [`connector_webhooks`]: processors' webhooks, outside `/v2`, verified by signature.
 //!
@@ -18,6 +19,7 @@
 
 pub mod balance;
 pub mod billing;
+pub mod checkout;
 pub mod connector_webhooks;
 pub mod connectors;
 pub mod cors;

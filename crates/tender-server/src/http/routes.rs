@@ -19,8 +19,8 @@ use super::operation::{custom, endpoint, list, retrieve, Decoded, Input, Op};
 use super::params;
 use super::pipeline::parse_json_body;
 use super::{
-    balance, billing, connectors, customers, disputes, events, payment_methods, payments, payouts,
-    refunds, setup_intents, webhook_endpoints,
+    balance, billing, checkout, connectors, customers, disputes, events, payment_methods, payments,
+    payouts, refunds, setup_intents, webhook_endpoints,
 };
 use crate::state::AppState;
 
@@ -165,6 +165,11 @@ pub const ROUTES: &[Route] = &[
     op!(GET "/test_helpers/test_clocks", |i| i.list(params::page_only) => list::<kind::TestClock>),
     op!(GET "/test_helpers/test_clocks/{id}", by_id => retrieve::<kind::TestClock>),
     op!(DELETE "/test_helpers/test_clocks/{id}", by_id_alone => billing::delete_test_clock),
+    op!(POST "/checkout_sessions", |i| checkout::parse_create(i.body) => checkout::create_checkout_session),
+    op!(GET "/checkout_sessions", |i| i.list(checkout::parse_list) => list::<kind::CheckoutSession>),
+    op!(GET "/checkout_sessions/{id}", by_id => checkout::retrieve_checkout_session),
+    op!(GET "/checkout_sessions/{id}/line_items", by_id => checkout::list_line_items),
+    op!(POST "/checkout_sessions/{id}/expire", by_id_alone => checkout::expire_checkout_session),
     op!(POST "/test_helpers/test_clocks/{id}/advance", |i| Ok((i.id()?, billing::parse_advance_clock(i.body)?)) => billing::advance_test_clock),
 ];
 
@@ -264,6 +269,7 @@ mod tests {
             "subscriptions" => IdKind::Subscription,
             "invoices" => IdKind::Invoice,
             "setup_intents" => IdKind::SetupIntent,
+            "checkout_sessions" => IdKind::CheckoutSession,
             "test_helpers" => IdKind::TestClock,
             _ => IdKind::WebhookEndpoint,
         };

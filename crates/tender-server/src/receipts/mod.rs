@@ -7,6 +7,7 @@
 //!   token in the URL is what makes the form safe from cross-site forgery (an attacker cannot
 //!   know the URL), and it is forgotten once used.
 //! - `GET /invoices/{invoice_id}` and its pay button: the hosted invoice page ([`invoices`]).
+//! - `GET|POST /checkout/{session_id}`: the hosted Checkout page ([`checkout`]).
 //!
 //! HTML comes from `maud` templates, which escape every value.
 
@@ -24,6 +25,7 @@ use tender_core::payments::receipt::Receipt;
 
 use crate::state::AppState;
 
+mod checkout;
 pub mod guard;
 mod invoices;
 
@@ -34,6 +36,10 @@ pub fn router(state: AppState) -> Router {
         .route(
             "/invoices/{invoice_id}/pay",
             axum::routing::post(invoices::pay),
+        )
+        .route(
+            "/checkout/{session_id}",
+            get(checkout::checkout_page).post(checkout::pay),
         )
         .route(
             "/authenticate/{payment_id}/{token}",
@@ -53,6 +59,11 @@ button.primary{background:#3b5bdb;color:#fff;border-color:#3b5bdb}.outcome{font-
 @media (max-width:420px){body{margin:1rem auto}.card{padding:1rem}.amount{font-size:1.6rem}td{font-size:.9rem}button{width:100%;margin:.3rem 0}}";
 
 fn page(title: &str, body: Markup) -> Markup {
+    page_with(title, "", body)
+}
+
+/// [`page`] with `extra` style after the shared one.
+fn page_with(title: &str, extra: &str, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -60,7 +71,7 @@ fn page(title: &str, body: Markup) -> Markup {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) }
-                style { (STYLE) }
+                style { (STYLE) (maud::PreEscaped(extra)) }
             }
             body { (body) }
         }

@@ -18,6 +18,8 @@
 //! | Invoice | `customer` | the customer |
 //! | Invoice | `confirmation_secret` | the client secret of the intent an open invoice waits on |
 //! | SetupIntent | `payment_method`, `customer` | those objects |
+//! | Checkout Session | `customer`, `payment_intent`, `subscription`, `setup_intent` | those objects |
+//! | Checkout Session | `line_items` | its lines, as a list |
 //!
 //! Any other expansion is 400 before the operation runs ([`check_expand`]).
 
@@ -74,6 +76,11 @@ pub const EXPANDABLE: &[(Shape, &str)] = &[
     (Shape::Subscription, "pending_setup_intent"),
     (Shape::Invoice, "confirmation_secret"),
     (Shape::Invoice, "payments"),
+    (Shape::CheckoutSession, "line_items"),
+    (Shape::CheckoutSession, "customer"),
+    (Shape::CheckoutSession, "payment_intent"),
+    (Shape::CheckoutSession, "subscription"),
+    (Shape::CheckoutSession, "setup_intent"),
 ];
 
 fn expandable(shape: Shape, field: &str) -> Option<Source> {
@@ -86,7 +93,10 @@ fn expandable(shape: Shape, field: &str) -> Option<Source> {
         (Charge, "payment_intent") => Source::SamePayment(PaymentIntent),
         (PaymentIntent | Charge, "payment_method") => Source::PaymentMethodOf,
         (_, "customer") => Source::Fetched(Customer),
-        (Refund | Dispute, "payment_intent") => Source::Fetched(PaymentIntent),
+        (Refund | Dispute | CheckoutSession, "payment_intent") => Source::Fetched(PaymentIntent),
+        (CheckoutSession, "subscription") => Source::Fetched(Subscription),
+        (CheckoutSession, "setup_intent") => Source::Fetched(SetupIntent),
+        (CheckoutSession, "line_items") => Source::InPlace,
         (Refund | Dispute, "charge") | (BalanceTransaction, "source") => Source::Fetched(Charge),
         (_, "balance_transaction") => Source::Fetched(BalanceTransaction),
         (Price, "product") => Source::Fetched(Product),
@@ -372,6 +382,17 @@ async fn expand_into(
 /// client secret of the intent it waits on, which a browser confirms), else `null`; its
 /// `payments` are there already.
 fn fill_in_place(state: &AppState, v2: &Value, shown: &mut Value, field: &str) {
+    if field == "line_items" {
+        let lines = v2.pointer("/line_items/data").and_then(Value::as_array);
+        let id = v2.get("id").and_then(Value::as_str).unwrap_or_default();
+        shown[field] = serde_json::json!({
+            "object": "list",
+            "url": format!("/v1/checkout/sessions/{id}/line_items"),
+            "has_more": false,
+            "data": lines.into_iter().flatten().map(tender_core::stripe::checkout::line_item).collect::<Vec<_>>(),
+        });
+        return;
+    }
     if field != "confirmation_secret" {
         return;
     }
@@ -460,7 +481,8 @@ async fn fetch(
         Shape::Dispute => get!(kind::Dispute),
         Shape::WebhookEndpoint => get!(kind::WebhookEndpoint),
         Shape::SetupIntent => get!(kind::SetupIntent),
-        Shape::Balance => {
+        Shape::CheckoutSession => get!(kind::CheckoutSession),
+        Shape::Balance | Shape::LineItem => {
             return Err(CoreError::internal(
                 "expand",
                 std::io::Error::other("the balance is not an object with an id"),

@@ -14,7 +14,7 @@
 //!   parameters, Stripe ids, list parameters); [`test_tokens`]: `pm_card_visa` and the rest.
 //! - one module per resource with its parsers (and a handler where `/v2` has none):
 //!   [`payment_intents`], [`charges`], [`customers`], [`payment_methods`],
-//!   [`setup_intents`], [`refunds`],
+//!   [`setup_intents`], [`refunds`], [`checkout`] (Checkout Sessions),
 //!   [`billing`] (products, prices, subscriptions, invoices, test clocks), [`balance`]
 //!   (balance, its transactions, payouts, disputes), [`webhooks`] (endpoints sent Stripe's
 //!   events, and the events).
@@ -26,6 +26,7 @@ pub mod answer;
 pub mod balance;
 pub mod billing;
 pub mod charges;
+pub mod checkout;
 pub mod customers;
 pub mod form;
 pub mod gate;

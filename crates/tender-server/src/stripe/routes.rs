@@ -16,8 +16,8 @@ use tender_core::stripe::Shape;
 
 use super::billing::{id_alone, parsers as bp, with, with_id};
 use super::{
-    balance, billing, charges, customers, payment_intents, payment_methods, refunds, setup_intents,
-    webhooks,
+    balance, billing, charges, checkout, customers, payment_intents, payment_methods, refunds,
+    setup_intents, webhooks,
 };
 use crate::http::operation::{endpoint, match_template, Decoded, Input, Op};
 use crate::http::operation::{list, retrieve};
@@ -133,6 +133,11 @@ pub const ROUTES: &[StripeRoute] = &[
     op!(client_secret GET "/setup_intents/{id}" [NONE] -> One(SetupIntent), setup_intents::parse_id => retrieve::<kind::SetupIntent>),
     op!(client_secret POST "/setup_intents/{id}/confirm" [setup_intents::CONFIRM] -> One(SetupIntent), setup_intents::parse_confirm => setup_intents::confirm),
     op!(POST "/setup_intents/{id}/cancel" [setup_intents::CANCEL] -> One(SetupIntent), setup_intents::parse_cancel => crate::http::setup_intents::cancel_setup_intent),
+    op!(POST "/checkout/sessions" [checkout::CREATE] -> One(CheckoutSession), checkout::parse_create => crate::http::checkout::create_checkout_session),
+    op!(GET "/checkout/sessions" [checkout::LIST] -> List(CheckoutSession), checkout::parse_list => list::<kind::CheckoutSession>),
+    op!(GET "/checkout/sessions/{id}" [NONE] -> One(CheckoutSession), checkout::parse_id => crate::http::checkout::retrieve_checkout_session),
+    op!(GET "/checkout/sessions/{id}/line_items" [checkout::LINE_ITEMS] -> List(LineItem), checkout::parse_line_items => crate::http::checkout::list_line_items),
+    op!(POST "/checkout/sessions/{id}/expire" [NONE] -> One(CheckoutSession), checkout::parse_id => crate::http::checkout::expire_checkout_session),
     op!(POST "/refunds" [refunds::CREATE] -> One(Refund), refunds::parse_create => crate::http::refunds::create_refund),
     op!(GET "/refunds" [refunds::LIST] -> List(Refund), refunds::parse_list => crate::http::operation::list::<tender_core::ids::kind::Refund>),
     op!(GET "/refunds/{id}" [NONE] -> One(Refund), refunds::parse_id => crate::http::operation::retrieve),

@@ -8,6 +8,7 @@ mod balance;
 mod billing;
 #[path = "../support/boot.rs"]
 mod boot;
+mod checkout;
 mod connectors;
 mod cors;
 mod customers;
@@ -32,6 +33,7 @@ mod setup_intents;
 mod stream;
 mod stripe;
 mod stripe_catalog;
+mod stripe_checkout;
 mod stripe_events;
 mod stripe_pause;
 mod stripe_payouts;

@@ -13,6 +13,8 @@ mod balance;
 mod billing;
 #[path = "../support/boot.rs"]
 mod boot;
+#[path = "../api/checkout.rs"]
+mod checkout;
 #[path = "../api/connectors.rs"]
 mod connectors;
 #[path = "../api/cors.rs"]
@@ -61,6 +63,8 @@ mod stream;
 mod stripe;
 #[path = "../api/stripe_catalog.rs"]
 mod stripe_catalog;
+#[path = "../api/stripe_checkout.rs"]
+mod stripe_checkout;
 #[path = "../api/stripe_events.rs"]
 mod stripe_events;
 #[path = "../api/stripe_pause.rs"]

@@ -62,6 +62,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         14,
         include_str!("../../migrations/postgres/0014_delivery_variants.sql"),
     ),
+    (
+        15,
+        include_str!("../../migrations/postgres/0015_create_checkout_sessions.sql"),
+    ),
 ];
 
 /// An arbitrary constant naming Tender's migration lock.

@@ -63,6 +63,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         14,
         include_str!("../../migrations/sqlite/0014_delivery_variants.sql"),
     ),
+    (
+        15,
+        include_str!("../../migrations/sqlite/0015_create_checkout_sessions.sql"),
+    ),
 ];
 
 /// Applies the migrations not yet applied, each in its own transaction.

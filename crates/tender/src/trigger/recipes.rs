@@ -78,6 +78,9 @@ pub(crate) async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
         | "setup_intent.succeeded"
         | "setup_intent.setup_failed"
         | "setup_intent.canceled" => setup_intent_recipe(c, event_type).await,
+        "checkout_session.completed" | "checkout_session.expired" => {
+            checkout_recipe(c, event_type).await
+        }
         other => no_recipe(other),
     }
 }
@@ -427,6 +430,76 @@ pub(crate) async fn setup_intent_recipe(c: &Calls, event_type: &str) -> anyhow::
         other => return no_recipe(other),
     }
     Ok(object(seti))
+}
+
+/// A Checkout Session for one 20.00 usd line: expired through the API, or paid on its hosted
+/// page as a customer's browser without JavaScript would (the page, its token, the form).
+pub(crate) async fn checkout_recipe(c: &Calls, event_type: &str) -> anyhow::Result<About> {
+    let session = c
+        .post(
+            "/checkout_sessions",
+            json!({
+                "mode": "payment",
+                "success_url": "https://shop.example/thanks",
+                "line_items": [{"price_data": {"currency": "usd", "unit_amount": 2000,
+                    "product_data": {"name": "tender trigger"}}}],
+            }),
+        )
+        .await?;
+    let cs = id(session.clone())?;
+    match event_type {
+        "checkout_session.expired" => {
+            c.post(&format!("/checkout_sessions/{cs}/expire"), json!({}))
+                .await?;
+        }
+        "checkout_session.completed" => {
+            let url = session["url"]
+                .as_str()
+                .ok_or_else(|| anyhow::anyhow!("the session has no url"))?;
+            pay_on_page(url).await?;
+        }
+        other => return no_recipe(other),
+    }
+    Ok(object(cs))
+}
+
+/// Pays the Checkout page at `url` with the test card that succeeds.
+async fn pay_on_page(url: &str) -> anyhow::Result<()> {
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()?;
+    let html = http
+        .get(url)
+        .send()
+        .await?
+        .error_for_status()?
+        .text()
+        .await?;
+    let marker = "name=\"token\" value=\"";
+    let at = html
+        .find(marker)
+        .ok_or_else(|| anyhow::anyhow!("the page at {url} has no form"))?
+        + marker.len();
+    let token = &html[at..at + html[at..].find('"').unwrap_or(0)];
+    let answer = http
+        .post(url)
+        .form(&[
+            ("token", token),
+            ("email", "trigger@example.com"),
+            ("card_number", CARD_OK),
+            ("card_expiry", "12/34"),
+            ("card_cvc", "123"),
+        ])
+        .send()
+        .await?;
+    println!("POST {url} -> {}", answer.status());
+    if answer.status() != reqwest::StatusCode::SEE_OTHER {
+        bail!(
+            "the checkout page did not take the test card ({})",
+            answer.status()
+        );
+    }
+    Ok(())
 }
 
 /// A line about a wait that follows.

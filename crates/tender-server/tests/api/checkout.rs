@@ -1,0 +1,414 @@
+//! Checkout Sessions (CONTRACT §14) driven as a shop and its customer would: the shop creates a
+//! session through the API, the customer's browser (here plain HTTP, no JavaScript) opens its
+//! page on the receipt host and posts the form. A decline shows the reason and takes another
+//! card; a form sent twice charges once; the third decline ends the tries; the session
+//! completes once, with its event once.
+
+use serde_json::{json, Value};
+
+use crate::billing::created;
+use crate::helpers::*;
+
+const GOOD: &str = "4242 4242 4242 4242";
+const DECLINES: &str = "4000000000000002";
+const THREE_DS: &str = "4000002500003155";
+
+fn browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+fn token_of(html: &str) -> String {
+    let at = html.find("name=\"token\" value=\"").expect("a form token") + 20;
+    html[at..at + html[at..].find('"').unwrap()].to_string()
+}
+
+/// A payment-mode session for two lines (15.00 × 2 and 2.50), made with `price_data`.
+async fn payment_session(app: &TestApp, extra: Value) -> Value {
+    let mut body = json!({
+        "mode": "payment",
+        "success_url": "https://shop.example/thanks?session={CHECKOUT_SESSION_ID}",
+        "cancel_url": "https://shop.example/cart",
+        "line_items": [
+            {"price_data": {"currency": "usd", "unit_amount": 1500, "product_data": {"name": "Tea towel"}}, "quantity": 2},
+            {"price_data": {"currency": "usd", "unit_amount": 250, "product_data": {"name": "Postcard"}}},
+        ],
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    created(app, "/v2/checkout_sessions", body).await
+}
+
+/// The page at `url`: its status, its HTML.
+async fn open(http: &reqwest::Client, url: &str) -> (u16, String) {
+    let r = http.get(url).send().await.unwrap();
+    (r.status().as_u16(), r.text().await.unwrap())
+}
+
+/// Posts the page's form as a browser without JavaScript does.
+async fn submit(
+    http: &reqwest::Client,
+    url: &str,
+    token: &str,
+    email: &str,
+    number: &str,
+) -> reqwest::Response {
+    http.post(url)
+        .form(&[
+            ("token", token),
+            ("email", email),
+            ("card_number", number),
+            ("card_expiry", "12 / 34"),
+            ("card_cvc", "123"),
+        ])
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn events_of(app: &TestApp, kind: &str) -> Vec<Value> {
+    let r = app
+        .get(&format!("/v2/events?type={kind}&limit=100"), app.sk())
+        .await;
+    r.body["data"].as_array().unwrap().clone()
+}
+
+#[tokio::test]
+async fn a_customer_pays_on_the_hosted_page_after_a_decline_and_the_session_completes_once() {
+    let Some(app) = spawn_app().await else { return };
+    let session = payment_session(&app, json!({"client_reference_id": "order-7"})).await;
+    let id = session["id"].as_str().unwrap().to_string();
+    assert_eq!(session["status"], "open");
+    assert_eq!(session["amount_total"], 3250);
+    let url = session["url"].as_str().unwrap().to_string();
+    assert_eq!(url, format!("{}/checkout/{id}", app.receipt_base));
+    let lines = app
+        .get(&format!("/v2/checkout_sessions/{id}/line_items"), app.sk())
+        .await;
+    assert_eq!(lines.body["data"].as_array().unwrap().len(), 2);
+    assert_eq!(lines.body["data"][0]["description"], "Tea towel");
+    assert_eq!(lines.body["data"][0]["amount_total"], 3000);
+
+    let http = browser();
+    let (status, html) = open(&http, &url).await;
+    assert_eq!(status, 200);
+    for shown in [
+        "Tea towel",
+        "Postcard",
+        "32.50 USD",
+        "Pay 32.50 USD",
+        "TEST MODE",
+    ] {
+        assert!(html.contains(shown), "the page shows {shown}");
+    }
+
+    // Declined: the bank's reason on the page, the number nowhere in it, another try possible.
+    let declined = submit(&http, &url, &token_of(&html), "ada@example.com", DECLINES).await;
+    assert_eq!(declined.status().as_u16(), 402);
+    let html = declined.text().await.unwrap();
+    assert!(html.contains("Your card was declined."), "{html}");
+    assert!(!html.contains(DECLINES) && !html.contains("0000 0002"));
+    assert!(html.contains("ada@example.com"), "the e-mail typed stays");
+
+    // Another card, on the page's fresh token: paid, and on to the shop with the session id.
+    let token = token_of(&html);
+    let paid = submit(&http, &url, &token, "ada@example.com", GOOD).await;
+    assert_eq!(paid.status().as_u16(), 303);
+    assert_eq!(
+        paid.headers()["location"],
+        format!("https://shop.example/thanks?session={id}").as_str()
+    );
+    // The same form again (a double press, a replay): the same answer, no second charge.
+    let again = submit(&http, &url, &token, "ada@example.com", GOOD).await;
+    assert_eq!(again.status().as_u16(), 303);
+
+    let done = app
+        .get(&format!("/v2/checkout_sessions/{id}"), app.sk())
+        .await;
+    assert_eq!(done.body["status"], "complete");
+    assert_eq!(done.body["payment_status"], "paid");
+    assert_eq!(done.body["url"], Value::Null);
+    assert_eq!(done.body["declined_attempts"], 1);
+    let payment = done.body["payment_intent"].as_str().unwrap();
+    let customer = done.body["customer"].as_str().unwrap();
+    let p = app.get(&format!("/v2/payments/{payment}"), app.sk()).await;
+    assert_eq!(p.body["status"], "succeeded");
+    assert_eq!(p.body["amount"], 3250);
+    assert_eq!(p.body["customer"], customer);
+    let c = app
+        .get(&format!("/v2/customers/{customer}"), app.sk())
+        .await;
+    assert_eq!(c.body["email"], "ada@example.com");
+    let charged = app
+        .get(&format!("/v2/payments?customer={customer}"), app.sk())
+        .await;
+    let succeeded = charged.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["status"] == "succeeded")
+        .count();
+    assert_eq!(succeeded, 1, "one charge, however often the form came");
+
+    let completed = events_of(&app, "checkout_session.completed").await;
+    assert_eq!(completed.len(), 1);
+    assert_eq!(completed[0]["data"]["object"]["id"], id.as_str());
+    assert_eq!(
+        completed[0]["data"]["object"]["client_reference_id"],
+        "order-7"
+    );
+    // The page of a complete session sends the customer on.
+    let (status, _) = open(&http, &url).await;
+    assert_eq!(status, 303);
+}
+
+#[tokio::test]
+async fn the_third_decline_ends_the_sessions_tries_and_a_forged_form_is_refused() {
+    let Some(app) = spawn_app().await else { return };
+    let session = payment_session(&app, json!({"customer_email": "eve@example.com"})).await;
+    let url = session["url"].as_str().unwrap().to_string();
+    let http = browser();
+    let (_, html) = open(&http, &url).await;
+    assert!(html.contains("eve@example.com") && !html.contains("name=\"email\""));
+    // No token, or another site's form: nothing tried.
+    let bare = http
+        .post(&url)
+        .form(&[("card_number", GOOD)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bare.status().as_u16(), 400);
+    let cross = http
+        .post(&url)
+        .header("Origin", "https://evil.example")
+        .form(&[("token", token_of(&html).as_str()), ("card_number", GOOD)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cross.status().as_u16(), 403);
+
+    let mut html = html;
+    for _ in 0..3 {
+        let r = submit(&http, &url, &token_of(&html), "", DECLINES).await;
+        assert_eq!(r.status().as_u16(), 402);
+        html = r.text().await.unwrap();
+    }
+    // The page takes no more cards.
+    assert!(
+        !html.contains("name=\"card_number\""),
+        "no form after the limit"
+    );
+    assert!(html.contains("Too many declined cards"));
+    let (_, page) = open(&http, &url).await;
+    assert!(!page.contains("name=\"card_number\""));
+    let id = session["id"].as_str().unwrap();
+    let s = app
+        .get(&format!("/v2/checkout_sessions/{id}"), app.sk())
+        .await;
+    assert_eq!(s.body["status"], "open");
+    assert_eq!(s.body["declined_attempts"], 3);
+    let payment = s.body["payment_intent"].as_str().unwrap();
+    let p = app.get(&format!("/v2/payments/{payment}"), app.sk()).await;
+    assert_eq!(p.body["status"], "failed");
+}
+
+#[tokio::test]
+async fn three_d_secure_on_the_hosted_page_returns_to_it_and_completes_the_session() {
+    let Some(app) = spawn_app().await else { return };
+    let session = payment_session(&app, json!({})).await;
+    let url = session["url"].as_str().unwrap().to_string();
+    let http = browser();
+    let (_, html) = open(&http, &url).await;
+    let r = submit(&http, &url, &token_of(&html), "kim@example.com", THREE_DS).await;
+    assert_eq!(r.status().as_u16(), 303);
+    let auth = r.headers()["location"].to_str().unwrap().to_string();
+    assert!(
+        auth.starts_with(&format!("{}/authenticate/", app.receipt_base)),
+        "{auth}"
+    );
+    let done = http
+        .post(&auth)
+        .form(&[("outcome", "complete")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(done.status().as_u16(), 303);
+    let back = done.headers()["location"].to_str().unwrap().to_string();
+    assert!(back.starts_with(&url), "{back}");
+    let (status, _) = open(&http, &back).await;
+    assert_eq!(status, 303, "the page, paid, sends the customer on");
+    let id = session["id"].as_str().unwrap();
+    let s = app
+        .get(&format!("/v2/checkout_sessions/{id}"), app.sk())
+        .await;
+    assert_eq!(s.body["status"], "complete");
+    assert_eq!(s.body["payment_status"], "paid");
+    assert_eq!(events_of(&app, "checkout_session.completed").await.len(), 1);
+}
+
+#[tokio::test]
+async fn subscription_and_setup_sessions_start_a_subscription_and_save_a_card() {
+    let Some(app) = spawn_app().await else { return };
+    let http = browser();
+    let sub_session = created(
+        &app,
+        "/v2/checkout_sessions",
+        json!({
+            "mode": "subscription",
+            "success_url": "https://shop.example/welcome",
+            "subscription_data": {"trial_period_days": 14},
+            "line_items": [{"price_data": {"currency": "eur", "unit_amount": 900,
+                "product_data": {"name": "Pro plan"}, "recurring": {"interval": "month"}}}],
+        }),
+    )
+    .await;
+    let url = sub_session["url"].as_str().unwrap();
+    let (_, html) = open(&http, url).await;
+    assert!(
+        html.contains("Pro plan") && html.contains("14 days free") && html.contains("Subscribe")
+    );
+    let r = submit(&http, url, &token_of(&html), "sam@example.com", GOOD).await;
+    assert_eq!(r.status().as_u16(), 303);
+    let id = sub_session["id"].as_str().unwrap();
+    let s = app
+        .get(&format!("/v2/checkout_sessions/{id}"), app.sk())
+        .await;
+    assert_eq!(s.body["status"], "complete");
+    assert_eq!(s.body["payment_status"], "no_payment_required");
+    let sub = s.body["subscription"].as_str().unwrap();
+    let sub = app.get(&format!("/v2/subscriptions/{sub}"), app.sk()).await;
+    assert_eq!(sub.body["status"], "trialing");
+    assert_eq!(sub.body["customer"], s.body["customer"]);
+    assert!(sub.body["default_payment_method"].is_string());
+
+    // Setup mode: a declined card first, then one saved to the shop's own customer.
+    let cus = created(&app, "/v2/customers", json!({"email": "lee@example.com"})).await;
+    let setup = created(
+        &app,
+        "/v2/checkout_sessions",
+        json!({"mode": "setup", "customer": cus["id"], "success_url": "https://shop.example/saved"}),
+    )
+    .await;
+    let url = setup["url"].as_str().unwrap();
+    let (_, html) = open(&http, url).await;
+    assert!(html.contains("Save card") && !html.contains("name=\"email\""));
+    let r = submit(&http, url, &token_of(&html), "", DECLINES).await;
+    assert_eq!(r.status().as_u16(), 402);
+    let html = r.text().await.unwrap();
+    let r = submit(&http, url, &token_of(&html), "", GOOD).await;
+    assert_eq!(r.status().as_u16(), 303);
+    let id = setup["id"].as_str().unwrap();
+    let s = app
+        .get(&format!("/v2/checkout_sessions/{id}"), app.sk())
+        .await;
+    assert_eq!(s.body["status"], "complete");
+    assert_eq!(s.body["payment_status"], "no_payment_required");
+    assert_eq!(s.body["customer"], cus["id"]);
+    let seti = s.body["setup_intent"].as_str().unwrap();
+    let seti = app
+        .get(&format!("/v2/setup_intents/{seti}"), app.sk())
+        .await;
+    assert_eq!(seti.body["status"], "succeeded");
+    let pms = app
+        .get(
+            &format!(
+                "/v2/payment_methods?customer={}",
+                cus["id"].as_str().unwrap()
+            ),
+            app.sk(),
+        )
+        .await;
+    assert_eq!(pms.body["data"].as_array().map(Vec::len), Some(1));
+}
+
+#[tokio::test]
+async fn a_session_expires_by_the_shop_or_by_its_time_and_then_takes_nothing() {
+    let Some(app) = spawn_stepped_app().await else {
+        return;
+    };
+    let session = payment_session(&app, json!({})).await;
+    let id = session["id"].as_str().unwrap();
+    let expired = app
+        .post(
+            &format!("/v2/checkout_sessions/{id}/expire"),
+            app.sk(),
+            json!({}),
+        )
+        .await;
+    assert_eq!(expired.status, 200, "{}", expired.body);
+    assert_eq!(expired.body["status"], "expired");
+    assert_eq!(expired.body["url"], Value::Null);
+    let again = app
+        .post(
+            &format!("/v2/checkout_sessions/{id}/expire"),
+            app.sk(),
+            json!({}),
+        )
+        .await;
+    assert_eq!(again.status, 400);
+    assert_eq!(again.error_code(), "checkout_session_unexpected_state");
+    let http = browser();
+    let (status, _) = open(&http, session["url"].as_str().unwrap()).await;
+    assert_eq!(status, 410);
+
+    // Left alone: at its expires_at (24 h on), its task expires it.
+    let other = payment_session(&app, json!({})).await;
+    let other_id = other["id"].as_str().unwrap();
+    assert_eq!(
+        other["expires_at"].as_i64().unwrap() - other["created"].as_i64().unwrap(),
+        86_400
+    );
+    app.clock.advance(86_400);
+    app.run_due_tasks().await;
+    let s = app
+        .get(&format!("/v2/checkout_sessions/{other_id}"), app.sk())
+        .await;
+    assert_eq!(s.body["status"], "expired");
+    assert_eq!(events_of(&app, "checkout_session.expired").await.len(), 2);
+    let list = app
+        .get("/v2/checkout_sessions?status=expired", app.sk())
+        .await;
+    assert_eq!(list.body["data"].as_array().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn a_session_refuses_items_its_mode_cannot_take() {
+    let Some(app) = spawn_app().await else { return };
+    let monthly = json!({"currency": "usd", "unit_amount": 900,
+        "product_data": {"name": "Plan"}, "recurring": {"interval": "month"}});
+    for (body, param) in [
+        (
+            json!({"mode": "payment", "success_url": "https://s.example/ok",
+                   "line_items": [{"price_data": monthly}]}),
+            "line_items[0]",
+        ),
+        (
+            json!({"mode": "payment", "success_url": "not a url",
+                   "line_items": [{"price_data": {"currency": "usd", "unit_amount": 100, "product_data": {"name": "A"}}}]}),
+            "success_url",
+        ),
+        (
+            json!({"mode": "setup", "success_url": "https://s.example/ok",
+                   "subscription_data": {"trial_period_days": 3}}),
+            "subscription_data[trial_period_days]",
+        ),
+        (
+            json!({"mode": "payment", "success_url": "https://s.example/ok", "line_items": []}),
+            "line_items",
+        ),
+        (
+            json!({"mode": "rent", "success_url": "https://s.example/ok"}),
+            "mode",
+        ),
+    ] {
+        let r = app.post("/v2/checkout_sessions", app.sk(), body).await;
+        assert_eq!(r.status, 400, "{}", r.body);
+        assert_eq!(r.error_param(), param, "{}", r.body);
+    }
+    // Nothing was made for a refused session.
+    let prices = app.get("/v2/prices", app.sk()).await;
+    assert_eq!(prices.body["data"].as_array().unwrap().len(), 0);
+}
