@@ -290,7 +290,7 @@ class PaymentMethod(TypedDict, closed=True):
     created: int
 
 
-EventType: TypeAlias = Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'balance.available']
+EventType: TypeAlias = Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'checkout_session.completed', 'checkout_session.expired', 'balance.available']
 
 
 class Request(TypedDict, closed=True):
@@ -306,7 +306,7 @@ class WebhookEndpoint(TypedDict, closed=True):
     id: str
     object: Literal['webhook_endpoint']
     url: str
-    enabled_events: list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'balance.available', '*', 'payment_intent.created', 'payment_intent.succeeded', 'charge.succeeded', 'payment_intent.payment_failed', 'charge.failed', 'payment_intent.canceled', 'charge.updated', 'payment_intent.requires_action', 'payment_intent.amount_capturable_updated', 'payment_intent.processing', 'charge.captured', 'charge.refunded', 'charge.refund.updated', 'charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'invoice.payment_succeeded']]
+    enabled_events: list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'checkout_session.completed', 'checkout_session.expired', 'balance.available', '*', 'payment_intent.created', 'payment_intent.succeeded', 'charge.succeeded', 'payment_intent.payment_failed', 'charge.failed', 'payment_intent.canceled', 'charge.updated', 'payment_intent.requires_action', 'payment_intent.amount_capturable_updated', 'payment_intent.processing', 'charge.captured', 'charge.refunded', 'charge.refund.updated', 'charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'invoice.payment_succeeded', 'checkout.session.completed', 'checkout.session.expired']]
     description: str | None
     status: Literal['enabled', 'disabled']
     livemode: bool
@@ -322,7 +322,7 @@ class WebhookEndpointWithSecret(TypedDict, closed=True):
     id: str
     object: Literal['webhook_endpoint']
     url: str
-    enabled_events: list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'balance.available', '*', 'payment_intent.created', 'payment_intent.succeeded', 'charge.succeeded', 'payment_intent.payment_failed', 'charge.failed', 'payment_intent.canceled', 'charge.updated', 'payment_intent.requires_action', 'payment_intent.amount_capturable_updated', 'payment_intent.processing', 'charge.captured', 'charge.refunded', 'charge.refund.updated', 'charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'invoice.payment_succeeded']]
+    enabled_events: list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'checkout_session.completed', 'checkout_session.expired', 'balance.available', '*', 'payment_intent.created', 'payment_intent.succeeded', 'charge.succeeded', 'payment_intent.payment_failed', 'charge.failed', 'payment_intent.canceled', 'charge.updated', 'payment_intent.requires_action', 'payment_intent.amount_capturable_updated', 'payment_intent.processing', 'charge.captured', 'charge.refunded', 'charge.refund.updated', 'charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'invoice.payment_succeeded', 'checkout.session.completed', 'checkout.session.expired']]
     description: str | None
     status: Literal['enabled', 'disabled']
     livemode: bool
@@ -487,13 +487,13 @@ class EventResend(TypedDict, closed=True):
 
 class WebhookEndpointCreate(TypedDict, closed=True):
     url: str
-    enabled_events: list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'balance.available', '*']]
+    enabled_events: list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'checkout_session.completed', 'checkout_session.expired', 'balance.available', '*']]
     description: NotRequired[str | None]
 
 
 class WebhookEndpointUpdate(TypedDict, closed=True):
     url: NotRequired[str | None]
-    enabled_events: NotRequired[list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'balance.available', '*']] | None]
+    enabled_events: NotRequired[list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'checkout_session.completed', 'checkout_session.expired', 'balance.available', '*']] | None]
     description: NotRequired[str | None]
     disabled: NotRequired[bool | None]
 
@@ -1042,6 +1042,124 @@ class TrialSettings(TypedDict, closed=True):
     end_behavior: EndBehavior
 
 
+class LineItem(TypedDict, closed=True):
+    """
+    A line of what a Checkout Session sells: a price and how many.
+    """
+
+    id: str
+    object: Literal['item']
+    description: str
+    price: Price
+    quantity: int
+    currency: str
+    amount_subtotal: int
+    amount_total: int
+
+
+class LineItemList(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[LineItem]
+    has_more: Literal[False]
+    url: str
+
+
+class LineItems(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[LineItem]
+
+
+class SubscriptionData(TypedDict, closed=True):
+    trial_period_days: int | None
+
+
+class CheckoutSession(TypedDict, closed=True):
+    """
+    A hosted page where a shop's customer pays (`payment`), subscribes (`subscription`) or saves a card (`setup`), so that the card number reaches Tender and never the shop (CONTRACT §14). `open` → `complete` (once, `checkout_session.completed`) or `expired` (`checkout_session.expired`).
+    """
+
+    id: str
+    object: Literal['checkout_session']
+    mode: Literal['payment', 'subscription', 'setup']
+    status: Literal['open', 'complete', 'expired']
+    payment_status: Literal['unpaid', 'paid', 'no_payment_required']
+    currency: str | None
+    amount_subtotal: int | None
+    amount_total: int | None
+    line_items: LineItems
+    url: str | None
+    success_url: str
+    cancel_url: str | None
+    customer: str | None
+    customer_email: str | None
+    client_reference_id: str | None
+    allow_promotion_codes: bool
+    subscription_data: SubscriptionData | None
+    capture_method: Literal['automatic', 'manual']
+    payment_intent: str | None
+    subscription: str | None
+    setup_intent: str | None
+    payment_link: str | None
+    declined_attempts: int
+    metadata: Metadata
+    expires_at: int
+    completed_at: int | None
+    livemode: bool
+    created: int
+
+
+class CheckoutSessionList(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[CheckoutSession]
+    has_more: bool
+    url: Literal['/v2/checkout_sessions']
+
+
+class ProductData(TypedDict, closed=True):
+    name: str
+
+
+class PriceData(TypedDict, closed=True):
+    """
+    A price made for this session (with its product, from `product_data`).
+    """
+
+    currency: str
+    unit_amount: int
+    product: NotRequired[str]
+    product_data: NotRequired[ProductData]
+    recurring: NotRequired[Recurring1]
+
+
+class LineItem1(TypedDict, closed=True):
+    price: NotRequired[str]
+    price_data: NotRequired[PriceData]
+    quantity: NotRequired[int]
+
+
+class SubscriptionData1(TypedDict, closed=True):
+    trial_period_days: NotRequired[int]
+
+
+class PaymentIntentData(TypedDict, closed=True):
+    capture_method: NotRequired[Literal['automatic', 'automatic_async', 'manual']]
+
+
+class CheckoutSessionCreate(TypedDict, closed=True):
+    mode: Literal['payment', 'subscription', 'setup']
+    line_items: NotRequired[list[LineItem1]]
+    success_url: str
+    cancel_url: NotRequired[str]
+    customer: NotRequired[str]
+    customer_email: NotRequired[str]
+    client_reference_id: NotRequired[str]
+    metadata: NotRequired[MetadataParam]
+    allow_promotion_codes: NotRequired[bool]
+    subscription_data: NotRequired[SubscriptionData1]
+    payment_intent_data: NotRequired[PaymentIntentData]
+    expires_at: NotRequired[int]
+
+
 class NextAction(TypedDict, closed=True):
     """
     What the customer must do while the payment `requires_action` (3-D Secure): open `redirect_to_url.url` (Tender's page, or the processor's), or, when the processor gave no page, authenticate with the processor's own client SDK (`use_processor_sdk`); the payment then moves by the processor's webhook or Tender's sync.
@@ -1145,7 +1263,7 @@ class SubscriptionCreate(TypedDict, closed=True):
 
 
 class Data(TypedDict, closed=True):
-    object: Payment | PaymentMethod | Refund | Customer | Payout | Dispute | Product | Price | Subscription | Invoice | TestClock | SetupIntent | Balance
+    object: Payment | PaymentMethod | Refund | Customer | Payout | Dispute | Product | Price | Subscription | Invoice | TestClock | SetupIntent | CheckoutSession | Balance
     previous_attributes: NotRequired[dict[str, Any]]
 
 

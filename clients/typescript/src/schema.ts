@@ -985,6 +985,87 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/checkout_sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Checkout Sessions */
+        get: operations["listCheckoutSessions"];
+        put?: never;
+        /**
+         * Create a Checkout Session: a hosted page where the customer pays, subscribes or saves a card
+         * @description The session's `url` is a page on the receipt host (CONTRACT §14). It works without JavaScript; after paying it answers `303` to `success_url` (`{CHECKOUT_SESSION_ID}` replaced by the session's id). A session is open 24 hours unless `expires_at` says less (at least 30 minutes).
+         */
+        post: operations["createCheckoutSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/checkout_sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a Checkout Session
+         * @description A payment-mode session whose payment went through away from its page (3-D Secure completed, the tab closed) is completed first.
+         */
+        get: operations["retrieveCheckoutSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/checkout_sessions/{id}/line_items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a Checkout Session's line items
+         * @description All of them, on one page (a session has at most 100).
+         */
+        get: operations["listCheckoutSessionLineItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/checkout_sessions/{id}/expire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Expire an open Checkout Session
+         * @description Open sessions only (else 400 `checkout_session_unexpected_state`); its page then takes nothing.
+         */
+        post: operations["expireCheckoutSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1262,7 +1343,7 @@ export interface components {
             created: number;
         };
         /** @enum {string} */
-        EventType: "payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "balance.available";
+        EventType: "payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "checkout_session.completed" | "checkout_session.expired" | "balance.available";
         Event: {
             id: string;
             /** @constant */
@@ -1278,7 +1359,7 @@ export interface components {
             livemode: boolean;
             data: {
                 /** @description The resource right after the change. */
-                object: components["schemas"]["Payment"] | components["schemas"]["PaymentMethod"] | components["schemas"]["Refund"] | components["schemas"]["Customer"] | components["schemas"]["Payout"] | components["schemas"]["Dispute"] | components["schemas"]["Product"] | components["schemas"]["Price"] | components["schemas"]["Subscription"] | components["schemas"]["Invoice"] | components["schemas"]["TestClock"] | components["schemas"]["SetupIntent"] | components["schemas"]["Balance"];
+                object: components["schemas"]["Payment"] | components["schemas"]["PaymentMethod"] | components["schemas"]["Refund"] | components["schemas"]["Customer"] | components["schemas"]["Payout"] | components["schemas"]["Dispute"] | components["schemas"]["Product"] | components["schemas"]["Price"] | components["schemas"]["Subscription"] | components["schemas"]["Invoice"] | components["schemas"]["TestClock"] | components["schemas"]["SetupIntent"] | components["schemas"]["CheckoutSession"] | components["schemas"]["Balance"];
                 /** @description On `*.updated` events: the changed top-level fields' old values. */
                 previous_attributes?: Record<string, never>;
             };
@@ -1294,7 +1375,7 @@ export interface components {
             object: "webhook_endpoint";
             url: string;
             /** @description An endpoint created through /v1 (dialect stripe) lists Stripe's event names. */
-            enabled_events: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "balance.available" | "*" | "payment_intent.created" | "payment_intent.succeeded" | "charge.succeeded" | "payment_intent.payment_failed" | "charge.failed" | "payment_intent.canceled" | "charge.updated" | "payment_intent.requires_action" | "payment_intent.amount_capturable_updated" | "payment_intent.processing" | "charge.captured" | "charge.refunded" | "charge.refund.updated" | "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" | "invoice.payment_succeeded")[];
+            enabled_events: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "checkout_session.completed" | "checkout_session.expired" | "balance.available" | "*" | "payment_intent.created" | "payment_intent.succeeded" | "charge.succeeded" | "payment_intent.payment_failed" | "charge.failed" | "payment_intent.canceled" | "charge.updated" | "payment_intent.requires_action" | "payment_intent.amount_capturable_updated" | "payment_intent.processing" | "charge.captured" | "charge.refunded" | "charge.refund.updated" | "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" | "invoice.payment_succeeded" | "checkout.session.completed" | "checkout.session.expired")[];
             description: string | null;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -1317,7 +1398,7 @@ export interface components {
             object: "webhook_endpoint";
             url: string;
             /** @description An endpoint created through /v1 (dialect stripe) lists Stripe's event names. */
-            enabled_events: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "balance.available" | "*" | "payment_intent.created" | "payment_intent.succeeded" | "charge.succeeded" | "payment_intent.payment_failed" | "charge.failed" | "payment_intent.canceled" | "charge.updated" | "payment_intent.requires_action" | "payment_intent.amount_capturable_updated" | "payment_intent.processing" | "charge.captured" | "charge.refunded" | "charge.refund.updated" | "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" | "invoice.payment_succeeded")[];
+            enabled_events: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "checkout_session.completed" | "checkout_session.expired" | "balance.available" | "*" | "payment_intent.created" | "payment_intent.succeeded" | "charge.succeeded" | "payment_intent.payment_failed" | "charge.failed" | "payment_intent.canceled" | "charge.updated" | "payment_intent.requires_action" | "payment_intent.amount_capturable_updated" | "payment_intent.processing" | "charge.captured" | "charge.refunded" | "charge.refund.updated" | "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" | "invoice.payment_succeeded" | "checkout.session.completed" | "checkout.session.expired")[];
             description: string | null;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -1556,12 +1637,12 @@ export interface components {
              */
             url: string;
             /** @description Event types, or `"*"` for all. */
-            enabled_events: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "balance.available" | "*")[];
+            enabled_events: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "checkout_session.completed" | "checkout_session.expired" | "balance.available" | "*")[];
             description?: string | null;
         };
         WebhookEndpointUpdate: {
             url?: string | null;
-            enabled_events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "balance.available" | "*")[] | null;
+            enabled_events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "checkout_session.completed" | "checkout_session.expired" | "balance.available" | "*")[] | null;
             description?: string | null;
             disabled?: boolean | null;
         };
@@ -2306,6 +2387,151 @@ export interface components {
                  */
                 missing_payment_method: "create_invoice" | "pause" | "cancel";
             };
+        };
+        /** @description A line of what a Checkout Session sells: a price and how many. */
+        LineItem: {
+            id: string;
+            /** @constant */
+            object: "item";
+            /** @description The product's name. */
+            description: string;
+            price: components["schemas"]["Price"];
+            quantity: number;
+            currency: string;
+            /** Format: int64 */
+            amount_subtotal: number;
+            /** Format: int64 */
+            amount_total: number;
+        };
+        LineItemList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["LineItem"][];
+            /** @constant */
+            has_more: false;
+            url: string;
+        };
+        /** @description A hosted page where a shop's customer pays (`payment`), subscribes (`subscription`) or saves a card (`setup`), so that the card number reaches Tender and never the shop (CONTRACT §14). `open` → `complete` (once, `checkout_session.completed`) or `expired` (`checkout_session.expired`). */
+        CheckoutSession: {
+            id: string;
+            /** @constant */
+            object: "checkout_session";
+            /** @enum {string} */
+            mode: "payment" | "subscription" | "setup";
+            /** @enum {string} */
+            status: "open" | "complete" | "expired";
+            /**
+             * @description `unpaid` until paid, and for a manual capture that is only authorised; `no_payment_required` in setup mode and for a subscription that starts with a trial.
+             * @enum {string}
+             */
+            payment_status: "unpaid" | "paid" | "no_payment_required";
+            /** @description `null` in setup mode. */
+            currency: string | null;
+            /** Format: int64 */
+            amount_subtotal: number | null;
+            /** Format: int64 */
+            amount_total: number | null;
+            line_items: {
+                /** @constant */
+                object: "list";
+                data: components["schemas"]["LineItem"][];
+            };
+            /**
+             * Format: uri
+             * @description The hosted page; `null` once the session is complete or expired.
+             */
+            url: string | null;
+            /** Format: uri */
+            success_url: string;
+            /** Format: uri */
+            cancel_url: string | null;
+            /** @description The customer it was made for, else the one made from the e-mail the customer typed. */
+            customer: string | null;
+            customer_email: string | null;
+            client_reference_id: string | null;
+            allow_promotion_codes: boolean;
+            subscription_data: null | {
+                trial_period_days: number | null;
+            };
+            /** @enum {string} */
+            capture_method: "automatic" | "manual";
+            /** @description Payment mode: the payment, made on the page's first try. */
+            payment_intent: string | null;
+            subscription: string | null;
+            setup_intent: string | null;
+            payment_link: string | null;
+            /** @description Declined tries so far; at 3 the page takes no more (the card-testing guard). */
+            declined_attempts: number;
+            metadata: components["schemas"]["Metadata"];
+            /** Format: int64 */
+            expires_at: number;
+            /** Format: int64 */
+            completed_at: number | null;
+            livemode: boolean;
+            /**
+             * Format: int64
+             * @description Unix seconds.
+             */
+            created: number;
+        };
+        CheckoutSessionList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["CheckoutSession"][];
+            has_more: boolean;
+            /** @constant */
+            url: "/v2/checkout_sessions";
+        };
+        CheckoutSessionCreate: {
+            /** @enum {string} */
+            mode: "payment" | "subscription" | "setup";
+            /** @description Payment mode: one-time prices; subscription mode: recurring prices on one schedule; setup mode: none. One currency. */
+            line_items?: {
+                price?: string;
+                /** @description A price made for this session (with its product, from `product_data`). */
+                price_data?: {
+                    currency: string;
+                    unit_amount: number;
+                    product?: string;
+                    product_data?: {
+                        name: string;
+                    };
+                    recurring?: {
+                        /** @enum {string} */
+                        interval: "day" | "week" | "month" | "year";
+                        interval_count?: number;
+                    };
+                };
+                quantity?: number;
+            }[];
+            /**
+             * Format: uri
+             * @description May contain `{CHECKOUT_SESSION_ID}`.
+             */
+            success_url: string;
+            /** Format: uri */
+            cancel_url?: string;
+            customer?: string;
+            /**
+             * Format: email
+             * @description Not with `customer`.
+             */
+            customer_email?: string;
+            client_reference_id?: string;
+            metadata?: components["schemas"]["MetadataParam"];
+            allow_promotion_codes?: boolean;
+            subscription_data?: {
+                trial_period_days?: number;
+            };
+            payment_intent_data?: {
+                /** @enum {string} */
+                capture_method?: "automatic" | "automatic_async" | "manual";
+            };
+            /**
+             * Format: int64
+             * @description 30 minutes to 24 hours from now; defaults to 24 hours.
+             */
+            expires_at?: number;
         };
     };
     responses: {
@@ -6034,6 +6260,212 @@ export interface operations {
                 };
             };
             414: components["responses"]["UriTooLong"];
+        };
+    };
+    listCheckoutSessions: {
+        parameters: {
+            query?: {
+                /** @description 1–100, default 10. */
+                limit?: components["parameters"]["Limit"];
+                /** @description An id from the list: the page after it (older). Unknown ids are 400 `resource_missing`. */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /** @description An id from the list: the page before it (newer). Not together with `starting_after`. */
+                ending_before?: components["parameters"]["EndingBefore"];
+                /** @description Created at exactly this Unix second. */
+                created?: components["parameters"]["Created"];
+                /** @description Created gt this Unix second. */
+                "created[gt]"?: components["parameters"]["CreatedGt"];
+                /** @description Created gte this Unix second. */
+                "created[gte]"?: components["parameters"]["CreatedGte"];
+                /** @description Created lt this Unix second. */
+                "created[lt]"?: components["parameters"]["CreatedLt"];
+                /** @description Created lte this Unix second. */
+                "created[lte]"?: components["parameters"]["CreatedLte"];
+                /** @description Only this customer's. */
+                customer?: string;
+                /** @description Only sessions in this status. */
+                status?: "open" | "complete" | "expired";
+                /** @description Only the session of this payment. */
+                payment_intent?: string;
+                /** @description Only the session that started this subscription. */
+                subscription?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Tender-Version": components["headers"]["Tender-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckoutSessionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createCheckoutSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry for 24 hours: a repeat with the same key, method, path and body returns the first response (with `Idempotent-Replayed: true`); another request under the key is 400, one while the first still runs is 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON. Unknown parameters are 400 `parameter_unknown`. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckoutSessionCreate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Tender-Version": components["headers"]["Tender-Version"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckoutSession"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    retrieveCheckoutSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The Checkout Session's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Tender-Version": components["headers"]["Tender-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckoutSession"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCheckoutSessionLineItems: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The Checkout Session's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Tender-Version": components["headers"]["Tender-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LineItemList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    expireCheckoutSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry for 24 hours: a repeat with the same key, method, path and body returns the first response (with `Idempotent-Replayed: true`); another request under the key is 400, one while the first still runs is 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The Checkout Session's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description An empty body, or `{}`. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Tender-Version": components["headers"]["Tender-Version"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckoutSession"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

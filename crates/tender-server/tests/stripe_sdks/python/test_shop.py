@@ -275,6 +275,98 @@ class Billing(unittest.TestCase):
         self.assertIsInstance(txn.source, stripe.Charge)
 
 
+def pay_on_page(url, number, email="buyer@example.com"):
+    """The customer's browser, without JavaScript, on the hosted Checkout page at `url`: the
+    page, its one-time token, the form posted. The answer's status and Location (not followed)."""
+    import re
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    class NoFollow(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    opener = urllib.request.build_opener(NoFollow)
+    html = opener.open(url).read().decode()
+    token = re.search(r'name="token" value="([^"]+)"', html).group(1)
+    form = urllib.parse.urlencode({
+        "token": token, "email": email, "card_number": number,
+        "card_expiry": "12 / 34", "card_cvc": "123",
+    }).encode()
+    try:
+        answer = opener.open(urllib.request.Request(url, data=form))
+        return answer.status, None
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Location")
+
+
+class Checkout(unittest.TestCase):
+    def test_a_saas_signup_through_checkout_as_the_starters_build_it(self):
+        product = stripe.Product.create(name="Team plan")
+        price = stripe.Price.create(product=product.id, currency="usd", unit_amount=1200,
+                                    recurring={"interval": "month"})
+        session = stripe.checkout.Session.create(
+            mode="subscription",
+            line_items=[{"price": price.id, "quantity": 1}],
+            success_url="https://saas.example/dashboard?session_id={CHECKOUT_SESSION_ID}",
+            cancel_url="https://saas.example/pricing",
+            customer_email="founder@example.com",
+            client_reference_id="user_42",
+            allow_promotion_codes=True,
+            subscription_data={"trial_period_days": 14},
+        )
+        self.assertIsInstance(session, stripe.checkout.Session)
+        self.assertEqual(session.status, "open")
+        self.assertTrue(session.url.startswith("http"))
+
+        status, location = pay_on_page(session.url, "4242424242424242")
+        self.assertEqual(status, 303)
+        self.assertEqual(location, f"https://saas.example/dashboard?session_id={session.id}")
+
+        # The success page's server looks the session up, as the starters do.
+        done = stripe.checkout.Session.retrieve(session.id, expand=["line_items", "subscription"])
+        self.assertEqual(done.status, "complete")
+        self.assertEqual(done.payment_status, "no_payment_required")
+        self.assertEqual(done.client_reference_id, "user_42")
+        self.assertEqual(done.customer_details.email, "founder@example.com")
+        self.assertIsInstance(done.subscription, stripe.Subscription)
+        self.assertEqual(done.subscription.status, "trialing")
+        self.assertEqual(done.line_items.data[0].price.id, price.id)
+        items = stripe.checkout.Session.list_line_items(session.id)
+        self.assertEqual([i.quantity for i in items.auto_paging_iter()], [1])
+
+    def test_a_one_off_payment_is_declined_then_paid_and_another_session_expires(self):
+        session = stripe.checkout.Session.create(
+            mode="payment",
+            line_items=[{"price_data": {"currency": "eur", "unit_amount": 4500,
+                                        "product_data": {"name": "Workshop ticket"}},
+                         "quantity": 2}],
+            success_url="https://shop.example/ok",
+        )
+        self.assertEqual(session.amount_total, 9000)
+        status, _ = pay_on_page(session.url, "4000000000009995")
+        self.assertEqual(status, 402)
+        status, _ = pay_on_page(session.url, "4242424242424242")
+        self.assertEqual(status, 303)
+        paid = stripe.checkout.Session.retrieve(session.id, expand=["payment_intent"])
+        self.assertEqual(paid.payment_status, "paid")
+        self.assertEqual(paid.payment_intent.amount_received, 9000)
+        found = stripe.checkout.Session.list(payment_intent=paid.payment_intent.id)
+        self.assertEqual([s.id for s in found.data], [session.id])
+
+        other = stripe.checkout.Session.create(
+            mode="payment", line_items=[{"price_data": {"currency": "eur", "unit_amount": 100,
+                                                        "product_data": {"name": "Sticker"}}}],
+            success_url="https://shop.example/ok",
+        )
+        expired = stripe.checkout.Session.expire(other.id)
+        self.assertEqual(expired.status, "expired")
+        self.assertIsNone(expired.url)
+        with self.assertRaises(stripe.InvalidRequestError):
+            stripe.checkout.Session.expire(other.id)
+
+
 class Webhooks(unittest.TestCase):
     def test_a_webhook_verifies_with_construct_event(self):
         received = []
