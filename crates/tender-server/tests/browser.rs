@@ -903,3 +903,123 @@ async fn a_shop_page_on_another_origin_tokenises_a_card_but_no_secret_key_route_
         "a secret-key route answered the page"
     );
 }
+
+/// A shop's thank-you page, on its own origin: where Checkout sends the customer.
+async fn shop() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let app = axum::Router::new().route(
+        "/thanks",
+        axum::routing::get(|| async {
+            axum::response::Html("<!doctype html><h1 id=thanks>Thank you for your order</h1>")
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    base
+}
+
+/// The hosted Checkout page in a real Chromium, on a desktop and a 390 px phone: the items and
+/// the total, a declined card (the reason shown, the number nowhere in the page), another card
+/// that pays, and the customer sent on to the shop with the session's id. Then a second
+/// session whose card asks for 3-D Secure: Tender's authentication page, and back to the shop.
+#[tokio::test]
+async fn a_customer_pays_on_the_hosted_checkout_page_after_a_decline_and_with_three_d_secure() {
+    let Some(b) = Chrome::start().await else {
+        return;
+    };
+    let app = common::spawn_app().await;
+    let key = app.account.keys.test.secret.clone();
+    let shop = shop().await;
+    let new_session = || {
+        let (app, key, shop) = (&app, key.clone(), shop.clone());
+        async move {
+            app.api(
+                reqwest::Method::POST,
+                "/checkout_sessions",
+                &key,
+                Some(json!({
+                    "mode": "payment",
+                    "success_url": format!("{shop}/thanks?session={{CHECKOUT_SESSION_ID}}"),
+                    "cancel_url": format!("{shop}/cart"),
+                    "line_items": [
+                        {"price_data": {"currency": "eur", "unit_amount": 2400, "product_data": {"name": "Linen apron"}}, "quantity": 2},
+                        {"price_data": {"currency": "eur", "unit_amount": 650, "product_data": {"name": "Gift wrap"}}},
+                    ],
+                })),
+            )
+            .await
+        }
+    };
+    let session = new_session().await;
+    let id = session["id"].as_str().unwrap().to_string();
+    b.client
+        .goto(session["url"].as_str().unwrap())
+        .await
+        .unwrap();
+    let text = b.page_text().await;
+    for shown in ["Linen apron", "Gift wrap", "54.50 EUR", "Pay 54.50 EUR"] {
+        assert!(text.contains(shown), "the page shows {shown}: {text}");
+    }
+    b.shot("40-checkout-desktop").await;
+    b.client.set_window_size(390, 844).await.unwrap();
+    b.shot("41-checkout-phone").await;
+
+    let fill = |number: &'static str| {
+        let b = &b;
+        async move {
+            b.type_into("#card_number", number).await;
+            b.type_into("#card_expiry", "12 / 34").await;
+            b.type_into("#card_cvc", "123").await;
+        }
+    };
+    b.type_into("#email", "ada@example.com").await;
+    fill("4000 0000 0000 0002").await;
+    b.click("button.pay").await;
+    assert!(b.text(".notice").await.contains("Your card was declined."));
+    let source = b.client.source().await.unwrap();
+    assert!(!source.contains("0000 0002") && !source.contains("4000000000000002"));
+    b.shot("42-checkout-declined-phone").await;
+    b.client.set_window_size(1280, 1000).await.unwrap();
+
+    fill("4242 4242 4242 4242").await;
+    b.click("button.pay").await;
+    b.css("#thanks").await;
+    let landed = b.client.current_url().await.unwrap();
+    assert_eq!(landed.path(), "/thanks");
+    assert_eq!(landed.query(), Some(format!("session={id}").as_str()));
+    let done = app
+        .api(
+            reqwest::Method::GET,
+            &format!("/checkout_sessions/{id}"),
+            &key,
+            None,
+        )
+        .await;
+    assert_eq!(done["status"], "complete");
+    assert_eq!(done["payment_status"], "paid");
+    assert_eq!(done["declined_attempts"], 1);
+
+    // 3-D Secure: Tender's authentication page, then back through the session to the shop.
+    let session = new_session().await;
+    b.client
+        .goto(session["url"].as_str().unwrap())
+        .await
+        .unwrap();
+    b.type_into("#email", "kim@example.com").await;
+    fill("4000 0025 0000 3155").await;
+    b.click("button.pay").await;
+    assert!(b.page_text().await.contains("Confirm your payment"));
+    b.shot("43-checkout-3ds").await;
+    b.click("button[value=complete]").await;
+    b.css("#thanks").await;
+    let id = session["id"].as_str().unwrap();
+    let done = app
+        .api(
+            reqwest::Method::GET,
+            &format!("/checkout_sessions/{id}"),
+            &key,
+            None,
+        )
+        .await;
+    assert_eq!(done["status"], "complete");
+}
