@@ -143,3 +143,50 @@ test('a webhook verifies with constructEvent', async () => {
     server.close();
   }
 });
+
+// The customer's browser on the hosted Checkout page (no JavaScript): the page, its one-time
+// token, the form posted; the answer's status and Location, not followed.
+async function payOnPage(url, number) {
+  const html = await (await fetch(url)).text();
+  const token = html.match(/name="token" value="([^"]+)"/)[1];
+  const answer = await fetch(url, {
+    method: 'POST',
+    redirect: 'manual',
+    body: new URLSearchParams({ token, email: 'node-buyer@example.com', card_number: number, card_expiry: '12 / 34', card_cvc: '123' }),
+  });
+  return { status: answer.status, location: answer.headers.get('location') };
+}
+
+test('a Checkout Session as the Next.js SaaS starter creates and reads it', async () => {
+  const price = await stripe.prices.create({
+    currency: 'usd', unit_amount: 800, recurring: { interval: 'month' }, product_data: { name: 'Base' },
+  });
+  const session = await stripe.checkout.sessions.create({
+    mode: 'subscription',
+    line_items: [{ price: price.id, quantity: 1 }],
+    success_url: 'https://saas.example/api/stripe/checkout?session_id={CHECKOUT_SESSION_ID}',
+    cancel_url: 'https://saas.example/pricing',
+    client_reference_id: 'user_7',
+    allow_promotion_codes: true,
+    subscription_data: { trial_period_days: 14 },
+  });
+  assert.equal(session.object, 'checkout.session');
+  assert.equal(session.status, 'open');
+
+  const declined = await payOnPage(session.url, '4000000000000002');
+  assert.equal(declined.status, 402);
+  const paid = await payOnPage(session.url, '4242424242424242');
+  assert.equal(paid.status, 303);
+  assert.equal(paid.location, `https://saas.example/api/stripe/checkout?session_id=${session.id}`);
+
+  // The starter's success route: the session with its customer and subscription expanded.
+  const done = await stripe.checkout.sessions.retrieve(session.id, { expand: ['customer', 'subscription'] });
+  assert.equal(done.status, 'complete');
+  assert.equal(done.client_reference_id, 'user_7');
+  assert.equal(done.customer.email, 'node-buyer@example.com');
+  assert.equal(done.subscription.status, 'trialing');
+  assert.equal(done.subscription.items.data[0].price.id, price.id);
+  const lines = await stripe.checkout.sessions.listLineItems(session.id);
+  assert.deepEqual(lines.data.map((l) => [l.price.id, l.quantity]), [[price.id, 1]]);
+  await assert.rejects(stripe.checkout.sessions.expire(session.id), (err) => err instanceof Stripe.errors.StripeInvalidRequestError);
+});
