@@ -1101,6 +1101,7 @@ class CheckoutSession(TypedDict, closed=True):
     setup_intent: str | None
     payment_link: str | None
     declined_attempts: int
+    trying_until: NotRequired[int]
     metadata: Metadata
     expires_at: int
     completed_at: int | None

@@ -2462,6 +2462,11 @@ export interface components {
             payment_link: string | null;
             /** @description Declined tries so far; at 3 the page takes no more (the card-testing guard). */
             declined_attempts: number;
+            /**
+             * Format: int64
+             * @description Present only while a try of the hosted page runs: until when it holds the session (another try meanwhile is refused).
+             */
+            trying_until?: number;
             metadata: components["schemas"]["Metadata"];
             /** Format: int64 */
             expires_at: number;

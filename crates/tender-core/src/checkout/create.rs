@@ -127,6 +127,7 @@ impl Checkout<'_> {
             setup_intent: None,
             payment_link: cmd.payment_link,
             declined_attempts: 0,
+            trying_until: None,
             metadata: metadata::on_create(cmd.metadata)?,
             expires_at,
             completed_at: None,

@@ -154,21 +154,14 @@ impl Checkout<'_> {
     /// payment went through (completed instead) or is still being authenticated (looked at
     /// again later).
     pub(crate) async fn expire_task(&self, task: &ClaimedTask) -> CoreResult<()> {
-        let Some((session, _)) = self.load_due::<CheckoutSession>(task).await? else {
+        let Some((session, version)) = self.load_due::<CheckoutSession>(task).await? else {
             return Ok(());
         };
+        // An open session comes back from reconcile unwritten: `version` still holds.
         let session = self.reconcile(&task.scope, session).await?;
         if session.status != crate::checkout::session::CheckoutStatus::Open {
             return self.drop_task(task, "the session is already over").await;
         }
-        let (session, version): (CheckoutSession, i64) = self
-            .load(
-                &task.scope,
-                Collection::CheckoutSessions,
-                "checkout_session",
-                &session.id,
-            )
-            .await?;
         let mut batch = self.background(&task.scope);
         if self.payment_in_flight(&task.scope, &session).await? {
             batch

@@ -11,7 +11,9 @@
 //! | `subscription` | the card saved to the customer, the subscription created on it (`error_if_incomplete`) | it is active (`paid`) or trialing (`no_payment_required`) |
 //! | `setup` | the session's SetupIntent (made on the first try) confirmed with the card | it succeeded (`no_payment_required`) |
 //!
-//! A decline is counted on the session; after [`super::session::DECLINES_PER_SESSION`] it
+//! A try holds its session while it runs (`trying_until`, a versioned write): a second form
+//! sent meanwhile, from another tab, is refused as in progress, so one session never starts two
+//! subscriptions or saves two cards at once. A decline is counted on the session; after [`super::session::DECLINES_PER_SESSION`] it
 //! takes no more tries (the card-testing guard's limit per session).
 //!
 //! Depends on the payments, payment methods, customers, billing and setup-intent use cases.
@@ -22,7 +24,9 @@ use crate::auth::{KeyKind, Principal, Scope};
 use crate::billing::subscriptions::{CreateSubscription, PaymentBehavior};
 use crate::card::CardInput;
 use crate::checkout::lifecycle::{paid_by, Made};
-use crate::checkout::session::{CheckoutMode, CheckoutPaymentStatus, CheckoutSession};
+use crate::checkout::session::{
+    CheckoutMode, CheckoutPaymentStatus, CheckoutSession, TRY_HOLD_SECS,
+};
 use crate::checkout::Checkout;
 use crate::customers::service::CustomerFields;
 use crate::documents::idempotency::{Internal, Settled};
@@ -35,7 +39,6 @@ use crate::payments::payment::{CaptureMethod, PaymentStatus};
 use crate::services::RequestContext;
 use crate::setup_intents::service::{ConfirmSetupIntent, CreateSetupIntent};
 use crate::store::Collection;
-use crate::validate::email_valid;
 
 /// What the page's form sends.
 #[derive(Debug)]
@@ -155,7 +158,7 @@ impl Checkout<'_> {
         card: CardInput,
     ) -> CoreResult<Paid> {
         let scope = ctx.scope();
-        let (session, _): (CheckoutSession, i64) = self
+        let (session, version): (CheckoutSession, i64) = self
             .load(scope, Collection::CheckoutSessions, "checkout_session", id)
             .await?;
         let session = self.reconcile(scope, session).await?;
@@ -166,23 +169,55 @@ impl Checkout<'_> {
         if session.exhausted() {
             return Err(too_many_declines());
         }
-        let session = self.customer_for(ctx, session, email).await?;
-        let step = match session.mode {
-            CheckoutMode::Payment => self.pay_now(ctx, session.clone(), card).await,
-            CheckoutMode::Subscription => self.subscribe(ctx, &session, card).await,
-            CheckoutMode::Setup => self.save_card(ctx, session.clone(), card).await,
-        };
-        match step {
-            Ok(Step::Done(made, status)) => Ok(Paid::Complete(
-                self.complete_session(Some(ctx), scope, id, &made, status)
-                    .await?,
-            )),
-            Ok(Step::Authenticate(url)) => Ok(Paid::Authenticate(url)),
-            Err(e @ CoreError::Card { .. }) => {
-                self.note(scope, id, |s| s.declined_attempts += 1).await?;
-                Err(e)
-            }
+        let session = self.hold_for_try(scope, session, version).await?;
+        let step = match self.customer_for(ctx, session, email).await {
+            Ok(session) => match session.mode {
+                CheckoutMode::Payment => self.pay_now(ctx, session.clone(), card).await,
+                CheckoutMode::Subscription => self.subscribe(ctx, &session, card).await,
+                CheckoutMode::Setup => self.save_card(ctx, session.clone(), card).await,
+            },
             Err(e) => Err(e),
+        };
+        if let Ok(Step::Done(made, status)) = step {
+            let done = self
+                .complete_session(Some(ctx), scope, id, &made, status)
+                .await?;
+            return Ok(Paid::Complete(done));
+        }
+        // Any other end lets go of the session; a decline is counted.
+        let declined = matches!(step, Err(CoreError::Card { .. }));
+        self.note(scope, id, |s| {
+            s.trying_until = None;
+            s.declined_attempts += u32::from(declined);
+        })
+        .await?;
+        match step {
+            Ok(Step::Authenticate(url)) => Ok(Paid::Authenticate(url)),
+            Ok(Step::Done(..)) => unreachable!("completed above"),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Session `id` held by this try (a versioned write of its `trying_until`): another try
+    /// that holds it, or took it first, is refused as in progress (the page's 409).
+    async fn hold_for_try(
+        &self,
+        scope: &Scope,
+        mut session: CheckoutSession,
+        version: i64,
+    ) -> CoreResult<CheckoutSession> {
+        let now = self.now();
+        if session.held(now) {
+            return Err(CoreError::IdempotencyInProgress);
+        }
+        session.trying_until = Some(now + TRY_HOLD_SECS);
+        let mut batch = self.background(scope);
+        batch.update(&session, version)?;
+        match self.commit_background(batch).await {
+            Err(CoreError::Store(crate::error::StoreError::Conflict(_))) => {
+                Err(CoreError::IdempotencyInProgress)
+            }
+            other => other.map(|()| session),
         }
     }
 
@@ -226,13 +261,7 @@ impl Checkout<'_> {
             .ok_or_else(|| {
                 CoreError::invalid("email", "parameter_missing", "Enter your e-mail address.")
             })?;
-        if !email_valid(&email) {
-            return Err(CoreError::invalid(
-                "email",
-                "email_invalid",
-                "That e-mail address does not look right.",
-            ));
-        }
+        // The customer's own checks refuse an address that is not one.
         let customer = self
             .customers()
             .create_customer(

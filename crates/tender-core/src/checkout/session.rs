@@ -18,6 +18,10 @@ pub const MAX_OPEN_SECS: i64 = 24 * 3600;
 pub const MIN_OPEN_SECS: i64 = 30 * 60;
 /// Declined tries one session takes before it refuses more (CONTRACT §14's default).
 pub const DECLINES_PER_SESSION: u32 = 3;
+/// How long a try holds its session: another try meanwhile is refused (409), so two forms
+/// sent at once from two tabs never start two subscriptions. A try that dies with its node
+/// lets go of the session when this has passed.
+pub const TRY_HOLD_SECS: i64 = 120;
 
 /// What the session collects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,6 +36,14 @@ pub enum CheckoutMode {
 }
 
 impl CheckoutMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Payment => "payment",
+            Self::Subscription => "subscription",
+            Self::Setup => "setup",
+        }
+    }
+
     pub fn parse(s: &str) -> CoreResult<Self> {
         match s {
             "payment" => Ok(Self::Payment),
@@ -144,6 +156,9 @@ pub struct CheckoutSession {
     pub payment_link: Option<String>,
     /// Declined tries so far; at [`DECLINES_PER_SESSION`] the page takes no more.
     pub declined_attempts: u32,
+    /// While a try of the page runs: until when it holds the session ([`TRY_HOLD_SECS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trying_until: Option<i64>,
     pub metadata: Metadata,
     pub expires_at: i64,
     pub completed_at: Option<i64>,
@@ -172,7 +187,10 @@ pub fn check_items(
         return Err(CoreError::invalid(
             "line_items",
             "parameter_invalid",
-            format!("A {mode:?} session needs 1 to {MAX_LINE_ITEMS} line_items.").to_lowercase(),
+            format!(
+                "A {}-mode session needs 1 to {MAX_LINE_ITEMS} line_items.",
+                mode.as_str()
+            ),
         ));
     }
     let (first, _) = &items[0];
@@ -252,12 +270,18 @@ impl CheckoutSession {
         self.payment_status = payment_status;
         self.completed_at = Some(at);
         self.url = None;
+        self.trying_until = None;
     }
 
     /// Nobody paid in time, or the shop ended it.
     pub fn expire(&mut self) {
         self.status = CheckoutStatus::Expired;
         self.url = None;
+    }
+
+    /// Whether a try holds it at `now`.
+    pub fn held(&self, now: i64) -> bool {
+        self.trying_until.is_some_and(|until| now < until)
     }
 
     /// Whether it has taken as many declined tries as it will.
@@ -388,6 +412,7 @@ mod tests {
             setup_intent: None,
             payment_link: None,
             declined_attempts: 0,
+            trying_until: Some(40),
             metadata: Metadata::default(),
             expires_at: 100,
             completed_at: None,
@@ -395,10 +420,11 @@ mod tests {
             created: 0,
         };
         assert!(s.require_open(99, "paid").is_ok());
+        assert!(s.held(39) && !s.held(40));
         let late = s.require_open(100, "paid").unwrap_err();
         assert!(late.to_string().contains("expired"), "{late}");
         s.complete(CheckoutPaymentStatus::Paid, 50);
-        assert_eq!(s.url, None);
+        assert_eq!((s.url.as_deref(), s.trying_until), (None, None));
         let err = s.require_open(60, "expired").unwrap_err();
         assert!(err.to_string().contains("complete"), "{err}");
         s.declined_attempts = DECLINES_PER_SESSION;

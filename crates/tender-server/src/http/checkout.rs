@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 use tender_core::checkout::create::{CreateCheckoutSession, LineItemInput, PriceData};
-use tender_core::checkout::session::{CheckoutMode, CheckoutSession, MAX_LINE_ITEMS};
+use tender_core::checkout::session::{CheckoutMode, MAX_LINE_ITEMS};
 use tender_core::error::CoreError;
 use tender_core::ids::{CheckoutSessionId, CustomerId};
 use tender_core::payments::payment::CaptureMethod;
@@ -196,25 +196,12 @@ pub(crate) async fn list_line_items(
         .checkout()
         .checkout_session(&ctx, &id)
         .await?;
-    ok(&line_items_page(
-        &session,
-        &format!("/v2/checkout_sessions/{id}/line_items"),
-        |l| serde_json::to_value(l).unwrap_or(Value::Null),
-    ))
-}
-
-/// A session's lines as a list object, each shown by `show`.
-pub fn line_items_page(
-    session: &CheckoutSession,
-    url: &str,
-    show: impl Fn(&tender_core::checkout::session::LineItem) -> Value,
-) -> Value {
-    json!({
+    ok(&json!({
         "object": "list",
-        "url": url,
+        "url": format!("/v2/checkout_sessions/{id}/line_items"),
         "has_more": false,
-        "data": session.line_items.data.iter().map(show).collect::<Vec<_>>(),
-    })
+        "data": session.line_items.data,
+    }))
 }
 
 /// `GET /checkout_sessions`: the query string → page and filters.

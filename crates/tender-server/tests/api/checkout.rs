@@ -412,3 +412,68 @@ async fn a_session_refuses_items_its_mode_cannot_take() {
     let prices = app.get("/v2/prices", app.sk()).await;
     assert_eq!(prices.body["data"].as_array().unwrap().len(), 0);
 }
+
+#[tokio::test]
+async fn two_forms_sent_at_once_from_two_tabs_start_one_subscription() {
+    let Some(app) = spawn_app().await else { return };
+    let session = created(
+        &app,
+        "/v2/checkout_sessions",
+        json!({
+            "mode": "subscription",
+            "success_url": "https://shop.example/welcome",
+            "customer_email": "twice@example.com",
+            "line_items": [{"price_data": {"currency": "usd", "unit_amount": 2500,
+                "product_data": {"name": "Studio plan"}, "recurring": {"interval": "month"}}}],
+        }),
+    )
+    .await;
+    let url = session["url"].as_str().unwrap().to_string();
+    let http = browser();
+    // Two tabs, each with its own page and token, sent together.
+    let (_, first) = open(&http, &url).await;
+    let (_, second) = open(&http, &url).await;
+    let sends: Vec<_> = [token_of(&first), token_of(&second)]
+        .into_iter()
+        .map(|token| {
+            let (http, url) = (http.clone(), url.clone());
+            tokio::spawn(async move {
+                submit(&http, &url, &token, "", GOOD)
+                    .await
+                    .status()
+                    .as_u16()
+            })
+        })
+        .collect();
+    let mut statuses = Vec::new();
+    for send in sends {
+        statuses.push(send.await.unwrap());
+    }
+    statuses.sort_unstable();
+    // Each is the shop's page (paid) or "in progress" (the other tab holds the session).
+    assert!(
+        statuses == [303, 303] || statuses == [303, 409],
+        "{statuses:?}"
+    );
+    let subs = app.get("/v2/subscriptions?limit=100", app.sk()).await;
+    assert_eq!(
+        subs.body["data"].as_array().unwrap().len(),
+        1,
+        "one subscription"
+    );
+    let paid = app.get("/v2/payments?limit=100", app.sk()).await;
+    let succeeded = paid.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["status"] == "succeeded")
+        .count();
+    assert_eq!(succeeded, 1, "charged once");
+    let id = session["id"].as_str().unwrap();
+    let s = app
+        .get(&format!("/v2/checkout_sessions/{id}"), app.sk())
+        .await;
+    assert_eq!(s.body["status"], "complete");
+    assert!(s.body.get("trying_until").is_none(), "let go: {}", s.body);
+    assert_eq!(events_of(&app, "checkout_session.completed").await.len(), 1);
+}
