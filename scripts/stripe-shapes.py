@@ -61,6 +61,7 @@ WANTED = [
     ("Invoice", "resources/Invoices.d.ts", "Invoice", ""),
     ("LineItem", "resources/LineItems.d.ts", "LineItem", ""),
     ("PaymentIntent", "resources/PaymentIntents.d.ts", "PaymentIntent", ""),
+    ("PaymentLink", "resources/PaymentLinks.d.ts", "PaymentLink", ""),
     ("PaymentMethod", "resources/PaymentMethods.d.ts", "PaymentMethod", ""),
     ("Payout", "resources/Payouts.d.ts", "Payout", ""),
     ("Price", "resources/Prices.d.ts", "Price", ""),

@@ -290,7 +290,7 @@ class PaymentMethod(TypedDict, closed=True):
     created: int
 
 
-EventType: TypeAlias = Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'checkout_session.completed', 'checkout_session.expired', 'balance.available']
+EventType: TypeAlias = Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'checkout_session.completed', 'checkout_session.expired', 'payment_link.created', 'payment_link.updated', 'balance.available']
 
 
 class Request(TypedDict, closed=True):
@@ -306,7 +306,7 @@ class WebhookEndpoint(TypedDict, closed=True):
     id: str
     object: Literal['webhook_endpoint']
     url: str
-    enabled_events: list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'checkout_session.completed', 'checkout_session.expired', 'balance.available', '*', 'payment_intent.created', 'payment_intent.succeeded', 'charge.succeeded', 'payment_intent.payment_failed', 'charge.failed', 'payment_intent.canceled', 'charge.updated', 'payment_intent.requires_action', 'payment_intent.amount_capturable_updated', 'payment_intent.processing', 'charge.captured', 'charge.refunded', 'charge.refund.updated', 'charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'invoice.payment_succeeded', 'checkout.session.completed', 'checkout.session.expired']]
+    enabled_events: list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'checkout_session.completed', 'checkout_session.expired', 'payment_link.created', 'payment_link.updated', 'balance.available', '*', 'payment_intent.created', 'payment_intent.succeeded', 'charge.succeeded', 'payment_intent.payment_failed', 'charge.failed', 'payment_intent.canceled', 'charge.updated', 'payment_intent.requires_action', 'payment_intent.amount_capturable_updated', 'payment_intent.processing', 'charge.captured', 'charge.refunded', 'charge.refund.updated', 'charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'invoice.payment_succeeded', 'checkout.session.completed', 'checkout.session.expired']]
     description: str | None
     status: Literal['enabled', 'disabled']
     livemode: bool
@@ -322,7 +322,7 @@ class WebhookEndpointWithSecret(TypedDict, closed=True):
     id: str
     object: Literal['webhook_endpoint']
     url: str
-    enabled_events: list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'checkout_session.completed', 'checkout_session.expired', 'balance.available', '*', 'payment_intent.created', 'payment_intent.succeeded', 'charge.succeeded', 'payment_intent.payment_failed', 'charge.failed', 'payment_intent.canceled', 'charge.updated', 'payment_intent.requires_action', 'payment_intent.amount_capturable_updated', 'payment_intent.processing', 'charge.captured', 'charge.refunded', 'charge.refund.updated', 'charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'invoice.payment_succeeded', 'checkout.session.completed', 'checkout.session.expired']]
+    enabled_events: list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'checkout_session.completed', 'checkout_session.expired', 'payment_link.created', 'payment_link.updated', 'balance.available', '*', 'payment_intent.created', 'payment_intent.succeeded', 'charge.succeeded', 'payment_intent.payment_failed', 'charge.failed', 'payment_intent.canceled', 'charge.updated', 'payment_intent.requires_action', 'payment_intent.amount_capturable_updated', 'payment_intent.processing', 'charge.captured', 'charge.refunded', 'charge.refund.updated', 'charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'invoice.payment_succeeded', 'checkout.session.completed', 'checkout.session.expired']]
     description: str | None
     status: Literal['enabled', 'disabled']
     livemode: bool
@@ -487,13 +487,13 @@ class EventResend(TypedDict, closed=True):
 
 class WebhookEndpointCreate(TypedDict, closed=True):
     url: str
-    enabled_events: list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'checkout_session.completed', 'checkout_session.expired', 'balance.available', '*']]
+    enabled_events: list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'checkout_session.completed', 'checkout_session.expired', 'payment_link.created', 'payment_link.updated', 'balance.available', '*']]
     description: NotRequired[str | None]
 
 
 class WebhookEndpointUpdate(TypedDict, closed=True):
     url: NotRequired[str | None]
-    enabled_events: NotRequired[list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'checkout_session.completed', 'checkout_session.expired', 'balance.available', '*']] | None]
+    enabled_events: NotRequired[list[Literal['payment.created', 'payment.succeeded', 'payment.failed', 'payment.canceled', 'payment.updated', 'payment.requires_action', 'payment.requires_capture', 'payment.processing', 'payment.captured', 'payment.refunded', 'payment_method.attached', 'payment_method.detached', 'refund.created', 'refund.updated', 'customer.created', 'customer.updated', 'customer.deleted', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled', 'dispute.created', 'dispute.updated', 'dispute.closed', 'product.created', 'product.updated', 'product.deleted', 'price.created', 'price.updated', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'customer.subscription.trial_will_end', 'customer.subscription.paused', 'customer.subscription.resumed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.payment_failed', 'invoice.voided', 'invoice.marked_uncollectible', 'invoice.upcoming', 'test_helpers.test_clock.ready', 'setup_intent.created', 'setup_intent.succeeded', 'setup_intent.setup_failed', 'setup_intent.canceled', 'checkout_session.completed', 'checkout_session.expired', 'payment_link.created', 'payment_link.updated', 'balance.available', '*']] | None]
     description: NotRequired[str | None]
     disabled: NotRequired[bool | None]
 
@@ -1161,6 +1161,88 @@ class CheckoutSessionCreate(TypedDict, closed=True):
     expires_at: NotRequired[int]
 
 
+class Redirect(TypedDict, closed=True):
+    url: str
+
+
+class HostedConfirmation(TypedDict, closed=True):
+    custom_message: NotRequired[str | None]
+
+
+class AfterCompletion(TypedDict, closed=True):
+    type: Literal['redirect', 'hosted_confirmation']
+    redirect: NotRequired[Redirect]
+    hosted_confirmation: NotRequired[HostedConfirmation]
+
+
+class PaymentLink(TypedDict, closed=True):
+    """
+    A lasting address (`url`) that sells the same lines to anyone who opens it: each visit opens a fresh Checkout Session (CONTRACT §14).
+    """
+
+    id: str
+    object: Literal['payment_link']
+    active: bool
+    mode: Literal['payment', 'subscription']
+    currency: str
+    line_items: LineItems
+    after_completion: AfterCompletion
+    allow_promotion_codes: bool
+    url: str
+    metadata: Metadata
+    livemode: bool
+    created: int
+
+
+class PaymentLinkList(TypedDict, closed=True):
+    object: Literal['list']
+    data: list[PaymentLink]
+    has_more: bool
+    url: Literal['/v2/payment_links']
+
+
+class LineItem2(TypedDict, closed=True):
+    price: str
+    quantity: NotRequired[int]
+
+
+class HostedConfirmation1(TypedDict, closed=True):
+    custom_message: NotRequired[str]
+
+
+class AfterCompletion1(TypedDict, closed=True):
+    """
+    `redirect` (with `redirect[url]`) sends the customer on to your address after paying; `hosted_confirmation` (the default) shows Tender's confirmation page with `custom_message`.
+    """
+
+    type: Literal['redirect', 'hosted_confirmation']
+    redirect: NotRequired[Redirect]
+    hosted_confirmation: NotRequired[HostedConfirmation1]
+
+
+class PaymentLinkCreate(TypedDict, closed=True):
+    line_items: list[LineItem2]
+    after_completion: NotRequired[AfterCompletion1]
+    allow_promotion_codes: NotRequired[bool]
+    metadata: NotRequired[MetadataParam]
+
+
+class AfterCompletion2(TypedDict, closed=True):
+    """
+    `redirect` (with `redirect[url]`) sends the customer on to your address after paying; `hosted_confirmation` (the default) shows Tender's confirmation page with `custom_message`.
+    """
+
+    type: Literal['redirect', 'hosted_confirmation']
+    redirect: NotRequired[Redirect]
+    hosted_confirmation: NotRequired[HostedConfirmation1]
+
+
+class PaymentLinkUpdate(TypedDict, closed=True):
+    active: NotRequired[bool]
+    after_completion: NotRequired[AfterCompletion2]
+    metadata: NotRequired[MetadataParam]
+
+
 class NextAction(TypedDict, closed=True):
     """
     What the customer must do while the payment `requires_action` (3-D Secure): open `redirect_to_url.url` (Tender's page, or the processor's), or, when the processor gave no page, authenticate with the processor's own client SDK (`use_processor_sdk`); the payment then moves by the processor's webhook or Tender's sync.
@@ -1264,7 +1346,7 @@ class SubscriptionCreate(TypedDict, closed=True):
 
 
 class Data(TypedDict, closed=True):
-    object: Payment | PaymentMethod | Refund | Customer | Payout | Dispute | Product | Price | Subscription | Invoice | TestClock | SetupIntent | CheckoutSession | Balance
+    object: Payment | PaymentMethod | Refund | Customer | Payout | Dispute | Product | Price | Subscription | Invoice | TestClock | SetupIntent | CheckoutSession | PaymentLink | Balance
     previous_attributes: NotRequired[dict[str, Any]]
 
 

@@ -1066,6 +1066,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/payment_links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List payment links */
+        get: operations["listPaymentLinks"];
+        put?: never;
+        /**
+         * Create a payment link: a lasting address that opens a fresh Checkout Session on each visit
+         * @description Its prices are all one-time (a payment) or all recurring (a subscription). `url` is `{receipt_base}/pay/{id}`.
+         */
+        post: operations["createPaymentLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payment_links/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a payment link */
+        get: operations["retrievePaymentLink"];
+        put?: never;
+        /** Update a payment link (`active`, `after_completion`, `metadata`) */
+        post: operations["updatePaymentLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Update a payment link (`active`, `after_completion`, `metadata`) */
+        patch: operations["patchPaymentLink"];
+        trace?: never;
+    };
+    "/payment_links/{id}/line_items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a payment link's line items
+         * @description All of them, on one page.
+         */
+        get: operations["listPaymentLinkLineItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1343,7 +1403,7 @@ export interface components {
             created: number;
         };
         /** @enum {string} */
-        EventType: "payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "checkout_session.completed" | "checkout_session.expired" | "balance.available";
+        EventType: "payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "checkout_session.completed" | "checkout_session.expired" | "payment_link.created" | "payment_link.updated" | "balance.available";
         Event: {
             id: string;
             /** @constant */
@@ -1359,7 +1419,7 @@ export interface components {
             livemode: boolean;
             data: {
                 /** @description The resource right after the change. */
-                object: components["schemas"]["Payment"] | components["schemas"]["PaymentMethod"] | components["schemas"]["Refund"] | components["schemas"]["Customer"] | components["schemas"]["Payout"] | components["schemas"]["Dispute"] | components["schemas"]["Product"] | components["schemas"]["Price"] | components["schemas"]["Subscription"] | components["schemas"]["Invoice"] | components["schemas"]["TestClock"] | components["schemas"]["SetupIntent"] | components["schemas"]["CheckoutSession"] | components["schemas"]["Balance"];
+                object: components["schemas"]["Payment"] | components["schemas"]["PaymentMethod"] | components["schemas"]["Refund"] | components["schemas"]["Customer"] | components["schemas"]["Payout"] | components["schemas"]["Dispute"] | components["schemas"]["Product"] | components["schemas"]["Price"] | components["schemas"]["Subscription"] | components["schemas"]["Invoice"] | components["schemas"]["TestClock"] | components["schemas"]["SetupIntent"] | components["schemas"]["CheckoutSession"] | components["schemas"]["PaymentLink"] | components["schemas"]["Balance"];
                 /** @description On `*.updated` events: the changed top-level fields' old values. */
                 previous_attributes?: Record<string, never>;
             };
@@ -1375,7 +1435,7 @@ export interface components {
             object: "webhook_endpoint";
             url: string;
             /** @description An endpoint created through /v1 (dialect stripe) lists Stripe's event names. */
-            enabled_events: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "checkout_session.completed" | "checkout_session.expired" | "balance.available" | "*" | "payment_intent.created" | "payment_intent.succeeded" | "charge.succeeded" | "payment_intent.payment_failed" | "charge.failed" | "payment_intent.canceled" | "charge.updated" | "payment_intent.requires_action" | "payment_intent.amount_capturable_updated" | "payment_intent.processing" | "charge.captured" | "charge.refunded" | "charge.refund.updated" | "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" | "invoice.payment_succeeded" | "checkout.session.completed" | "checkout.session.expired")[];
+            enabled_events: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "checkout_session.completed" | "checkout_session.expired" | "payment_link.created" | "payment_link.updated" | "balance.available" | "*" | "payment_intent.created" | "payment_intent.succeeded" | "charge.succeeded" | "payment_intent.payment_failed" | "charge.failed" | "payment_intent.canceled" | "charge.updated" | "payment_intent.requires_action" | "payment_intent.amount_capturable_updated" | "payment_intent.processing" | "charge.captured" | "charge.refunded" | "charge.refund.updated" | "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" | "invoice.payment_succeeded" | "checkout.session.completed" | "checkout.session.expired")[];
             description: string | null;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -1398,7 +1458,7 @@ export interface components {
             object: "webhook_endpoint";
             url: string;
             /** @description An endpoint created through /v1 (dialect stripe) lists Stripe's event names. */
-            enabled_events: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "checkout_session.completed" | "checkout_session.expired" | "balance.available" | "*" | "payment_intent.created" | "payment_intent.succeeded" | "charge.succeeded" | "payment_intent.payment_failed" | "charge.failed" | "payment_intent.canceled" | "charge.updated" | "payment_intent.requires_action" | "payment_intent.amount_capturable_updated" | "payment_intent.processing" | "charge.captured" | "charge.refunded" | "charge.refund.updated" | "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" | "invoice.payment_succeeded" | "checkout.session.completed" | "checkout.session.expired")[];
+            enabled_events: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "checkout_session.completed" | "checkout_session.expired" | "payment_link.created" | "payment_link.updated" | "balance.available" | "*" | "payment_intent.created" | "payment_intent.succeeded" | "charge.succeeded" | "payment_intent.payment_failed" | "charge.failed" | "payment_intent.canceled" | "charge.updated" | "payment_intent.requires_action" | "payment_intent.amount_capturable_updated" | "payment_intent.processing" | "charge.captured" | "charge.refunded" | "charge.refund.updated" | "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" | "invoice.payment_succeeded" | "checkout.session.completed" | "checkout.session.expired")[];
             description: string | null;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -1637,12 +1697,12 @@ export interface components {
              */
             url: string;
             /** @description Event types, or `"*"` for all. */
-            enabled_events: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "checkout_session.completed" | "checkout_session.expired" | "balance.available" | "*")[];
+            enabled_events: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "checkout_session.completed" | "checkout_session.expired" | "payment_link.created" | "payment_link.updated" | "balance.available" | "*")[];
             description?: string | null;
         };
         WebhookEndpointUpdate: {
             url?: string | null;
-            enabled_events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "checkout_session.completed" | "checkout_session.expired" | "balance.available" | "*")[] | null;
+            enabled_events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.canceled" | "payment.updated" | "payment.requires_action" | "payment.requires_capture" | "payment.processing" | "payment.captured" | "payment.refunded" | "payment_method.attached" | "payment_method.detached" | "refund.created" | "refund.updated" | "customer.created" | "customer.updated" | "customer.deleted" | "payout.created" | "payout.updated" | "payout.paid" | "payout.failed" | "payout.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "product.created" | "product.updated" | "product.deleted" | "price.created" | "price.updated" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "customer.subscription.trial_will_end" | "customer.subscription.paused" | "customer.subscription.resumed" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.upcoming" | "test_helpers.test_clock.ready" | "setup_intent.created" | "setup_intent.succeeded" | "setup_intent.setup_failed" | "setup_intent.canceled" | "checkout_session.completed" | "checkout_session.expired" | "payment_link.created" | "payment_link.updated" | "balance.available" | "*")[] | null;
             description?: string | null;
             disabled?: boolean | null;
         };
@@ -2537,6 +2597,90 @@ export interface components {
              * @description 30 minutes to 24 hours from now; defaults to 24 hours.
              */
             expires_at?: number;
+        };
+        /** @description A lasting address (`url`) that sells the same lines to anyone who opens it: each visit opens a fresh Checkout Session (CONTRACT §14). */
+        PaymentLink: {
+            id: string;
+            /** @constant */
+            object: "payment_link";
+            /** @description An inactive link's address answers 410 and opens no session. */
+            active: boolean;
+            /**
+             * @description From its prices: one-time, a payment; recurring, a subscription.
+             * @enum {string}
+             */
+            mode: "payment" | "subscription";
+            currency: string;
+            line_items: {
+                /** @constant */
+                object: "list";
+                data: components["schemas"]["LineItem"][];
+            };
+            after_completion: {
+                /** @enum {string} */
+                type: "redirect" | "hosted_confirmation";
+                redirect?: {
+                    /** Format: uri */
+                    url: string;
+                };
+                hosted_confirmation?: {
+                    custom_message?: string | null;
+                };
+            };
+            allow_promotion_codes: boolean;
+            /** Format: uri */
+            url: string;
+            metadata: components["schemas"]["Metadata"];
+            livemode: boolean;
+            /**
+             * Format: int64
+             * @description Unix seconds.
+             */
+            created: number;
+        };
+        PaymentLinkList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["PaymentLink"][];
+            has_more: boolean;
+            /** @constant */
+            url: "/v2/payment_links";
+        };
+        PaymentLinkCreate: {
+            line_items: {
+                price: string;
+                quantity?: number;
+            }[];
+            /** @description `redirect` (with `redirect[url]`) sends the customer on to your address after paying; `hosted_confirmation` (the default) shows Tender's confirmation page with `custom_message`. */
+            after_completion?: {
+                /** @enum {string} */
+                type: "redirect" | "hosted_confirmation";
+                redirect?: {
+                    /** Format: uri */
+                    url: string;
+                };
+                hosted_confirmation?: {
+                    custom_message?: string;
+                };
+            };
+            allow_promotion_codes?: boolean;
+            metadata?: components["schemas"]["MetadataParam"];
+        };
+        PaymentLinkUpdate: {
+            active?: boolean;
+            /** @description `redirect` (with `redirect[url]`) sends the customer on to your address after paying; `hosted_confirmation` (the default) shows Tender's confirmation page with `custom_message`. */
+            after_completion?: {
+                /** @enum {string} */
+                type: "redirect" | "hosted_confirmation";
+                redirect?: {
+                    /** Format: uri */
+                    url: string;
+                };
+                hosted_confirmation?: {
+                    custom_message?: string;
+                };
+            };
+            metadata?: components["schemas"]["MetadataParam"];
         };
     };
     responses: {
@@ -6468,6 +6612,251 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPaymentLinks: {
+        parameters: {
+            query?: {
+                /** @description 1–100, default 10. */
+                limit?: components["parameters"]["Limit"];
+                /** @description An id from the list: the page after it (older). Unknown ids are 400 `resource_missing`. */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /** @description An id from the list: the page before it (newer). Not together with `starting_after`. */
+                ending_before?: components["parameters"]["EndingBefore"];
+                /** @description Created at exactly this Unix second. */
+                created?: components["parameters"]["Created"];
+                /** @description Created gt this Unix second. */
+                "created[gt]"?: components["parameters"]["CreatedGt"];
+                /** @description Created gte this Unix second. */
+                "created[gte]"?: components["parameters"]["CreatedGte"];
+                /** @description Created lt this Unix second. */
+                "created[lt]"?: components["parameters"]["CreatedLt"];
+                /** @description Created lte this Unix second. */
+                "created[lte]"?: components["parameters"]["CreatedLte"];
+                /** @description Only active (`true`) or inactive (`false`) links. */
+                active?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Tender-Version": components["headers"]["Tender-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentLinkList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPaymentLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry for 24 hours: a repeat with the same key, method, path and body returns the first response (with `Idempotent-Replayed: true`); another request under the key is 400, one while the first still runs is 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON. Unknown parameters are 400 `parameter_unknown`. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentLinkCreate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Tender-Version": components["headers"]["Tender-Version"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    retrievePaymentLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The payment link's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Tender-Version": components["headers"]["Tender-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updatePaymentLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry for 24 hours: a repeat with the same key, method, path and body returns the first response (with `Idempotent-Replayed: true`); another request under the key is 400, one while the first still runs is 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The payment link's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON; an empty body changes nothing. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PaymentLinkUpdate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Tender-Version": components["headers"]["Tender-Version"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    patchPaymentLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry for 24 hours: a repeat with the same key, method, path and body returns the first response (with `Idempotent-Replayed: true`); another request under the key is 400, one while the first still runs is 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The payment link's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON; an empty body changes nothing. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PaymentLinkUpdate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Tender-Version": components["headers"]["Tender-Version"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPaymentLinkLineItems: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The payment link's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Tender-Version": components["headers"]["Tender-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LineItemList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -24,10 +24,11 @@ pub enum Collection {
     TestClocks,
     SetupIntents,
     CheckoutSessions,
+    PaymentLinks,
 }
 
 impl Collection {
-    pub const ALL: [Collection; 17] = [
+    pub const ALL: [Collection; 18] = [
         Collection::Payments,
         Collection::Customers,
         Collection::Refunds,
@@ -45,6 +46,7 @@ impl Collection {
         Collection::TestClocks,
         Collection::SetupIntents,
         Collection::CheckoutSessions,
+        Collection::PaymentLinks,
     ];
 
     /// Its name: the name of its table, and of the collection in kept idempotency pointers.
@@ -67,6 +69,7 @@ impl Collection {
             Collection::TestClocks => "test_clocks",
             Collection::SetupIntents => "setup_intents",
             Collection::CheckoutSessions => "checkout_sessions",
+            Collection::PaymentLinks => "payment_links",
         }
     }
 
@@ -112,6 +115,7 @@ impl Collection {
                 Field::Payment,
                 Field::Subscription,
             ],
+            Collection::PaymentLinks => &[Field::Active],
         }
     }
 }

@@ -57,6 +57,8 @@ pub const EVENT_TYPES: &[&str] = &[
     "setup_intent.canceled",
     "checkout_session.completed",
     "checkout_session.expired",
+    "payment_link.created",
+    "payment_link.updated",
     "balance.available",
 ];
 

@@ -50,6 +50,7 @@ pub enum IdKind {
     TestClock,
     SetupIntent,
     CheckoutSession,
+    PaymentLink,
     /// A Checkout Session's line item (kept inside its session).
     LineItem,
 }
@@ -80,6 +81,7 @@ impl IdKind {
             IdKind::TestClock => "clock_",
             IdKind::SetupIntent => "seti_",
             IdKind::CheckoutSession => "cs_",
+            IdKind::PaymentLink => "plink_",
             IdKind::LineItem => "li_",
         }
     }
@@ -187,6 +189,7 @@ kinds! {
     TestClock, TestClockId, "test clock", TestClocks;
     SetupIntent, SetupIntentId, "setup_intent", SetupIntents;
     CheckoutSession, CheckoutSessionId, "checkout_session", CheckoutSessions;
+    PaymentLink, PaymentLinkId, "payment_link", PaymentLinks;
 }
 
 /// An id of kind `K`: its prefix and [`RANDOM_LEN`] base62 characters, checked on the way in.

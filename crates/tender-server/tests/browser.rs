@@ -1022,4 +1022,41 @@ async fn a_customer_pays_on_the_hosted_checkout_page_after_a_decline_and_with_th
         )
         .await;
     assert_eq!(done["status"], "complete");
+
+    // A payment link: its address opens a session's page; paid, Tender's confirmation page.
+    let product = app
+        .api(
+            reqwest::Method::POST,
+            "/products",
+            &key,
+            Some(json!({"name": "Concert ticket"})),
+        )
+        .await;
+    let price = app
+        .api(
+            reqwest::Method::POST,
+            "/prices",
+            &key,
+            Some(json!({"product": product["id"], "currency": "eur", "unit_amount": 3500})),
+        )
+        .await;
+    let link = app
+        .api(
+            reqwest::Method::POST,
+            "/payment_links",
+            &key,
+            Some(json!({"line_items": [{"price": price["id"]}],
+                "after_completion": {"type": "hosted_confirmation",
+                    "hosted_confirmation": {"custom_message": "See you at the door."}}})),
+        )
+        .await;
+    b.client.goto(link["url"].as_str().unwrap()).await.unwrap();
+    assert!(b.path().await.starts_with("/checkout/cs_"));
+    assert!(b.page_text().await.contains("Concert ticket"));
+    b.type_into("#email", "lou@example.com").await;
+    fill("4242 4242 4242 4242").await;
+    b.click("button.pay").await;
+    assert!(b.text("#done").await.contains("Payment received"));
+    assert!(b.page_text().await.contains("See you at the door."));
+    b.shot("44-payment-link-confirmation").await;
 }

@@ -61,9 +61,9 @@ pub struct CreateCheckoutSession {
 }
 
 /// The lines' prices, and the writes that make the inline ones.
-struct Lines {
-    items: Vec<LineItem>,
-    writes: Batch,
+pub(crate) struct Lines {
+    pub(crate) items: Vec<LineItem>,
+    pub(crate) writes: Batch,
 }
 
 impl Checkout<'_> {
@@ -203,7 +203,11 @@ impl Checkout<'_> {
 
     /// Each line's price: the stored one it names, or one made from its `price_data` (with
     /// its product when it gives `product_data`).
-    async fn lines(&self, ctx: &RequestContext, given: &[LineItemInput]) -> CoreResult<Lines> {
+    pub(crate) async fn lines(
+        &self,
+        ctx: &RequestContext,
+        given: &[LineItemInput],
+    ) -> CoreResult<Lines> {
         let scope = ctx.scope();
         let mut lines = Lines {
             items: Vec::with_capacity(given.len()),

@@ -17,6 +17,8 @@ pub struct HostedCheckout {
     pub merchant: Option<String>,
     /// The account's public e-mail, for customers to write to.
     pub merchant_email: Option<String>,
+    /// The message of the payment link that opened it, for its confirmation page.
+    pub confirmation: Option<String>,
 }
 
 impl Checkout<'_> {
@@ -35,10 +37,12 @@ impl Checkout<'_> {
         let session: CheckoutSession = from_body(&record.id, &record.body)?;
         let session = self.reconcile(&scope, session).await?;
         let (merchant, merchant_email) = self.payments().merchant(&scope.account).await?;
+        let confirmation = self.confirmation_of(&scope, &session).await?;
         Ok(Some(HostedCheckout {
             session,
             merchant,
             merchant_email,
+            confirmation,
         }))
     }
 }

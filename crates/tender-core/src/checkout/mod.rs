@@ -13,6 +13,8 @@
 //! - [`session`]: the session, its line items and the mode's rules for them (pure).
 //! - [`create`]: create. [`pay`]: the page's form. [`lifecycle`]: complete, expire.
 //! - [`hosted`]: what the page shows.
+//! - [`link`], [`links`]: Payment Links (`plink_…`), lasting addresses each visit of which
+//!   opens a fresh session for the same lines (`payment_link.created`, `payment_link.updated`).
 //!
 //! Depends on `billing` (prices, products, subscriptions), `payments`, `payment_methods`,
 //! `customers`, `setup_intents` and the storage port; nothing depends on it but the tasks.
@@ -20,6 +22,8 @@
 pub mod create;
 pub mod hosted;
 pub mod lifecycle;
+pub mod link;
+pub mod links;
 pub mod pay;
 pub mod session;
 

@@ -187,7 +187,8 @@ impl Dialect for Renderer {
             | Collection::Invoices
             | Collection::TestClocks
             | Collection::SetupIntents
-            | Collection::CheckoutSessions => Ok(body),
+            | Collection::CheckoutSessions
+            | Collection::PaymentLinks => Ok(body),
         }
     }
 }

@@ -87,6 +87,55 @@ pub fn checkout_session(s: &Value) -> Value {
     })
 }
 
+/// The payment link `l` (its `/v2` JSON): cards only, Tender's hosted page, no collection
+/// of addresses, tax ids or custom fields; its lines only through their own list.
+pub fn payment_link(l: &Value) -> Value {
+    let mut after = l.get("after_completion").cloned().unwrap_or(Value::Null);
+    if let Some(h) = after
+        .get_mut("hosted_confirmation")
+        .filter(|h| h.is_object())
+    {
+        h["custom_message"] = h.get("custom_message").cloned().unwrap_or(Value::Null);
+    }
+    let subscription = field(l, "mode") == "subscription";
+    json!({
+        "id": field(l, "id"),
+        "object": "payment_link",
+        "active": field(l, "active"),
+        "after_completion": after,
+        "allow_promotion_codes": field(l, "allow_promotion_codes"),
+        "application": null,
+        "application_fee_amount": null,
+        "application_fee_percent": null,
+        "automatic_tax": {"enabled": false, "liability": null},
+        "billing_address_collection": "auto",
+        "consent_collection": null,
+        "currency": field(l, "currency"),
+        "custom_fields": [],
+        "custom_text": {"after_submit": null, "shipping_address": null, "submit": null, "terms_of_service_acceptance": null},
+        "customer_creation": "always",
+        "inactive_message": null,
+        "invoice_creation": null,
+        "livemode": field(l, "livemode"),
+        "managed_payments": null,
+        "metadata": l.get("metadata").cloned().unwrap_or_else(|| json!({})),
+        "on_behalf_of": null,
+        "payment_intent_data": null,
+        "payment_method_collection": "always",
+        "payment_method_options": null,
+        "payment_method_types": ["card"],
+        "phone_number_collection": {"enabled": false},
+        "restrictions": null,
+        "shipping_address_collection": null,
+        "shipping_options": [],
+        "submit_type": if subscription { "subscribe" } else { "auto" },
+        "subscription_data": null,
+        "tax_id_collection": {"enabled": false, "required": "never"},
+        "transfer_data": null,
+        "url": field(l, "url"),
+    })
+}
+
 /// A session's line item (its `/v2` JSON) as Stripe's `item`.
 pub fn line_item(l: &Value) -> Value {
     json!({
@@ -108,6 +157,20 @@ pub fn line_item(l: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_payment_link_shows_its_confirmation_message_even_when_unset() {
+        let l = payment_link(&json!({
+            "id": "plink_A", "active": true, "mode": "payment", "currency": "usd",
+            "after_completion": {"type": "hosted_confirmation", "hosted_confirmation": {}},
+        }));
+        assert_eq!(l["object"], "payment_link");
+        assert_eq!(
+            l["after_completion"]["hosted_confirmation"]["custom_message"],
+            Value::Null
+        );
+        assert_eq!(l["submit_type"], "auto");
+    }
 
     #[test]
     fn a_session_names_its_payment_intent_as_stripe_does() {

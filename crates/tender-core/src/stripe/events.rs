@@ -168,6 +168,16 @@ pub const MAP: &[(&str, &str, Shape)] = &[
         "checkout.session.expired",
         Shape::CheckoutSession,
     ),
+    (
+        "payment_link.created",
+        "payment_link.created",
+        Shape::PaymentLink,
+    ),
+    (
+        "payment_link.updated",
+        "payment_link.updated",
+        Shape::PaymentLink,
+    ),
 ];
 
 /// Whether `name` is a Stripe event name Tender sends.

@@ -10,7 +10,7 @@
 //! | payment `pay_X` | PaymentIntent `pi_X`, or its one charge `ch_X` | [`payments`] |
 //! | customer, payment method, refund | Customer, PaymentMethod, Refund | [`objects`] |
 //! | setup intent `seti_X` | SetupIntent | [`setup_intents`] |
-//! | checkout session `cs_X`, its line items | Checkout Session, item | [`checkout`] |
+//! | checkout session `cs_X`, its line items, payment link | Checkout Session, item, PaymentLink | [`checkout`] |
 //! | product, price, subscription, invoice, test clock | the same | [`billing`] |
 //! | balance, balance transaction, payout, dispute | the same | [`balance`] |
 //! | error envelope | Stripe's error, a decline with its PaymentIntent | [`errors`] |
@@ -57,6 +57,7 @@ pub enum Shape {
     WebhookEndpoint,
     SetupIntent,
     CheckoutSession,
+    PaymentLink,
     /// A Checkout Session's line item.
     LineItem,
 }
@@ -123,6 +124,7 @@ impl Shapes {
             Shape::SetupIntent => setup_intents::setup_intent(self, v2),
             Shape::CheckoutSession => checkout::checkout_session(v2),
             Shape::LineItem => checkout::line_item(v2),
+            Shape::PaymentLink => checkout::payment_link(v2),
         }
     }
 }

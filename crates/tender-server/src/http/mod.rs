@@ -11,7 +11,7 @@
 //! - [`error`]: THE table from `CoreError` to status, `type` and `code`.
 //! - one module per resource with its handlers and parsers: [`payments`], [`payment_methods`],
 //!   [`customers`], [`refunds`], [`events`], [`webhook_endpoints`], [`connectors`],
-//!   [`checkout`].
+//!   [`checkout`], [`payment_links`].
 //! - [`openapi`]: the OpenAPI document, served at `/v2/openapi.json`.
 //! - [`connector_webhooks`]: processors' webhooks, outside `/v2`, verified by signature.
 //!
@@ -30,6 +30,7 @@ pub mod events;
 pub mod openapi;
 pub mod operation;
 pub mod params;
+pub mod payment_links;
 pub mod payment_methods;
 pub mod payments;
 pub mod payouts;

@@ -19,8 +19,8 @@ use super::operation::{custom, endpoint, list, retrieve, Decoded, Input, Op};
 use super::params;
 use super::pipeline::parse_json_body;
 use super::{
-    balance, billing, checkout, connectors, customers, disputes, events, payment_methods, payments,
-    payouts, refunds, setup_intents, webhook_endpoints,
+    balance, billing, checkout, connectors, customers, disputes, events, payment_links,
+    payment_methods, payments, payouts, refunds, setup_intents, webhook_endpoints,
 };
 use crate::state::AppState;
 
@@ -170,6 +170,12 @@ pub const ROUTES: &[Route] = &[
     op!(GET "/checkout_sessions/{id}", by_id => checkout::retrieve_checkout_session),
     op!(GET "/checkout_sessions/{id}/line_items", by_id => checkout::list_line_items),
     op!(POST "/checkout_sessions/{id}/expire", by_id_alone => checkout::expire_checkout_session),
+    op!(POST "/payment_links", |i| payment_links::parse_create(i.body) => payment_links::create_payment_link),
+    op!(GET "/payment_links", |i| i.list(payment_links::parse_list) => list::<kind::PaymentLink>),
+    op!(GET "/payment_links/{id}", by_id => retrieve::<kind::PaymentLink>),
+    op!(POST "/payment_links/{id}", |i| Ok((i.id()?, payment_links::parse_update(i.body)?)) => payment_links::update_payment_link),
+    op!(PATCH "/payment_links/{id}", |i| Ok((i.id()?, payment_links::parse_update(i.body)?)) => payment_links::update_payment_link),
+    op!(GET "/payment_links/{id}/line_items", by_id => payment_links::list_line_items),
     op!(POST "/test_helpers/test_clocks/{id}/advance", |i| Ok((i.id()?, billing::parse_advance_clock(i.body)?)) => billing::advance_test_clock),
 ];
 
@@ -270,6 +276,7 @@ mod tests {
             "invoices" => IdKind::Invoice,
             "setup_intents" => IdKind::SetupIntent,
             "checkout_sessions" => IdKind::CheckoutSession,
+            "payment_links" => IdKind::PaymentLink,
             "test_helpers" => IdKind::TestClock,
             _ => IdKind::WebhookEndpoint,
         };

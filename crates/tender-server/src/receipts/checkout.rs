@@ -217,6 +217,84 @@ async fn show(state: &AppState, id: &str, status: StatusCode, shown: Shown<'_>) 
     }
 }
 
+/// `GET /pay/{link_id}`: a Payment Link's address. Each visit opens a fresh session and sends
+/// the customer to its page; an inactive link says it is no longer available (410). Visits
+/// count against the address's rate limit (each makes a session).
+pub(super) async fn payment_link(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    peer: Option<axum::Extension<ConnectInfo<std::net::SocketAddr>>>,
+) -> Response {
+    if let Err(wait) = state
+        .hosted_guard
+        .visit(peer.map(|axum::Extension(ConnectInfo(addr))| addr.ip()))
+    {
+        let words = format!("Too many visits. Please wait {wait} seconds and try again.");
+        return message_page(StatusCode::TOO_MANY_REQUESTS, "Please wait", &words);
+    }
+    let request_id = crate::http::error::current_request_id();
+    match state
+        .services
+        .checkout()
+        .open_payment_link(&id, request_id)
+        .await
+    {
+        Ok(Some(session)) => Redirect::to(session.url.as_deref().unwrap_or("/")).into_response(),
+        Ok(None) => not_found().await,
+        Err(CoreError::InvalidParam {
+            code: "payment_link_inactive",
+            message,
+            ..
+        }) => message_page(StatusCode::GONE, "No longer available", &message),
+        Err(e) => server_error(e),
+    }
+}
+
+/// `GET /checkout/{session_id}/done`: Tender's confirmation page (a payment link's
+/// `hosted_confirmation`); a session not complete yet goes back to its page.
+pub(super) async fn done_page(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+    let h = match state.services.checkout().find_hosted_checkout(&id).await {
+        Ok(Some(h)) => h,
+        Ok(None) => return not_found().await,
+        Err(e) => return server_error(e),
+    };
+    let s = &h.session;
+    if s.status != CheckoutStatus::Complete {
+        return Redirect::to(&format!("/checkout/{}", s.id)).into_response();
+    }
+    let headline = match s.mode {
+        CheckoutMode::Payment => "Payment received",
+        CheckoutMode::Subscription => "You are subscribed",
+        CheckoutMode::Setup => "Your card is saved",
+    };
+    html_response(
+        StatusCode::OK,
+        super::page(
+            headline,
+            html! {
+                @if !s.livemode { p.test { "TEST MODE" } }
+                div.card {
+                    @if let Some(m) = &h.merchant { p.muted { (m) } }
+                    h1 #done { (headline) }
+                    @if let (Some(c), Some(total)) = (s.currency, s.amount_total) { p.amount { (format_amount(total, c)) } }
+                    p { (h.confirmation.as_deref().unwrap_or("Thank you.")) }
+                    @if let Some(p) = &s.payment_intent { p { a href=(format!("/{p}")) { "See the receipt" } } }
+                }
+            },
+        ),
+    )
+}
+
+fn message_page(status: StatusCode, title: &str, words: &str) -> Response {
+    html_response(
+        status,
+        super::page(
+            title,
+            html! { div.card { h1 { (title) } p.muted { (words) } } },
+        ),
+    )
+}
+
 #[derive(serde::Deserialize)]
 pub(super) struct PayForm {
     token: Option<String>,

@@ -76,6 +76,15 @@ impl Guard {
         }
         self.pages.hit(page, PER_PAGE)
     }
+
+    /// Counts a visit from `address` against its limit alone (a payment link's page, which
+    /// any number of customers may open).
+    pub fn visit(&self, address: Option<IpAddr>) -> Result<(), u64> {
+        match address {
+            Some(ip) => self.addresses.hit(&ip.to_string(), PER_ADDRESS),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Whether a post comes from the receipt host's own page: a form posted from another site is

@@ -7,7 +7,8 @@
 //!   token in the URL is what makes the form safe from cross-site forgery (an attacker cannot
 //!   know the URL), and it is forgotten once used.
 //! - `GET /invoices/{invoice_id}` and its pay button: the hosted invoice page ([`invoices`]).
-//! - `GET|POST /checkout/{session_id}`: the hosted Checkout page ([`checkout`]).
+//! - `GET|POST /checkout/{session_id}`: the hosted Checkout page, its confirmation page, and
+//!   `GET /pay/{link_id}`, a Payment Link's address ([`checkout`]).
 //!
 //! HTML comes from `maud` templates, which escape every value.
 
@@ -41,6 +42,8 @@ pub fn router(state: AppState) -> Router {
             "/checkout/{session_id}",
             get(checkout::checkout_page).post(checkout::pay),
         )
+        .route("/checkout/{session_id}/done", get(checkout::done_page))
+        .route("/pay/{link_id}", get(checkout::payment_link))
         .route(
             "/authenticate/{payment_id}/{token}",
             get(authentication_page).post(authenticate),

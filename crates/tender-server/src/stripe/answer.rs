@@ -19,7 +19,8 @@
 //! | Invoice | `confirmation_secret` | the client secret of the intent an open invoice waits on |
 //! | SetupIntent | `payment_method`, `customer` | those objects |
 //! | Checkout Session | `customer`, `payment_intent`, `subscription`, `setup_intent` | those objects |
-//! | Checkout Session | `line_items` | its lines, as a list |
+//! | Checkout Session | `payment_link` | the link that opened it |
+//! | Checkout Session, PaymentLink | `line_items` | its lines, as a list |
 //!
 //! Any other expansion is 400 before the operation runs ([`check_expand`]).
 
@@ -81,6 +82,8 @@ pub const EXPANDABLE: &[(Shape, &str)] = &[
     (Shape::CheckoutSession, "payment_intent"),
     (Shape::CheckoutSession, "subscription"),
     (Shape::CheckoutSession, "setup_intent"),
+    (Shape::CheckoutSession, "payment_link"),
+    (Shape::PaymentLink, "line_items"),
 ];
 
 fn expandable(shape: Shape, field: &str) -> Option<Source> {
@@ -96,7 +99,8 @@ fn expandable(shape: Shape, field: &str) -> Option<Source> {
         (Refund | Dispute | CheckoutSession, "payment_intent") => Source::Fetched(PaymentIntent),
         (CheckoutSession, "subscription") => Source::Fetched(Subscription),
         (CheckoutSession, "setup_intent") => Source::Fetched(SetupIntent),
-        (CheckoutSession, "line_items") => Source::InPlace,
+        (CheckoutSession | PaymentLink, "line_items") => Source::InPlace,
+        (CheckoutSession, "payment_link") => Source::Fetched(PaymentLink),
         (Refund | Dispute, "charge") | (BalanceTransaction, "source") => Source::Fetched(Charge),
         (_, "balance_transaction") => Source::Fetched(BalanceTransaction),
         (Price, "product") => Source::Fetched(Product),
@@ -387,7 +391,10 @@ fn fill_in_place(state: &AppState, v2: &Value, shown: &mut Value, field: &str) {
         let id = v2.get("id").and_then(Value::as_str).unwrap_or_default();
         shown[field] = serde_json::json!({
             "object": "list",
-            "url": format!("/v1/checkout/sessions/{id}/line_items"),
+            "url": match id.starts_with("plink_") {
+                true => format!("/v1/payment_links/{id}/line_items"),
+                false => format!("/v1/checkout/sessions/{id}/line_items"),
+            },
             "has_more": false,
             "data": lines.into_iter().flatten().map(tender_core::stripe::checkout::line_item).collect::<Vec<_>>(),
         });
@@ -482,6 +489,7 @@ async fn fetch(
         Shape::WebhookEndpoint => get!(kind::WebhookEndpoint),
         Shape::SetupIntent => get!(kind::SetupIntent),
         Shape::CheckoutSession => get!(kind::CheckoutSession),
+        Shape::PaymentLink => get!(kind::PaymentLink),
         Shape::Balance | Shape::LineItem => {
             return Err(CoreError::internal(
                 "expand",

@@ -14,7 +14,7 @@
 //!   parameters, Stripe ids, list parameters); [`test_tokens`]: `pm_card_visa` and the rest.
 //! - one module per resource with its parsers (and a handler where `/v2` has none):
 //!   [`payment_intents`], [`charges`], [`customers`], [`payment_methods`],
-//!   [`setup_intents`], [`refunds`], [`checkout`] (Checkout Sessions),
+//!   [`setup_intents`], [`refunds`], [`checkout`] (Checkout Sessions), [`payment_links`],
 //!   [`billing`] (products, prices, subscriptions, invoices, test clocks), [`balance`]
 //!   (balance, its transactions, payouts, disputes), [`webhooks`] (endpoints sent Stripe's
 //!   events, and the events).
@@ -32,6 +32,7 @@ pub mod form;
 pub mod gate;
 pub mod params;
 pub mod payment_intents;
+pub mod payment_links;
 pub mod payment_methods;
 pub mod refunds;
 pub mod routes;

@@ -16,8 +16,8 @@ use tender_core::stripe::Shape;
 
 use super::billing::{id_alone, parsers as bp, with, with_id};
 use super::{
-    balance, billing, charges, checkout, customers, payment_intents, payment_methods, refunds,
-    setup_intents, webhooks,
+    balance, billing, charges, checkout, customers, payment_intents, payment_links,
+    payment_methods, refunds, setup_intents, webhooks,
 };
 use crate::http::operation::{endpoint, match_template, Decoded, Input, Op};
 use crate::http::operation::{list, retrieve};
@@ -138,6 +138,11 @@ pub const ROUTES: &[StripeRoute] = &[
     op!(GET "/checkout/sessions/{id}" [NONE] -> One(CheckoutSession), checkout::parse_id => crate::http::checkout::retrieve_checkout_session),
     op!(GET "/checkout/sessions/{id}/line_items" [checkout::LINE_ITEMS] -> List(LineItem), checkout::parse_line_items => crate::http::checkout::list_line_items),
     op!(POST "/checkout/sessions/{id}/expire" [NONE] -> One(CheckoutSession), checkout::parse_id => crate::http::checkout::expire_checkout_session),
+    op!(POST "/payment_links" [payment_links::CREATE] -> One(PaymentLink), payment_links::parse_create => crate::http::payment_links::create_payment_link),
+    op!(GET "/payment_links" [payment_links::LIST] -> List(PaymentLink), payment_links::parse_list => list::<kind::PaymentLink>),
+    op!(GET "/payment_links/{id}" [NONE] -> One(PaymentLink), payment_links::parse_id => retrieve::<kind::PaymentLink>),
+    op!(POST "/payment_links/{id}" [payment_links::UPDATE] -> One(PaymentLink), payment_links::parse_update => crate::http::payment_links::update_payment_link),
+    op!(GET "/payment_links/{id}/line_items" [checkout::LINE_ITEMS] -> List(LineItem), payment_links::parse_line_items => crate::http::payment_links::list_line_items),
     op!(POST "/refunds" [refunds::CREATE] -> One(Refund), refunds::parse_create => crate::http::refunds::create_refund),
     op!(GET "/refunds" [refunds::LIST] -> List(Refund), refunds::parse_list => crate::http::operation::list::<tender_core::ids::kind::Refund>),
     op!(GET "/refunds/{id}" [NONE] -> One(Refund), refunds::parse_id => crate::http::operation::retrieve),

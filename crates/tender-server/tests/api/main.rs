@@ -23,6 +23,7 @@ mod lists;
 #[path = "../support/localstripe.rs"]
 mod localstripe;
 mod messages;
+mod payment_links;
 mod payments;
 mod pg;
 mod processor_word;

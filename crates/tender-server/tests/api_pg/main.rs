@@ -43,6 +43,8 @@ mod localstripe;
 mod messages;
 #[path = "../api/outage.rs"]
 mod outage;
+#[path = "../api/payment_links.rs"]
+mod payment_links;
 #[path = "../api/payments.rs"]
 mod payments;
 #[path = "../api/pg.rs"]

@@ -66,6 +66,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         15,
         include_str!("../../migrations/postgres/0015_create_checkout_sessions.sql"),
     ),
+    (
+        16,
+        include_str!("../../migrations/postgres/0016_create_payment_links.sql"),
+    ),
 ];
 
 /// An arbitrary constant naming Tender's migration lock.

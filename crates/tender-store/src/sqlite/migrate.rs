@@ -67,6 +67,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         15,
         include_str!("../../migrations/sqlite/0015_create_checkout_sessions.sql"),
     ),
+    (
+        16,
+        include_str!("../../migrations/sqlite/0016_create_payment_links.sql"),
+    ),
 ];
 
 /// Applies the migrations not yet applied, each in its own transaction.

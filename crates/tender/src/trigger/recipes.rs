@@ -81,6 +81,7 @@ pub(crate) async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
         "checkout_session.completed" | "checkout_session.expired" => {
             checkout_recipe(c, event_type).await
         }
+        "payment_link.created" | "payment_link.updated" => payment_link_recipe(c, event_type).await,
         other => no_recipe(other),
     }
 }
@@ -461,6 +462,31 @@ pub(crate) async fn checkout_recipe(c: &Calls, event_type: &str) -> anyhow::Resu
         other => return no_recipe(other),
     }
     Ok(object(cs))
+}
+
+/// A payment link for a 15.00 usd price; deactivated for `payment_link.updated`.
+pub(crate) async fn payment_link_recipe(c: &Calls, event_type: &str) -> anyhow::Result<About> {
+    let product = id(c
+        .post("/products", json!({"name": "tender trigger"}))
+        .await?)?;
+    let price = id(c
+        .post(
+            "/prices",
+            json!({"product": product, "currency": "usd", "unit_amount": 1500}),
+        )
+        .await?)?;
+    let link = id(c
+        .post("/payment_links", json!({"line_items": [{"price": price}]}))
+        .await?)?;
+    match event_type {
+        "payment_link.created" => {}
+        "payment_link.updated" => {
+            c.post(&format!("/payment_links/{link}"), json!({"active": false}))
+                .await?;
+        }
+        other => return no_recipe(other),
+    }
+    Ok(object(link))
 }
 
 /// Pays the Checkout page at `url` with the test card that succeeds.

@@ -367,6 +367,41 @@ class Checkout(unittest.TestCase):
             stripe.checkout.Session.expire(other.id)
 
 
+class PaymentLinks(unittest.TestCase):
+    def test_a_payment_link_opens_a_session_per_visit_and_can_be_switched_off(self):
+        import urllib.error
+        import urllib.request
+
+        price = stripe.Price.create(currency="usd", unit_amount=2500, product_data={"name": "Zine"})
+        link = stripe.PaymentLink.create(
+            line_items=[{"price": price.id, "quantity": 2}],
+            after_completion={"type": "redirect", "redirect": {"url": "https://zine.example/thanks"}},
+            metadata={"issue": "7"},
+        )
+        self.assertIsInstance(link, stripe.PaymentLink)
+        self.assertTrue(link.active)
+        self.assertEqual(link.after_completion.redirect.url, "https://zine.example/thanks")
+        items = stripe.PaymentLink.list_line_items(link.id)
+        self.assertEqual([(i.price.id, i.quantity) for i in items.data], [(price.id, 2)])
+
+        # A visit: on to a fresh session's page, paid there, then on to the shop.
+        page = urllib.request.urlopen(link.url).geturl()
+        self.assertIn("/checkout/cs_", page)
+        status, location = pay_on_page(page, "4242424242424242")
+        self.assertEqual((status, location), (303, "https://zine.example/thanks"))
+        session = stripe.checkout.Session.list(limit=1).data[0]
+        self.assertEqual(session.payment_link, link.id)
+        self.assertEqual(session.amount_total, 5000)
+        self.assertEqual(session.payment_status, "paid")
+
+        off = stripe.PaymentLink.modify(link.id, active=False)
+        self.assertFalse(off.active)
+        with self.assertRaises(urllib.error.HTTPError) as gone:
+            urllib.request.urlopen(link.url)
+        self.assertEqual(gone.exception.code, 410)
+        self.assertEqual([l.id for l in stripe.PaymentLink.list(active=False).data], [link.id])
+
+
 class Webhooks(unittest.TestCase):
     def test_a_webhook_verifies_with_construct_event(self):
         received = []
