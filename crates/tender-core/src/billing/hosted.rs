@@ -14,10 +14,11 @@
 use crate::auth::{KeyKind, Principal};
 use crate::billing::invoice::{Invoice, InvoiceStatus};
 use crate::billing::Billing;
+use crate::card::CardInput;
 use crate::documents::document::{from_body, to_value};
 use crate::documents::idempotency::{Internal, Settled};
 use crate::error::CoreResult;
-use crate::ids::{self, IdKind};
+use crate::ids::{self, CustomerId, IdKind, PaymentMethodId};
 use crate::payment_methods::payment_method::PaymentMethod;
 use crate::services::RequestContext;
 use crate::store::Collection;
@@ -67,14 +68,17 @@ impl Billing<'_> {
         self.page_token(id)
     }
 
-    /// The hosted page's pay button: tries open invoice `id` now with the card on file, as its
-    /// account's `POST /invoices/{id}/pay` would, once per page token. `None` when there is no
-    /// such invoice; a decline, or an invoice no longer open, is the error that call would
-    /// answer; a token already used answers what its try answered (or 409 in progress).
+    /// The hosted page's pay button: tries open invoice `id` now with the card on file, or
+    /// with `card`, a new one typed on the page (saved to the invoice's customer first, which
+    /// verifies it), as its account's `POST /invoices/{id}/pay` would, once per page token.
+    /// `None` when there is no such invoice; a decline, or an invoice no longer open, is the
+    /// error that call would answer; a token already used answers what its try answered (or
+    /// 409 in progress).
     pub async fn pay_hosted_invoice(
         &self,
         id: &str,
         token: Option<&str>,
+        card: Option<CardInput>,
         request_id: String,
     ) -> CoreResult<Option<Invoice>> {
         if !ids::looks_like(IdKind::Invoice, id) {
@@ -109,7 +113,13 @@ impl Billing<'_> {
             request_id,
             idempotency: Some(claim.hold()),
         };
-        let result = self.pay_invoice(&ctx, id, None).await;
+        let result = match card {
+            Some(card) => match self.new_card(&ctx, id, card).await {
+                Ok(pm) => self.pay_invoice(&ctx, id, Some(pm)).await,
+                Err(e) => Err(e),
+            },
+            None => self.pay_invoice(&ctx, id, None).await,
+        };
         let shown = match &result {
             Ok(invoice) => Some(to_value(invoice)?),
             Err(_) => None,
@@ -127,6 +137,41 @@ impl Billing<'_> {
             Settled::Replay(_) => self.current_invoice(&scope, id).await,
             Settled::Refuse(e) => Err(e),
         }
+    }
+
+    /// `card` saved to invoice `id`'s customer (its own writes, outside the try's key), which
+    /// verifies it with the issuer: the new payment method's id.
+    async fn new_card(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        card: CardInput,
+    ) -> CoreResult<String> {
+        let plain = RequestContext {
+            idempotency: None,
+            ..ctx.clone()
+        };
+        let (invoice, _): (Invoice, i64) = self
+            .load(ctx.scope(), Collection::Invoices, "invoice", id)
+            .await?;
+        if invoice.status != InvoiceStatus::Open {
+            return Err(super::invoice::invoice_state_error(
+                &invoice,
+                "it can be paid",
+            ));
+        }
+        let pm = self
+            .payment_methods()
+            .create_payment_method(&plain, card, Vec::new())
+            .await?;
+        self.payment_methods()
+            .attach_payment_method(
+                &plain,
+                &PaymentMethodId::stored(pm.id.clone()),
+                &CustomerId::stored(invoice.customer.clone()),
+            )
+            .await?;
+        Ok(pm.id)
     }
 
     async fn current_invoice(

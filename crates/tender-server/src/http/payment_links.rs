@@ -72,13 +72,15 @@ fn parse_after_completion(p: &mut Params) -> Result<Option<AfterCompletion>, Cor
     let kind = match a.required("type", kind)?.as_str() {
         "redirect" => AfterCompletionType::Redirect,
         "hosted_confirmation" => AfterCompletionType::HostedConfirmation,
-        other => return Err(CoreError::invalid(
-            a.name("type"),
-            "parameter_invalid",
-            format!(
+        other => {
+            return Err(CoreError::invalid(
+                a.name("type"),
+                "parameter_invalid",
+                format!(
                 "after_completion[type] must be redirect or hosted_confirmation, not {other:?}."
             ),
-        )),
+            ))
+        }
     };
     let redirect = match a.object("redirect", &["url"])? {
         Some(mut r) => {

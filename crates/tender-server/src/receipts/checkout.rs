@@ -16,7 +16,6 @@ use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{html, Markup};
-use tender_core::card::CardInput;
 use tender_core::checkout::hosted::HostedCheckout;
 use tender_core::checkout::pay::{CheckoutForm, Paid};
 use tender_core::checkout::session::{
@@ -24,8 +23,8 @@ use tender_core::checkout::session::{
 };
 use tender_core::error::CoreError;
 use tender_core::money::format_amount;
-use tender_core::secret::Secret;
 
+use super::card_form::{self, CardFields};
 use super::{html_response, not_found, page_with, server_error};
 use crate::state::AppState;
 
@@ -33,11 +32,7 @@ const STYLE: &str = "body{max-width:60rem}\
 .checkout{display:grid;grid-template-columns:1fr 1fr;gap:2rem;align-items:start}\
 .summary h1{font-size:1.1rem;margin:0 0 .25rem}.lines td{vertical-align:top}.qty{color:#666;font-size:.9rem}\
 .total td{font-weight:600;border-bottom:none;padding-top:.8rem}\
-label{display:block;font-size:.9rem;font-weight:600;margin:.9rem 0 .3rem}\
-input{width:100%;box-sizing:border-box;font-size:1rem;padding:.65rem .75rem;border:1px solid #bbb;border-radius:8px;background:#fff}\
-input:focus{outline:2px solid #3b5bdb;border-color:#3b5bdb}.row{display:grid;grid-template-columns:1fr 1fr;gap:.75rem}\
 button.pay{width:100%;margin:1.2rem 0 .5rem;padding:.8rem;font-size:1.05rem;font-weight:600}\
-.notice{background:#fdecea;color:#8a1c1c;border-radius:8px;padding:.6rem .8rem;margin:.8rem 0 0}\
 .secure{font-size:.85rem;color:#666;text-align:center}.cancel{display:inline-block;margin-top:.6rem;color:#3b5bdb}\
 @media (max-width:720px){.checkout{grid-template-columns:1fr;gap:1rem}}";
 
@@ -122,7 +117,7 @@ fn render(h: &HostedCheckout, shown: &Shown, token: &str) -> Markup {
     };
     page_with(
         &title,
-        STYLE,
+        &format!("{}{STYLE}", card_form::STYLE),
         html! {
             @if !s.livemode { p.test { "TEST MODE" } }
             div.checkout {
@@ -139,18 +134,7 @@ fn render(h: &HostedCheckout, shown: &Shown, token: &str) -> Markup {
                                 label for="email" { "E-mail" }
                                 input #email type="email" name="email" autocomplete="email" required value=[shown.email];
                             }
-                            label for="card_number" { "Card number" }
-                            input #card_number name="card_number" inputmode="numeric" autocomplete="cc-number" placeholder="1234 1234 1234 1234" maxlength="23" required;
-                            div.row {
-                                div {
-                                    label for="card_expiry" { "Expiry" }
-                                    input #card_expiry name="card_expiry" inputmode="numeric" autocomplete="cc-exp" placeholder="MM / YY" maxlength="9" required;
-                                }
-                                div {
-                                    label for="card_cvc" { "CVC" }
-                                    input #card_cvc name="card_cvc" inputmode="numeric" autocomplete="cc-csc" placeholder="123" maxlength="4" required;
-                                }
-                            }
+                            (card_form::fields(true))
                             @if let Some(n) = shown.notice { p.outcome.notice role="alert" { (n) } }
                             button.primary.pay type="submit" { (button_words(s)) }
                         }
@@ -295,36 +279,12 @@ fn message_page(status: StatusCode, title: &str, words: &str) -> Response {
     )
 }
 
-#[derive(serde::Deserialize)]
+#[derive(Default, serde::Deserialize)]
 pub(super) struct PayForm {
     token: Option<String>,
     email: Option<String>,
-    card_number: Option<String>,
-    card_expiry: Option<String>,
-    card_cvc: Option<String>,
-}
-
-/// `MM / YY`, `MM/YYYY`, `MMYY` → `(month, four-digit year)`; `(0, 0)` when unreadable, which
-/// the card's validation names.
-fn expiry(raw: &str) -> (i64, i64) {
-    let digits: Vec<&str> = raw
-        .split(|c: char| !c.is_ascii_digit())
-        .filter(|p| !p.is_empty())
-        .collect();
-    let (month, year) = match digits.as_slice() {
-        [m, y] => (m.to_string(), y.to_string()),
-        [all] if all.len() == 4 || all.len() == 6 => (all[..2].to_string(), all[2..].to_string()),
-        _ => return (0, 0),
-    };
-    let (Ok(month), Ok(year)) = (month.parse::<i64>(), year.parse::<i64>()) else {
-        return (0, 0);
-    };
-    let year = if (0..100).contains(&year) {
-        2000 + year
-    } else {
-        year
-    };
-    (month, year)
+    #[serde(flatten)]
+    card: CardFields,
 }
 
 pub(super) async fn pay(
@@ -337,23 +297,11 @@ pub(super) async fn pay(
     if let Some(refused) = guard(&state, &id, peer, &headers).await {
         return refused;
     }
-    let form = form.map(|f| f.0).unwrap_or(PayForm {
-        token: None,
-        email: None,
-        card_number: None,
-        card_expiry: None,
-        card_cvc: None,
-    });
+    let form = form.map(|f| f.0).unwrap_or_default();
     let email = form.email.clone();
-    let (exp_month, exp_year) = expiry(form.card_expiry.as_deref().unwrap_or_default());
     let checkout_form = CheckoutForm {
         email: form.email,
-        card: CardInput {
-            number: Secret::new(form.card_number.unwrap_or_default()),
-            exp_month,
-            exp_year,
-            cvc: Secret::new(form.card_cvc.unwrap_or_default()),
-        },
+        card: form.card.card(),
         token: form.token,
     };
     let request_id = crate::http::error::current_request_id();
@@ -450,19 +398,4 @@ fn refusal(e: CoreError) -> Result<(StatusCode, Option<String>), CoreError> {
         CoreError::UnexpectedState { message } => (StatusCode::CONFLICT, Some(message)),
         other => return Err(other),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_expiry_is_read_as_people_type_it() {
-        assert_eq!(expiry("12 / 34"), (12, 2034));
-        assert_eq!(expiry("07/2031"), (7, 2031));
-        assert_eq!(expiry("0731"), (7, 2031));
-        assert_eq!(expiry("072031"), (7, 2031));
-        assert_eq!(expiry("soon"), (0, 0));
-        assert_eq!(expiry(""), (0, 0));
-    }
 }

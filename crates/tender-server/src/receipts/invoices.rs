@@ -20,7 +20,8 @@ use tender_core::clock::format_date;
 use tender_core::error::CoreError;
 use tender_core::money::format_amount;
 
-use super::{html_response, not_found, page, server_error};
+use super::card_form::{self, CardFields};
+use super::{html_response, not_found, page_with, server_error};
 use crate::state::AppState;
 
 /// The invoice's state in the words of the person who owes it.
@@ -43,8 +44,12 @@ fn render(h: &HostedInvoice, notice: Option<&str>, token: &str) -> Markup {
         None => "Invoice".to_string(),
     };
     let due = inv.amount_due - inv.amount_paid;
-    page(
+    page_with(
         &title,
+        &format!(
+            "{}button.pay{{width:100%;margin:1rem 0 .5rem;padding:.8rem;font-weight:600}}",
+            card_form::STYLE
+        ),
         html! {
             @if !inv.livemode { p.test { "TEST MODE" } }
             div.card {
@@ -83,20 +88,22 @@ fn render(h: &HostedInvoice, notice: Option<&str>, token: &str) -> Markup {
                 }
                 @if let Some(n) = notice { p.outcome.notice { (n) } }
                 @if inv.status == InvoiceStatus::Open {
-                    @match &h.card {
-                        Some(pm) => {
-                            form method="post" action=(format!("/invoices/{}/pay", inv.id)) {
-                                input type="hidden" name="token" value=(token);
-                                button.primary type="submit" {
-                                    "Pay " (format_amount(due, inv.currency)) " with "
-                                    (pm.card.brand.display_name()) " •••• " (pm.card.last4)
-                                }
+                    @if let Some(pm) = &h.card {
+                        form method="post" action=(format!("/invoices/{}/pay", inv.id)) {
+                            input type="hidden" name="token" value=(token);
+                            button.primary type="submit" {
+                                "Pay " (format_amount(due, inv.currency)) " with "
+                                (pm.card.brand.display_name()) " •••• " (pm.card.last4)
                             }
                         }
-                        None => {
-                            p.outcome { "There is no card on file to pay with. Please contact the merchant." }
-                        }
+                        h2 { "Or pay with another card" }
                     }
+                    form #new-card method="post" action=(format!("/invoices/{}/pay", inv.id)) {
+                        input type="hidden" name="token" value=(token);
+                        (card_form::fields(true))
+                        button.primary.pay type="submit" { "Pay " (format_amount(due, inv.currency)) }
+                    }
+                    p.muted { "A new card is saved with the merchant, as a card on file is." }
                 }
                 @if let (Some(p), InvoiceStatus::Paid) = (&inv.payment, inv.status) {
                     p { a href=(format!("/{p}")) { "See the receipt" } }
@@ -128,9 +135,12 @@ async fn show(state: &AppState, id: &str, status: StatusCode, notice: Option<&st
     }
 }
 
-#[derive(serde::Deserialize)]
+#[derive(Default, serde::Deserialize)]
 pub(super) struct PayForm {
     token: Option<String>,
+    /// A new card typed on the page; none: the card on file.
+    #[serde(flatten)]
+    card: CardFields,
 }
 
 pub(super) async fn pay(
@@ -173,12 +183,13 @@ pub(super) async fn pay(
         }
         return resp;
     }
-    let token = form.ok().and_then(|f| f.0.token);
+    let form = form.map(|f| f.0).unwrap_or_default();
+    let card = form.card.given().then(|| form.card.card());
     let request_id = crate::http::error::current_request_id();
     let (status, notice) = match state
         .services
         .billing()
-        .pay_hosted_invoice(&id, token.as_deref(), request_id)
+        .pay_hosted_invoice(&id, form.token.as_deref(), card, request_id)
         .await
     {
         Ok(Some(_)) => return Redirect::to(&format!("/invoices/{id}")).into_response(),

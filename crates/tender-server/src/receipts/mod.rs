@@ -26,6 +26,7 @@ use tender_core::payments::receipt::Receipt;
 
 use crate::state::AppState;
 
+mod card_form;
 mod checkout;
 pub mod guard;
 mod invoices;

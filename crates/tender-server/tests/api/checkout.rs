@@ -477,3 +477,81 @@ async fn two_forms_sent_at_once_from_two_tabs_start_one_subscription() {
     assert!(s.body.get("trying_until").is_none(), "let go: {}", s.body);
     assert_eq!(events_of(&app, "checkout_session.completed").await.len(), 1);
 }
+
+#[tokio::test]
+async fn the_hosted_invoice_page_takes_a_new_card_through_the_same_fields() {
+    let Some(app) = spawn_app().await else { return };
+    let cus = created(&app, "/v2/customers", json!({"email": "inv@example.com"})).await;
+    let cus = cus["id"].as_str().unwrap().to_string();
+    crate::billing::save_card(&app, &cus, "4000000000000341").await;
+    let prod = created(&app, "/v2/products", json!({"name": "Plan"})).await;
+    let price = created(
+        &app,
+        "/v2/prices",
+        json!({"product": prod["id"], "currency": "usd", "unit_amount": 2000,
+               "recurring": {"interval": "month"}}),
+    )
+    .await;
+    let sub = created(
+        &app,
+        "/v2/subscriptions",
+        json!({"customer": cus, "items": [{"price": price["id"]}]}),
+    )
+    .await;
+    assert_eq!(sub["status"], "incomplete", "the card on file declined");
+    let invoice = sub["latest_invoice"].as_str().unwrap();
+    let url = format!("{}/invoices/{invoice}", app.receipt_base);
+    let http = browser();
+    let (_, html) = open(&http, &url).await;
+    assert!(html.contains("Or pay with another card") && html.contains("name=\"card_number\""));
+
+    let new_card = |token: String, number: &'static str| {
+        let (http, url) = (http.clone(), url.clone());
+        async move {
+            http.post(format!("{url}/pay"))
+                .form(&[
+                    ("token", token.as_str()),
+                    ("card_number", number),
+                    ("card_expiry", "12 / 34"),
+                    ("card_cvc", "123"),
+                ])
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    // A new card that declines: the reason, the number nowhere, the invoice still open.
+    let r = new_card(token_of(&html), DECLINES).await;
+    assert_eq!(r.status().as_u16(), 402);
+    let html = r.text().await.unwrap();
+    assert!(html.contains("Your card was declined"), "{html}");
+    assert!(!html.contains(DECLINES));
+    let inv = app.get(&format!("/v2/invoices/{invoice}"), app.sk()).await;
+    assert_eq!(inv.body["status"], "open");
+
+    // One that pays: the invoice paid with it, the card saved to the customer.
+    let r = new_card(token_of(&html), GOOD).await;
+    assert_eq!(r.status().as_u16(), 303);
+    let inv = app.get(&format!("/v2/invoices/{invoice}"), app.sk()).await;
+    assert_eq!(inv.body["status"], "paid");
+    let paid_by = inv.body["payment"].as_str().unwrap();
+    let p = app.get(&format!("/v2/payments/{paid_by}"), app.sk()).await;
+    assert_eq!(p.body["payment_method"]["card"]["last4"], "4242");
+    let s = app
+        .get(
+            &format!("/v2/subscriptions/{}", sub["id"].as_str().unwrap()),
+            app.sk(),
+        )
+        .await;
+    assert_eq!(s.body["status"], "active");
+    let cards = app
+        .get(&format!("/v2/payment_methods?customer={cus}"), app.sk())
+        .await;
+    let last4: Vec<_> = cards.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|pm| pm["card"]["last4"].as_str().unwrap().to_string())
+        .collect();
+    assert!(last4.contains(&"4242".to_string()), "{last4:?}");
+}
