@@ -1120,6 +1120,11 @@ class ProductData(TypedDict, closed=True):
     name: str
 
 
+class Recurring2(TypedDict, closed=True):
+    interval: Literal['day', 'week', 'month', 'year']
+    interval_count: NotRequired[int | None]
+
+
 class PriceData(TypedDict, closed=True):
     """
     A price made for this session (with its product, from `product_data`).
@@ -1127,19 +1132,19 @@ class PriceData(TypedDict, closed=True):
 
     currency: str
     unit_amount: int
-    product: NotRequired[str]
-    product_data: NotRequired[ProductData]
-    recurring: NotRequired[Recurring1]
+    product: NotRequired[str | None]
+    product_data: NotRequired[ProductData | None]
+    recurring: NotRequired[Recurring2 | None]
 
 
 class LineItem1(TypedDict, closed=True):
-    price: NotRequired[str]
-    price_data: NotRequired[PriceData]
-    quantity: NotRequired[int]
+    price: NotRequired[str | None]
+    price_data: NotRequired[PriceData | None]
+    quantity: NotRequired[int | None]
 
 
 class SubscriptionData1(TypedDict, closed=True):
-    trial_period_days: NotRequired[int]
+    trial_period_days: NotRequired[int | None]
 
 
 class PaymentIntentData(TypedDict, closed=True):
@@ -1148,17 +1153,17 @@ class PaymentIntentData(TypedDict, closed=True):
 
 class CheckoutSessionCreate(TypedDict, closed=True):
     mode: Literal['payment', 'subscription', 'setup']
-    line_items: NotRequired[list[LineItem1]]
+    line_items: NotRequired[list[LineItem1] | None]
     success_url: str
-    cancel_url: NotRequired[str]
-    customer: NotRequired[str]
-    customer_email: NotRequired[str]
-    client_reference_id: NotRequired[str]
+    cancel_url: NotRequired[str | None]
+    customer: NotRequired[str | None]
+    customer_email: NotRequired[str | None]
+    client_reference_id: NotRequired[str | None]
     metadata: NotRequired[MetadataParam]
-    allow_promotion_codes: NotRequired[bool]
-    subscription_data: NotRequired[SubscriptionData1]
-    payment_intent_data: NotRequired[PaymentIntentData]
-    expires_at: NotRequired[int]
+    allow_promotion_codes: NotRequired[bool | None]
+    subscription_data: NotRequired[SubscriptionData1 | None]
+    payment_intent_data: NotRequired[PaymentIntentData | None]
+    expires_at: NotRequired[int | None]
 
 
 class Redirect(TypedDict, closed=True):
@@ -1203,11 +1208,7 @@ class PaymentLinkList(TypedDict, closed=True):
 
 class LineItem2(TypedDict, closed=True):
     price: str
-    quantity: NotRequired[int]
-
-
-class HostedConfirmation1(TypedDict, closed=True):
-    custom_message: NotRequired[str]
+    quantity: NotRequired[int | None]
 
 
 class AfterCompletion1(TypedDict, closed=True):
@@ -1216,14 +1217,14 @@ class AfterCompletion1(TypedDict, closed=True):
     """
 
     type: Literal['redirect', 'hosted_confirmation']
-    redirect: NotRequired[Redirect]
-    hosted_confirmation: NotRequired[HostedConfirmation1]
+    redirect: NotRequired[Redirect | None]
+    hosted_confirmation: NotRequired[HostedConfirmation | None]
 
 
 class PaymentLinkCreate(TypedDict, closed=True):
     line_items: list[LineItem2]
-    after_completion: NotRequired[AfterCompletion1]
-    allow_promotion_codes: NotRequired[bool]
+    after_completion: NotRequired[AfterCompletion1 | None]
+    allow_promotion_codes: NotRequired[bool | None]
     metadata: NotRequired[MetadataParam]
 
 
@@ -1233,13 +1234,13 @@ class AfterCompletion2(TypedDict, closed=True):
     """
 
     type: Literal['redirect', 'hosted_confirmation']
-    redirect: NotRequired[Redirect]
-    hosted_confirmation: NotRequired[HostedConfirmation1]
+    redirect: NotRequired[Redirect | None]
+    hosted_confirmation: NotRequired[HostedConfirmation | None]
 
 
 class PaymentLinkUpdate(TypedDict, closed=True):
-    active: NotRequired[bool]
-    after_completion: NotRequired[AfterCompletion2]
+    active: NotRequired[bool | None]
+    after_completion: NotRequired[AfterCompletion2 | None]
     metadata: NotRequired[MetadataParam]
 
 

@@ -2552,51 +2552,51 @@ export interface components {
             mode: "payment" | "subscription" | "setup";
             /** @description Payment mode: one-time prices; subscription mode: recurring prices on one schedule; setup mode: none. One currency. */
             line_items?: {
-                price?: string;
+                price?: string | null;
                 /** @description A price made for this session (with its product, from `product_data`). */
                 price_data?: {
                     currency: string;
                     unit_amount: number;
-                    product?: string;
+                    product?: string | null;
                     product_data?: {
                         name: string;
-                    };
+                    } | null;
                     recurring?: {
                         /** @enum {string} */
                         interval: "day" | "week" | "month" | "year";
-                        interval_count?: number;
-                    };
-                };
-                quantity?: number;
-            }[];
+                        interval_count?: number | null;
+                    } | null;
+                } | null;
+                quantity?: number | null;
+            }[] | null;
             /**
              * Format: uri
              * @description May contain `{CHECKOUT_SESSION_ID}`.
              */
             success_url: string;
             /** Format: uri */
-            cancel_url?: string;
-            customer?: string;
+            cancel_url?: string | null;
+            customer?: string | null;
             /**
              * Format: email
              * @description Not with `customer`.
              */
-            customer_email?: string;
-            client_reference_id?: string;
+            customer_email?: string | null;
+            client_reference_id?: string | null;
             metadata?: components["schemas"]["MetadataParam"];
-            allow_promotion_codes?: boolean;
+            allow_promotion_codes?: boolean | null;
             subscription_data?: {
-                trial_period_days?: number;
-            };
+                trial_period_days?: number | null;
+            } | null;
             payment_intent_data?: {
-                /** @enum {string} */
-                capture_method?: "automatic" | "automatic_async" | "manual";
-            };
+                /** @enum {string|null} */
+                capture_method?: "automatic" | "automatic_async" | "manual" | null;
+            } | null;
             /**
              * Format: int64
              * @description 30 minutes to 24 hours from now; defaults to 24 hours.
              */
-            expires_at?: number;
+            expires_at?: number | null;
         };
         /** @description A lasting address (`url`) that sells the same lines to anyone who opens it: each visit opens a fresh Checkout Session (CONTRACT §14). */
         PaymentLink: {
@@ -2649,7 +2649,7 @@ export interface components {
         PaymentLinkCreate: {
             line_items: {
                 price: string;
-                quantity?: number;
+                quantity?: number | null;
             }[];
             /** @description `redirect` (with `redirect[url]`) sends the customer on to your address after paying; `hosted_confirmation` (the default) shows Tender's confirmation page with `custom_message`. */
             after_completion?: {
@@ -2658,16 +2658,16 @@ export interface components {
                 redirect?: {
                     /** Format: uri */
                     url: string;
-                };
+                } | null;
                 hosted_confirmation?: {
-                    custom_message?: string;
-                };
-            };
-            allow_promotion_codes?: boolean;
+                    custom_message?: string | null;
+                } | null;
+            } | null;
+            allow_promotion_codes?: boolean | null;
             metadata?: components["schemas"]["MetadataParam"];
         };
         PaymentLinkUpdate: {
-            active?: boolean;
+            active?: boolean | null;
             /** @description `redirect` (with `redirect[url]`) sends the customer on to your address after paying; `hosted_confirmation` (the default) shows Tender's confirmation page with `custom_message`. */
             after_completion?: {
                 /** @enum {string} */
@@ -2675,11 +2675,11 @@ export interface components {
                 redirect?: {
                     /** Format: uri */
                     url: string;
-                };
+                } | null;
                 hosted_confirmation?: {
-                    custom_message?: string;
-                };
-            };
+                    custom_message?: string | null;
+                } | null;
+            } | null;
             metadata?: components["schemas"]["MetadataParam"];
         };
     };

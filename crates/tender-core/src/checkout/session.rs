@@ -74,6 +74,20 @@ impl CheckoutStatus {
             Self::Expired => "expired",
         }
     }
+
+    /// A `status` filter's value, or the 400 naming it.
+    pub fn parse(s: &str) -> CoreResult<Self> {
+        [Self::Open, Self::Complete, Self::Expired]
+            .into_iter()
+            .find(|v| v.as_str() == s)
+            .ok_or_else(|| {
+                CoreError::invalid(
+                    "status",
+                    "parameter_invalid",
+                    "status must be open, complete or expired.",
+                )
+            })
+    }
 }
 
 /// Whether the session's money came in (Stripe's `payment_status`).

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 use tender_core::checkout::create::{CreateCheckoutSession, LineItemInput, PriceData};
-use tender_core::checkout::session::{CheckoutMode, MAX_LINE_ITEMS};
+use tender_core::checkout::session::{CheckoutMode, CheckoutStatus, MAX_LINE_ITEMS};
 use tender_core::error::CoreError;
 use tender_core::ids::{CheckoutSessionId, CustomerId};
 use tender_core::payments::payment::CaptureMethod;
@@ -209,9 +209,14 @@ pub fn parse_list(query: Option<&str>) -> Result<Listing, CoreError> {
     let q = Query::parse(query, LIST_FILTERS)?;
     let params = q.list_params()?;
     let mut filters = Vec::new();
+    if let Some(status) = q.get("status") {
+        filters.push((
+            Field::Status,
+            CheckoutStatus::parse(status)?.as_str().to_string(),
+        ));
+    }
     for (name, field) in [
         ("customer", Field::Customer),
-        ("status", Field::Status),
         ("payment_intent", Field::Payment),
         ("subscription", Field::Subscription),
     ] {

@@ -4,6 +4,7 @@
 //! hosted one (`ui_mode=hosted_page`, or `hosted` as older API versions name it).
 
 use tender_core::checkout::create::CreateCheckoutSession;
+use tender_core::checkout::session::CheckoutStatus;
 use tender_core::error::CoreError;
 use tender_core::ids::{CheckoutSessionId, CustomerId};
 use tender_core::store::Field;
@@ -81,7 +82,8 @@ pub fn parse_list(mut i: Input) -> Result<ListRequest, CoreError> {
         filters.push((Field::Customer, customer.to_string()));
     }
     if let Some(status) = p.string("status")? {
-        filters.push((Field::Status, status));
+        let status = CheckoutStatus::parse(&status)?;
+        filters.push((Field::Status, status.as_str().to_string()));
     }
     if let Some(pi) = p.string("payment_intent")? {
         filters.push((Field::Payment, tender_core::stripe::ids::tender(&pi)));

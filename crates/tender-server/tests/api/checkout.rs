@@ -372,6 +372,8 @@ async fn a_session_expires_by_the_shop_or_by_its_time_and_then_takes_nothing() {
         .get("/v2/checkout_sessions?status=expired", app.sk())
         .await;
     assert_eq!(list.body["data"].as_array().unwrap().len(), 2);
+    let bad = app.get("/v2/checkout_sessions?status=gone", app.sk()).await;
+    assert_eq!((bad.status.as_u16(), bad.error_param()), (400, "status"));
 }
 
 #[tokio::test]
