@@ -22,6 +22,7 @@
 //! And what every resource goes through:
 //! - [`documents`]: how a document is kept and shown (idempotency, render).
 //! - [`stripe`]: the Stripe dialect (`/v1`): Tender's objects in Stripe's shapes and ids.
+//! - [`risk`]: the card-testing guard of the public card forms (declines per address and card).
 //! - [`services`]: [`services::Services`] (what the use cases run on, and the one write
 //!   path every handle shares), the request context and the shared read helpers;
 //!   [`tasks`]: the runner of scheduled work.
@@ -51,6 +52,7 @@ pub mod money;
 pub mod payment_methods;
 pub mod payments;
 pub mod refunds;
+pub mod risk;
 pub mod secret;
 pub mod services;
 pub mod setup_intents;

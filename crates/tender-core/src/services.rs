@@ -110,6 +110,8 @@ pub struct Services {
     pub config: Arc<ServiceConfig>,
     /// Prices read recently ([`crate::balance::fees::PricingCache`]).
     pub pricing_cache: Arc<crate::balance::fees::PricingCache>,
+    /// Declines on the public card forms, for the card-testing guard ([`crate::risk`]).
+    pub velocity: Arc<crate::risk::velocity::Velocity>,
 }
 
 pub use crate::documents::hold::IdempotencyHold;

@@ -68,6 +68,7 @@ pub async fn open_services(
             task_lease_secs: config.task_lease_secs as i64,
         }),
         pricing_cache: Default::default(),
+        velocity: Default::default(),
     })
 }
 

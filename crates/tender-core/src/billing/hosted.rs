@@ -17,7 +17,7 @@ use crate::billing::Billing;
 use crate::card::CardInput;
 use crate::documents::document::{from_body, to_value};
 use crate::documents::idempotency::{Internal, Settled};
-use crate::error::CoreResult;
+use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, CustomerId, IdKind, PaymentMethodId};
 use crate::payment_methods::payment_method::PaymentMethod;
 use crate::services::RequestContext;
@@ -79,6 +79,7 @@ impl Billing<'_> {
         id: &str,
         token: Option<&str>,
         card: Option<CardInput>,
+        client: Option<&str>,
         request_id: String,
     ) -> CoreResult<Option<Invoice>> {
         if !ids::looks_like(IdKind::Invoice, id) {
@@ -114,10 +115,7 @@ impl Billing<'_> {
             idempotency: Some(claim.hold()),
         };
         let result = match card {
-            Some(card) => match self.new_card(&ctx, id, card).await {
-                Ok(pm) => self.pay_invoice(&ctx, id, Some(pm)).await,
-                Err(e) => Err(e),
-            },
+            Some(card) => self.pay_with_new_card(&ctx, id, card, client).await,
             None => self.pay_invoice(&ctx, id, None).await,
         };
         let shown = match &result {
@@ -137,6 +135,28 @@ impl Billing<'_> {
             Settled::Replay(_) => self.current_invoice(&scope, id).await,
             Settled::Refuse(e) => Err(e),
         }
+    }
+
+    /// Invoice `id` tried with `card`, typed on the page, under the card-testing guard
+    /// ([`crate::risk`]): refused when the address or the card was declined too often, and a
+    /// decline counted for both.
+    async fn pay_with_new_card(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        card: CardInput,
+        client: Option<&str>,
+    ) -> CoreResult<Invoice> {
+        let attempt = self.attempt(ctx.scope(), client, &card);
+        self.check_attempt(&attempt)?;
+        let result = match self.new_card(ctx, id, card).await {
+            Ok(pm) => self.pay_invoice(ctx, id, Some(pm)).await,
+            Err(e) => Err(e),
+        };
+        if let Err(CoreError::Card { .. }) = &result {
+            self.note_decline(&attempt);
+        }
+        result
     }
 
     /// `card` saved to invoice `id`'s customer (its own writes, outside the try's key), which

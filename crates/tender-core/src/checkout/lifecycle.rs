@@ -1,6 +1,7 @@
 //! How a session ends: complete (once: a versioned write from `open`, so of two that race only
 //! one sends `checkout_session.completed`), or expired (by the shop, or by its task at
-//! `expires_at`). A payment-mode session whose payment succeeded away from its page (the
+//! `expires_at`; a payment never authorised is canceled with it, one being authenticated holds
+//! it open). A payment-mode session whose payment succeeded away from its page (the
 //! customer authenticated, then closed the tab) is completed when it is next looked at: its
 //! page, its task.
 
@@ -8,9 +9,11 @@ use crate::auth::Scope;
 use crate::checkout::session::{CheckoutMode, CheckoutPaymentStatus, CheckoutSession};
 use crate::checkout::Checkout;
 use crate::documents::document::to_value;
-use crate::error::CoreResult;
+use crate::error::{CoreError, CoreResult};
 use crate::ids::CheckoutSessionId;
-use crate::payments::payment::{Payment, PaymentStatus};
+use crate::payments::payment::{
+    transition, CancellationReason, Payment, PaymentStatus, Transition,
+};
 use crate::services::RequestContext;
 use crate::store::{ClaimedTask, Collection};
 use crate::task::TaskKind;
@@ -25,6 +28,15 @@ pub(crate) struct Made {
     pub payment_intent: Option<String>,
     pub subscription: Option<String>,
     pub setup_intent: Option<String>,
+}
+
+/// Whether a payment waits on its customer's bank (3-D Secure under way): its session is not
+/// expired under it.
+fn in_flight(p: &Payment) -> bool {
+    matches!(
+        p.status,
+        PaymentStatus::RequiresAction | PaymentStatus::Processing
+    )
 }
 
 /// How a payment's state reads on its session: `Some` when the session is done.
@@ -137,13 +149,18 @@ impl Checkout<'_> {
                     id,
                 )
                 .await?;
-            let mut session = self.reconcile(ctx.scope(), session).await?;
+            let session = self.reconcile(ctx.scope(), session).await?;
             session.require_open(self.now(), "expired")?;
-            session.expire();
+            let payment = self.session_payment(ctx.scope(), &session).await?;
+            if payment.as_ref().is_some_and(|(p, _)| in_flight(p)) {
+                return Err(CoreError::invalid(
+                    "session",
+                    "checkout_session_unexpected_state",
+                    "This Checkout Session's payment is being authenticated by the customer's bank, so it cannot be expired now.",
+                ));
+            }
             let mut batch = self.batch(ctx);
-            batch
-                .update(&session, version)?
-                .event("checkout_session.expired", &session)?;
+            let session = self.expire_into(&mut batch, session, version, payment)?;
             self.commit(ctx, batch, Ok(&to_value(&session)?)).await?;
             Ok(session)
         })
@@ -163,7 +180,8 @@ impl Checkout<'_> {
             return self.drop_task(task, "the session is already over").await;
         }
         let mut batch = self.background(&task.scope);
-        if self.payment_in_flight(&task.scope, &session).await? {
+        let payment = self.session_payment(&task.scope, &session).await?;
+        if payment.as_ref().is_some_and(|(p, _)| in_flight(p)) {
             batch
                 .schedule(
                     TaskKind::ExpireCheckoutSession,
@@ -173,30 +191,50 @@ impl Checkout<'_> {
                 .done(task);
             return self.commit_background(batch).await;
         }
-        let mut expired = session;
-        expired.expire();
-        batch
-            .update(&expired, version)?
-            .event("checkout_session.expired", &expired)?
-            .done(task);
+        self.expire_into(&mut batch, session, version, payment)?;
+        batch.done(task);
         self.commit_background(batch).await
     }
 
-    /// Whether the session's payment waits on its customer's bank (3-D Secure under way).
-    async fn payment_in_flight(
+    /// The writes that expire `session` (at `version`): the session, its event, and its
+    /// payment if it was never authorised (canceled, `abandoned`, as Stripe cancels an expired
+    /// session's PaymentIntent), in one batch.
+    fn expire_into(
+        &self,
+        batch: &mut crate::documents::batch::Batch,
+        mut session: CheckoutSession,
+        version: i64,
+        payment: Option<(Payment, i64)>,
+    ) -> CoreResult<CheckoutSession> {
+        session.expire();
+        batch
+            .update(&session, version)?
+            .event("checkout_session.expired", &session)?;
+        if let Some((mut p, payment_version)) = payment {
+            if p.awaits_confirmation() && p.connector.is_none() {
+                p.status = transition(p.status, Transition::Cancel)?;
+                p.canceled_at = Some(self.now());
+                p.cancellation_reason = Some(CancellationReason::Abandoned);
+                batch
+                    .update(&p, payment_version)?
+                    .event("payment.canceled", &p)?;
+            }
+        }
+        Ok(session)
+    }
+
+    /// The session's payment (payment mode, once its first try made one) and its version.
+    async fn session_payment(
         &self,
         scope: &Scope,
         session: &CheckoutSession,
-    ) -> CoreResult<bool> {
-        let Some(id) = &session.payment_intent else {
-            return Ok(false);
-        };
-        let (payment, _): (Payment, i64) = self
-            .load(scope, Collection::Payments, "payment", id)
-            .await?;
-        Ok(matches!(
-            payment.status,
-            PaymentStatus::RequiresAction | PaymentStatus::Processing
-        ))
+    ) -> CoreResult<Option<(Payment, i64)>> {
+        match &session.payment_intent {
+            Some(id) => Ok(Some(
+                self.load(scope, Collection::Payments, "payment", id)
+                    .await?,
+            )),
+            None => Ok(None),
+        }
     }
 }

@@ -11,6 +11,8 @@
 //! | `subscription` | the card saved to the customer, the subscription created on it (`error_if_incomplete`) | it is active (`paid`) or trialing (`no_payment_required`) |
 //! | `setup` | the session's SetupIntent (made on the first try) confirmed with the card | it succeeded (`no_payment_required`) |
 //!
+//! Before anything, the card-testing guard ([`crate::risk`]) refuses a client address or a
+//! card that was declined too often in the last hour; each decline is counted for both.
 //! A try holds its session while it runs (`trying_until`, a versioned write): a second form
 //! sent meanwhile, from another tab, is refused as in progress, so one session never starts two
 //! subscriptions or saves two cards at once. A decline is counted on the session; after [`super::session::DECLINES_PER_SESSION`] it
@@ -47,6 +49,8 @@ pub struct CheckoutForm {
     pub card: CardInput,
     /// The page's one-time token.
     pub token: Option<String>,
+    /// The client's address, for the card-testing guard ([`crate::risk`]).
+    pub client: Option<String>,
 }
 
 /// Where a try leaves the customer.
@@ -122,7 +126,14 @@ impl Checkout<'_> {
             request_id,
             idempotency: None,
         };
-        let result = self.try_pay(&ctx, id, form.email, form.card).await;
+        let attempt = self.attempt(&scope, form.client.as_deref(), &form.card);
+        let result = match self.check_attempt(&attempt) {
+            Ok(()) => self.try_pay(&ctx, id, form.email, form.card).await,
+            Err(e) => Err(e),
+        };
+        if let Err(CoreError::Card { .. }) = &result {
+            self.note_decline(&attempt);
+        }
         let shown = json!({ "session": id });
         let answer = self.encoder.encode(
             match &result {

@@ -294,6 +294,9 @@ pub(super) async fn pay(
     headers: HeaderMap,
     form: Result<axum::Form<PayForm>, axum::extract::rejection::FormRejection>,
 ) -> Response {
+    let client = peer
+        .as_ref()
+        .map(|axum::Extension(ConnectInfo(addr))| addr.ip().to_string());
     if let Some(refused) = guard(&state, &id, peer, &headers).await {
         return refused;
     }
@@ -303,6 +306,7 @@ pub(super) async fn pay(
         email: form.email,
         card: form.card.card(),
         token: form.token,
+        client,
     };
     let request_id = crate::http::error::current_request_id();
     let result = state
@@ -383,7 +387,7 @@ fn refusal(e: CoreError) -> Result<(StatusCode, Option<String>), CoreError> {
             Some("Your payment is in progress; refresh this page in a moment.".into()),
         ),
         CoreError::InvalidParam {
-            code: "checkout_attempts_exhausted",
+            code: "checkout_attempts_exhausted" | "card_testing_blocked",
             message,
             ..
         } => (StatusCode::TOO_MANY_REQUESTS, Some(message.into_owned())),

@@ -150,6 +150,8 @@ pub(super) async fn pay(
     headers: HeaderMap,
     form: Result<axum::Form<PayForm>, axum::extract::rejection::FormRejection>,
 ) -> Response {
+    let client_ip = peer.map(|axum::Extension(ConnectInfo(addr))| addr.ip());
+    let client = client_ip.map(|ip| ip.to_string());
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     if !super::guard::same_origin(
         header("origin"),
@@ -164,10 +166,7 @@ pub(super) async fn pay(
         )
         .await;
     }
-    if let Err(wait) = state.hosted_guard.post(
-        &id,
-        peer.map(|axum::Extension(ConnectInfo(addr))| addr.ip()),
-    ) {
+    if let Err(wait) = state.hosted_guard.post(&id, client_ip) {
         let mut resp = show(
             &state,
             &id,
@@ -189,31 +188,52 @@ pub(super) async fn pay(
     let (status, notice) = match state
         .services
         .billing()
-        .pay_hosted_invoice(&id, form.token.as_deref(), card, request_id)
+        .pay_hosted_invoice(
+            &id,
+            form.token.as_deref(),
+            card,
+            client.as_deref(),
+            request_id,
+        )
         .await
     {
         Ok(Some(_)) => return Redirect::to(&format!("/invoices/{id}")).into_response(),
         Ok(None) => return not_found().await,
-        Err(CoreError::Card { message, .. }) => (
+        Err(e) => match refusal(e) {
+            Ok(refused) => refused,
+            Err(e) => return server_error(e),
+        },
+    };
+    show(&state, &id, status, Some(&notice)).await
+}
+
+/// A press's error as the page's status and words; `Err` for a failure of Tender's own.
+fn refusal(e: CoreError) -> Result<(StatusCode, String), CoreError> {
+    Ok(match e {
+        CoreError::Card { message, .. } => (
             StatusCode::PAYMENT_REQUIRED,
             format!("Your card was declined: {message}"),
         ),
         // The same page's press is still being tried (a double press): the page, not an error.
-        Err(CoreError::IdempotencyInProgress) => (
+        CoreError::IdempotencyInProgress => (
             StatusCode::CONFLICT,
             "A payment of this invoice is in progress; refresh this page in a moment.".into(),
         ),
-        Err(CoreError::InvalidParam {
+        CoreError::InvalidParam {
             code: "token_invalid",
             message,
             ..
-        }) => (StatusCode::BAD_REQUEST, message.into_owned()),
+        } => (StatusCode::BAD_REQUEST, message.into_owned()),
+        CoreError::InvalidParam {
+            code: "card_testing_blocked",
+            message,
+            ..
+        } => (StatusCode::TOO_MANY_REQUESTS, message.into_owned()),
         // Paid, voided or written off meanwhile: the page says which.
-        Err(e @ (CoreError::InvalidParam { .. } | CoreError::UnexpectedState { .. })) => (
+        e @ (CoreError::InvalidParam { .. } | CoreError::UnexpectedState { .. }) => (
             StatusCode::CONFLICT,
             format!("This invoice cannot be paid now: {e}"),
         ),
-        Err(e) => return server_error(e),
-    };
-    show(&state, &id, status, Some(&notice)).await
+        other => return Err(other),
+    })
 }

@@ -557,3 +557,138 @@ async fn the_hosted_invoice_page_takes_a_new_card_through_the_same_fields() {
         .collect();
     assert!(last4.contains(&"4242".to_string()), "{last4:?}");
 }
+
+#[tokio::test]
+async fn an_expired_sessions_unpaid_payment_is_canceled_and_one_in_three_d_secure_holds_it_open() {
+    let Some(app) = spawn_app().await else { return };
+    let http = browser();
+    // Declined once, then expired by the shop: its payment, never authorised, is canceled.
+    let session = payment_session(&app, json!({})).await;
+    let url = session["url"].as_str().unwrap();
+    let (_, html) = open(&http, url).await;
+    let r = submit(&http, url, &token_of(&html), "ida@example.com", DECLINES).await;
+    assert_eq!(r.status().as_u16(), 402);
+    let id = session["id"].as_str().unwrap();
+    let expired = app
+        .post(
+            &format!("/v2/checkout_sessions/{id}/expire"),
+            app.sk(),
+            json!({}),
+        )
+        .await;
+    assert_eq!(expired.body["status"], "expired");
+    let payment = expired.body["payment_intent"].as_str().unwrap();
+    let p = app.get(&format!("/v2/payments/{payment}"), app.sk()).await;
+    assert_eq!(p.body["status"], "canceled");
+    assert_eq!(p.body["cancellation_reason"], "abandoned");
+
+    // Waiting on the customer's bank: the shop cannot expire it under the customer.
+    let session = payment_session(&app, json!({})).await;
+    let url = session["url"].as_str().unwrap();
+    let (_, html) = open(&http, url).await;
+    let r = submit(&http, url, &token_of(&html), "joe@example.com", THREE_DS).await;
+    assert_eq!(r.status().as_u16(), 303);
+    let id = session["id"].as_str().unwrap();
+    let refused = app
+        .post(
+            &format!("/v2/checkout_sessions/{id}/expire"),
+            app.sk(),
+            json!({}),
+        )
+        .await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert_eq!(refused.error_code(), "checkout_session_unexpected_state");
+    let s = app
+        .get(&format!("/v2/checkout_sessions/{id}"), app.sk())
+        .await;
+    assert_eq!(s.body["status"], "open");
+}
+
+/// A browser on client address `ip` (a loopback address of its own).
+fn browser_at(ip: &str) -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .local_address(ip.parse::<std::net::IpAddr>().unwrap())
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn card_testing_is_stopped_per_address_and_per_card_after_ten_declines_an_hour() {
+    let Some(app) = spawn_app().await else { return };
+    let tester = browser_at("127.0.0.1");
+    // Ten declines of one card from one address, over four sessions (three each at most).
+    let mut declines = 0;
+    while declines < 10 {
+        let session = payment_session(&app, json!({})).await;
+        let url = session["url"].as_str().unwrap().to_string();
+        let (_, mut html) = open(&tester, &url).await;
+        for _ in 0..3 {
+            if declines == 10 {
+                break;
+            }
+            let r = submit(&tester, &url, &token_of(&html), "t@example.com", DECLINES).await;
+            assert_eq!(r.status().as_u16(), 402);
+            html = r.text().await.unwrap();
+            declines += 1;
+        }
+    }
+    // Declines as the sessions counted them (a session's retries confirm its one payment).
+    let declined = |app: &TestApp| {
+        let (base, key, client) = (app.base.clone(), app.sk().to_string(), app.client.clone());
+        async move {
+            let list: Value = client
+                .get(format!("{base}/v2/checkout_sessions?limit=100"))
+                .bearer_auth(key)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            list["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["declined_attempts"].as_i64().unwrap())
+                .sum::<i64>()
+        }
+    };
+    assert_eq!(declined(&app).await, 10);
+
+    // The address is stopped, whatever the card: the page's 429, nothing sent to the bank.
+    let session = payment_session(&app, json!({})).await;
+    let url = session["url"].as_str().unwrap().to_string();
+    let (_, html) = open(&tester, &url).await;
+    let r = submit(&tester, &url, &token_of(&html), "t@example.com", GOOD).await;
+    assert_eq!(r.status().as_u16(), 429);
+    assert!(r.text().await.unwrap().contains("Too many declined cards"));
+    let s = app
+        .get(
+            &format!("/v2/checkout_sessions/{}", session["id"].as_str().unwrap()),
+            app.sk(),
+        )
+        .await;
+    assert_eq!(
+        s.body["payment_intent"],
+        Value::Null,
+        "no payment was even made"
+    );
+
+    // The card is stopped from another address too; another card from there pays.
+    let elsewhere = browser_at("127.0.0.2");
+    let (_, html) = open(&elsewhere, &url).await;
+    let r = submit(
+        &elsewhere,
+        &url,
+        &token_of(&html),
+        "u@example.com",
+        DECLINES,
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 429);
+    let html = r.text().await.unwrap();
+    let r = submit(&elsewhere, &url, &token_of(&html), "u@example.com", GOOD).await;
+    assert_eq!(r.status().as_u16(), 303);
+    assert_eq!(declined(&app).await, 10, "no decline past the limits");
+}
