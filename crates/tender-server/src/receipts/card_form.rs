@@ -7,8 +7,8 @@ use tender_core::card::CardInput;
 use tender_core::secret::Secret;
 
 /// The card fields of a posted form (each may be missing; the card's validation names what
-/// is wrong).
-#[derive(Debug, Default, serde::Deserialize)]
+/// is wrong). No `Debug`: the number is only ever held as a `Secret` once read.
+#[derive(Default, serde::Deserialize)]
 pub(super) struct CardFields {
     card_number: Option<String>,
     card_expiry: Option<String>,
