@@ -8,6 +8,7 @@
 //! - [`stripe`]: the Stripe-compatible API under `/v1`, over `http`'s operations.
 //! - [`dashboard`]: the account holders' HTML pages under `/dashboard` (session cookie, CSRF).
 //! - [`receipts`]: the receipt host.
+//! - [`elements`]: `tender.js` and its card field, beside `/v1`.
 //! - [`worker`]: webhook delivery (lease, sign, POST, record, reschedule).
 //! - [`rate_limit`], [`vault`], [`state`]: per-scope token buckets, the vault key, shared state.
 //!
@@ -17,6 +18,7 @@ pub mod config;
 pub mod connection;
 pub mod connectors;
 pub mod dashboard;
+pub mod elements;
 pub mod health;
 pub mod http;
 pub mod metrics;

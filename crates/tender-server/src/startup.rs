@@ -246,6 +246,7 @@ impl Application {
         let observed = state.clone();
         Router::new()
             .merge(http::router(state.clone()))
+            .merge(crate::elements::router(state.clone()))
             .merge(crate::stripe::router(state.clone()))
             .merge(crate::dashboard::router(state.clone(), secure_cookies))
             .merge(http::connector_webhooks::router(state.clone()))

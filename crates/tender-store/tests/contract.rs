@@ -1382,6 +1382,7 @@ async fn only_a_unique_key_is_a_duplicate_and_key_lists_break_ties_alike(store: 
         created: 1,
         pricing: None,
         payout_destination: None,
+        checkout_settings: None,
     };
     store
         .insert_account(account, vec![key("key_b", "acct_t", "hb")])
@@ -1422,6 +1423,7 @@ async fn accounts_keys_and_sessions(store: Arc<dyn Store>) {
         created: 1,
         pricing: None,
         payout_destination: None,
+        checkout_settings: None,
     };
     let key = ApiKeyRecord {
         id: "key_1".into(),
@@ -1916,6 +1918,7 @@ async fn account_with_live_key(store: &Arc<dyn Store>) {
         created: 1,
         pricing: None,
         payout_destination: None,
+        checkout_settings: None,
     };
     let key = ApiKeyRecord {
         id: "key_m".into(),

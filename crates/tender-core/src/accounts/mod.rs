@@ -1,8 +1,10 @@
 //! Accounts: creating one with its four keys, and its profile.
 //!
 //! - [`keys`]: API keys and authenticating a presented key.
+//! - [`checkout_settings`]: the card-testing limits and who may frame the card field.
 //! - [`sessions`]: dashboard sessions; [`passwords`]: dashboard passwords.
 
+pub mod checkout_settings;
 pub mod keys;
 pub mod passwords;
 pub mod sessions;
@@ -71,6 +73,7 @@ impl Accounts<'_> {
             created: now,
             pricing: None,
             payout_destination: None,
+            checkout_settings: None,
         };
         let mut records = Vec::new();
         let mut pair = |mode| {

@@ -13,6 +13,7 @@ use crate::balance::payouts::{check_destination, PayoutDestination};
 use crate::balance::BalanceBook;
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::secret::Secret;
+use crate::store::AccountSetting;
 use crate::vault::Sealer;
 
 /// The default destination as sealed.
@@ -50,7 +51,7 @@ impl BalanceBook<'_> {
             .map_err(|e| CoreError::internal("encode a payout destination", e))?;
         let sealed = self.destination_sealer().seal(&plain);
         self.store
-            .update_account_payout_destination(account, Some(&sealed))
+            .update_account_setting(account, AccountSetting::PayoutDestination, Some(&sealed))
             .await?;
         Ok(shown)
     }

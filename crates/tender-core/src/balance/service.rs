@@ -35,6 +35,7 @@ use crate::ids::{self, IdKind};
 use crate::payments::payment::Payment;
 use crate::refunds::refund::Refund;
 use crate::services::RawPage;
+use crate::store::AccountSetting;
 use crate::store::{ClaimedTask, Collection, Field};
 
 /// The availability delay by default: two days in live mode, a minute in test mode.
@@ -108,7 +109,7 @@ impl BalanceBook<'_> {
             });
         }
         self.store
-            .update_account_pricing(account, Some(&pricing.encode()))
+            .update_account_setting(account, AccountSetting::Pricing, Some(&pricing.encode()))
             .await?;
         self.pricing_cache.forget(account);
         Ok(())

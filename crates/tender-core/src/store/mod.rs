@@ -298,15 +298,13 @@ pub trait AccountStore: Send + Sync {
     ) -> StoreResult<()>;
 
     /// The account whose dashboard login is `email` (case-insensitive).
-    /// Sets the account's prices (`None`: back to the defaults).
-    async fn update_account_pricing(&self, account: &str, pricing: Option<&str>)
-        -> StoreResult<()>;
-
-    /// Sets the account's default payout destination, sealed (`None`: none).
-    async fn update_account_payout_destination(
+    /// Sets one of the account's settings (`None`: back to the default): its prices, its
+    /// default payout destination (sealed), its public pages' settings.
+    async fn update_account_setting(
         &self,
         account: &str,
-        sealed: Option<&str>,
+        setting: AccountSetting,
+        value: Option<&str>,
     ) -> StoreResult<()>;
 
     async fn find_account_by_email(&self, email: &str) -> StoreResult<Option<AccountRecord>>;

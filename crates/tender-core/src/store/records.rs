@@ -295,6 +295,33 @@ pub struct AccountRecord {
     pub pricing: Option<String>,
     /// The default payout destination, sealed (`balance::payouts::DefaultDestination`).
     pub payout_destination: Option<String>,
+    /// The settings of its public payment surfaces as
+    /// [`crate::accounts::checkout_settings::CheckoutSettings::encode`] writes them; `None`: the
+    /// defaults.
+    pub checkout_settings: Option<String>,
+}
+
+/// An account's settings kept as one text column each, written by
+/// [`super::AccountStore::update_account_setting`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccountSetting {
+    /// [`AccountRecord::pricing`].
+    Pricing,
+    /// [`AccountRecord::payout_destination`].
+    PayoutDestination,
+    /// [`AccountRecord::checkout_settings`].
+    Checkout,
+}
+
+impl AccountSetting {
+    /// Its column in the `accounts` table (both backends).
+    pub fn column(self) -> &'static str {
+        match self {
+            AccountSetting::Pricing => "pricing",
+            AccountSetting::PayoutDestination => "payout_destination",
+            AccountSetting::Checkout => "checkout_settings",
+        }
+    }
 }
 
 /// An API key as stored: the secret key's SHA-256 only, the publishable key in full.

@@ -89,16 +89,29 @@ pub const CONTENT_SECURITY_POLICY: &str =
     "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'";
 
 fn html_response(status: StatusCode, markup: Markup) -> Response {
+    let mut resp = framable_response(status, markup, "'none'");
+    resp.headers_mut()
+        .insert("x-frame-options", header::HeaderValue::from_static("DENY"));
+    resp
+}
+
+/// [`html_response`] for a page `tender.js` shows over a shop's page (the 3-D Secure page):
+/// framable by `ancestors` (the account's shop origins, else any page), as the card field is.
+fn framable_response(status: StatusCode, markup: Markup, ancestors: &str) -> Response {
     let mut resp = (status, Html(markup.into_string())).into_response();
+    let csp = CONTENT_SECURITY_POLICY.replace(
+        "frame-ancestors 'none'",
+        &format!("frame-ancestors {ancestors}"),
+    );
     let headers = resp.headers_mut();
     headers.insert(
         header::CACHE_CONTROL,
         header::HeaderValue::from_static("no-store"),
     );
-    headers.insert("x-frame-options", header::HeaderValue::from_static("DENY"));
     headers.insert(
         header::CONTENT_SECURITY_POLICY,
-        header::HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+        header::HeaderValue::from_str(&csp)
+            .unwrap_or(header::HeaderValue::from_static(CONTENT_SECURITY_POLICY)),
     );
     headers.insert(
         header::X_CONTENT_TYPE_OPTIONS,
@@ -244,7 +257,7 @@ async fn authentication_page(
         .find_authentication(&id, &token)
         .await
     {
-        Ok(Some((_, p, _))) => html_response(
+        Ok(Some((scope, p, _))) => framable_response(
             StatusCode::OK,
             page(
                 "Confirm your payment",
@@ -262,6 +275,7 @@ async fn authentication_page(
                     }
                 },
             ),
+            &crate::elements::ancestors(&state, &scope.account).await,
         ),
         Ok(None) => already_confirmed_or_missing(&state, &id, &token).await,
         Err(e) => server_error(e),
@@ -318,6 +332,16 @@ async fn authenticate(
             )
         }
     };
+    // The answer shows where the page was: over the shop's page when tender.js opened it.
+    let ancestors = match state
+        .services
+        .payments()
+        .find_authentication(&id, &token)
+        .await
+    {
+        Ok(Some((scope, _, _))) => crate::elements::ancestors(&state, &scope.account).await,
+        _ => "'none'".to_string(),
+    };
     match state
         .services
         .payments()
@@ -328,7 +352,7 @@ async fn authenticate(
             if let Some(url) = return_url(&p) {
                 return Redirect::to(&url).into_response();
             }
-            html_response(
+            framable_response(
                 StatusCode::OK,
                 page(
                     "Payment confirmed",
@@ -340,6 +364,7 @@ async fn authenticate(
                         }
                     },
                 ),
+                &ancestors,
             )
         }
         Ok(None) => already_confirmed_or_missing(&state, &id, &token).await,

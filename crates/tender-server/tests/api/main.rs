@@ -40,6 +40,7 @@ mod stripe_pause;
 mod stripe_payouts;
 mod stripe_shapes;
 mod stripe_subscriptions;
+mod tender_js;
 mod webhooks;
 
 /// This binary runs the suite on SQLite; `tests/api_pg` runs the same modules on PostgreSQL.

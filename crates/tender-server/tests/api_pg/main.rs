@@ -77,6 +77,8 @@ mod stripe_payouts;
 mod stripe_shapes;
 #[path = "../api/stripe_subscriptions.rs"]
 mod stripe_subscriptions;
+#[path = "../api/tender_js.rs"]
+mod tender_js;
 #[path = "../api/webhooks.rs"]
 mod webhooks;
 

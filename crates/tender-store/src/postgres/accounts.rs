@@ -12,7 +12,9 @@ use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use tender_core::auth::{KeyKind, Mode};
 use tender_core::error::StoreError;
-use tender_core::store::{AccountRecord, AccountStore, ApiKeyRecord, SessionRecord, StoreResult};
+use tender_core::store::{
+    AccountRecord, AccountSetting, AccountStore, ApiKeyRecord, SessionRecord, StoreResult,
+};
 use tokio_postgres::Row;
 
 use super::{classify, mode_from, PgStore};
@@ -20,7 +22,7 @@ use super::{classify, mode_from, PgStore};
 const ACCOUNT_COLUMNS: &str = "id, email, name, password_hash, created, public_email";
 /// What an account's reads select: the inserted columns and the prices, set later.
 const ACCOUNT_READ: &str =
-    "id, email, name, password_hash, created, public_email, pricing, payout_destination";
+    "id, email, name, password_hash, created, public_email, pricing, payout_destination, checkout_settings";
 
 fn account_row(r: &Row) -> AccountRecord {
     AccountRecord {
@@ -32,6 +34,7 @@ fn account_row(r: &Row) -> AccountRecord {
         public_email: r.get(5),
         pricing: r.get(6),
         payout_destination: r.get(7),
+        checkout_settings: r.get(8),
     }
 }
 
@@ -175,36 +178,23 @@ impl AccountStore for PgStore {
             .map_err(|e| classify("update profile", e))
     }
 
-    async fn update_account_payout_destination(
+    async fn update_account_setting(
         &self,
         account: &str,
-        sealed: Option<&str>,
+        setting: AccountSetting,
+        value: Option<&str>,
     ) -> StoreResult<()> {
         let client = self.client().await?;
+        // The column comes from the enum, never from input.
+        let sql = format!(
+            "UPDATE accounts SET {} = $1 WHERE id = $2",
+            setting.column()
+        );
         client
-            .execute(
-                "UPDATE accounts SET payout_destination = $1 WHERE id = $2",
-                &[&sealed, &account],
-            )
+            .execute(&sql, &[&value, &account])
             .await
             .map(|_| ())
-            .map_err(|e| classify("update payout destination", e))
-    }
-
-    async fn update_account_pricing(
-        &self,
-        account: &str,
-        pricing: Option<&str>,
-    ) -> StoreResult<()> {
-        let client = self.client().await?;
-        client
-            .execute(
-                "UPDATE accounts SET pricing = $1 WHERE id = $2",
-                &[&pricing, &account],
-            )
-            .await
-            .map(|_| ())
-            .map_err(|e| classify("update pricing", e))
+            .map_err(|e| classify("update an account setting", e))
     }
 
     async fn update_account_password(

@@ -70,6 +70,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         16,
         include_str!("../../migrations/postgres/0016_create_payment_links.sql"),
     ),
+    (
+        17,
+        include_str!("../../migrations/postgres/0017_account_checkout_settings.sql"),
+    ),
 ];
 
 /// An arbitrary constant naming Tender's migration lock.

@@ -12,13 +12,15 @@
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension};
 use tender_core::auth::Mode;
-use tender_core::store::{AccountRecord, AccountStore, ApiKeyRecord, SessionRecord, StoreResult};
+use tender_core::store::{
+    AccountRecord, AccountSetting, AccountStore, ApiKeyRecord, SessionRecord, StoreResult,
+};
 
 use super::{classify, mode_str, parse_kind, parse_mode, SqliteStore};
 
 /// What an account's reads select.
 const ACCOUNT_READ: &str =
-    "id, email, name, password_hash, created, public_email, pricing, payout_destination";
+    "id, email, name, password_hash, created, public_email, pricing, payout_destination, checkout_settings";
 
 fn account_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AccountRecord> {
     Ok(AccountRecord {
@@ -30,6 +32,7 @@ fn account_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AccountRecord> {
         public_email: r.get(5)?,
         pricing: r.get(6)?,
         payout_destination: r.get(7)?,
+        checkout_settings: r.get(8)?,
     })
 }
 
@@ -132,38 +135,23 @@ impl AccountStore for SqliteStore {
             .await
     }
 
-    async fn update_account_payout_destination(
+    async fn update_account_setting(
         &self,
         account: &str,
-        sealed: Option<&str>,
+        setting: AccountSetting,
+        value: Option<&str>,
     ) -> StoreResult<()> {
-        let (account, sealed) = (account.to_string(), sealed.map(str::to_string));
+        let (account, value) = (account.to_string(), value.map(str::to_string));
+        // The column comes from the enum, never from input.
+        let sql = format!(
+            "UPDATE accounts SET {} = ?1 WHERE id = ?2",
+            setting.column()
+        );
         self.writer
             .write(move |conn| {
-                conn.execute(
-                    "UPDATE accounts SET payout_destination = ?1 WHERE id = ?2",
-                    params![sealed, account],
-                )
-                .map(|_| ())
-                .map_err(|e| classify("update payout destination", e))
-            })
-            .await
-    }
-
-    async fn update_account_pricing(
-        &self,
-        account: &str,
-        pricing: Option<&str>,
-    ) -> StoreResult<()> {
-        let (account, pricing) = (account.to_string(), pricing.map(str::to_string));
-        self.writer
-            .write(move |conn| {
-                conn.execute(
-                    "UPDATE accounts SET pricing = ?1 WHERE id = ?2",
-                    params![pricing, account],
-                )
-                .map(|_| ())
-                .map_err(|e| classify("update pricing", e))
+                conn.execute(&sql, params![value, account])
+                    .map(|_| ())
+                    .map_err(|e| classify("update an account setting", e))
             })
             .await
     }

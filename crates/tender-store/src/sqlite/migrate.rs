@@ -71,6 +71,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         16,
         include_str!("../../migrations/sqlite/0016_create_payment_links.sql"),
     ),
+    (
+        17,
+        include_str!("../../migrations/sqlite/0017_account_checkout_settings.sql"),
+    ),
 ];
 
 /// Applies the migrations not yet applied, each in its own transaction.

@@ -2,7 +2,8 @@
 //! create and reveal a key, pay with it over the API, find the payment, refund it, see the
 //! refund on the receipt page, look at the customer, add a webhook endpoint and watch its
 //! delivery attempts, log out. A PNG of each main page goes to `<target>/screenshots/`. And a
-//! shop's page on another origin calling Tender from the browser (CORS).
+//! shop's page on another origin calling Tender from the browser (CORS), and taking cards
+//! through `tender.js` ([`tender_js`]).
 //!
 //! Without Chromium and chromedriver the test prints `skipped: chromium not found` and passes,
 //! unless `TENDER_REQUIRE_BROWSER=1` (CI sets it). `TENDER_CHROMIUM` / `TENDER_CHROMEDRIVER`
@@ -10,7 +11,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../common/mod.rs"]
 mod common;
+mod tender_js;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
