@@ -93,6 +93,13 @@ pub enum CoreError {
         param: Option<&'static str>,
         payment: Option<String>,
     },
+    /// The card-testing guard refused a try before any card reached the bank (429
+    /// `rate_limit_error`; `code` `card_testing_blocked` or `checkout_attempts_exhausted`).
+    #[error("{message}")]
+    Blocked {
+        code: &'static str,
+        message: Cow<'static, str>,
+    },
     /// The payment's state does not allow the operation (400 `payment_unexpected_state`).
     #[error("{message}")]
     UnexpectedState { message: String },

@@ -60,6 +60,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "payment_link.created",
     "payment_link.updated",
     "balance.available",
+    "risk.blocked",
 ];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

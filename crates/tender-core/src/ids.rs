@@ -53,6 +53,8 @@ pub enum IdKind {
     PaymentLink,
     /// A Checkout Session's line item (kept inside its session).
     LineItem,
+    /// A card-testing block, told in a `risk.blocked` event (kept in the event only).
+    RiskBlock,
 }
 
 impl IdKind {
@@ -83,6 +85,7 @@ impl IdKind {
             IdKind::CheckoutSession => "cs_",
             IdKind::PaymentLink => "plink_",
             IdKind::LineItem => "li_",
+            IdKind::RiskBlock => "rblk_",
         }
     }
 }

@@ -122,6 +122,9 @@ pub struct RequestContext {
     pub principal: Principal,
     pub request_id: String,
     pub idempotency: Option<Arc<IdempotencyHold>>,
+    /// The address of a browser calling with a publishable key (the card-testing guard counts
+    /// its declines); `None` for a server's calls and for work Tender does itself.
+    pub client: Option<String>,
 }
 
 impl RequestContext {

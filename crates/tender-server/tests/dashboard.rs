@@ -1644,3 +1644,96 @@ async fn the_balance_page_sets_the_default_payout_destination() {
         .expect("saved");
     assert_eq!(opened.iban.expose(), "DE89370400440532013000");
 }
+
+/// The Checkout page (CONTRACT §14): the card-testing limits and the card field's shop origins
+/// are set there (checked as the use case checks them), and the guard's blocks are listed.
+#[tokio::test]
+async fn the_checkout_page_sets_the_card_testing_limits_and_lists_the_blocks() {
+    let app = spawn_app().await;
+    let mut b = logged_in(&app).await;
+    let before = b.get("/dashboard/checkout").await;
+    assert_eq!(before.status, StatusCode::OK);
+    assert!(before.body.contains("Nothing blocked."), "{}", before.body);
+    assert!(
+        before.body.contains("name=\"declines_per_address\"")
+            && before.body.contains("value=\"10\"")
+    );
+    let settings = |session: &str, origins: &str| {
+        vec![
+            ("declines_per_address".to_string(), "10".to_string()),
+            ("declines_per_card".to_string(), "10".to_string()),
+            ("declines_per_session".to_string(), session.to_string()),
+            ("frame_origins".to_string(), origins.to_string()),
+        ]
+    };
+    let bad = settings("1", "https://shop.example/cart");
+    let bad: Vec<(&str, &str)> = bad.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let refused = b
+        .submit("/dashboard/checkout", "/dashboard/checkout/settings", &bad)
+        .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    assert!(
+        refused
+            .body
+            .contains("is not an origin like https://shop.example"),
+        "{}",
+        refused.body
+    );
+    let good = settings("1", "https://shop.example\nhttp://localhost:3000");
+    let good: Vec<(&str, &str)> = good.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let saved = b
+        .submit("/dashboard/checkout", "/dashboard/checkout/settings", &good)
+        .await;
+    assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.body);
+    let stored = app
+        .services
+        .accounts()
+        .checkout_settings(&app.account.account)
+        .await
+        .unwrap();
+    assert_eq!(stored.declines_per_session, 1);
+    assert_eq!(
+        stored.frame_origins,
+        ["https://shop.example", "http://localhost:3000"]
+    );
+
+    // One decline ends a session now: the block is listed.
+    let key = app.account.keys.test.secret.clone();
+    let session = app
+        .api(
+            reqwest::Method::POST,
+            "/checkout_sessions",
+            &key,
+            Some(json!({"mode": "payment", "success_url": "https://shop.example/thanks",
+                "line_items": [{"price_data": {"currency": "usd", "unit_amount": 900, "product_data": {"name": "Mug"}}}]})),
+        )
+        .await;
+    let url = session["url"].as_str().unwrap();
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let html = http.get(url).send().await.unwrap().text().await.unwrap();
+    let token = extract(&html, "name=\"token\" value=\"", "\"");
+    let declined = http
+        .post(url)
+        .form(&[
+            ("token", token.as_str()),
+            ("email", "t@example.com"),
+            ("card_number", "4000000000000002"),
+            ("card_expiry", "12/34"),
+            ("card_cvc", "123"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(declined.status(), StatusCode::PAYMENT_REQUIRED);
+    let after = b.get("/dashboard/checkout").await;
+    assert!(
+        after.body.contains("1 decline in one Checkout Session"),
+        "{}",
+        after.body
+    );
+    assert!(after.body.contains(session["id"].as_str().unwrap()));
+    assert!(after.body.contains("Checkout page"));
+}

@@ -39,6 +39,8 @@ async fn run_suite(sdk: &str, program: &str, args: &[&str]) {
     let app = common::spawn_app().await;
     let dir = suite_dir(sdk);
     let sk = app.account.keys.test.secret.clone();
+    // A second account for the card-testing guard's test, whose blocks stop its keys only.
+    let guard = app.other_account("a long enough password").await.keys.test;
     let base = app.base.clone();
     let (program, args) = (
         program.to_string(),
@@ -50,6 +52,8 @@ async fn run_suite(sdk: &str, program: &str, args: &[&str]) {
             .current_dir(dir)
             .env("TENDER_BASE", base)
             .env("TENDER_SK", sk)
+            .env("TENDER_GUARD_SK", guard.secret)
+            .env("TENDER_GUARD_PK", guard.publishable)
             .output()
             .expect("run the SDK's suite")
     })

@@ -16,8 +16,7 @@ use super::Accounts;
 use crate::error::{CoreError, CoreResult};
 use crate::store::AccountSetting;
 
-/// The largest limit an account may set.
-pub const MAX_LIMIT: u32 = 1000;
+pub use crate::risk::MAX_LIMIT;
 /// Shop origins an account may list.
 pub const MAX_FRAME_ORIGINS: usize = 20;
 

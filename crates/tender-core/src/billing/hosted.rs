@@ -20,6 +20,7 @@ use crate::documents::idempotency::{Internal, Settled};
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, CustomerId, IdKind, PaymentMethodId};
 use crate::payment_methods::payment_method::PaymentMethod;
+use crate::risk::Surface;
 use crate::services::RequestContext;
 use crate::store::Collection;
 
@@ -113,6 +114,7 @@ impl Billing<'_> {
             },
             request_id,
             idempotency: Some(claim.hold()),
+            client: None,
         };
         let result = match card {
             Some(card) => self.pay_with_new_card(&ctx, id, card, client).await,
@@ -147,14 +149,23 @@ impl Billing<'_> {
         card: CardInput,
         client: Option<&str>,
     ) -> CoreResult<Invoice> {
-        let attempt = self.attempt(ctx.scope(), client, &card);
+        let fingerprint = self.card_fingerprint(ctx.scope(), &card);
+        let attempt = self
+            .attempt(
+                ctx.scope(),
+                Surface::InvoicePage,
+                client,
+                fingerprint,
+                Some(id),
+            )
+            .await?;
         self.check_attempt(&attempt)?;
         let result = match self.new_card(ctx, id, card).await {
             Ok(pm) => self.pay_invoice(ctx, id, Some(pm)).await,
             Err(e) => Err(e),
         };
         if let Err(CoreError::Card { .. }) = &result {
-            self.note_decline(&attempt);
+            self.note_decline(&attempt).await;
         }
         result
     }

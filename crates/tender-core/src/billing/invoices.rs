@@ -201,6 +201,7 @@ impl Billing<'_> {
             },
             request_id: ids::generate(IdKind::Request),
             idempotency: Some(claim.hold()),
+            client: None,
         };
         let result = self
             .payments()

@@ -101,6 +101,7 @@ impl Billing<'_> {
                 },
                 request_id: ids::generate(IdKind::Request),
                 idempotency: None,
+                client: None,
             };
             let refund = CreateRefund {
                 payment: payment.id.clone(),

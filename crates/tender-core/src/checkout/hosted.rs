@@ -19,6 +19,8 @@ pub struct HostedCheckout {
     pub merchant_email: Option<String>,
     /// The message of the payment link that opened it, for its confirmation page.
     pub confirmation: Option<String>,
+    /// Whether it took as many declines as the account lets one session take.
+    pub exhausted: bool,
 }
 
 impl Checkout<'_> {
@@ -38,7 +40,13 @@ impl Checkout<'_> {
         let session = self.reconcile(&scope, session).await?;
         let (merchant, merchant_email) = self.payments().merchant(&scope.account).await?;
         let confirmation = self.confirmation_of(&scope, &session).await?;
+        let limit = self
+            .accounts()
+            .checkout_settings(&scope.account)
+            .await?
+            .declines_per_session;
         Ok(Some(HostedCheckout {
+            exhausted: session.exhausted(limit),
             session,
             merchant,
             merchant_email,

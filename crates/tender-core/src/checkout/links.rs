@@ -176,6 +176,7 @@ impl Checkout<'_> {
             },
             request_id,
             idempotency: None,
+            client: None,
         };
         let success_url = match (&link.after_completion.kind, &link.after_completion.redirect) {
             (AfterCompletionType::Redirect, Some(r)) => r.url.clone(),

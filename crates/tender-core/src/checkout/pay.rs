@@ -15,8 +15,9 @@
 //! card that was declined too often in the last hour; each decline is counted for both.
 //! A try holds its session while it runs (`trying_until`, a versioned write): a second form
 //! sent meanwhile, from another tab, is refused as in progress, so one session never starts two
-//! subscriptions or saves two cards at once. A decline is counted on the session; after [`super::session::DECLINES_PER_SESSION`] it
-//! takes no more tries (the card-testing guard's limit per session).
+//! subscriptions or saves two cards at once. A decline is counted on the session; after the account's
+//! `declines_per_session` (3 by default) it takes no more tries (the card-testing guard's
+//! limit per session; the decline that reaches it is told as `risk.blocked`).
 //!
 //! Depends on the payments, payment methods, customers, billing and setup-intent use cases.
 
@@ -38,6 +39,7 @@ use crate::money::Amount;
 use crate::payments::create::{CreatePayment, PaymentMethodInput};
 use crate::payments::intents::{ConfirmIntent, CreateIntent};
 use crate::payments::payment::{CaptureMethod, PaymentStatus};
+use crate::risk::{Attempt, BlockReason, Surface};
 use crate::services::RequestContext;
 use crate::setup_intents::service::{ConfirmSetupIntent, CreateSetupIntent};
 use crate::store::Collection;
@@ -77,11 +79,10 @@ pub fn too_many_declines_words() -> &'static str {
 
 /// 429 on the page: the session took as many declines as it will.
 pub fn too_many_declines() -> CoreError {
-    CoreError::invalid(
-        "card",
-        "checkout_attempts_exhausted",
-        too_many_declines_words(),
-    )
+    CoreError::Blocked {
+        code: "checkout_attempts_exhausted",
+        message: too_many_declines_words().into(),
+    }
 }
 
 impl Checkout<'_> {
@@ -125,15 +126,25 @@ impl Checkout<'_> {
             },
             request_id,
             idempotency: None,
+            client: None,
         };
-        let attempt = self.attempt(&scope, form.client.as_deref(), &form.card);
-        let result = match self.check_attempt(&attempt) {
-            Ok(()) => self.try_pay(&ctx, id, form.email, form.card).await,
+        let fingerprint = self.card_fingerprint(&scope, &form.card);
+        let result = match self
+            .attempt(
+                &scope,
+                Surface::CheckoutPage,
+                form.client.as_deref(),
+                fingerprint,
+                Some(id),
+            )
+            .await
+        {
+            Ok(attempt) => {
+                self.guarded_try(&ctx, id, form.email, form.card, &attempt)
+                    .await
+            }
             Err(e) => Err(e),
         };
-        if let Err(CoreError::Card { .. }) = &result {
-            self.note_decline(&attempt);
-        }
         let shown = json!({ "session": id });
         let answer = self.encoder.encode(
             match &result {
@@ -161,12 +172,30 @@ impl Checkout<'_> {
         })
     }
 
+    /// [`Self::try_pay`] under the card-testing guard: refused at the limits, a decline counted.
+    async fn guarded_try(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        email: Option<String>,
+        card: CardInput,
+        attempt: &Attempt,
+    ) -> CoreResult<Paid> {
+        self.check_attempt(attempt)?;
+        let result = self.try_pay(ctx, id, email, card, attempt).await;
+        if let Err(CoreError::Card { .. }) = &result {
+            self.note_decline(attempt).await;
+        }
+        result
+    }
+
     async fn try_pay(
         &self,
         ctx: &RequestContext,
         id: &str,
         email: Option<String>,
         card: CardInput,
+        attempt: &Attempt,
     ) -> CoreResult<Paid> {
         let scope = ctx.scope();
         let (session, version): (CheckoutSession, i64) = self
@@ -177,7 +206,12 @@ impl Checkout<'_> {
             return Ok(Paid::Complete(session));
         }
         session.require_open(self.now(), "paid")?;
-        if session.exhausted() {
+        let limit = self
+            .accounts()
+            .checkout_settings(&scope.account)
+            .await?
+            .declines_per_session;
+        if session.exhausted(limit) {
             return Err(too_many_declines());
         }
         let session = self.hold_for_try(scope, session, version).await?;
@@ -197,11 +231,16 @@ impl Checkout<'_> {
         }
         // Any other end lets go of the session; a decline is counted.
         let declined = matches!(step, Err(CoreError::Card { .. }));
-        self.note(scope, id, |s| {
-            s.trying_until = None;
-            s.declined_attempts += u32::from(declined);
-        })
-        .await?;
+        let after = self
+            .note(scope, id, |s| {
+                s.trying_until = None;
+                s.declined_attempts += u32::from(declined);
+            })
+            .await?;
+        if declined && after.declined_attempts == limit {
+            self.tell_block(attempt, BlockReason::DeclinesPerSession, limit)
+                .await;
+        }
         match step {
             Ok(Step::Authenticate(url)) => Ok(Paid::Authenticate(url)),
             Ok(Step::Done(..)) => unreachable!("completed above"),

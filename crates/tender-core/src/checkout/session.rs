@@ -16,8 +16,6 @@ pub const MAX_LINE_ITEMS: usize = 100;
 pub const MAX_OPEN_SECS: i64 = 24 * 3600;
 /// `expires_at` is at least this far ahead.
 pub const MIN_OPEN_SECS: i64 = 30 * 60;
-/// Declined tries one session takes before it refuses more (CONTRACT §14's default).
-pub const DECLINES_PER_SESSION: u32 = 3;
 /// How long a try holds its session: another try meanwhile is refused (409), so two forms
 /// sent at once from two tabs never start two subscriptions. A try that dies with its node
 /// lets go of the session when this has passed.
@@ -168,7 +166,8 @@ pub struct CheckoutSession {
     pub setup_intent: Option<String>,
     /// The payment link that opened it, if one did.
     pub payment_link: Option<String>,
-    /// Declined tries so far; at [`DECLINES_PER_SESSION`] the page takes no more.
+    /// Declined tries so far; at the account's `declines_per_session` (3 by default) the page
+    /// takes no more.
     pub declined_attempts: u32,
     /// While a try of the page runs: until when it holds the session ([`TRY_HOLD_SECS`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -298,9 +297,10 @@ impl CheckoutSession {
         self.trying_until.is_some_and(|until| now < until)
     }
 
-    /// Whether it has taken as many declined tries as it will.
-    pub fn exhausted(&self) -> bool {
-        self.declined_attempts >= DECLINES_PER_SESSION
+    /// Whether it has taken as many declined tries as it will (`limit`, the account's
+    /// `declines_per_session`).
+    pub fn exhausted(&self, limit: u32) -> bool {
+        self.declined_attempts >= limit
     }
 }
 
@@ -441,7 +441,7 @@ mod tests {
         assert_eq!((s.url.as_deref(), s.trying_until), (None, None));
         let err = s.require_open(60, "expired").unwrap_err();
         assert!(err.to_string().contains("complete"), "{err}");
-        s.declined_attempts = DECLINES_PER_SESSION;
-        assert!(s.exhausted());
+        s.declined_attempts = 3;
+        assert!(s.exhausted(3) && !s.exhausted(4));
     }
 }

@@ -152,7 +152,9 @@ impl PaymentMethods<'_> {
     }
 
     /// [`Self::load_chargeable`], then the card verified with its issuer (a zero-amount check,
-    /// nothing charged): a decline is [`CoreError::Card`], as an expired card is.
+    /// nothing charged): a decline is [`CoreError::Card`], as an expired card is. A browser's
+    /// verification (a SetupIntent confirmed with a publishable key) is under the card-testing
+    /// guard ([`crate::risk`]).
     pub(crate) async fn load_verified(
         &self,
         ctx: &RequestContext,
@@ -160,18 +162,30 @@ impl PaymentMethods<'_> {
         param: &str,
     ) -> CoreResult<ChargeableMethod> {
         let chargeable = self.load_chargeable(ctx, id, param).await?;
+        let attempt = self
+            .browser_attempt(
+                ctx,
+                &chargeable.method.card.fingerprint,
+                &chargeable.method.id,
+            )
+            .await?;
         match self
             .acquirer
             .verify(&chargeable.card, ctx.scope().livemode())
             .await
         {
-            Authorization::Declined(d) => Err(CoreError::Card {
-                code: d.code,
-                decline_code: Some(d.decline_code),
-                message: d.message,
-                param: None,
-                payment: None,
-            }),
+            Authorization::Declined(d) => {
+                if let Some(attempt) = &attempt {
+                    self.note_decline(attempt).await;
+                }
+                Err(CoreError::Card {
+                    code: d.code,
+                    decline_code: Some(d.decline_code),
+                    message: d.message,
+                    param: None,
+                    payment: None,
+                })
+            }
             _ => Ok(chargeable),
         }
     }

@@ -421,9 +421,36 @@ impl Payments<'_> {
         })
     }
 
+    /// [`Self::authorise_card`] under the card-testing guard when a browser asks (a publishable
+    /// key confirming with the client secret): refused at the account's limits before the card
+    /// goes anywhere, and a decline counted ([`crate::risk`]).
+    async fn charge_card(
+        &self,
+        ctx: &RequestContext,
+        route: Vec<crate::connectors::service::Routed>,
+        charge: CardCharge,
+        options: &ChargeOptions,
+    ) -> CoreResult<Payment> {
+        let fingerprint = charge
+            .payment
+            .payment_method
+            .card
+            .as_ref()
+            .map(|c| c.fingerprint.clone())
+            .unwrap_or_default();
+        let attempt = self
+            .browser_attempt(ctx, &fingerprint, &charge.payment.id)
+            .await?;
+        let result = self.authorise_card(ctx, route, charge, options).await;
+        if let (Some(attempt), Err(CoreError::Card { .. })) = (&attempt, &result) {
+            self.note_decline(attempt).await;
+        }
+        result
+    }
+
     /// Authorises a card payment: at the account's processors when it has connectors, else
     /// with the built-in acquirer; then records it.
-    async fn charge_card(
+    async fn authorise_card(
         &self,
         ctx: &RequestContext,
         route: Vec<crate::connectors::service::Routed>,

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
-use super::{DECLINES_PER_ADDRESS, DECLINES_PER_CARD, WINDOW_SECS};
+use super::{MAX_LIMIT, WINDOW_SECS};
 
 /// Keys kept at most before the expired ones are swept.
 const MAX_KEYS: usize = 100_000;
@@ -31,20 +31,24 @@ impl Velocity {
         Some((oldest + WINDOW_SECS - now).max(1))
     }
 
-    /// One decline of `key` at `now`.
-    pub fn record(&self, key: &str, now: i64) {
+    /// One decline of `key` at `now`: how many it has had in the window, this one included.
+    pub fn record(&self, key: &str, now: i64) -> usize {
         let Ok(mut all) = self.declines.lock() else {
-            return;
+            return 0;
         };
         if all.len() >= MAX_KEYS {
             all.retain(|_, times| times.back().is_some_and(|t| now - t < WINDOW_SECS));
         }
         let times = all.entry(key.to_string()).or_default();
-        times.push_back(now);
-        // A key never needs more than the larger limit's worth of times.
-        while times.len() > DECLINES_PER_ADDRESS.max(DECLINES_PER_CARD) as usize {
+        while times.front().is_some_and(|t| now - t >= WINDOW_SECS) {
             times.pop_front();
         }
+        times.push_back(now);
+        // A key never needs more than the largest limit's worth of times.
+        while times.len() > MAX_LIMIT as usize {
+            times.pop_front();
+        }
+        times.len()
     }
 }
 
@@ -57,7 +61,7 @@ mod tests {
         let v = Velocity::default();
         for i in 0..10 {
             assert_eq!(v.blocked("k", 10, 100 + i), None);
-            v.record("k", 100 + i);
+            assert_eq!(v.record("k", 100 + i), i as usize + 1);
         }
         assert_eq!(v.blocked("k", 10, 200), Some(3600 - 100));
         assert_eq!(v.blocked("other", 10, 200), None);

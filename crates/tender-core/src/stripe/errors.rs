@@ -10,7 +10,7 @@
 //! | 401 `authentication_error` | 401 `invalid_request_error`, no code (as Stripe answers) |
 //! | 403 `secret_key_required` (a publishable key) | 401 `invalid_request_error` |
 //! | 405 (path served, method not) | 404 `Unrecognized request URL` |
-//! | 429 `rate_limit_error` | 429 `invalid_request_error` / `rate_limit` |
+//! | 429 `rate_limit_error` | 429 `invalid_request_error` / `rate_limit` (the card-testing guard's `card_testing_blocked` kept) |
 //! | `payment_unexpected_state` | `payment_intent_unexpected_state` |
 //! | `param: "payment"`, a `pay_X` in a message | `payment_intent`, `pi_X` |
 //! | `payment: "pay_X"` (a decline) | `payment_intent`: the PaymentIntent, `charge: "ch_X"` |
@@ -81,7 +81,13 @@ pub fn error(status: u16, v2: &Value, intent: Option<Value>) -> (u16, Value) {
         }
         (429, _) => {
             kind = "invalid_request_error".into();
-            code = "rate_limit".into();
+            // The card-testing guard's refusals keep their own code.
+            if !matches!(
+                code.as_str(),
+                "card_testing_blocked" | "checkout_attempts_exhausted"
+            ) {
+                code = "rate_limit".into();
+            }
         }
         _ => {}
     }

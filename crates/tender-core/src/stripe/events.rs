@@ -178,6 +178,11 @@ pub const MAP: &[(&str, &str, Shape)] = &[
         "payment_link.updated",
         Shape::PaymentLink,
     ),
+    (
+        "risk.blocked",
+        "radar.early_fraud_warning.created",
+        Shape::EarlyFraudWarning,
+    ),
 ];
 
 /// Whether `name` is a Stripe event name Tender sends.

@@ -60,6 +60,8 @@ pub enum Shape {
     PaymentLink,
     /// A Checkout Session's line item.
     LineItem,
+    /// A card-testing block (`risk.blocked`) as `radar.early_fraud_warning`.
+    EarlyFraudWarning,
 }
 
 /// What rendering needs beyond the object: the key client secrets are derived with.
@@ -125,6 +127,7 @@ impl Shapes {
             Shape::CheckoutSession => checkout::checkout_session(v2),
             Shape::LineItem => checkout::line_item(v2),
             Shape::PaymentLink => checkout::payment_link(v2),
+            Shape::EarlyFraudWarning => objects::early_fraud_warning(v2),
         }
     }
 }

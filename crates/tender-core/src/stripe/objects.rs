@@ -182,3 +182,23 @@ pub fn webhook_endpoint(e: &Value) -> Value {
     }
     out
 }
+
+/// A card-testing block (`risk.blocked`, CONTRACT §14) as Stripe's nearest object, the
+/// `radar.early_fraud_warning` Radar sends for a card that looks stolen: `fraud_type` `misc`,
+/// not `actionable` (nothing was charged to refund), `charge` and `payment_intent` the payment
+/// the blocked try was for when it was one (`null` for a Checkout page's or an invoice's try,
+/// refused before any payment). What Stripe has no field for (the reason, the limit, the
+/// address, until when) is in `/v2`'s `risk_block`.
+pub fn early_fraud_warning(v2: &Value) -> Value {
+    let payment = v2["reference"].as_str().filter(|r| r.starts_with("pay_"));
+    json!({
+        "id": field(v2, "id"),
+        "object": "radar.early_fraud_warning",
+        "actionable": false,
+        "charge": payment.map(ids::charge),
+        "created": field(v2, "created"),
+        "fraud_type": "misc",
+        "livemode": field(v2, "livemode"),
+        "payment_intent": payment.map(ids::intent),
+    })
+}

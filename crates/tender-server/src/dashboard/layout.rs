@@ -21,6 +21,7 @@ pub enum Section {
     Disputes,
     Customers,
     Billing,
+    Checkout,
     Webhooks,
     Connectors,
     Keys,
@@ -28,13 +29,14 @@ pub enum Section {
 }
 
 impl Section {
-    const NAV: [Section; 10] = [
+    const NAV: [Section; 11] = [
         Section::Overview,
         Section::Payments,
         Section::Balance,
         Section::Disputes,
         Section::Customers,
         Section::Billing,
+        Section::Checkout,
         Section::Webhooks,
         Section::Connectors,
         Section::Keys,
@@ -49,6 +51,7 @@ impl Section {
             Section::Disputes => "/dashboard/disputes",
             Section::Customers => "/dashboard/customers",
             Section::Billing => "/dashboard/subscriptions",
+            Section::Checkout => "/dashboard/checkout",
             Section::Webhooks => "/dashboard/webhooks",
             Section::Connectors => "/dashboard/connectors",
             Section::Keys => "/dashboard/keys",
@@ -64,6 +67,7 @@ impl Section {
             Section::Disputes => "Disputes",
             Section::Customers => "Customers",
             Section::Billing => "Billing",
+            Section::Checkout => "Checkout",
             Section::Webhooks => "Webhooks",
             Section::Connectors => "Connectors",
             Section::Keys => "API keys",

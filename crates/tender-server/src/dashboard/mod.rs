@@ -11,7 +11,8 @@
 //! - [`auth`]: log in, log out, change password, the test/live switch.
 //! - [`keys`], [`payments`] (its actions in [`payment_actions`]), [`customers`], [`webhooks`],
 //!   [`connectors`]: one module per area; [`balance`]: the balance, its transactions and chart,
-//!   payouts and disputes; [`billing`]: subscriptions, invoices, products and prices.
+//!   payouts and disputes; [`billing`]: subscriptions, invoices, products and prices;
+//!   [`checkout`]: the card-testing guard's blocks and the public card surfaces' settings.
 //!
 //! Every read and write goes through the same use cases as the API, with a [`RequestContext`]
 //! built from the session's account and mode: a session cannot name another account's data.
@@ -30,6 +31,7 @@
 pub mod auth;
 pub mod balance;
 pub mod billing;
+mod checkout;
 pub mod connectors;
 pub mod customers;
 mod disputes;
@@ -198,6 +200,8 @@ fn billing_routes() -> Router<DashboardState> {
 /// What connects an account to the outside: API keys, webhooks and their events, connectors.
 fn integrations_routes() -> Router<DashboardState> {
     Router::new()
+        .route("/checkout", get(checkout::checkout_page))
+        .route("/checkout/settings", post(checkout::update_settings))
         .route("/keys", get(keys::list_keys).post(keys::create_key))
         .route("/keys/{id}/roll", post(keys::roll_key))
         .route("/keys/{id}/revoke", post(keys::revoke_key))
@@ -349,6 +353,7 @@ impl Session {
             },
             request_id: current_request_id(),
             idempotency: None,
+            client: None,
         }
     }
 }

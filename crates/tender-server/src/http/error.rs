@@ -80,6 +80,7 @@ fn wire_core(err: &CoreError) -> Wire<'_> {
             "resource_missing",
         ),
         Card { code, .. } => (StatusCode::PAYMENT_REQUIRED, "card_error", code.as_ref()),
+        Blocked { code, .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limit_error", *code),
         UnexpectedState { .. } => (
             StatusCode::BAD_REQUEST,
             "invalid_request_error",

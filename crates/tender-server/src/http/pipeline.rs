@@ -195,6 +195,7 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
     let value = read_body(&parts, body).await?;
     let request_id = super::error::current_request_id();
     let ctx = RequestContext {
+        client: browser_address(&principal, &parts),
         principal,
         request_id,
         idempotency: None,
@@ -202,6 +203,21 @@ async fn gate(state: AppState, req: Request, next: Next) -> Result<Response, Res
     let key = idempotency_key(&parts, refused).map_err(|e| ApiError(e).into_response())?;
     let path = parts.uri.path().to_string();
     run_idempotent(&state, ctx, key, &path, parts, value, next).await
+}
+
+/// The client's address when a browser calls (a publishable key): the card-testing guard
+/// counts its declines (CONTRACT §14). Both dialects' gates ask it.
+pub(crate) fn browser_address(
+    principal: &tender_core::auth::Principal,
+    parts: &axum::http::request::Parts,
+) -> Option<String> {
+    if principal.key_kind != tender_core::auth::KeyKind::Publishable {
+        return None;
+    }
+    parts
+        .extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|axum::extract::ConnectInfo(peer)| peer.ip().to_string())
 }
 
 /// Runs the operation (`next`) with the request context and parameters in place, under the

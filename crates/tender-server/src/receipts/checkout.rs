@@ -18,9 +18,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use maud::{html, Markup};
 use tender_core::checkout::hosted::HostedCheckout;
 use tender_core::checkout::pay::{CheckoutForm, Paid};
-use tender_core::checkout::session::{
-    CheckoutMode, CheckoutSession, CheckoutStatus, LineItem, DECLINES_PER_SESSION,
-};
+use tender_core::checkout::session::{CheckoutMode, CheckoutSession, CheckoutStatus, LineItem};
 use tender_core::error::CoreError;
 use tender_core::money::format_amount;
 
@@ -186,7 +184,7 @@ async fn show(state: &AppState, id: &str, status: StatusCode, shown: Shown<'_>) 
             ),
         ),
         CheckoutStatus::Open => {
-            let closed = h.session.declined_attempts >= DECLINES_PER_SESSION;
+            let closed = h.exhausted;
             let shown = match closed {
                 true => Shown {
                     notice: Some(tender_core::checkout::pay::too_many_declines_words()),
@@ -386,11 +384,9 @@ fn refusal(e: CoreError) -> Result<(StatusCode, Option<String>), CoreError> {
             StatusCode::CONFLICT,
             Some("Your payment is in progress; refresh this page in a moment.".into()),
         ),
-        CoreError::InvalidParam {
-            code: "checkout_attempts_exhausted" | "card_testing_blocked",
-            message,
-            ..
-        } => (StatusCode::TOO_MANY_REQUESTS, Some(message.into_owned())),
+        CoreError::Blocked { message, .. } => {
+            (StatusCode::TOO_MANY_REQUESTS, Some(message.into_owned()))
+        }
         CoreError::InvalidParam {
             code: "checkout_session_unexpected_state",
             message,

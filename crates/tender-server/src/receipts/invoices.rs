@@ -224,11 +224,7 @@ fn refusal(e: CoreError) -> Result<(StatusCode, String), CoreError> {
             message,
             ..
         } => (StatusCode::BAD_REQUEST, message.into_owned()),
-        CoreError::InvalidParam {
-            code: "card_testing_blocked",
-            message,
-            ..
-        } => (StatusCode::TOO_MANY_REQUESTS, message.into_owned()),
+        CoreError::Blocked { message, .. } => (StatusCode::TOO_MANY_REQUESTS, message.into_owned()),
         // Paid, voided or written off meanwhile: the page says which.
         e @ (CoreError::InvalidParam { .. } | CoreError::UnexpectedState { .. }) => (
             StatusCode::CONFLICT,

@@ -490,7 +490,7 @@ async fn fetch(
         Shape::SetupIntent => get!(kind::SetupIntent),
         Shape::CheckoutSession => get!(kind::CheckoutSession),
         Shape::PaymentLink => get!(kind::PaymentLink),
-        Shape::Balance | Shape::LineItem => {
+        Shape::Balance | Shape::LineItem | Shape::EarlyFraudWarning => {
             return Err(CoreError::internal(
                 "expand",
                 std::io::Error::other("the balance is not an object with an id"),

@@ -121,6 +121,7 @@ async fn try_run(
     let expand = take_expand(&mut params).map_err(err)?;
     admitted.expand = check_expand(admitted.route.answer, &expand).map_err(err)?;
     let ctx = RequestContext {
+        client: crate::http::pipeline::browser_address(&principal, &parts),
         principal,
         request_id: crate::http::error::current_request_id(),
         idempotency: None,

@@ -1460,6 +1460,7 @@ async fn shown_once_secrets_are_not_in_debug_output() {
         principal,
         request_id: "req_debug".into(),
         idempotency: None,
+        client: None,
     };
     let fields = tender_core::webhooks::service::EndpointFields {
         url: Some("http://127.0.0.1:9/debug".into()),

@@ -20,13 +20,13 @@ fn browser() -> reqwest::Client {
         .unwrap()
 }
 
-fn token_of(html: &str) -> String {
+pub(crate) fn token_of(html: &str) -> String {
     let at = html.find("name=\"token\" value=\"").expect("a form token") + 20;
     html[at..at + html[at..].find('"').unwrap()].to_string()
 }
 
 /// A payment-mode session for two lines (15.00 × 2 and 2.50), made with `price_data`.
-async fn payment_session(app: &TestApp, extra: Value) -> Value {
+pub(crate) async fn payment_session(app: &TestApp, extra: Value) -> Value {
     let mut body = json!({
         "mode": "payment",
         "success_url": "https://shop.example/thanks?session={CHECKOUT_SESSION_ID}",
@@ -43,13 +43,13 @@ async fn payment_session(app: &TestApp, extra: Value) -> Value {
 }
 
 /// The page at `url`: its status, its HTML.
-async fn open(http: &reqwest::Client, url: &str) -> (u16, String) {
+pub(crate) async fn open(http: &reqwest::Client, url: &str) -> (u16, String) {
     let r = http.get(url).send().await.unwrap();
     (r.status().as_u16(), r.text().await.unwrap())
 }
 
 /// Posts the page's form as a browser without JavaScript does.
-async fn submit(
+pub(crate) async fn submit(
     http: &reqwest::Client,
     url: &str,
     token: &str,
@@ -69,7 +69,7 @@ async fn submit(
         .unwrap()
 }
 
-async fn events_of(app: &TestApp, kind: &str) -> Vec<Value> {
+pub(crate) async fn events_of(app: &TestApp, kind: &str) -> Vec<Value> {
     let r = app
         .get(&format!("/v2/events?type={kind}&limit=100"), app.sk())
         .await;
@@ -605,7 +605,7 @@ async fn an_expired_sessions_unpaid_payment_is_canceled_and_one_in_three_d_secur
 }
 
 /// A browser on client address `ip` (a loopback address of its own).
-fn browser_at(ip: &str) -> reqwest::Client {
+pub(crate) fn browser_at(ip: &str) -> reqwest::Client {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .local_address(ip.parse::<std::net::IpAddr>().unwrap())
@@ -691,4 +691,26 @@ async fn card_testing_is_stopped_per_address_and_per_card_after_ten_declines_an_
     let r = submit(&elsewhere, &url, &token_of(&html), "u@example.com", GOOD).await;
     assert_eq!(r.status().as_u16(), 303);
     assert_eq!(declined(&app).await, 10, "no decline past the limits");
+
+    // Each block told once: the three sessions that took three declines, then the address and
+    // the card at their tenth.
+    let blocks: Vec<Value> = events_of(&app, "risk.blocked")
+        .await
+        .into_iter()
+        .map(|e| e["data"]["object"].clone())
+        .collect();
+    let reasons = |r: &str| blocks.iter().filter(|b| b["reason"] == r).count();
+    assert_eq!(reasons("declines_per_session"), 3, "{blocks:?}");
+    assert_eq!(reasons("declines_per_address"), 1, "{blocks:?}");
+    assert_eq!(reasons("declines_per_card"), 1, "{blocks:?}");
+    let by_address = blocks
+        .iter()
+        .find(|b| b["reason"] == "declines_per_address")
+        .unwrap();
+    assert_eq!(by_address["client_address"], "127.0.0.1");
+    assert_eq!(by_address["surface"], "checkout_page");
+    assert_eq!(by_address["limit"], 10);
+    assert!(
+        by_address["blocked_until"].as_i64().unwrap() > by_address["created"].as_i64().unwrap()
+    );
 }

@@ -8,6 +8,7 @@ mod balance;
 mod billing;
 #[path = "../support/boot.rs"]
 mod boot;
+mod card_testing;
 mod checkout;
 mod connectors;
 mod cors;

@@ -235,6 +235,7 @@ async fn a_merchants_key_cannot_choose_where_card_data_goes() {
         },
         request_id: "req_operator".into(),
         idempotency: None,
+        client: None,
     };
     let set = app
         .services

@@ -13,6 +13,8 @@ mod balance;
 mod billing;
 #[path = "../support/boot.rs"]
 mod boot;
+#[path = "../api/card_testing.rs"]
+mod card_testing;
 #[path = "../api/checkout.rs"]
 mod checkout;
 #[path = "../api/connectors.rs"]

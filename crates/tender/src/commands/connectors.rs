@@ -25,6 +25,7 @@ async fn connector_ctx(
         },
         request_id: tender_core::ids::generate(tender_core::ids::IdKind::Request),
         idempotency: None,
+        client: None,
     })
 }
 

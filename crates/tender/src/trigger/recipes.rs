@@ -10,6 +10,9 @@ use reqwest::Method;
 use serde_json::{json, Value};
 use tender_client::Error;
 
+#[path = "checkout.rs"]
+mod checkout;
+
 /// Which event is the triggered one: the event of `event_type` whose `data.object[field]` is
 /// `value`.
 pub(crate) struct About {
@@ -79,9 +82,12 @@ pub(crate) async fn run(c: &Calls, event_type: &str) -> anyhow::Result<About> {
         | "setup_intent.setup_failed"
         | "setup_intent.canceled" => setup_intent_recipe(c, event_type).await,
         "checkout_session.completed" | "checkout_session.expired" => {
-            checkout_recipe(c, event_type).await
+            checkout::checkout_recipe(c, event_type).await
         }
-        "payment_link.created" | "payment_link.updated" => payment_link_recipe(c, event_type).await,
+        "payment_link.created" | "payment_link.updated" => {
+            checkout::payment_link_recipe(c, event_type).await
+        }
+        "risk.blocked" => checkout::blocked_recipe(c).await,
         other => no_recipe(other),
     }
 }
@@ -431,101 +437,6 @@ pub(crate) async fn setup_intent_recipe(c: &Calls, event_type: &str) -> anyhow::
         other => return no_recipe(other),
     }
     Ok(object(seti))
-}
-
-/// A Checkout Session for one 20.00 usd line: expired through the API, or paid on its hosted
-/// page as a customer's browser without JavaScript would (the page, its token, the form).
-pub(crate) async fn checkout_recipe(c: &Calls, event_type: &str) -> anyhow::Result<About> {
-    let session = c
-        .post(
-            "/checkout_sessions",
-            json!({
-                "mode": "payment",
-                "success_url": "https://shop.example/thanks",
-                "line_items": [{"price_data": {"currency": "usd", "unit_amount": 2000,
-                    "product_data": {"name": "tender trigger"}}}],
-            }),
-        )
-        .await?;
-    let cs = id(session.clone())?;
-    match event_type {
-        "checkout_session.expired" => {
-            c.post(&format!("/checkout_sessions/{cs}/expire"), json!({}))
-                .await?;
-        }
-        "checkout_session.completed" => {
-            let url = session["url"]
-                .as_str()
-                .ok_or_else(|| anyhow::anyhow!("the session has no url"))?;
-            pay_on_page(url).await?;
-        }
-        other => return no_recipe(other),
-    }
-    Ok(object(cs))
-}
-
-/// A payment link for a 15.00 usd price; deactivated for `payment_link.updated`.
-pub(crate) async fn payment_link_recipe(c: &Calls, event_type: &str) -> anyhow::Result<About> {
-    let product = id(c
-        .post("/products", json!({"name": "tender trigger"}))
-        .await?)?;
-    let price = id(c
-        .post(
-            "/prices",
-            json!({"product": product, "currency": "usd", "unit_amount": 1500}),
-        )
-        .await?)?;
-    let link = id(c
-        .post("/payment_links", json!({"line_items": [{"price": price}]}))
-        .await?)?;
-    match event_type {
-        "payment_link.created" => {}
-        "payment_link.updated" => {
-            c.post(&format!("/payment_links/{link}"), json!({"active": false}))
-                .await?;
-        }
-        other => return no_recipe(other),
-    }
-    Ok(object(link))
-}
-
-/// Pays the Checkout page at `url` with the test card that succeeds.
-async fn pay_on_page(url: &str) -> anyhow::Result<()> {
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()?;
-    let html = http
-        .get(url)
-        .send()
-        .await?
-        .error_for_status()?
-        .text()
-        .await?;
-    let marker = "name=\"token\" value=\"";
-    let at = html
-        .find(marker)
-        .ok_or_else(|| anyhow::anyhow!("the page at {url} has no form"))?
-        + marker.len();
-    let token = &html[at..at + html[at..].find('"').unwrap_or(0)];
-    let answer = http
-        .post(url)
-        .form(&[
-            ("token", token),
-            ("email", "trigger@example.com"),
-            ("card_number", CARD_OK),
-            ("card_expiry", "12/34"),
-            ("card_cvc", "123"),
-        ])
-        .send()
-        .await?;
-    println!("POST {url} -> {}", answer.status());
-    if answer.status() != reqwest::StatusCode::SEE_OTHER {
-        bail!(
-            "the checkout page did not take the test card ({})",
-            answer.status()
-        );
-    }
-    Ok(())
 }
 
 /// A line about a wait that follows.

@@ -1,7 +1,8 @@
 """A shop's Stripe code, unchanged but for the base address, against a real `tender serve`.
 
 Run by tests/stripe_sdks.rs with the official stripe-python (pinned: 16.1.0) and the
-environment TENDER_BASE (the API's address), TENDER_SK (a test secret key). Written as a
+environment TENDER_BASE (the API's address), TENDER_SK (a test secret key), and the keys of
+another account for the card-testing test (TENDER_GUARD_SK, TENDER_GUARD_PK). Written as a
 shop's server would call Stripe: the module-level API and the StripeClient both.
 """
 
@@ -16,6 +17,8 @@ import stripe
 
 BASE = os.environ["TENDER_BASE"]
 SK = os.environ["TENDER_SK"]
+GUARD_SK = os.environ["TENDER_GUARD_SK"]
+GUARD_PK = os.environ["TENDER_GUARD_PK"]
 
 stripe.api_key = SK
 stripe.api_base = BASE
@@ -494,6 +497,37 @@ class Errors(unittest.TestCase):
         with self.assertRaises(stripe.InvalidRequestError) as caught:
             stripe.Coupon.create(percent_off=10)
         self.assertEqual(caught.exception.http_status, 404)
+
+
+class CardTesting(unittest.TestCase):
+    def test_a_browser_trying_stolen_cards_is_stopped_and_the_shop_hears_an_early_fraud_warning(self):
+        def browser_confirm(payment_method):
+            # The shop's server makes the intent; the browser confirms it as tender.js does,
+            # with the publishable key and the client secret.
+            intent = stripe.PaymentIntent.create(amount=500, currency="usd", api_key=GUARD_SK)
+            return stripe.PaymentIntent.confirm(
+                intent.id, client_secret=intent.client_secret, payment_method=payment_method, api_key=GUARD_PK
+            )
+
+        for _ in range(10):
+            with self.assertRaises(stripe.CardError):
+                browser_confirm("pm_card_chargeDeclinedStolenCard")
+        with self.assertRaises(stripe.RateLimitError) as caught:
+            browser_confirm("pm_card_visa")
+        # stripe-python's RateLimitError keeps the body's code on its `error`.
+        self.assertEqual(caught.exception.error.code, "card_testing_blocked")
+        # The shop's own server is not the browser: it still pays.
+        paid = stripe.PaymentIntent.create(
+            amount=500, currency="usd", confirm=True, payment_method="pm_card_visa", api_key=GUARD_SK
+        )
+        self.assertEqual(paid.status, "succeeded")
+        # The address and the card reached their tenth decline together: two warnings.
+        warnings = stripe.Event.list(type="radar.early_fraud_warning.created", api_key=GUARD_SK)
+        self.assertEqual(len(warnings.data), 2)
+        warning = warnings.data[0].data.object
+        self.assertIsInstance(warning, stripe.radar.EarlyFraudWarning)
+        self.assertEqual((warning.fraud_type, warning.actionable), ("misc", False))
+        self.assertTrue(warning.payment_intent.startswith("pi_"))
 
 
 class Client(unittest.TestCase):
