@@ -1063,3 +1063,113 @@ async fn a_customer_pays_on_the_hosted_checkout_page_after_a_decline_and_with_th
     assert!(b.page_text().await.contains("See you at the door."));
     b.shot("44-payment-link-confirmation").await;
 }
+
+/// The hosted Checkout page's two other modes in Chromium: a subscription (a declined card,
+/// then one that starts it; the customer lands on the shop with the session id) and a card
+/// saved for later (setup mode, no e-mail asked: the shop named its customer).
+#[tokio::test]
+async fn a_customer_subscribes_and_saves_a_card_on_the_hosted_checkout_page() {
+    let Some(b) = Chrome::start().await else {
+        return;
+    };
+    let app = common::spawn_app().await;
+    let key = app.account.keys.test.secret.clone();
+    let shop = shop().await;
+    let session = app
+        .api(
+            reqwest::Method::POST,
+            "/checkout_sessions",
+            &key,
+            Some(json!({
+                "mode": "subscription",
+                "success_url": format!("{shop}/thanks?session={{CHECKOUT_SESSION_ID}}"),
+                "line_items": [{"price_data": {"currency": "eur", "unit_amount": 1200,
+                    "product_data": {"name": "Studio plan"}, "recurring": {"interval": "month"}}}],
+            })),
+        )
+        .await;
+    let id = session["id"].as_str().unwrap();
+    b.client
+        .goto(session["url"].as_str().unwrap())
+        .await
+        .unwrap();
+    let text = b.page_text().await;
+    assert!(
+        text.contains("Studio plan") && text.contains("12.00 EUR"),
+        "{text}"
+    );
+    b.shot("47-checkout-subscription").await;
+    b.type_into("#email", "sam@example.com").await;
+    for (number, expect_thanks) in [
+        ("4000 0000 0000 0002", false),
+        ("4242 4242 4242 4242", true),
+    ] {
+        b.type_into("#card_number", number).await;
+        b.type_into("#card_expiry", "12 / 34").await;
+        b.type_into("#card_cvc", "123").await;
+        b.click("button.pay").await;
+        match expect_thanks {
+            false => assert!(b.text(".notice").await.contains("Your card was declined.")),
+            true => {
+                b.css("#thanks").await;
+            }
+        }
+    }
+    let done = app
+        .api(
+            reqwest::Method::GET,
+            &format!("/checkout_sessions/{id}"),
+            &key,
+            None,
+        )
+        .await;
+    assert_eq!(done["status"], "complete");
+    let subscription = app
+        .api(
+            reqwest::Method::GET,
+            &format!("/subscriptions/{}", done["subscription"].as_str().unwrap()),
+            &key,
+            None,
+        )
+        .await;
+    assert_eq!(subscription["status"], "active", "{subscription}");
+
+    // Setup mode: the card is saved to the shop's customer, nothing charged.
+    let customer = app
+        .api(
+            reqwest::Method::POST,
+            "/customers",
+            &key,
+            Some(json!({"email": "kit@example.com"})),
+        )
+        .await;
+    let setup = app
+        .api(
+            reqwest::Method::POST,
+            "/checkout_sessions",
+            &key,
+            Some(json!({"mode": "setup", "customer": customer["id"],
+                "success_url": format!("{shop}/thanks")})),
+        )
+        .await;
+    b.client.goto(setup["url"].as_str().unwrap()).await.unwrap();
+    assert!(b.page_text().await.contains("Save card"));
+    b.type_into("#card_number", "5555 5555 5555 4444").await;
+    b.type_into("#card_expiry", "12 / 34").await;
+    b.type_into("#card_cvc", "123").await;
+    b.shot("48-checkout-setup").await;
+    b.click("button.pay").await;
+    b.css("#thanks").await;
+    let methods = app
+        .api(
+            reqwest::Method::GET,
+            &format!(
+                "/payment_methods?customer={}",
+                customer["id"].as_str().unwrap()
+            ),
+            &key,
+            None,
+        )
+        .await;
+    assert_eq!(methods["data"][0]["card"]["last4"], "4444", "{methods}");
+}
