@@ -588,21 +588,31 @@ class BalanceAmount(TypedDict, closed=True):
     currency: Currency
 
 
+class Processors(TypedDict, closed=True):
+    """
+    Money captured through connectors and held by their processors, per currency (empty lists when none).
+    """
+
+    available: list[BalanceAmount]
+    pending: list[BalanceAmount]
+
+
 class Balance(TypedDict, closed=True):
     """
-    What the merchant is owed, per currency that has transactions: each figure is the sum of `net` of the transactions of that status.
+    What the merchant is owed, per currency that has transactions. `available` and `pending` are what Tender holds (each figure the sum of `net` of Tender's transactions of that status; only this is paid out by Tender); `processors` is what connectors' processors hold for the merchant from payments they captured and booked (CONTRACT §15): they pay it out.
     """
 
     object: Literal['balance']
     available: list[BalanceAmount]
     pending: list[BalanceAmount]
+    processors: Processors
     livemode: bool
 
 
 class FeeDetail(TypedDict, closed=True):
     amount: int
     currency: Currency
-    type: Literal['tender_fee', 'dispute_fee']
+    type: Literal['tender_fee', 'dispute_fee', 'processor_fee']
     description: str
 
 
@@ -618,6 +628,7 @@ class BalanceTransaction(TypedDict, closed=True):
     status: Literal['pending', 'available']
     available_on: int
     source: str
+    connector: NotRequired[str]
     reporting_category: str
     description: str | None
     created: int

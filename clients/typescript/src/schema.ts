@@ -1824,12 +1824,17 @@ export interface components {
             amount: number;
             currency: components["schemas"]["Currency"];
         };
-        /** @description What the merchant is owed, per currency that has transactions: each figure is the sum of `net` of the transactions of that status. */
+        /** @description What the merchant is owed, per currency that has transactions. `available` and `pending` are what Tender holds (each figure the sum of `net` of Tender's transactions of that status; only this is paid out by Tender); `processors` is what connectors' processors hold for the merchant from payments they captured and booked (CONTRACT §15): they pay it out. */
         Balance: {
             /** @constant */
             object: "balance";
             available: components["schemas"]["BalanceAmount"][];
             pending: components["schemas"]["BalanceAmount"][];
+            /** @description Money captured through connectors and held by their processors, per currency (empty lists when none). */
+            processors: {
+                available: components["schemas"]["BalanceAmount"][];
+                pending: components["schemas"]["BalanceAmount"][];
+            };
             livemode: boolean;
         };
         FeeDetail: {
@@ -1837,7 +1842,7 @@ export interface components {
             amount: number;
             currency: components["schemas"]["Currency"];
             /** @enum {string} */
-            type: "tender_fee" | "dispute_fee";
+            type: "tender_fee" | "dispute_fee" | "processor_fee";
             description: string;
         };
         BalanceTransaction: {
@@ -1869,6 +1874,8 @@ export interface components {
             available_on: number;
             /** @description What caused it: a payment (`pay_`), refund (`re_`), payout (`po_`) or dispute (`dp_`). */
             source: string;
+            /** @description The connector whose processor holds the money this moves (a payment its processor captured and booked, its refunds); absent when Tender holds it. */
+            connector?: string;
             reporting_category: string;
             description: string | null;
             /**

@@ -168,7 +168,7 @@ async fn pricing_is_set_from_the_command_line_and_the_ledger_is_verified_and_exp
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
         lines[0],
-        "id,created_utc,available_on_utc,type,reporting_category,status,currency,amount,fee,net,source,description"
+        "id,created_utc,available_on_utc,type,reporting_category,status,currency,amount,fee,net,source,held_by,description"
     );
     assert_eq!(lines.len(), 3, "{csv}");
     let charge: Vec<&str> = lines[1].split(',').collect();

@@ -4,7 +4,9 @@
 //! - Ledger accounts are kept per (merchant account, mode, currency): money the merchant will
 //!   have ([`LedgerAccount::Pending`]), has ([`LedgerAccount::Available`]), paid in fees, sent
 //!   on its way to a bank, withheld by disputes, and the outside world it came from and goes to
-//!   ([`LedgerAccount::External`]).
+//!   ([`LedgerAccount::External`]); money a connector's processor holds for the merchant has
+//!   its own pending and available accounts ([`LedgerAccount::ProcessorPending`],
+//!   [`LedgerAccount::ProcessorAvailable`]): Tender pays out only what Tender holds.
 //! - A [`Posting`] is immutable and balanced: its entries sum to zero in each currency. The only
 //!   way to build one is [`Posting::new`], which checks that, so a store never sees an
 //!   unbalanced posting. Corrections are new postings, never edits.
@@ -32,16 +34,23 @@ pub enum LedgerAccount {
     Disputes,
     /// The world outside: cardholders, banks. Money enters and leaves the ledger through it.
     External,
+    /// Captured through a connector, held by its processor, not yet available there
+    /// (CONTRACT §15): the processor pays it out, never Tender.
+    ProcessorPending,
+    /// Held by a connector's processor, available there.
+    ProcessorAvailable,
 }
 
 impl LedgerAccount {
-    pub const ALL: [LedgerAccount; 6] = [
+    pub const ALL: [LedgerAccount; 8] = [
         LedgerAccount::Pending,
         LedgerAccount::Available,
         LedgerAccount::Fees,
         LedgerAccount::PayoutsInTransit,
         LedgerAccount::Disputes,
         LedgerAccount::External,
+        LedgerAccount::ProcessorPending,
+        LedgerAccount::ProcessorAvailable,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -52,6 +61,8 @@ impl LedgerAccount {
             LedgerAccount::PayoutsInTransit => "payouts_in_transit",
             LedgerAccount::Disputes => "disputes",
             LedgerAccount::External => "external",
+            LedgerAccount::ProcessorPending => "processor_pending",
+            LedgerAccount::ProcessorAvailable => "processor_available",
         }
     }
 

@@ -11,7 +11,7 @@ use crate::balance::transactions::BalanceTransaction;
 use crate::clock::{format_local, unix_from_civil};
 
 /// The header row.
-pub const BALANCE_COLUMNS: [&str; 12] = [
+pub const BALANCE_COLUMNS: [&str; 13] = [
     "id",
     "created_utc",
     "available_on_utc",
@@ -23,6 +23,7 @@ pub const BALANCE_COLUMNS: [&str; 12] = [
     "fee",
     "net",
     "source",
+    "held_by",
     "description",
 ];
 
@@ -44,6 +45,8 @@ pub fn balance_csv(txns: &[BalanceTransaction]) -> Vec<u8> {
             &t.fee.to_string(),
             &t.net.to_string(),
             t.source.as_str(),
+            // Who holds the money: Tender, or the connector whose processor booked it.
+            t.connector.as_deref().unwrap_or("tender"),
             t.description.as_deref().unwrap_or(""),
         ]);
     }
@@ -69,7 +72,7 @@ pub fn parse_day(s: &str) -> Option<i64> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::balance::transactions::{charge, refund, At};
+    use crate::balance::transactions::{charge, refund, At, Fee, FeeType};
     use crate::money::Currency;
 
     #[test]
@@ -79,14 +82,18 @@ mod tests {
             txn_id: id,
             now,
             livemode: false,
+            held_by: None,
         };
         let c = charge(
             at("txn_1"),
             "pay_1",
             Currency::parse("usd").unwrap(),
             1000,
-            59,
-            "Tender card fee",
+            Fee {
+                amount: 59,
+                kind: FeeType::TenderFee,
+                description: "Tender card fee",
+            },
             now + 60,
         )
         .unwrap()
@@ -112,7 +119,7 @@ mod tests {
         let rows: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
         assert_eq!(rows.len(), 2);
         assert_eq!(
-            rows[0].iter().take(11).collect::<Vec<_>>(),
+            rows[0].iter().take(12).collect::<Vec<_>>(),
             [
                 "txn_1",
                 "2026-11-24 01:00:00",
@@ -124,13 +131,14 @@ mod tests {
                 "1000",
                 "59",
                 "941",
-                "pay_1"
+                "pay_1",
+                "tender"
             ]
         );
         assert_eq!(&rows[1][7], "-300");
         assert_eq!(&rows[1][9], "-300");
         // Commas, quotes and line breaks in a description survive the round trip.
-        assert_eq!(&rows[1][11], "Refund, \"partial\"\nline two");
+        assert_eq!(&rows[1][12], "Refund, \"partial\"\nline two");
     }
 
     #[test]

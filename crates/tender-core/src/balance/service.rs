@@ -26,7 +26,7 @@ use serde::Serialize;
 use crate::auth::Scope;
 use crate::balance::fees::Pricing;
 use crate::balance::ledger::LedgerAccount;
-use crate::balance::transactions::{self, At, BalanceTransaction, TxnStatus};
+use crate::balance::transactions::{self, At, BalanceTransaction, Fee, FeeType, TxnStatus};
 use crate::balance::BalanceBook;
 use crate::documents::batch::Batch;
 use crate::documents::document::from_body;
@@ -49,19 +49,34 @@ pub struct BalanceAmount {
     pub currency: crate::money::Currency,
 }
 
-/// `GET /balance`.
+/// `GET /balance`: what Tender holds for the merchant, and what connectors' processors hold.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Balance {
     pub object: &'static str,
     pub available: Vec<BalanceAmount>,
     pub pending: Vec<BalanceAmount>,
+    /// Money captured through connectors and kept by their processors (CONTRACT §15): they pay
+    /// it out, not Tender, so it is never in `available`.
+    pub processors: HeldBalance,
     pub livemode: bool,
 }
 
+/// A holder's pending and available money per currency.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct HeldBalance {
+    pub available: Vec<BalanceAmount>,
+    pub pending: Vec<BalanceAmount>,
+}
+
 impl Balance {
-    /// This balance after `net` of `currency` moved from pending to available.
-    fn moved(&mut self, currency: crate::money::Currency, net: i64) {
-        for (list, sign) in [(&mut self.pending, -1), (&mut self.available, 1)] {
+    /// This balance after `net` of `currency` moved from pending to available, at Tender or
+    /// (`at_processor`) at a processor.
+    fn moved(&mut self, currency: crate::money::Currency, net: i64, at_processor: bool) {
+        let (pending, available) = match at_processor {
+            true => (&mut self.processors.pending, &mut self.processors.available),
+            false => (&mut self.pending, &mut self.available),
+        };
+        for (list, sign) in [(pending, -1), (available, 1)] {
             match list.iter_mut().find(|b| b.currency == currency) {
                 Some(b) => b.amount = b.amount.saturating_add(sign * net),
                 None => list.push(BalanceAmount {
@@ -126,7 +141,8 @@ impl BalanceBook<'_> {
 
     /// Books what `payment` captured (or a bank transfer settled) in `batch`, the batch that
     /// records it; sets its `balance_transaction`. Nothing (`false`) when nothing was captured
-    /// or it is booked already.
+    /// or it is booked already. A payment its processor booked (CONTRACT §15) is booked as the
+    /// processor did (its fee, its net, held by it); every other one with Tender's pricing.
     pub(crate) async fn book_charge(
         &self,
         batch: &mut Batch,
@@ -136,15 +152,29 @@ impl BalanceBook<'_> {
             return Ok(false);
         }
         let scope = batch.scope().clone();
-        let pricing = self.pricing(&scope.account).await?;
         let captured = payment.amount_captured;
-        let (fee, what) = if payment.payment_method.kind == "bank_transfer" {
-            (
-                pricing.bank_transfer_fee(captured),
-                "Tender bank transfer fee",
-            )
-        } else {
-            (pricing.card_fee(captured), "Tender card fee")
+        let pricing;
+        let fee = match &payment.processor_settlement {
+            Some(s) => Fee {
+                amount: s.fee,
+                kind: FeeType::ProcessorFee,
+                description: &s.description,
+            },
+            None => {
+                pricing = self.pricing(&scope.account).await?;
+                match payment.payment_method.kind == "bank_transfer" {
+                    true => Fee {
+                        amount: pricing.bank_transfer_fee(captured),
+                        kind: FeeType::TenderFee,
+                        description: "Tender bank transfer fee",
+                    },
+                    false => Fee {
+                        amount: pricing.card_fee(captured),
+                        kind: FeeType::TenderFee,
+                        description: "Tender card fee",
+                    },
+                }
+            }
         };
         let txn_id = ids::generate(IdKind::BalanceTransaction);
         let now = self.now();
@@ -154,12 +184,12 @@ impl BalanceBook<'_> {
                 txn_id: &txn_id,
                 now,
                 livemode: scope.livemode(),
+                held_by: payment.held_by(),
             },
             &payment.id,
             payment.currency,
             captured,
             fee,
-            what,
             available_on,
         )
         .map_err(posting_failed)?;
@@ -172,7 +202,13 @@ impl BalanceBook<'_> {
 
     /// Books `refund` leaving the balance (at its creation, pending or not) in `batch`; sets
     /// its `balance_transaction`. Nothing (`false`) when it is booked already.
-    pub(crate) fn book_refund(&self, batch: &mut Batch, refund: &mut Refund) -> CoreResult<bool> {
+    /// `held_by`: the connector whose processor holds the payment's money, if one does.
+    pub(crate) fn book_refund(
+        &self,
+        batch: &mut Batch,
+        refund: &mut Refund,
+        held_by: Option<&str>,
+    ) -> CoreResult<bool> {
         if refund.balance_transaction.is_some() {
             return Ok(false);
         }
@@ -182,6 +218,7 @@ impl BalanceBook<'_> {
                 txn_id: &txn_id,
                 now: self.now(),
                 livemode: batch.scope().livemode(),
+                held_by,
             },
             &refund.id,
             &refund.payment,
@@ -200,6 +237,7 @@ impl BalanceBook<'_> {
         &self,
         batch: &mut Batch,
         refund: &mut Refund,
+        held_by: Option<&str>,
     ) -> CoreResult<bool> {
         if refund.balance_transaction.is_none() || refund.failure_balance_transaction.is_some() {
             return Ok(false);
@@ -210,6 +248,7 @@ impl BalanceBook<'_> {
                 txn_id: &txn_id,
                 now: self.now(),
                 livemode: batch.scope().livemode(),
+                held_by,
             },
             &refund.id,
             refund.currency,
@@ -238,42 +277,54 @@ impl BalanceBook<'_> {
             // `balance.available`: the balance as this move leaves it (read just before; a
             // move committed in between shows in the next event).
             let mut balance = self.retrieve_balance(&task.scope).await?;
-            balance.moved(txn.currency, txn.net);
+            balance.moved(txn.currency, txn.net, txn.connector.is_some());
             batch.event("balance.available", &balance)?;
         }
         self.commit_background(batch).await
     }
 
-    /// `GET /balance`: per currency that has transactions, what is pending and available.
+    /// `GET /balance`: per currency that has transactions, what is pending and available, at
+    /// Tender and at processors.
     pub async fn retrieve_balance(&self, scope: &Scope) -> CoreResult<Balance> {
-        let mut by_currency: BTreeMap<&'static str, (crate::money::Currency, i64, i64)> =
+        // Per currency: Tender's available, pending; the processors' available, pending.
+        let mut by_currency: BTreeMap<&'static str, (crate::money::Currency, [i64; 4])> =
             BTreeMap::new();
         for b in self.store.ledger_balances(scope).await? {
             let slot = by_currency
                 .entry(b.currency.code())
-                .or_insert((b.currency, 0, 0));
-            match b.account {
-                // Saturating: an account damaged past i64 still answers (and fails its verify).
-                LedgerAccount::Available => slot.1 = slot.1.saturating_add(b.amount),
-                LedgerAccount::Pending => slot.2 = slot.2.saturating_add(b.amount),
-                _ => {}
+                .or_insert((b.currency, [0; 4]));
+            let at = match b.account {
+                LedgerAccount::Available => 0,
+                LedgerAccount::Pending => 1,
+                LedgerAccount::ProcessorAvailable => 2,
+                LedgerAccount::ProcessorPending => 3,
+                _ => continue,
+            };
+            // Saturating: an account damaged past i64 still answers (and fails its verify).
+            slot.1[at] = slot.1[at].saturating_add(b.amount);
+        }
+        let mut lists: [Vec<BalanceAmount>; 4] = Default::default();
+        let any_at_processor = by_currency.values().any(|(_, s)| s[2] != 0 || s[3] != 0);
+        for (currency, sums) in by_currency.into_values() {
+            for (at, list) in lists.iter_mut().enumerate() {
+                // The processors' lists name only what they hold, if anything.
+                if at < 2 || any_at_processor {
+                    list.push(BalanceAmount {
+                        amount: sums[at],
+                        currency,
+                    });
+                }
             }
         }
-        let (mut available, mut pending) = (Vec::new(), Vec::new());
-        for (currency, avail, pend) in by_currency.into_values() {
-            available.push(BalanceAmount {
-                amount: avail,
-                currency,
-            });
-            pending.push(BalanceAmount {
-                amount: pend,
-                currency,
-            });
-        }
+        let [available, pending, processor_available, processor_pending] = lists;
         Ok(Balance {
             object: "balance",
             available,
             pending,
+            processors: HeldBalance {
+                available: processor_available,
+                pending: processor_pending,
+            },
             livemode: scope.livemode(),
         })
     }
@@ -354,11 +405,12 @@ impl BalanceBook<'_> {
                         .load(scope, Collection::Refunds, "refund", &record.id)
                         .await?;
                     let mut batch = self.background(scope);
-                    if !self.book_refund(&mut batch, &mut r)? {
+                    // Refunds from before the ledger: Tender held their payments' money.
+                    if !self.book_refund(&mut batch, &mut r, None)? {
                         return Ok(false);
                     }
                     if r.status == crate::refunds::refund::RefundStatus::Failed {
-                        self.book_refund_failure(&mut batch, &mut r)?;
+                        self.book_refund_failure(&mut batch, &mut r, None)?;
                     }
                     batch.update(&r, version)?;
                     self.commit_background(batch).await?;

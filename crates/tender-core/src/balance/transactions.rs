@@ -22,6 +22,12 @@
 //! transactions of that status (what `GET /balance` shows), and each cause posts once (the
 //! store keeps one posting per cause).
 //!
+//! Money a connector's processor holds (CONTRACT §15: a payment the processor captured and
+//! booked, with its own fee) moves through the processor's accounts instead of Tender's:
+//! `processor_pending` and `processor_available` stand for `pending` and `available` in the
+//! charge, availability, refund and refund-failure rows, and the transaction names the
+//! connector (`connector`). Payouts and disputes move only what Tender holds.
+//!
 //! Pure; depends on [`crate::balance::ledger`], [`crate::money`], [`crate::metadata`].
 
 use serde::{Deserialize, Serialize};
@@ -89,6 +95,8 @@ impl TxnStatus {
 pub enum FeeType {
     TenderFee,
     DisputeFee,
+    /// The processor's own fee for a connector's payment, as its balance transaction says.
+    ProcessorFee,
 }
 
 /// One part of a transaction's fee.
@@ -119,6 +127,10 @@ pub struct BalanceTransaction {
     pub available_on: i64,
     /// The object that caused it (`pay_`, `re_`, `po_`, `dp_`).
     pub source: String,
+    /// The connector (`conn_…`) whose processor holds the money it moves (CONTRACT §15);
+    /// absent when Tender holds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connector: Option<String>,
     pub reporting_category: String,
     pub description: Option<String>,
     pub created: i64,
@@ -173,6 +185,32 @@ pub struct At<'a> {
     pub txn_id: &'a str,
     pub now: i64,
     pub livemode: bool,
+    /// The connector whose processor holds the money moved; `None`: Tender holds it.
+    pub held_by: Option<&'a str>,
+}
+
+/// Where money `held_by` a processor (or Tender, `None`) is pending.
+fn pending_of(held_by: Option<&str>) -> LedgerAccount {
+    match held_by {
+        Some(_) => LedgerAccount::ProcessorPending,
+        None => LedgerAccount::Pending,
+    }
+}
+
+/// Where money `held_by` a processor (or Tender, `None`) is available.
+fn available_of(held_by: Option<&str>) -> LedgerAccount {
+    match held_by {
+        Some(_) => LedgerAccount::ProcessorAvailable,
+        None => LedgerAccount::Available,
+    }
+}
+
+/// A fee as a charge books it.
+#[derive(Debug, Clone, Copy)]
+pub struct Fee<'a> {
+    pub amount: i64,
+    pub kind: FeeType,
+    pub description: &'a str,
 }
 
 /// A posting of the non-zero `entries` for `cause`; `None` when nothing moves.
@@ -218,6 +256,7 @@ fn transaction(
         status,
         available_on,
         source: source.to_string(),
+        connector: at.held_by.map(str::to_string),
         reporting_category: reporting_category.into(),
         description,
         created: at.now,
@@ -232,20 +271,20 @@ pub fn charge(
     payment: &str,
     currency: Currency,
     captured: i64,
-    fee: i64,
-    fee_description: &str,
+    fee: Fee<'_>,
     available_on: i64,
 ) -> Result<Booking, PostingError> {
-    let fee_details = if fee == 0 {
+    let fee_details = if fee.amount == 0 {
         Vec::new()
     } else {
         vec![FeeDetail {
-            amount: fee,
+            amount: fee.amount,
             currency,
-            kind: FeeType::TenderFee,
-            description: fee_description.into(),
+            kind: fee.kind,
+            description: fee.description.into(),
         }]
     };
+    let fee = fee.amount;
     let txn = transaction(
         at,
         TxnType::Charge,
@@ -263,7 +302,7 @@ pub fn charge(
         at.now,
         vec![
             entry(LedgerAccount::External, currency, -captured),
-            entry(LedgerAccount::Pending, currency, txn.net),
+            entry(pending_of(at.held_by), currency, txn.net),
             entry(LedgerAccount::Fees, currency, fee),
         ],
     )?;
@@ -284,8 +323,12 @@ pub fn make_available(
         txn.available_cause(),
         now,
         vec![
-            entry(LedgerAccount::Pending, txn.currency, -txn.net),
-            entry(LedgerAccount::Available, txn.currency, txn.net),
+            entry(pending_of(txn.connector.as_deref()), txn.currency, -txn.net),
+            entry(
+                available_of(txn.connector.as_deref()),
+                txn.currency,
+                txn.net,
+            ),
         ],
     )?;
     Ok((after, posting))
@@ -347,7 +390,7 @@ pub fn refund(
         refund,
         "refund",
         Some(format!("Refund of payment {payment}")),
-        LedgerAccount::Available,
+        available_of(at.held_by),
         LedgerAccount::External,
     )
 }
@@ -369,7 +412,7 @@ pub fn refund_failure(
         "refund_failure",
         Some(format!("Refund {refund} failed")),
         LedgerAccount::External,
-        LedgerAccount::Available,
+        available_of(at.held_by),
     )
 }
 

@@ -93,7 +93,8 @@ impl BalanceBook<'_> {
     }
 
     /// Each transaction's `net` is `amount − fee` and its fee the sum of its details; `GET
-    /// /balance` equals the sum of the transactions' `net` by status.
+    /// /balance` equals the sum of the transactions' `net` by holder (Tender, or the
+    /// processors) and status.
     async fn check_transactions(
         &self,
         scope: &Scope,
@@ -123,16 +124,24 @@ impl BalanceBook<'_> {
                 ));
             }
             let add = |slot: &mut i64, v: i64| *slot = slot.saturating_add(v);
+            let status = match (t.connector.is_some(), t.status.as_str()) {
+                (true, "available") => "processors available",
+                (true, _) => "processors pending",
+                (false, status) => status,
+            };
             add(
-                by_status
-                    .entry((t.status.as_str(), t.currency.code()))
-                    .or_insert(0),
+                by_status.entry((status, t.currency.code())).or_insert(0),
                 t.net,
             );
             add(sourced.net.entry(t.source.clone()).or_insert(0), t.net);
             add(sourced.fee.entry(t.source.clone()).or_insert(0), t.fee);
         }
-        for (status, figures) in [("available", &shown.available), ("pending", &shown.pending)] {
+        for (status, figures) in [
+            ("available", &shown.available),
+            ("pending", &shown.pending),
+            ("processors available", &shown.processors.available),
+            ("processors pending", &shown.processors.pending),
+        ] {
             for f in figures {
                 let sum = by_status.remove(&(status, f.currency.code())).unwrap_or(0);
                 if sum != f.amount {

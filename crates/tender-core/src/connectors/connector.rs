@@ -31,6 +31,7 @@ use crate::card::ValidatedCard;
 use crate::metadata::Metadata;
 use crate::money::Currency;
 use crate::payments::acquirer::Decline;
+pub use crate::payments::payment::ProcessorSettlement;
 
 /// The kinds of connector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -204,10 +205,13 @@ pub enum Upstream {
     /// Made, not confirmed: no money can move until [`Connector::confirm`].
     Created,
     /// Money moved: `captured` minor units were taken, in `currency` when the processor said
-    /// which (lower-case ISO 4217, as it wrote it).
+    /// which (lower-case ISO 4217, as it wrote it), with the processor's booking of it
+    /// (`settlement`: its fee and net) when it told it; a processor connector always does, the
+    /// simulator never (Tender's pricing books its payments).
     Succeeded {
         captured: i64,
         currency: Option<String>,
+        settlement: Option<ProcessorSettlement>,
     },
     /// Authorised, waiting for a capture.
     RequiresCapture,
@@ -238,44 +242,6 @@ pub fn bounded(text: &str) -> String {
         out.push('…');
     }
     out
-}
-
-/// Why a processor's answer about payment `payment` cannot be believed (CONTRACT §15), or
-/// `None`: a captured amount outside `0..=ceiling` (the authorised amount, or what a capture
-/// asked for), another currency, or a reference other than the one Tender recorded. Such an
-/// answer is treated as no answer: nothing is booked, the payment keeps syncing, it is logged.
-pub fn disbelieve(
-    payment: &crate::payments::payment::Payment,
-    ceiling: i64,
-    reference: Option<&str>,
-    state: &Upstream,
-) -> Option<String> {
-    if let (Some(said), Some(ours)) = (reference, payment.connector_reference.as_deref()) {
-        if said != ours {
-            return Some(format!(
-                "the answer is about {}, not this payment's {ours}",
-                bounded(said)
-            ));
-        }
-    }
-    if let Upstream::Succeeded { captured, currency } = state {
-        if !(0..=ceiling.min(payment.amount)).contains(captured) {
-            return Some(format!(
-                "it reports {captured} captured of {} authorised",
-                ceiling.min(payment.amount)
-            ));
-        }
-        if let Some(currency) = currency {
-            if !currency.eq_ignore_ascii_case(payment.currency.code()) {
-                return Some(format!(
-                    "it reports the money in {}, the payment is in {}",
-                    bounded(currency),
-                    payment.currency.code()
-                ));
-            }
-        }
-    }
-    None
 }
 
 /// What a processor said to a payment operation.
@@ -442,7 +408,8 @@ mod tests {
             state,
             Upstream::Succeeded {
                 captured: 1000,
-                currency: Some("usd".into())
+                currency: Some("usd".into()),
+                settlement: None,
             }
         );
         let held = authorize(&sim, &request(&ok, false)).await;
@@ -504,7 +471,8 @@ mod tests {
                 reference: Some("sim_pay_1".into()),
                 state: Upstream::Succeeded {
                     captured: 1000,
-                    currency: Some("usd".into())
+                    currency: Some("usd".into()),
+                    settlement: None,
                 }
             }
         );

@@ -97,6 +97,7 @@ impl Connector for SimulatedConnector {
                     Authorization::Approved if req.capture => Upstream::Succeeded {
                         captured: req.amount,
                         currency: Some(req.currency.code().to_string()),
+                        settlement: None,
                     },
                     Authorization::Approved => Upstream::RequiresCapture,
                     Authorization::RequiresAction => Upstream::RequiresAction { url: None },
@@ -116,6 +117,7 @@ impl Connector for SimulatedConnector {
         self.answer(reference.to_string(), || Upstream::Succeeded {
             captured: amount,
             currency: None,
+            settlement: None,
         })
     }
 

@@ -236,6 +236,7 @@ mod tests {
             disputed: false,
             invoice: None,
             save_payment_method: false,
+            processor_settlement: None,
             stored_version: None,
             livemode: false,
             created: 1_795_448_336,

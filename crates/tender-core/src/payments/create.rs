@@ -265,6 +265,7 @@ impl Payments<'_> {
             invoice: cmd.invoice,
             // Kept so that a declined try confirmed again still saves the card.
             save_payment_method: options.save,
+            processor_settlement: None,
             stored_version,
         };
         (payment, cmd.payment_method, options)

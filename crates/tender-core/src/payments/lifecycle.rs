@@ -81,6 +81,7 @@ impl Payments<'_> {
         // A connector's payment is captured at its processor first (its upstream key makes a
         // retried capture one capture); what the processor took is then recorded.
         let mut amount = amount;
+        let mut settlement = None;
         let (current, _): (Payment, i64) = self
             .load(ctx.scope(), Collection::Payments, "payment", id)
             .await?;
@@ -89,7 +90,10 @@ impl Payments<'_> {
             let wanted = amount.unwrap_or(current.amount);
             if wanted <= current.amount {
                 check_amount("amount", wanted, current.currency)?;
-                amount = Some(self.capture_upstream(ctx.scope(), &current, wanted).await?);
+                let (captured, booked) =
+                    self.capture_upstream(ctx.scope(), &current, wanted).await?;
+                amount = Some(captured);
+                settlement = booked;
             }
         }
         self.retry_on_conflict(|| async {
@@ -112,6 +116,7 @@ impl Payments<'_> {
             let mut after = before.clone();
             after.status = status;
             after.amount_captured = amount;
+            after.processor_settlement = settlement.clone();
             self.save_payment_change(
                 ctx,
                 &before,

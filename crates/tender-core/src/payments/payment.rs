@@ -307,6 +307,12 @@ pub struct Payment {
     /// confirmed with is saved to its customer then.
     #[serde(default, skip_serializing_if = "is_false")]
     pub save_payment_method: bool,
+    /// What its processor booked for the capture (its balance transaction: amount, fee, net),
+    /// read from the processor after the capture (CONTRACT §15); `None` for the simulator's
+    /// payments, which Tender's own pricing books. Kept, not shown (the balance transaction
+    /// shows the fee).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processor_settlement: Option<ProcessorSettlement>,
     /// Not stored: the version of the row this payment replaces when it is the confirmation of
     /// one created earlier ([`crate::payments::intents`]); `None` for a new payment. Where a
     /// new payment is inserted, a confirmed one updates its row at this version.
@@ -314,7 +320,30 @@ pub struct Payment {
     pub stored_version: Option<i64>,
 }
 
+/// A processor's balance transaction for a capture (CONTRACT §15): what it took in, its fee
+/// and what it keeps for the merchant, in the payment's currency.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessorSettlement {
+    /// The processor's id of it (a Stripe `txn_…`).
+    pub reference: String,
+    pub amount: i64,
+    pub fee: i64,
+    pub net: i64,
+    /// Lower-case ISO 4217, as the processor wrote it.
+    pub currency: String,
+    /// The processor's words for the fee ("Stripe processing fees"), bounded.
+    pub description: String,
+}
+
 impl Payment {
+    /// The connector whose processor holds what it captured (CONTRACT §15): one that booked
+    /// it itself; `None` when Tender holds the money (the simulator, bank transfers).
+    pub fn held_by(&self) -> Option<&str> {
+        self.processor_settlement
+            .as_ref()
+            .and(self.connector.as_deref())
+    }
+
     /// Whether it waits to be confirmed (no try made yet, or the last one declined).
     pub fn awaits_confirmation(&self) -> bool {
         matches!(

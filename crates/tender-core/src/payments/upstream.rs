@@ -29,10 +29,9 @@
 
 use crate::auth::Scope;
 use crate::card::ValidatedCard;
-use crate::connectors::connector::{
-    disbelieve, Answer, AuthorizeRequest, ConnectorType, Source, Upstream,
-};
+use crate::connectors::connector::{Answer, AuthorizeRequest, ConnectorType, Source, Upstream};
 use crate::connectors::service::Routed;
+use crate::connectors::word::disbelieve;
 use crate::documents::batch::Batch;
 use crate::documents::document::{to_body, to_value};
 use crate::error::{CoreError, CoreResult, StoreError};
@@ -48,7 +47,7 @@ use crate::task::TaskKind;
 /// a request that is still waiting.
 pub const FIRST_SYNC_SECS: i64 = 60;
 /// The longest wait between two syncs.
-pub(crate) const MAX_SYNC_INTERVAL_SECS: i64 = 3600;
+pub const MAX_SYNC_INTERVAL_SECS: i64 = 3600;
 
 /// What is paid with, owned (a one-time card is held only for the request).
 pub(crate) enum UpstreamSource {

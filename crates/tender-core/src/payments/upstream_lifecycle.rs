@@ -5,11 +5,13 @@
 //! Depends on the connector port and the payment state machine.
 
 use crate::auth::{hash_key, Scope};
-use crate::connectors::connector::{disbelieve, Answer, ConnectorType, Upstream};
+use crate::connectors::connector::{Answer, ConnectorType, Upstream};
+use crate::connectors::word::disbelieve;
 use crate::documents::batch::Batch;
 use crate::error::{CoreError, CoreResult};
 use crate::ids;
 use crate::payments::acquirer::Decline;
+use crate::payments::payment::ProcessorSettlement;
 use crate::payments::payment::{authorised, Authorised, CancellationReason, Payment};
 use crate::payments::payment::{AUTHENTICATION_TIMEOUT_SECS, AUTHORIZATION_TTL_SECS};
 use crate::payments::upstream::Applied;
@@ -39,8 +41,13 @@ impl Payments<'_> {
                 applied.keep_syncing = true;
                 Authorised::Pending
             }
-            Upstream::Succeeded { captured, .. } => {
+            Upstream::Succeeded {
+                captured,
+                settlement,
+                ..
+            } => {
                 applied.event = Some("payment.succeeded");
+                payment.processor_settlement = settlement;
                 Authorised::Captured(captured)
             }
             Upstream::RequiresCapture => {
@@ -120,13 +127,14 @@ impl Payments<'_> {
         }
     }
 
-    /// Captures `amount` of a connector's payment upstream; what was captured.
+    /// Captures `amount` of a connector's payment upstream; what was captured, and the
+    /// processor's booking of it.
     pub(crate) async fn capture_upstream(
         &self,
         scope: &Scope,
         payment: &Payment,
         amount: i64,
-    ) -> CoreResult<i64> {
+    ) -> CoreResult<(i64, Option<ProcessorSettlement>)> {
         let (connector, reference) = self.upstream_of(scope, payment).await?;
         match connector.capture(&payment.id, &reference, amount).await {
             Answer::Known {
@@ -134,7 +142,14 @@ impl Payments<'_> {
                 reference: said,
             } if matches!(state, Upstream::Succeeded { .. }) => {
                 match (disbelieve(payment, amount, said.as_deref(), &state), state) {
-                    (None, Upstream::Succeeded { captured, .. }) => Ok(captured),
+                    (
+                        None,
+                        Upstream::Succeeded {
+                            captured,
+                            settlement,
+                            ..
+                        },
+                    ) => Ok((captured, settlement)),
                     (why, _) => {
                         let why = why.unwrap_or_default();
                         tracing::warn!(payment = %payment.id, %why, "the processor's answer to a capture was refused; nothing was booked");

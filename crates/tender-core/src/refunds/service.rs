@@ -55,7 +55,8 @@ impl Refunds<'_> {
                 let mut batch = self.batch(ctx);
                 // The amount leaves the balance now, pending or not (CONTRACT §9).
                 let mut booking = self.background(scope);
-                self.balance().book_refund(&mut booking, &mut refund)?;
+                self.balance()
+                    .book_refund(&mut booking, &mut refund, before.held_by())?;
                 let mut after = before.clone();
                 after.amount_refunded += amount;
                 after.refunded = after.amount_refunded == after.amount_captured;

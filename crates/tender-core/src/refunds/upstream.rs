@@ -119,7 +119,8 @@ impl Refunds<'_> {
                 payment.amount_refunded == payment.amount_captured && payment.amount_captured > 0;
             ops.update(&payment, record.version)?;
             // …and to the balance (CONTRACT §9).
-            self.balance().book_refund_failure(&mut ops, refund)?;
+            self.balance()
+                .book_refund_failure(&mut ops, refund, payment.held_by())?;
         }
         let after = to_value(&*refund)?;
         let previous = crate::event::previous_attributes(&before, &after);

@@ -19,6 +19,11 @@
 //!   `"{t}.{raw body}"` under the whole `whsec_…` secret, compared in constant time, at most
 //!   five minutes from Tender's clock either way) and read for the PaymentIntent they carry.
 //!
+//! - **Every call** names the API version it is written for ([`STRIPE_VERSION`]).
+//! - **A capture** is told with Stripe's booking of it: the charge's balance transaction (its
+//!   amount, fee and net), read after the capture ([`settlement`]); Tender books that, not its
+//!   own pricing (CONTRACT §15).
+//!
 //! The API key is sent only in the `Authorization` header and never logged.
 
 use async_trait::async_trait;
@@ -30,6 +35,10 @@ use tender_core::connectors::connector::{
     Source, Upstream, WebhookRejected,
 };
 use tender_core::payments::acquirer::Decline;
+
+/// The API version every call names (`Stripe-Version`), so that Stripe answers in the shapes
+/// this connector reads whatever the account's default version is (CONTRACT §15).
+pub const STRIPE_VERSION: &str = "2024-06-20";
 
 /// How far a webhook's signed timestamp may be from now, either way (Stripe's libraries' default).
 const WEBHOOK_TOLERANCE_SECS: i64 = 300;
@@ -104,6 +113,7 @@ impl Stripe {
             .client
             .post(format!("{}{path}", self.base))
             .bearer_auth(&self.key)
+            .header("Stripe-Version", STRIPE_VERSION)
             .header("Idempotency-Key", key)
             .header("Content-Type", "application/x-www-form-urlencoded")
             .body(body);
@@ -114,7 +124,8 @@ impl Stripe {
         let request = self
             .client
             .get(format!("{}{path}", self.base))
-            .bearer_auth(&self.key);
+            .bearer_auth(&self.key)
+            .header("Stripe-Version", STRIPE_VERSION);
         self.send(request, Effect::Harmless).await
     }
 
@@ -166,13 +177,18 @@ impl Stripe {
     }
 
     /// A reply to a payment call as the port's answer.
-    fn answer(&self, reply: Reply, reference: Option<&str>) -> Answer {
+    /// What `reply` says of the PaymentIntent `reference`; a capture comes with the
+    /// processor's booking of it ([`Stripe::with_settlement`]).
+    async fn answer(&self, reply: Reply, reference: Option<&str>) -> Answer {
         let reference = reference.map(str::to_string);
         match reply {
-            Reply::Ok(pi) => Answer::Known {
-                reference: pi["id"].as_str().map(str::to_string).or(reference),
-                state: state_of(&pi),
-            },
+            Reply::Ok(pi) => {
+                let answer = Answer::Known {
+                    reference: pi["id"].as_str().map(str::to_string).or(reference),
+                    state: state_of(&pi),
+                };
+                self.with_settlement(&pi, answer).await
+            }
             Reply::Declined(body) => Answer::Known {
                 reference,
                 state: Upstream::Declined(decline_of(&body["error"])),
@@ -241,6 +257,7 @@ fn state_of(pi: &Value) -> Upstream {
             Some(captured) => Upstream::Succeeded {
                 captured,
                 currency: Some(pi["currency"].as_str().unwrap_or_default().to_string()),
+                settlement: None,
             },
             None => {
                 tracing::warn!("a succeeded PaymentIntent without an amount; asking again later");
@@ -341,7 +358,7 @@ impl Connector for Stripe {
                         Some(id) => id.to_string(),
                         None => return Answer::Unavailable("a PaymentMethod without an id".into()),
                     },
-                    other => return self.answer(other, None),
+                    other => return self.answer(other, None).await,
                 }
             }
         };
@@ -360,7 +377,7 @@ impl Connector for Stripe {
         let reply = self
             .post("/v1/payment_intents", &form, &key, Effect::Harmless)
             .await;
-        self.answer(reply, None)
+        self.answer(reply, None).await
     }
 
     async fn confirm(&self, reference: &str, req: &AuthorizeRequest<'_>) -> Answer {
@@ -378,7 +395,7 @@ impl Connector for Stripe {
             )
             .await;
         // A decline's error does not always carry the PaymentIntent: it is `reference`.
-        self.answer(reply, Some(reference))
+        self.answer(reply, Some(reference)).await
     }
 
     async fn capture(&self, payment: &str, reference: &str, amount: i64) -> Answer {
@@ -395,20 +412,13 @@ impl Connector for Stripe {
         {
             // What was captured: `amount_received` where the processor says it, else the
             // amount asked for (localstripe has no such field).
-            Reply::Ok(pi) => Answer::Known {
-                reference: pi["id"]
-                    .as_str()
-                    .map(str::to_string)
-                    .or(Some(reference.to_string())),
-                state: match state_of(&pi) {
-                    Upstream::Succeeded { currency, .. } => Upstream::Succeeded {
-                        captured: pi["amount_received"].as_i64().unwrap_or(amount),
-                        currency,
-                    },
-                    other => other,
-                },
-            },
-            other => self.answer(other, Some(reference)),
+            Reply::Ok(mut pi) => {
+                if pi["amount_received"].as_i64().is_none() && pi["status"] == "succeeded" {
+                    pi["amount_received"] = Value::from(amount);
+                }
+                self.answer(Reply::Ok(pi), Some(reference)).await
+            }
+            other => self.answer(other, Some(reference)).await,
         }
     }
 
@@ -425,7 +435,7 @@ impl Connector for Stripe {
         match reply {
             // Already canceled (a retry), or no longer cancelable: say where it is.
             Reply::Refused(..) => self.sync(reference).await,
-            other => self.answer(other, Some(reference)),
+            other => self.answer(other, Some(reference)).await,
         }
     }
 
@@ -436,7 +446,7 @@ impl Connector for Stripe {
                 reference: Some(reference.to_string()),
                 reason: format!("the processor answered {status} to a status check"),
             },
-            other => self.answer(other, Some(reference)),
+            other => self.answer(other, Some(reference)).await,
         }
     }
 
@@ -566,5 +576,6 @@ fn refund_answer(r: &Value) -> RefundAnswer {
     }
 }
 
+mod settlement;
 #[cfg(test)]
 mod tests;

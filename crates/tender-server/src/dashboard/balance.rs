@@ -142,10 +142,35 @@ fn chart(days: &[(i64, i64)], currency: Currency) -> Markup {
     }
 }
 
+/// The balance per currency: what Tender holds, and what processors hold.
+fn stats(balance: &tender_core::balance::service::Balance) -> Markup {
+    html! {
+        div.stats #balance {
+            @if balance.available.is_empty() {
+                section.card.stat { p.muted { "Balance" } p.figure { "—" } p.muted { "Nothing booked yet." } }
+            }
+            @for (a, p) in balance.available.iter().zip(&balance.pending) {
+                section.card.stat {
+                    p.muted { "Available, " (a.currency.code().to_uppercase()) }
+                    p.figure.available { (money(a.amount, a.currency)) }
+                    p.muted { "Pending " span.pending { (money(p.amount, p.currency)) } }
+                }
+            }
+            @for (a, p) in balance.processors.available.iter().zip(&balance.processors.pending) {
+                section.card.stat.processors {
+                    p.muted { "At your processors, " (a.currency.code().to_uppercase()) }
+                    p.figure { (money(a.amount, a.currency)) }
+                    p.muted { "Pending " (money(p.amount, p.currency)) ". They pay it out, not Tender." }
+                }
+            }
+        }
+    }
+}
+
 pub(super) fn txn_table(txns: &[BalanceTransaction]) -> Markup {
     html! {
         table #transactions {
-            thead { tr { th { "Type" } th.num { "Amount" } th.num { "Fee" } th.num { "Net" } th { "Status" } th { "Available on" } th { "Source" } th { "Created" } } }
+            thead { tr { th { "Type" } th.num { "Amount" } th.num { "Fee" } th.num { "Net" } th { "Status" } th { "Held by" } th { "Available on" } th { "Source" } th { "Created" } } }
             tbody {
                 @for t in txns {
                     tr {
@@ -154,6 +179,10 @@ pub(super) fn txn_table(txns: &[BalanceTransaction]) -> Markup {
                         td.num { (money(t.fee, t.currency)) }
                         td.num { (money(t.net, t.currency)) }
                         td { (badge(t.status.as_str())) }
+                        td.small { @match &t.connector {
+                            Some(c) => a.mono href=(format!("/dashboard/connectors#{c}")) { (c) },
+                            None => "Tender",
+                        } }
                         td { (when(t.available_on)) }
                         td.mono.small {
                             @if t.source.starts_with("pay_") {
@@ -278,18 +307,7 @@ async fn render_balance(
     }
     let main = gross.values().max_by_key(|(_, g)| *g).map(|(c, _)| *c);
     let body = html! {
-        div.stats #balance {
-            @if balance.available.is_empty() {
-                section.card.stat { p.muted { "Balance" } p.figure { "—" } p.muted { "Nothing booked yet." } }
-            }
-            @for (a, p) in balance.available.iter().zip(&balance.pending) {
-                section.card.stat {
-                    p.muted { "Available, " (a.currency.code().to_uppercase()) }
-                    p.figure.available { (money(a.amount, a.currency)) }
-                    p.muted { "Pending " span.pending { (money(p.amount, p.currency)) } }
-                }
-            }
-        }
+        (stats(&balance))
         @if let Some(currency) = main {
             section.card {
                 h2 { "Gross volume and net per day, " (currency.code().to_uppercase()) ", last 30 days" }

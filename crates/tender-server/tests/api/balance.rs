@@ -68,7 +68,8 @@ async fn a_charge_is_pending_less_its_fee_then_available_and_a_refund_leaves_at_
     let b = app.get("/v2/balance", app.sk()).await;
     assert_eq!(
         b.body,
-        json!({"object": "balance", "available": [], "pending": [], "livemode": false})
+        json!({"object": "balance", "available": [], "pending": [],
+               "processors": {"available": [], "pending": []}, "livemode": false})
     );
 
     let p = app.pay(app.sk(), "4242424242424242", 1000).await;

@@ -10,7 +10,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::helpers::{card, payment_body, spawn_app_with, Answer, Options, TestApp};
-use crate::localstripe::{refused_base, Fault, LocalStripe, Proxy, STRIPE_KEY};
+use crate::localstripe::{refused_base, stripe_fee, Fault, LocalStripe, Proxy, STRIPE_KEY};
 
 async fn stripe_connector(app: &TestApp, api_base: &str, priority: i64, raw: bool) -> String {
     let created = app
@@ -59,6 +59,28 @@ async fn spawn_app() -> Option<TestApp> {
     .await
 }
 
+/// What `tender ledger verify` finds wrong with the test account's ledger.
+async fn ledger_problems(app: &TestApp) -> Vec<String> {
+    app.services
+        .balance()
+        .verify_ledger(&tender_core::auth::Scope {
+            account: app.account.account.clone(),
+            mode: tender_core::auth::Mode::Test,
+        })
+        .await
+        .unwrap()
+        .differences
+}
+
+/// The balance transaction of payment `id`.
+async fn booking_of(app: &TestApp, id: &str) -> Value {
+    let p = app.get(&format!("/v2/payments/{id}"), app.sk()).await;
+    let txn = p.body["balance_transaction"].as_str().expect("booked");
+    app.get(&format!("/v2/balance_transactions/{txn}"), app.sk())
+        .await
+        .body
+}
+
 async fn setup() -> Option<(TestApp, LocalStripe)> {
     let stripe = LocalStripe::start().await?;
     let app = spawn_app().await?;
@@ -92,6 +114,33 @@ async fn a_stripe_connector_takes_the_payment_at_the_processor() {
     assert_eq!(
         events.body["data"][0]["data"]["object"]["connector_reference"],
         reference
+    );
+    // Booked as Stripe booked it: its fee, not Tender's pricing, and held by the processor.
+    let txn = booking_of(&app, &paid.id()).await;
+    assert_eq!(txn["amount"], 2500);
+    assert_eq!(txn["fee"], stripe_fee(2500), "{txn}");
+    assert_eq!(txn["net"], 2500 - stripe_fee(2500));
+    assert_eq!(txn["fee_details"][0]["type"], "processor_fee");
+    assert_eq!(
+        txn["fee_details"][0]["description"],
+        "Stripe processing fees"
+    );
+    assert_eq!(txn["connector"], conn.as_str());
+    let balance = app.get("/v2/balance", app.sk()).await;
+    assert_eq!(balance.body["pending"][0]["amount"], 0, "{}", balance.body);
+    assert_eq!(
+        balance.body["processors"]["pending"][0]["amount"],
+        2500 - stripe_fee(2500)
+    );
+    assert!(ledger_problems(&app).await.is_empty());
+    // Every call named the API version the connector is written for.
+    let versions = stripe.versions();
+    assert!(versions.len() >= 3, "{versions:?}");
+    assert!(
+        versions
+            .iter()
+            .all(|v| v == tender_server::connectors::stripe::STRIPE_VERSION),
+        "{versions:?}"
     );
 }
 
@@ -151,6 +200,12 @@ async fn partial_capture_cancel_and_partial_refunds_reach_the_processor_and_neve
         .await;
     assert_eq!(captured.status, 200, "{}", captured.body);
     assert_eq!(captured.body["amount_captured"], 600);
+    // Stripe books what was captured, not what was authorised.
+    let txn = booking_of(&app, &id).await;
+    assert_eq!(
+        (txn["amount"].as_i64(), txn["fee"].as_i64()),
+        (Some(600), Some(stripe_fee(600)))
+    );
     let pi = stripe
         .get(&format!("/v1/payment_intents/{reference}"))
         .await;
@@ -191,6 +246,21 @@ async fn partial_capture_cancel_and_partial_refunds_reach_the_processor_and_neve
     assert_eq!(over.error_code(), "amount_too_large");
     let payment = app.get(&format!("/v2/payments/{id}"), app.sk()).await;
     assert_eq!(payment.body["amount_refunded"], 500);
+    // The refunds leave the processor's balance, not Tender's.
+    let balance = app.get("/v2/balance", app.sk()).await;
+    assert_eq!(
+        balance.body["processors"]["pending"][0]["amount"]
+            .as_i64()
+            .unwrap()
+            + balance.body["processors"]["available"][0]["amount"]
+                .as_i64()
+                .unwrap(),
+        600 - stripe_fee(600) - 500,
+        "{}",
+        balance.body
+    );
+    assert_eq!(balance.body["available"][0]["amount"], 0);
+    assert!(ledger_problems(&app).await.is_empty());
     // localstripe holds exactly our two refunds (besides the uncaptured remainder).
     let refunds = stripe
         .get(&format!("/v1/refunds?payment_intent={reference}&limit=100"))

@@ -24,6 +24,8 @@ struct Script {
     seen: Vec<String>,
     /// When set, `POST /v1/payment_intents` answers this status with this many bytes of text.
     refuse_create: Option<(u16, usize)>,
+    /// `GET /v1/balance_transactions/txn_fake1`: the charge's booking (default: 1000, fee 59).
+    txn: Option<Value>,
 }
 
 #[derive(Clone)]
@@ -56,7 +58,15 @@ impl Fake {
 /// A PaymentIntent `pi_fake1` of `amount` in usd with `status` and what it says it received.
 fn intent(status: &str, received: Value, currency: &str) -> Value {
     json!({"id": "pi_fake1", "object": "payment_intent", "status": status, "amount": 1000,
-           "amount_received": received, "currency": currency})
+           "amount_received": received, "currency": currency, "latest_charge": "ch_fake1"})
+}
+
+/// A charge's balance transaction as the fake books it.
+fn booking(amount: i64, fee: i64, net: i64, currency: &str) -> Value {
+    json!({"id": "txn_fake1", "object": "balance_transaction", "type": "charge", "amount": amount,
+           "fee": fee, "net": net, "currency": currency,
+           "fee_details": [{"amount": fee, "currency": currency, "type": "stripe_fee",
+                            "description": "Stripe processing fees"}]})
 }
 
 async fn answer(State(script): State<Arc<Mutex<Script>>>, request: Request) -> Response {
@@ -97,6 +107,16 @@ async fn answer(State(script): State<Arc<Mutex<Script>>>, request: Request) -> R
                 .unwrap_or((200, intent("requires_action", json!(0), "usd")));
             json(status, v)
         }
+        ("GET", "/v1/charges/ch_fake1") => json(
+            200,
+            json!({"id": "ch_fake1", "object": "charge", "balance_transaction": "txn_fake1"}),
+        ),
+        ("GET", "/v1/balance_transactions/txn_fake1") => json(
+            200,
+            s.txn
+                .clone()
+                .unwrap_or_else(|| booking(1000, 59, 941, "usd")),
+        ),
         ("GET", p) if p.starts_with("/v1/payment_intents/") => json(
             200,
             s.read
@@ -131,6 +151,13 @@ async fn app_with(fake: &Fake) -> (TestApp, String) {
 async fn sync_now(app: &TestApp) {
     app.clock
         .advance(tender_core::payments::upstream::FIRST_SYNC_SECS + 1);
+    app.services.run_due_tasks(100).await.unwrap();
+}
+
+/// The clock an hour on (the longest a payment waits between syncs), and what is due run.
+async fn sync_within_the_hour(app: &TestApp) {
+    app.clock
+        .advance(tender_core::payments::upstream::MAX_SYNC_INTERVAL_SECS + 1);
     app.services.run_due_tasks(100).await.unwrap();
 }
 
@@ -302,15 +329,54 @@ async fn a_processors_amounts_outside_the_payment_are_never_booked() {
     sync_now(&app).await;
     let list = app.get("/v2/payments?status=processing", app.sk()).await;
     assert_eq!(list.body["data"].as_array().unwrap().len(), 5);
-    // Once it tells the truth, each is booked for what it was.
+    // Its booking of the capture is checked as well: a fee over the amount, a net that is not
+    // amount less fee, another amount or currency than the capture's: nothing moves.
     fake.set(|s| s.read = Some(intent("succeeded", json!(1000), "usd")));
-    sync_now(&app).await;
-    sync_now(&app).await;
+    for lie in [
+        booking(1000, 5000, -4000, "usd"),
+        booking(1000, 59, 1000, "usd"),
+        booking(999_999, 59, 999_940, "usd"),
+        booking(1000, 59, 941, "eur"),
+    ] {
+        fake.set(|s| s.txn = Some(lie.clone()));
+        sync_within_the_hour(&app).await;
+        let list = app.get("/v2/payments?status=processing", app.sk()).await;
+        assert_eq!(list.body["data"].as_array().unwrap().len(), 5, "{lie}");
+    }
+    // Once it tells the truth, each is booked for what it was, with the processor's fee.
+    fake.set(|s| s.txn = None);
+    sync_within_the_hour(&app).await;
+    sync_within_the_hour(&app).await;
     let done = app.get("/v2/payments?status=succeeded", app.sk()).await;
     let done = done.body["data"].as_array().unwrap();
     // The one whose answer named another PaymentIntent is synced by its own reference.
     assert_eq!(done.len(), 5);
     assert!(done.iter().all(|p| p["amount_captured"] == 1000));
+    let txns = app.get("/v2/balance_transactions", app.sk()).await;
+    for t in txns.body["data"].as_array().unwrap() {
+        assert_eq!(
+            (t["fee"].as_i64(), t["net"].as_i64()),
+            (Some(59), Some(941)),
+            "{t}"
+        );
+        assert_eq!(t["fee_details"][0]["type"], "processor_fee");
+        assert_eq!(t["connector"], conn.as_str());
+    }
+    // The money is the processor's (available there after the delay), never Tender's to pay
+    // out.
+    app.clock.advance(120);
+    app.services.run_due_tasks(100).await.unwrap();
+    let balance = app.get("/v2/balance", app.sk()).await;
+    assert_eq!(
+        balance.body["available"],
+        json!([{"amount": 0, "currency": "usd"}])
+    );
+    assert_eq!(
+        balance.body["processors"]["available"],
+        json!([{"amount": 5 * 941, "currency": "usd"}]),
+        "{}",
+        balance.body
+    );
     assert!(ledger_problems(&app).await.is_empty());
 }
 

@@ -3,6 +3,16 @@
 //! the real third-party processor the connector tests talk to. Shared by the API suite
 //! (`tests/api/connectors.rs`) and the binary's crash test (`crates/tender/tests/connectors.rs`).
 //!
+//! Tests reach localstripe through [`Additions`], a thin proxy adding what localstripe 1.15.10
+//! lacks, each as Stripe documents it (the `stripe/openapi` spec's `balance_transaction`):
+//! - **Fees.** localstripe books every charge with `fee: 0`; a charge's balance transaction is
+//!   answered with Stripe's standard card pricing, 2.9% + 30 (rounded half up), as one
+//!   `stripe_fee` fee detail ("Stripe processing fees"), and `net = amount − fee`.
+//! - **Partial captures.** localstripe books the whole authorised amount and refunds the rest;
+//!   Stripe books only what was captured (`amount_to_capture`): the charge's balance
+//!   transaction is answered with that amount.
+//! - It records the `Stripe-Version` of every request ([`LocalStripe::versions`]).
+//!
 //! Without Python's `localstripe` installed, [`LocalStripe::start`] prints `skipped: …` and
 //! gives `None`, unless `TENDER_REQUIRE_LOCALSTRIPE=1` (CI sets it and installs it).
 
@@ -19,10 +29,14 @@ use reqwest::Method;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-/// A localstripe process of this test, killed when dropped.
+/// A localstripe process of this test, killed when dropped, behind its [`Additions`].
 pub struct LocalStripe {
+    /// The additions' address: where Tender's connector is pointed.
     pub base: String,
+    /// localstripe's own address.
+    pub raw_base: String,
     pub http: reqwest::Client,
+    additions: Arc<Added>,
     _child: tokio::process::Child,
 }
 
@@ -54,16 +68,26 @@ impl LocalStripe {
         else {
             return skip("localstripe did not start (pip install localstripe==1.15.10)");
         };
+        let additions = Arc::new(Added::default());
         Some(Self {
-            base,
+            base: Additions::start(&base, additions.clone()).await,
+            raw_base: base,
             http: reqwest::Client::new(),
+            additions,
             _child: child,
         })
     }
 
+    /// The `Stripe-Version` header of every request that came through, in order (`""` when a
+    /// request had none).
+    pub fn versions(&self) -> Vec<String> {
+        self.additions.versions.lock().unwrap().clone()
+    }
+
+    /// A read of localstripe's own state (not through the additions).
     pub async fn get(&self, path: &str) -> Value {
         self.http
-            .get(format!("{}{path}", self.base))
+            .get(format!("{}{path}", self.raw_base))
             .bearer_auth(STRIPE_KEY)
             .send()
             .await
@@ -75,7 +99,7 @@ impl LocalStripe {
 
     pub async fn post(&self, path: &str, form: &[(&str, &str)]) -> Value {
         self.http
-            .post(format!("{}{path}", self.base))
+            .post(format!("{}{path}", self.raw_base))
             .bearer_auth(STRIPE_KEY)
             .form(form)
             .send()
@@ -234,4 +258,117 @@ pub async fn refused_base() -> String {
     let addr = listener.local_addr().unwrap();
     drop(listener);
     format!("http://{addr}")
+}
+
+/// What [`Additions`] remembers: the versions requests named, and what each PaymentIntent's
+/// capture asked for.
+#[derive(Default)]
+pub struct Added {
+    versions: std::sync::Mutex<Vec<String>>,
+    captured: std::sync::Mutex<std::collections::HashMap<String, i64>>,
+}
+
+/// The proxy adding to localstripe what it lacks (see the module's doc).
+pub struct Additions;
+
+type AdditionsState = (String, Arc<Added>, reqwest::Client);
+
+impl Additions {
+    /// Starts one in front of `upstream`; its address.
+    async fn start(upstream: &str, added: Arc<Added>) -> String {
+        let state: AdditionsState = (upstream.to_string(), added, reqwest::Client::new());
+        let app = axum::Router::new().fallback(add).with_state(state);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        base
+    }
+}
+
+/// Stripe's standard card fee on `amount`: 2.9% (rounded half up) + 30, at most the amount.
+pub fn stripe_fee(amount: i64) -> i64 {
+    ((amount * 29 + 500) / 1000 + 30).min(amount)
+}
+
+async fn add(
+    State((upstream, added, client)): State<AdditionsState>,
+    request: Request,
+) -> Response {
+    let version = request
+        .headers()
+        .get("stripe-version")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    added.versions.lock().unwrap().push(version);
+    let path = request.uri().path().to_string();
+    let method = request.method().clone();
+    let url = format!(
+        "{upstream}{}",
+        request
+            .uri()
+            .path_and_query()
+            .map(|p| p.as_str())
+            .unwrap_or("/")
+    );
+    let mut outgoing = client.request(Method::from_bytes(method.as_str().as_bytes()).unwrap(), url);
+    for name in ["authorization", "content-type", "idempotency-key"] {
+        if let Some(v) = request.headers().get(name) {
+            outgoing = outgoing.header(name, v.as_bytes());
+        }
+    }
+    let body = axum::body::to_bytes(request.into_body(), 1 << 20)
+        .await
+        .unwrap_or_default();
+    if method == axum::http::Method::POST && path.ends_with("/capture") {
+        let pi = path
+            .trim_start_matches("/v1/payment_intents/")
+            .trim_end_matches("/capture");
+        let asked = form_urlencoded::parse(&body)
+            .find(|(k, _)| k == "amount_to_capture")
+            .and_then(|(_, v)| v.parse::<i64>().ok());
+        if let Some(asked) = asked {
+            added.captured.lock().unwrap().insert(pi.to_string(), asked);
+        }
+    }
+    let answer = outgoing.body(body.to_vec()).send().await.unwrap();
+    let status = answer.status().as_u16();
+    let mut bytes = answer.bytes().await.unwrap_or_default().to_vec();
+    if method == axum::http::Method::GET
+        && path.starts_with("/v1/balance_transactions/")
+        && status == 200
+    {
+        let mut txn: Value = serde_json::from_slice(&bytes).unwrap();
+        if txn["type"] == "charge" {
+            let charge: Value = client
+                .get(format!(
+                    "{upstream}/v1/charges/{}",
+                    txn["source"].as_str().unwrap_or_default()
+                ))
+                .bearer_auth(STRIPE_KEY)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let pi = charge["payment_intent"].as_str().unwrap_or_default();
+            let captured = added.captured.lock().unwrap().get(pi).copied();
+            let amount = captured.unwrap_or_else(|| txn["amount"].as_i64().unwrap_or(0));
+            let fee = stripe_fee(amount);
+            txn["amount"] = amount.into();
+            txn["fee"] = fee.into();
+            txn["net"] = (amount - fee).into();
+            txn["fee_details"] = serde_json::json!([{
+                "amount": fee, "application": null, "currency": txn["currency"],
+                "description": "Stripe processing fees", "type": "stripe_fee",
+            }]);
+            bytes = serde_json::to_vec(&txn).unwrap();
+        }
+    }
+    Response::builder()
+        .status(status)
+        .header("content-type", "application/json")
+        .body(Body::from(bytes))
+        .unwrap()
 }

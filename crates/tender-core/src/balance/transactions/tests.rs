@@ -14,6 +14,16 @@ fn at(id: &str) -> At<'_> {
         txn_id: id,
         now: 100,
         livemode: false,
+        held_by: None,
+    }
+}
+
+/// Tender's card fee of `amount`.
+fn fee(amount: i64) -> Fee<'static> {
+    Fee {
+        amount,
+        kind: FeeType::TenderFee,
+        description: "Card fee",
     }
 }
 
@@ -32,7 +42,7 @@ fn apply(postings: &[&Posting]) -> HashMap<LedgerAccount, i64> {
 fn each_movement_books_the_transaction_and_the_posting_that_agree() {
     use LedgerAccount::*;
     // (booking, type, amount, fee, net, status, the posting's entries by account)
-    let charge = charge(at("txn_c"), "pay_1", usd(), 1000, 59, "Card fee", 500).unwrap();
+    let charge = charge(at("txn_c"), "pay_1", usd(), 1000, fee(59), 500).unwrap();
     let refund = refund(at("txn_r"), "re_1", "pay_1", usd(), 300).unwrap();
     let refund_failure = refund_failure(at("txn_rf"), "re_1", usd(), 300).unwrap();
     let payout = payout(at("txn_p"), "po_1", usd(), 400).unwrap();
@@ -107,7 +117,7 @@ fn each_movement_books_the_transaction_and_the_posting_that_agree() {
 #[test]
 fn a_charge_becomes_available_and_movements_without_transactions_only_post() {
     use LedgerAccount::*;
-    let c = charge(at("txn_c"), "pay_1", usd(), 1000, 59, "Card fee", 500).unwrap();
+    let c = charge(at("txn_c"), "pay_1", usd(), 1000, fee(59), 500).unwrap();
     let txn = c.transaction.clone().unwrap();
     let (after, moved) = make_available(&txn, 600).unwrap();
     assert_eq!(after.status, TxnStatus::Available);
@@ -137,17 +147,68 @@ fn a_charge_becomes_available_and_movements_without_transactions_only_post() {
 }
 
 #[test]
+fn money_a_processor_holds_moves_through_its_own_accounts_and_names_it() {
+    use LedgerAccount::*;
+    let held = At {
+        held_by: Some("conn_1"),
+        ..at("txn_c")
+    };
+    let stripe_fee = Fee {
+        amount: 103,
+        kind: FeeType::ProcessorFee,
+        description: "Stripe processing fees",
+    };
+    let c = charge(held, "pay_1", usd(), 2500, stripe_fee, 500).unwrap();
+    let txn = c.transaction.clone().unwrap();
+    assert_eq!(txn.connector.as_deref(), Some("conn_1"));
+    assert_eq!(txn.fee_details[0].kind, FeeType::ProcessorFee);
+    let (_, moved) = make_available(&txn, 600).unwrap();
+    let r = refund(
+        At {
+            txn_id: "txn_r",
+            ..held
+        },
+        "re_1",
+        "pay_1",
+        usd(),
+        300,
+    )
+    .unwrap();
+    let rf = refund_failure(
+        At {
+            txn_id: "txn_rf",
+            ..held
+        },
+        "re_1",
+        usd(),
+        300,
+    )
+    .unwrap();
+    let balances = apply(&[
+        c.posting.as_ref().unwrap(),
+        moved.as_ref().unwrap(),
+        r.posting.as_ref().unwrap(),
+        rf.posting.as_ref().unwrap(),
+    ]);
+    assert_eq!(balances[&ProcessorAvailable], 2397);
+    assert_eq!(balances[&ProcessorPending], 0);
+    assert_eq!(balances.get(&Available), None, "Tender holds none of it");
+    assert_eq!(balances.get(&Pending), None);
+    assert_eq!(balances[&Fees], 103);
+}
+
+#[test]
 fn nothing_moves_nothing_is_posted() {
     // A free card price: the charge has no fee line; a fee equal to the amount leaves no
     // pending entry.
-    let free = charge(at("txn_c"), "pay_1", usd(), 1000, 0, "Card fee", 5).unwrap();
+    let free = charge(at("txn_c"), "pay_1", usd(), 1000, fee(0), 5).unwrap();
     assert!(free.transaction.as_ref().unwrap().fee_details.is_empty());
     assert_eq!(free.posting.as_ref().unwrap().entries().len(), 2);
-    let all_fee = charge(at("txn_c"), "pay_1", usd(), 30, 30, "Card fee", 5).unwrap();
+    let all_fee = charge(at("txn_c"), "pay_1", usd(), 30, fee(30), 5).unwrap();
     let (_, moved) = make_available(all_fee.transaction.as_ref().unwrap(), 6).unwrap();
     assert_eq!(moved, None);
     // A fee above the amount leaves a negative pending net, moved like any other.
-    let over = charge(at("txn_c"), "pay_1", usd(), 10, 30, "Card fee", 5).unwrap();
+    let over = charge(at("txn_c"), "pay_1", usd(), 10, fee(30), 5).unwrap();
     assert_eq!(over.transaction.as_ref().unwrap().net, -20);
     let (_, moved) = make_available(over.transaction.as_ref().unwrap(), 6).unwrap();
     let e: Vec<i64> = moved.unwrap().entries().iter().map(|e| e.amount).collect();

@@ -15,14 +15,16 @@ fn payment_intent_states_map_onto_the_port() {
         ),
         Upstream::Succeeded {
             captured: 600,
-            currency: Some("usd".into())
+            currency: Some("usd".into()),
+            settlement: None,
         }
     );
     assert_eq!(
         state_of(&json!({"status": "succeeded", "amount": 1000, "currency": "eur"})),
         Upstream::Succeeded {
             captured: 1000,
-            currency: Some("eur".into())
+            currency: Some("eur".into()),
+            settlement: None,
         }
     );
     // Without an amount it is not booked as nothing: asked again.

@@ -1,0 +1,86 @@
+//! Stripe's booking of a capture (CONTRACT §15): the PaymentIntent's charge
+//! (`latest_charge`, an id, or the object as localstripe gives it), then that charge's
+//! `balance_transaction` — the amount Stripe took in, its fee and the net it holds for the
+//! merchant. A capture whose booking cannot be read yet is *unknown* (synced later), never
+//! booked without the processor's fee.
+
+use serde_json::Value;
+use tender_core::connectors::connector::{bounded, Answer, ProcessorSettlement, Upstream};
+
+use super::{Reply, Stripe};
+
+/// `field`'s id: the string itself, or the `id` of the object expanded in its place.
+fn id_of(field: &Value) -> Option<&str> {
+    field.as_str().or_else(|| field["id"].as_str())
+}
+
+impl Stripe {
+    /// `answer` about the PaymentIntent `pi`, with Stripe's booking of its capture when it is
+    /// one (a `Succeeded` told without it).
+    pub(super) async fn with_settlement(&self, pi: &Value, answer: Answer) -> Answer {
+        let Answer::Known {
+            reference,
+            state:
+                Upstream::Succeeded {
+                    captured,
+                    currency,
+                    settlement: None,
+                },
+        } = answer
+        else {
+            return answer;
+        };
+        match self.settlement(pi).await {
+            Ok(settlement) => Answer::Known {
+                reference,
+                state: Upstream::Succeeded {
+                    captured,
+                    currency,
+                    settlement: Some(settlement),
+                },
+            },
+            Err(why) => Answer::Unknown {
+                reference,
+                reason: format!("the capture's balance transaction could not be read: {why}"),
+            },
+        }
+    }
+
+    /// The balance transaction of the charge of `pi`.
+    async fn settlement(&self, pi: &Value) -> Result<ProcessorSettlement, String> {
+        let charge = id_of(&pi["latest_charge"]).ok_or("the PaymentIntent names no charge")?;
+        let charge = self.read(&format!("/v1/charges/{charge}")).await?;
+        let txn = id_of(&charge["balance_transaction"])
+            .ok_or("the charge has no balance transaction yet")?;
+        let txn = self
+            .read(&format!("/v1/balance_transactions/{txn}"))
+            .await?;
+        let number = |key: &str| {
+            txn[key]
+                .as_i64()
+                .ok_or_else(|| format!("its {key} is not a number"))
+        };
+        Ok(ProcessorSettlement {
+            reference: bounded(txn["id"].as_str().unwrap_or_default()),
+            amount: number("amount")?,
+            fee: number("fee")?,
+            net: number("net")?,
+            currency: bounded(txn["currency"].as_str().unwrap_or_default()),
+            description: bounded(
+                txn["fee_details"][0]["description"]
+                    .as_str()
+                    .unwrap_or("Stripe processing fees"),
+            ),
+        })
+    }
+
+    /// A read that must answer 200.
+    async fn read(&self, path: &str) -> Result<Value, String> {
+        match self.get(path).await {
+            Reply::Ok(v) => Ok(v),
+            Reply::Refused(status, _) => Err(format!("{status} to a read")),
+            Reply::Declined(_) => Err("402 to a read".into()),
+            Reply::NotSent(why) | Reply::Unavailable(why) | Reply::Unknown(why) => Err(why),
+        }
+    }
+}
