@@ -47,6 +47,18 @@ pub enum PaymentStatus {
 }
 
 impl PaymentStatus {
+    /// Whether a connector's payment in this status can still be moved by its processor
+    /// (CONTRACT §15): it is synced and listens to the processor's webhooks. Processing,
+    /// authenticating, or held for a capture the processor may make or release itself.
+    pub fn awaits_processor(self) -> bool {
+        matches!(
+            self,
+            PaymentStatus::Processing
+                | PaymentStatus::RequiresAction
+                | PaymentStatus::RequiresCapture
+        )
+    }
+
     pub const ALL: [PaymentStatus; 8] = [
         PaymentStatus::RequiresPaymentMethod,
         PaymentStatus::RequiresConfirmation,
@@ -154,6 +166,8 @@ pub enum Authorised {
     Pending,
     /// Refused.
     Declined(Decline),
+    /// Released at the processor at `at`, nothing captured (its reason is the processor's).
+    Canceled { at: i64 },
 }
 
 /// `payment` as its authoriser's answer leaves it (the table in the module doc).
@@ -172,6 +186,11 @@ pub fn authorised(payment: &mut Payment, answer: Authorised) {
             payment.next_action = Some(next_action);
         }
         Authorised::Pending => payment.status = PaymentStatus::Processing,
+        Authorised::Canceled { at } => {
+            payment.status = PaymentStatus::Canceled;
+            payment.canceled_at = Some(at);
+            payment.cancellation_reason = None;
+        }
         Authorised::Declined(d) => {
             payment.status = PaymentStatus::Failed;
             payment.failure_code = Some(d.code.to_string());

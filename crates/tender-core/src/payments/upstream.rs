@@ -71,7 +71,8 @@ pub(crate) struct UpstreamPayment {
 
 /// What an upstream state does to a payment.
 pub(crate) struct Applied {
-    pub(crate) event: Option<&'static str>,
+    /// The events the move makes, in order.
+    pub(crate) events: Vec<&'static str>,
     pub(crate) decline: Option<CoreError>,
     /// The sync task stays (or is scheduled again): the processor has not finished.
     pub(crate) keep_syncing: bool,
@@ -383,8 +384,9 @@ impl Payments<'_> {
             ops.extend(declined_ops.clone());
         }
         let mut event = None;
-        if let Some(kind) = applied.event {
-            event = Some(ops.event_id(kind, to_value(&payment)?, None)?);
+        for kind in &applied.events {
+            let id = ops.event_id(kind, to_value(&payment)?, None)?;
+            event.get_or_insert(id);
         }
         let stored = to_body(&payment)?;
         let committed = match &applied.decline {

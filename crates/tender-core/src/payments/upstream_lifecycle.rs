@@ -10,9 +10,10 @@ use crate::connectors::word::disbelieve;
 use crate::documents::batch::Batch;
 use crate::error::{CoreError, CoreResult};
 use crate::ids;
-use crate::payments::acquirer::Decline;
 use crate::payments::payment::ProcessorSettlement;
-use crate::payments::payment::{authorised, Authorised, CancellationReason, Payment};
+use crate::payments::payment::{
+    authorised, Authorised, CancellationReason, Payment, PaymentStatus,
+};
 use crate::payments::payment::{AUTHENTICATION_TIMEOUT_SECS, AUTHORIZATION_TTL_SECS};
 use crate::payments::upstream::Applied;
 use crate::payments::Payments;
@@ -31,7 +32,7 @@ impl Payments<'_> {
     ) -> CoreResult<Applied> {
         let now = self.now();
         let mut applied = Applied {
-            event: None,
+            events: Vec::new(),
             decline: None,
             keep_syncing: false,
             ops: self.background(scope),
@@ -46,9 +47,18 @@ impl Payments<'_> {
                 settlement,
                 ..
             } => {
-                applied.event = Some("payment.succeeded");
+                applied.events.push("payment.succeeded");
+                // Held until now: captured at the processor (CONTRACT §15).
+                if payment.status == PaymentStatus::RequiresCapture {
+                    applied.events.push("payment.captured");
+                }
                 payment.processor_settlement = settlement;
                 Authorised::Captured(captured)
+            }
+            // Still held (a sync or a hint): the processor may capture or release it itself.
+            Upstream::RequiresCapture if payment.status == PaymentStatus::RequiresCapture => {
+                applied.keep_syncing = kind != ConnectorType::Simulator;
+                Authorised::Held
             }
             Upstream::RequiresCapture => {
                 applied.ops.schedule(
@@ -56,6 +66,7 @@ impl Payments<'_> {
                     &payment.id,
                     now + AUTHORIZATION_TTL_SECS,
                 );
+                applied.keep_syncing = kind != ConnectorType::Simulator;
                 Authorised::Held
             }
             Upstream::RequiresAction { url } => {
@@ -70,14 +81,16 @@ impl Payments<'_> {
                 Authorised::Authenticate(self.next_action(payment, url, kind, &mut applied.ops))
             }
             Upstream::Declined(d) => Authorised::Declined(d),
-            Upstream::Canceled => Authorised::Declined(Decline {
-                code: "processing_error".into(),
-                decline_code: "canceled_by_processor".into(),
-                message: "The payment processor canceled this payment; nothing was charged.".into(),
-            }),
+            // Released at the processor (by the merchant there, or its own expiry of the
+            // authorisation): canceled here too, whatever Tender was waiting for.
+            Upstream::Canceled => {
+                applied.events.push("payment.canceled");
+                applied.ops.unseal(&payment.id);
+                Authorised::Canceled { at: now }
+            }
         };
         if let Authorised::Declined(d) = &answer {
-            applied.event = Some("payment.failed");
+            applied.events.push("payment.failed");
             applied.decline = Some(d.error(&payment.id));
         }
         let captured = matches!(answer, Authorised::Captured(_));

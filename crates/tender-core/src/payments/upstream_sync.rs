@@ -32,10 +32,7 @@ impl Payments<'_> {
         };
         let mut payment: Payment = from_body(&record.id, &record.body)?;
         let version = record.version;
-        let waiting = matches!(
-            payment.status,
-            PaymentStatus::Processing | PaymentStatus::RequiresAction
-        );
+        let waiting = payment.status.awaits_processor();
         let Some(connector_id) = payment.connector.clone().filter(|_| waiting) else {
             return self.reschedule(task, None).await;
         };
@@ -87,7 +84,7 @@ impl Payments<'_> {
         let mut ops = self.background(applied.ops.scope());
         ops.update(payment, version)?;
         ops.extend(applied.ops);
-        if let Some(kind) = applied.event {
+        for kind in &applied.events {
             ops.event(kind, payment)?;
         }
         Ok(ops)
@@ -197,10 +194,7 @@ impl Payments<'_> {
         let mut payment: Payment = from_body(&record.id, &record.body)?;
         let ours = payment.connector.as_deref() == Some(connector_id)
             && payment.connector_reference.as_deref() == Some(inbound.reference.as_str());
-        let waiting = matches!(
-            payment.status,
-            PaymentStatus::Processing | PaymentStatus::RequiresAction
-        );
+        let waiting = payment.status.awaits_processor();
         if !ours || !waiting || inbound.state == Upstream::Created {
             return Ok(());
         }

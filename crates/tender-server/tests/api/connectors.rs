@@ -1023,3 +1023,84 @@ async fn a_sync_that_finds_the_payment_unconfirmed_but_cannot_cancel_it_never_fa
     assert_eq!(payment.body["status"], "succeeded", "{}", payment.body);
     assert_eq!(stripe.payment_intents().await[0]["status"], "succeeded");
 }
+
+/// The events of `kind` about payment `id`.
+async fn events_about(app: &TestApp, kind: &str, id: &str) -> usize {
+    let events = app
+        .get(&format!("/v2/events?type={kind}&limit=100"), app.sk())
+        .await;
+    events.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["data"]["object"]["id"] == id)
+        .count()
+}
+
+#[tokio::test]
+async fn a_held_payment_captured_or_released_at_the_processor_moves_here_once() {
+    let Some((app, stripe)) = setup().await else {
+        return;
+    };
+    stripe_connector(&app, &stripe.base, 0, true).await;
+    let mut body = payment_body("4242424242424242", 1800);
+    body["capture"] = json!(false);
+    let captured_there = app.post("/v2/payments", app.sk(), body.clone()).await;
+    let released_there = app.post("/v2/payments", app.sk(), body).await;
+    for held in [&captured_there, &released_there] {
+        assert_eq!(held.body["status"], "requires_capture", "{}", held.body);
+    }
+    let reference = |p: &Answer| p.body["connector_reference"].as_str().unwrap().to_string();
+    // The merchant captures one and cancels the other in the processor's own dashboard.
+    let pi = stripe
+        .post(
+            &format!("/v1/payment_intents/{}/capture", reference(&captured_there)),
+            &[],
+        )
+        .await;
+    assert_eq!(pi["status"], "succeeded");
+    let pi = stripe
+        .post(
+            &format!("/v1/payment_intents/{}/cancel", reference(&released_there)),
+            &[],
+        )
+        .await;
+    assert_eq!(pi["status"], "canceled");
+    // Tender's sync of held payments finds both.
+    app.clock.advance(3600);
+    app.services.run_due_tasks(100).await.unwrap();
+    let captured = app
+        .get(&format!("/v2/payments/{}", captured_there.id()), app.sk())
+        .await;
+    assert_eq!(captured.body["status"], "succeeded", "{}", captured.body);
+    assert_eq!(captured.body["amount_captured"], 1800);
+    let txn = booking_of(&app, &captured_there.id()).await;
+    assert_eq!(txn["fee"], stripe_fee(1800), "{txn}");
+    let released = app
+        .get(&format!("/v2/payments/{}", released_there.id()), app.sk())
+        .await;
+    assert_eq!(released.body["status"], "canceled", "{}", released.body);
+    assert!(released.body["canceled_at"].is_i64());
+    // Once each, however long Tender keeps going (its own expiry of the hold included).
+    app.clock.advance(8 * 86_400);
+    app.services.run_due_tasks(100).await.unwrap();
+    app.clock.advance(3600);
+    app.services.run_due_tasks(100).await.unwrap();
+    assert_eq!(
+        events_about(&app, "payment.captured", &captured_there.id()).await,
+        1
+    );
+    assert_eq!(
+        events_about(&app, "payment.succeeded", &captured_there.id()).await,
+        1
+    );
+    assert_eq!(
+        events_about(&app, "payment.canceled", &released_there.id()).await,
+        1
+    );
+    let again = app
+        .get(&format!("/v2/payments/{}", released_there.id()), app.sk())
+        .await;
+    assert_eq!(again.body["status"], "canceled");
+    assert!(ledger_problems(&app).await.is_empty());
+}
