@@ -41,6 +41,9 @@ pub enum TaskKind {
     InvoiceUpcoming,
     /// A Checkout Session reaches its `expires_at`.
     ExpireCheckoutSession,
+    /// A payment a connector's processor captured is checked for refunds made at the
+    /// processor (CONTRACT §15).
+    WatchPayment,
 }
 
 impl TaskKind {
@@ -65,6 +68,7 @@ impl TaskKind {
             TaskKind::SettleInvoicePayment => "settle_invoice_payment",
             TaskKind::InvoiceUpcoming => "invoice_upcoming",
             TaskKind::ExpireCheckoutSession => "expire_checkout_session",
+            TaskKind::WatchPayment => "watch_payment",
         }
     }
 
@@ -89,6 +93,7 @@ impl TaskKind {
             TaskKind::SettleInvoicePayment,
             TaskKind::InvoiceUpcoming,
             TaskKind::ExpireCheckoutSession,
+            TaskKind::WatchPayment,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)

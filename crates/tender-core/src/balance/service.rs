@@ -197,6 +197,14 @@ impl BalanceBook<'_> {
         batch
             .book(booking)?
             .schedule(crate::task::TaskKind::MakeAvailable, &txn_id, available_on);
+        if payment.held_by().is_some() {
+            // Money a processor holds may be refunded there: it is watched (CONTRACT §15).
+            batch.schedule(
+                crate::task::TaskKind::WatchPayment,
+                &payment.id,
+                now + crate::refunds::processor::FIRST_WATCH_SECS,
+            );
+        }
         Ok(true)
     }
 

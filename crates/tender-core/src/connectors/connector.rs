@@ -282,11 +282,28 @@ pub enum RefundAnswer {
     Known {
         reference: Option<String>,
         state: RefundUpstream,
+        /// What the processor says it refunded and in which currency, when it said
+        /// (CONTRACT §15: checked against what Tender asked).
+        amount: Option<(i64, String)>,
     },
     /// Nothing was made upstream.
     Unavailable(String),
     /// Sent, no answer.
     Unknown(String),
+}
+
+/// A refund of a payment as its processor keeps it: made by Tender (`tender_refund`, Stripe's
+/// `metadata[tender_refund]`) or at the processor itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpstreamRefund {
+    /// The processor's id of it (a Stripe `re_…`).
+    pub reference: String,
+    pub amount: i64,
+    /// Lower-case ISO 4217, as the processor wrote it.
+    pub currency: String,
+    pub state: RefundUpstream,
+    /// Tender's id of the refund, when Tender made it.
+    pub tender_refund: Option<String>,
 }
 
 /// What a verified inbound webhook of a processor says about a payment.
@@ -325,6 +342,14 @@ pub trait Connector: Send + Sync {
     /// Refunds `amount` of a captured payment; `refund` is Tender's refund id (the upstream
     /// idempotency key is derived from it).
     async fn refund(&self, refund: &str, reference: &str, amount: i64) -> RefundAnswer;
+
+    /// Every refund the processor holds of the payment `reference`, however it was made
+    /// (CONTRACT §15: refunds made at the processor reach Tender); `Err` with why when it
+    /// could not say. A processor that takes refunds only from Tender has none of its own.
+    async fn refunds_of(&self, reference: &str) -> Result<Vec<UpstreamRefund>, String> {
+        let _ = reference;
+        Ok(Vec::new())
+    }
 
     /// Verifies an inbound webhook (`signature`: the processor's signature header, `body`: the
     /// raw body, `now`: Unix seconds) and reads it: `Ok(None)` when it is verified but about

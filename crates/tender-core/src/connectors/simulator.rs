@@ -147,6 +147,7 @@ impl Connector for SimulatedConnector {
             None => RefundAnswer::Known {
                 reference: Some(format!("sim_{refund}")),
                 state: RefundUpstream::Succeeded,
+                amount: None,
             },
         }
     }

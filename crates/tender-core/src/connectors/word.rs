@@ -1,10 +1,11 @@
 //! What a processor's word may do (CONTRACT §15): an answer about a payment is believed only
 //! when it is about that payment, within its bounds and in its currency, and its booking of a
 //! capture adds up. An answer that is not is treated as no answer: nothing is booked, the
-//! payment keeps syncing, it is logged. Pure.
+//! payment keeps syncing, it is logged; an answer to a refund, only for what was asked. Pure.
 
-use super::connector::{bounded, ProcessorSettlement, Upstream};
+use super::connector::{bounded, ProcessorSettlement, RefundUpstream, Upstream};
 use crate::money::Currency;
+use crate::refunds::refund::Refund;
 
 /// Why a processor's answer about payment `payment` cannot be believed (CONTRACT §15), or
 /// `None`: a captured amount outside `0..=ceiling` (the authorised amount, or what a capture
@@ -78,4 +79,24 @@ fn settlement_doubt(s: &ProcessorSettlement, captured: i64, currency: Currency) 
         ));
     }
     None
+}
+
+/// Why a processor's answer to `refund` cannot be believed: it says it refunded `said` (an
+/// amount and a currency) other than asked. A refusal is believed whatever it says.
+pub fn refund_doubt(
+    refund: &Refund,
+    state: &RefundUpstream,
+    said: Option<&(i64, String)>,
+) -> Option<String> {
+    let (amount, currency) = said.filter(|_| *state != RefundUpstream::Failed)?;
+    (*amount != refund.amount || !currency.eq_ignore_ascii_case(refund.currency.code())).then(
+        || {
+            format!(
+                "it reports {amount} {} refunded, {} {} was asked",
+                bounded(currency),
+                refund.amount,
+                refund.currency.code()
+            )
+        },
+    )
 }

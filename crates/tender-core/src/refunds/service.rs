@@ -154,7 +154,7 @@ impl Refunds<'_> {
 
 /// The refund of `amount` of `payment`: card refunds are immediate; bank transfers settle
 /// after the delay; a processor's refund is pending until it answers.
-fn new_refund(
+pub(crate) fn new_refund(
     payment: &Payment,
     amount: i64,
     reason: Option<RefundReason>,

@@ -4,6 +4,7 @@
 
 use crate::auth::Scope;
 use crate::connectors::connector::{RefundAnswer, RefundUpstream};
+use crate::connectors::word::refund_doubt;
 use crate::documents::batch::Batch;
 use crate::documents::document::{from_body, to_value};
 use crate::error::{CoreResult, StoreError};
@@ -78,7 +79,16 @@ impl Refunds<'_> {
         };
         let before = to_value(&*refund)?;
         let state = match answer {
-            RefundAnswer::Known { reference, state } => {
+            RefundAnswer::Known {
+                reference,
+                state,
+                amount,
+            } => {
+                // Another amount or currency than asked is no answer: pending, synced.
+                if let Some(why) = refund_doubt(refund, &state, amount.as_ref()) {
+                    tracing::warn!(refund = %refund.id, %why, "the processor's answer to a refund is not believed");
+                    return Ok((ops, false));
+                }
                 if reference.is_some() {
                     refund.connector_reference = reference;
                 }

@@ -27,12 +27,10 @@
 //! The API key is sent only in the `Authorization` header and never logged.
 
 use async_trait::async_trait;
-use hmac::{Hmac, Mac};
 use serde_json::Value;
-use sha2::Sha256;
 use tender_core::connectors::connector::{
     upstream_key, Answer, AuthorizeRequest, Connector, Inbound, RefundAnswer, RefundUpstream,
-    Source, Upstream, WebhookRejected,
+    Source, Upstream, UpstreamRefund, WebhookRejected,
 };
 use tender_core::payments::acquirer::Decline;
 
@@ -483,11 +481,28 @@ impl Connector for Stripe {
                 RefundAnswer::Known {
                     reference: None,
                     state: RefundUpstream::Failed,
+                    amount: None,
                 }
             }
             Reply::NotSent(why) | Reply::Unavailable(why) => RefundAnswer::Unavailable(why),
             Reply::Unknown(why) => RefundAnswer::Unknown(why),
         }
+    }
+
+    async fn refunds_of(&self, reference: &str) -> Result<Vec<UpstreamRefund>, String> {
+        let list = match self
+            .get(&format!("/v1/refunds?payment_intent={reference}&limit=100"))
+            .await
+        {
+            Reply::Ok(list) => list,
+            Reply::Refused(status, _) => return Err(format!("{status} to the refunds' list")),
+            Reply::Declined(_) => return Err("402 to the refunds' list".into()),
+            Reply::NotSent(why) | Reply::Unavailable(why) | Reply::Unknown(why) => return Err(why),
+        };
+        Ok(list["data"]
+            .as_array()
+            .map(|data| data.iter().filter_map(upstream_refund).collect())
+            .unwrap_or_default())
     }
 
     fn read_webhook(
@@ -524,45 +539,21 @@ impl Connector for Stripe {
     }
 }
 
-/// Checks a `Stripe-Signature` header against `body` under `secret` at `now`.
-fn verify_signature(
-    secret: &str,
-    header: &str,
-    body: &[u8],
-    now: i64,
-) -> Result<(), WebhookRejected> {
-    let reject = |why: &str| Err(WebhookRejected(why.to_string()));
-    let mut timestamp = None;
-    let mut signatures = Vec::new();
-    for part in header.split(',') {
-        match part.trim().split_once('=') {
-            Some(("t", t)) => timestamp = t.parse::<i64>().ok(),
-            Some(("v1", sig)) => signatures.push(sig),
-            _ => {}
-        }
-    }
-    let Some(t) = timestamp else {
-        return reject("the Stripe-Signature header has no timestamp");
+/// A refund of Stripe's list as the port tells it; `None` for one without an id or amount.
+fn upstream_refund(r: &Value) -> Option<UpstreamRefund> {
+    let state = match refund_answer(r) {
+        RefundAnswer::Known { state, .. } => state,
+        _ => return None,
     };
-    if (now - t).abs() > WEBHOOK_TOLERANCE_SECS {
-        return reject("the signature's timestamp is more than five minutes away");
-    }
-    for sig in signatures {
-        let Ok(expected) = hex::decode(sig) else {
-            continue;
-        };
-        let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(secret.as_bytes()) else {
-            return reject("the webhook secret is unusable");
-        };
-        mac.update(t.to_string().as_bytes());
-        mac.update(b".");
-        mac.update(body);
-        // Constant-time comparison.
-        if mac.verify_slice(&expected).is_ok() {
-            return Ok(());
-        }
-    }
-    reject("no v1 signature matches")
+    Some(UpstreamRefund {
+        reference: tender_core::connectors::connector::bounded(r["id"].as_str()?),
+        amount: r["amount"].as_i64()?,
+        currency: tender_core::connectors::connector::bounded(
+            r["currency"].as_str().unwrap_or_default(),
+        ),
+        state,
+        tender_refund: r["metadata"]["tender_refund"].as_str().map(str::to_string),
+    })
 }
 
 fn refund_answer(r: &Value) -> RefundAnswer {
@@ -573,9 +564,19 @@ fn refund_answer(r: &Value) -> RefundAnswer {
             "failed" | "canceled" => RefundUpstream::Failed,
             _ => RefundUpstream::Pending,
         },
+        amount: r["amount"].as_i64().map(|a| {
+            (
+                a,
+                tender_core::connectors::connector::bounded(
+                    r["currency"].as_str().unwrap_or_default(),
+                ),
+            )
+        }),
     }
 }
 
 mod settlement;
+mod signature;
+use signature::verify_signature;
 #[cfg(test)]
 mod tests;

@@ -1104,3 +1104,87 @@ async fn a_held_payment_captured_or_released_at_the_processor_moves_here_once() 
     assert_eq!(again.body["status"], "canceled");
     assert!(ledger_problems(&app).await.is_empty());
 }
+
+/// The refunds of payment `id`, as Tender lists them.
+async fn refunds_of(app: &TestApp, id: &str) -> Vec<Value> {
+    app.get(&format!("/v2/refunds?payment={id}&limit=100"), app.sk())
+        .await
+        .body["data"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[tokio::test]
+async fn a_refund_made_at_the_processor_reaches_tender_once_and_leaves_the_processors_balance() {
+    let Some((app, stripe)) = setup().await else {
+        return;
+    };
+    stripe_connector(&app, &stripe.base, 0, true).await;
+    let paid = app.pay(app.sk(), "4242424242424242", 3000).await;
+    let id = paid.id();
+    let reference = paid.body["connector_reference"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // One refund through Tender, one in the processor's dashboard.
+    let ours = app
+        .post(
+            "/v2/refunds",
+            app.sk(),
+            json!({"payment": id, "amount": 500}),
+        )
+        .await;
+    assert_eq!(ours.body["status"], "succeeded", "{}", ours.body);
+    let theirs = stripe
+        .post(
+            "/v1/refunds",
+            &[("payment_intent", reference.as_str()), ("amount", "700")],
+        )
+        .await;
+    assert_eq!(theirs["status"], "succeeded", "{theirs}");
+    // A held payment captured in part: the rest is released, not a refund to record.
+    let mut body = payment_body("4242424242424242", 1000);
+    body["capture"] = json!(false);
+    let held = app.post("/v2/payments", app.sk(), body).await;
+    app.post(
+        &format!("/v2/payments/{}/capture", held.id()),
+        app.sk(),
+        json!({"amount": 600}),
+    )
+    .await;
+    // The watch, an hour after the capture, and again later.
+    for _ in 0..3 {
+        app.clock.advance(2 * 3600);
+        app.services.run_due_tasks(100).await.unwrap();
+    }
+    let refunds = refunds_of(&app, &id).await;
+    assert_eq!(refunds.len(), 2, "{refunds:?}");
+    let found = refunds
+        .iter()
+        .find(|r| r["connector_reference"] == theirs["id"])
+        .expect("the processor's refund, recorded");
+    assert_eq!(found["amount"], 700);
+    assert_eq!(found["status"], "succeeded");
+    let payment = app.get(&format!("/v2/payments/{id}"), app.sk()).await;
+    assert_eq!(payment.body["amount_refunded"], 1200);
+    assert_eq!(
+        events_about(&app, "refund.created", found["id"].as_str().unwrap()).await,
+        1
+    );
+    assert!(
+        refunds_of(&app, &held.id()).await.is_empty(),
+        "the released rest is no refund"
+    );
+    // Both leave the processor's balance; Tender's stays untouched.
+    let balance = app.get("/v2/balance", app.sk()).await;
+    let at_processor = |k: &str| balance.body["processors"][k][0]["amount"].as_i64().unwrap();
+    assert_eq!(
+        at_processor("available") + at_processor("pending"),
+        3000 - stripe_fee(3000) - 1200 + 600 - stripe_fee(600),
+        "{}",
+        balance.body
+    );
+    assert_eq!(balance.body["available"][0]["amount"], 0);
+    assert!(ledger_problems(&app).await.is_empty());
+}

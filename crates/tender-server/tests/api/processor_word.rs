@@ -26,6 +26,8 @@ struct Script {
     refuse_create: Option<(u16, usize)>,
     /// `GET /v1/balance_transactions/txn_fake1`: the charge's booking (default: 1000, fee 59).
     txn: Option<Value>,
+    /// `POST /v1/refunds`: the refund it says it made (default: none, 500).
+    refund: Option<Value>,
 }
 
 #[derive(Clone)]
@@ -107,6 +109,11 @@ async fn answer(State(script): State<Arc<Mutex<Script>>>, request: Request) -> R
                 .unwrap_or((200, intent("requires_action", json!(0), "usd")));
             json(status, v)
         }
+        ("GET", "/v1/refunds") => json(200, json!({"object": "list", "data": []})),
+        ("POST", "/v1/refunds") => match s.refund.clone() {
+            Some(r) => json(200, r),
+            None => json(500, json!({"error": {"message": "down"}})),
+        },
         ("GET", "/v1/charges/ch_fake1") => json(
             200,
             json!({"id": "ch_fake1", "object": "charge", "balance_transaction": "txn_fake1"}),
@@ -580,4 +587,43 @@ async fn urls_naming_a_cloud_metadata_service_are_refused_in_both_modes() {
         .await;
     assert_eq!(connector.status, 400, "{}", connector.body);
     assert_eq!(connector.error_param(), "api_base");
+}
+
+#[tokio::test]
+async fn a_processors_answer_to_a_refund_is_believed_only_for_what_was_asked() {
+    let fake = Fake::start().await;
+    let (app, _) = app_with(&fake).await;
+    fake.set(|s| s.confirm = Some((200, intent("succeeded", json!(1000), "usd"))));
+    let paid = app.pay(app.sk(), "4242424242424242", 1000).await;
+    assert_eq!(paid.body["status"], "succeeded", "{}", paid.body);
+    // It says it refunded far more, or in another currency: not believed, the refund waits.
+    let refund = |amount: i64, currency: &str| {
+        json!({"id": "re_fake1", "object": "refund", "status": "succeeded", "amount": amount,
+               "currency": currency, "metadata": {}})
+    };
+    for lie in [refund(999_999, "usd"), refund(300, "eur")] {
+        fake.set(|s| s.refund = Some(lie.clone()));
+        let r = app
+            .post(
+                "/v2/refunds",
+                app.sk(),
+                json!({"payment": paid.id(), "amount": 300}),
+            )
+            .await;
+        assert_eq!(r.body["status"], "pending", "{lie}: {}", r.body);
+    }
+    // Told the truth on the next sync, each is done.
+    fake.set(|s| s.refund = Some(refund(300, "usd")));
+    sync_within_the_hour(&app).await;
+    let listed = app
+        .get(&format!("/v2/refunds?payment={}", paid.id()), app.sk())
+        .await;
+    let statuses: Vec<&str> = listed.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["succeeded", "succeeded"], "{}", listed.body);
+    assert!(ledger_problems(&app).await.is_empty());
 }

@@ -9,8 +9,9 @@
 //!   answered with Stripe's standard card pricing, 2.9% + 30 (rounded half up), as one
 //!   `stripe_fee` fee detail ("Stripe processing fees"), and `net = amount − fee`.
 //! - **Partial captures.** localstripe books the whole authorised amount and refunds the rest;
-//!   Stripe books only what was captured (`amount_to_capture`): the charge's balance
-//!   transaction is answered with that amount.
+//!   Stripe books only what was captured (`amount_to_capture`) and releases the rest, refunding
+//!   nothing: the charge's balance transaction is answered with that amount, and the refund
+//!   localstripe made for the rest is left out of refund lists.
 //! - It records the `Stripe-Version` of every request ([`LocalStripe::versions`]).
 //!
 //! Without Python's `localstripe` installed, [`LocalStripe::start`] prints `skipped: …` and
@@ -266,6 +267,8 @@ pub async fn refused_base() -> String {
 pub struct Added {
     versions: std::sync::Mutex<Vec<String>>,
     captured: std::sync::Mutex<std::collections::HashMap<String, i64>>,
+    /// The refunds localstripe made for the uncaptured rest of a partial capture.
+    released: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 /// The proxy adding to localstripe what it lacks (see the module's doc).
@@ -334,6 +337,36 @@ async fn add(
     let answer = outgoing.body(body.to_vec()).send().await.unwrap();
     let status = answer.status().as_u16();
     let mut bytes = answer.bytes().await.unwrap_or_default().to_vec();
+    if method == axum::http::Method::POST && path.ends_with("/capture") && status == 200 {
+        // The rest of a partial capture, which localstripe "refunded" just now.
+        let pi = path
+            .trim_start_matches("/v1/payment_intents/")
+            .trim_end_matches("/capture");
+        let refunds: Value = client
+            .get(format!(
+                "{upstream}/v1/refunds?payment_intent={pi}&limit=100"
+            ))
+            .bearer_auth(STRIPE_KEY)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        for r in refunds["data"].as_array().into_iter().flatten() {
+            if let Some(id) = r["id"].as_str() {
+                added.released.lock().unwrap().insert(id.to_string());
+            }
+        }
+    }
+    if method == axum::http::Method::GET && path == "/v1/refunds" && status == 200 {
+        let mut list: Value = serde_json::from_slice(&bytes).unwrap();
+        let released = added.released.lock().unwrap().clone();
+        if let Some(data) = list["data"].as_array_mut() {
+            data.retain(|r| !r["id"].as_str().is_some_and(|id| released.contains(id)));
+        }
+        bytes = serde_json::to_vec(&list).unwrap();
+    }
     if method == axum::http::Method::GET
         && path.starts_with("/v1/balance_transactions/")
         && status == 200

@@ -1,7 +1,9 @@
 //! Tests of [`super`] (`stripe.rs`), kept apart so the module reads as what it does.
 
 use super::*;
+use hmac::{Hmac, Mac};
 use serde_json::json;
+use sha2::Sha256;
 
 #[test]
 fn payment_intent_states_map_onto_the_port() {
