@@ -188,6 +188,10 @@ impl Billing<'_> {
         let amount: i64 = items.iter().map(|i| i.price.unit_amount * i.quantity).sum();
         if amount > 0 {
             check_amount("items", amount, currency)?;
+            // Its invoices are charged off-session with a saved card.
+            self.connectors()
+                .require_off_session_cards(scope, "default_payment_method")
+                .await?;
         }
         if let Some(pm) = &cmd.default_payment_method {
             self.require_card_of(scope, &customer.id, pm, "default_payment_method")

@@ -172,6 +172,29 @@ impl Connectors<'_> {
         Ok(route)
     }
 
+    /// 400 `connector_requires_token` when a card saved in Tender could not be charged later
+    /// (CONTRACT §15): the account's payments go first to a connector that takes no card
+    /// details. Saving the processor's own reusable payment method instead is not built yet, so
+    /// a subscription or a saved card is refused at once, never left to fail at its first
+    /// invoice.
+    pub(crate) async fn require_off_session_cards(
+        &self,
+        scope: &Scope,
+        param: &'static str,
+    ) -> CoreResult<()> {
+        match self.route(scope).await?.first() {
+            Some(first) if !first.takes_cards => Err(CoreError::invalid(
+                param,
+                "connector_requires_token",
+                format!(
+                    "A card saved in Tender could never be charged later: this account's payments go to connector {}, which takes no card details (the operator has not enabled raw_card_data for it), and saving the processor's own reusable payment method is not supported yet. Charge each payment with the processor's token instead.",
+                    first.object.id
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Checks the fields of a connector of `kind` in `scope` (creation, or the result of an
     /// update), naming the parameter at fault.
     fn check_connector(

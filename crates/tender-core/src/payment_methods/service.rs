@@ -198,6 +198,10 @@ impl PaymentMethods<'_> {
         customer: &CustomerId,
     ) -> CoreResult<PaymentMethod> {
         self.payments().require_customer(ctx, customer).await?;
+        // Attached to be charged later: only where a saved card can be.
+        self.connectors()
+            .require_off_session_cards(ctx.scope(), "payment_method")
+            .await?;
         self.retry_on_conflict(|| async {
             let (mut pm, version): (PaymentMethod, i64) = self
                 .load(

@@ -1188,3 +1188,99 @@ async fn a_refund_made_at_the_processor_reaches_tender_once_and_leaves_the_proce
     assert_eq!(balance.body["available"][0]["amount"], 0);
     assert!(ledger_problems(&app).await.is_empty());
 }
+
+#[tokio::test]
+async fn a_token_only_connector_refuses_cards_saved_for_later_at_once_with_the_reason() {
+    let Some((app, stripe)) = setup().await else {
+        return;
+    };
+    let customer = app
+        .post(
+            "/v2/customers",
+            app.sk(),
+            json!({"email": "saas@example.com"}),
+        )
+        .await
+        .id();
+    let product = app
+        .post("/v2/products", app.sk(), json!({"name": "Pro plan"}))
+        .await
+        .id();
+    let price = app
+        .post(
+            "/v2/prices",
+            app.sk(),
+            json!({"product": product, "currency": "usd", "unit_amount": 1500,
+                   "recurring": {"interval": "month"}}),
+        )
+        .await
+        .id();
+    // Before any connector, the card is saved and the subscription starts.
+    let saved = app
+        .post("/v2/payment_methods", app.sk(), card("4242424242424242"))
+        .await
+        .id();
+    let attached = app
+        .post(
+            &format!("/v2/payment_methods/{saved}/attach"),
+            app.sk(),
+            json!({"customer": customer}),
+        )
+        .await;
+    assert_eq!(attached.status, 200, "{}", attached.body);
+    // Then the payments go to Stripe through a connector that takes tokens only.
+    let conn = stripe_connector(&app, &stripe.base, 0, false).await;
+    let subscribe = app
+        .post(
+            "/v2/subscriptions",
+            app.sk(),
+            json!({"customer": customer, "items": [{"price": price}], "default_payment_method": saved}),
+        )
+        .await;
+    assert_eq!(subscribe.status, 400, "{}", subscribe.body);
+    assert_eq!(subscribe.error_code(), "connector_requires_token");
+    let message = subscribe.body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&conn) && message.contains("raw_card_data"),
+        "{message}"
+    );
+    let subs = app
+        .get(&format!("/v2/subscriptions?customer={customer}"), app.sk())
+        .await;
+    assert_eq!(
+        subs.body["data"],
+        json!([]),
+        "no incomplete subscription is left behind"
+    );
+    // Saving another card for later is refused the same way, before anything is stored.
+    let other = app
+        .post("/v2/payment_methods", app.sk(), card("5555555555554444"))
+        .await
+        .id();
+    let refused = app
+        .post(
+            &format!("/v2/payment_methods/{other}/attach"),
+            app.sk(),
+            json!({"customer": customer}),
+        )
+        .await;
+    assert_eq!(
+        refused.error_code(),
+        "connector_requires_token",
+        "{}",
+        refused.body
+    );
+    let setup = app
+        .post(
+            "/v2/setup_intents",
+            app.sk(),
+            json!({"customer": customer, "payment_method": other, "confirm": true}),
+        )
+        .await;
+    assert_eq!(
+        setup.error_code(),
+        "connector_requires_token",
+        "{}",
+        setup.body
+    );
+}
