@@ -59,19 +59,6 @@ async fn spawn_app() -> Option<TestApp> {
     .await
 }
 
-/// What `tender ledger verify` finds wrong with the test account's ledger.
-async fn ledger_problems(app: &TestApp) -> Vec<String> {
-    app.services
-        .balance()
-        .verify_ledger(&tender_core::auth::Scope {
-            account: app.account.account.clone(),
-            mode: tender_core::auth::Mode::Test,
-        })
-        .await
-        .unwrap()
-        .differences
-}
-
 /// The balance transaction of payment `id`.
 async fn booking_of(app: &TestApp, id: &str) -> Value {
     let p = app.get(&format!("/v2/payments/{id}"), app.sk()).await;
@@ -132,7 +119,7 @@ async fn a_stripe_connector_takes_the_payment_at_the_processor() {
         balance.body["processors"]["pending"][0]["amount"],
         2500 - stripe_fee(2500)
     );
-    assert!(ledger_problems(&app).await.is_empty());
+    assert!(app.ledger_problems().await.is_empty());
     // Every call named the API version the connector is written for.
     let versions = stripe.versions();
     assert!(versions.len() >= 3, "{versions:?}");
@@ -260,7 +247,7 @@ async fn partial_capture_cancel_and_partial_refunds_reach_the_processor_and_neve
         balance.body
     );
     assert_eq!(balance.body["available"][0]["amount"], 0);
-    assert!(ledger_problems(&app).await.is_empty());
+    assert!(app.ledger_problems().await.is_empty());
     // localstripe holds exactly our two refunds (besides the uncaptured remainder).
     let refunds = stripe
         .get(&format!("/v1/refunds?payment_intent={reference}&limit=100"))
@@ -1102,7 +1089,7 @@ async fn a_held_payment_captured_or_released_at_the_processor_moves_here_once() 
         .get(&format!("/v2/payments/{}", released_there.id()), app.sk())
         .await;
     assert_eq!(again.body["status"], "canceled");
-    assert!(ledger_problems(&app).await.is_empty());
+    assert!(app.ledger_problems().await.is_empty());
 }
 
 /// The refunds of payment `id`, as Tender lists them.
@@ -1186,7 +1173,7 @@ async fn a_refund_made_at_the_processor_reaches_tender_once_and_leaves_the_proce
         balance.body
     );
     assert_eq!(balance.body["available"][0]["amount"], 0);
-    assert!(ledger_problems(&app).await.is_empty());
+    assert!(app.ledger_problems().await.is_empty());
 }
 
 #[tokio::test]

@@ -288,3 +288,18 @@ pub fn payment_body(number: &str, amount: i64) -> Value {
 pub fn rand_suffix() -> String {
     tender_core::ids::random_base62(8)
 }
+
+impl TestApp {
+    /// What `tender ledger verify` finds wrong with the test account's test-mode ledger.
+    pub async fn ledger_problems(&self) -> Vec<String> {
+        self.services
+            .balance()
+            .verify_ledger(&tender_core::auth::Scope {
+                account: self.account.account.clone(),
+                mode: tender_core::auth::Mode::Test,
+            })
+            .await
+            .unwrap()
+            .differences
+    }
+}

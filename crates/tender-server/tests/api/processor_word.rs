@@ -168,18 +168,6 @@ async fn sync_within_the_hour(app: &TestApp) {
     app.services.run_due_tasks(100).await.unwrap();
 }
 
-async fn ledger_problems(app: &TestApp) -> Vec<String> {
-    app.services
-        .balance()
-        .verify_ledger(&tender_core::auth::Scope {
-            account: app.account.account.clone(),
-            mode: tender_core::auth::Mode::Test,
-        })
-        .await
-        .unwrap()
-        .differences
-}
-
 #[tokio::test]
 async fn a_merchants_key_cannot_choose_where_card_data_goes() {
     let Some(app) = spawn_app().await else {
@@ -384,7 +372,7 @@ async fn a_processors_amounts_outside_the_payment_are_never_booked() {
         "{}",
         balance.body
     );
-    assert!(ledger_problems(&app).await.is_empty());
+    assert!(app.ledger_problems().await.is_empty());
 }
 
 /// `Stripe-Signature` for `body` under `secret`, now.
@@ -445,7 +433,7 @@ async fn a_processors_webhook_is_a_hint_checked_with_the_processor() {
     let paid = app.get(&format!("/v2/payments/{id}"), app.sk()).await;
     assert_eq!(paid.body["status"], "succeeded");
     assert_eq!(paid.body["amount_captured"], 1000);
-    assert!(ledger_problems(&app).await.is_empty());
+    assert!(app.ledger_problems().await.is_empty());
 }
 
 #[tokio::test]
@@ -625,5 +613,5 @@ async fn a_processors_answer_to_a_refund_is_believed_only_for_what_was_asked() {
         .map(|r| r["status"].as_str().unwrap())
         .collect();
     assert_eq!(statuses, ["succeeded", "succeeded"], "{}", listed.body);
-    assert!(ledger_problems(&app).await.is_empty());
+    assert!(app.ledger_problems().await.is_empty());
 }
