@@ -75,7 +75,7 @@ enum Command {
     /// Export reports: the balance transactions of a period as CSV.
     Reports {
         #[command(subcommand)]
-        command: ReportsCommand,
+        command: commands::ReportsCommand,
     },
     /// Apply pending database migrations and exit.
     Migrate(StoreArgs),
@@ -165,33 +165,6 @@ enum LedgerCommand {
         /// Only this account (`acct_…` or its login e-mail).
         #[arg(long)]
         account: Option<String>,
-        #[command(flatten)]
-        store: StoreArgs,
-    },
-}
-
-#[derive(Subcommand)]
-enum ReportsCommand {
-    /// The balance transactions created in [--from, --to) as CSV, oldest first: the
-    /// reconciliation file (amounts in minor units, times UTC).
-    Balance {
-        /// The account's id (`acct_…`) or its login e-mail.
-        #[arg(long)]
-        account: String,
-        /// First day included: YYYY-MM-DD (UTC) or Unix seconds.
-        #[arg(long)]
-        from: String,
-        /// First day NOT included: YYYY-MM-DD (UTC) or Unix seconds (so --from 2026-11-01
-        /// --to 2026-12-01 is November).
-        #[arg(long)]
-        to: String,
-        /// Test or live: which mode's transactions (required, as for keys and connectors: a
-        /// report of the wrong mode would be a quietly empty file).
-        #[arg(long, value_enum)]
-        mode: ModeArg,
-        /// Write the file here instead of to standard output.
-        #[arg(long)]
-        output: Option<PathBuf>,
         #[command(flatten)]
         store: StoreArgs,
     },

@@ -73,6 +73,17 @@ async fn a_tender_killed_while_the_processor_confirms_settles_the_payment_by_syn
         .await
         .unwrap();
     assert_eq!(created.status(), 200);
+    let conn = created.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let account = server
+        .lines
+        .iter()
+        .find_map(|l| l.strip_prefix("created account "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("bootstrap prints the account")
+        .to_string();
 
     // The processor confirms the payment; its answer never comes back, and Tender is killed.
     proxy.set(Fault::HoldConfirmAnswers);
@@ -157,4 +168,48 @@ async fn a_tender_killed_while_the_processor_confirms_settles_the_payment_by_syn
         .unwrap();
     assert_eq!(again["id"], id.as_str());
     assert_eq!(stripe.payment_intents().await.len(), 1);
+
+    // The bookkeeper's check: Tender's books of that money against the processor's, to the
+    // cent (`tender reports reconcile`, on the store the server runs on).
+    let mut reconcile = support::tender();
+    reconcile
+        .args([
+            "reports",
+            "reconcile",
+            "--account",
+            &account,
+            "--mode",
+            "test",
+        ])
+        .args([
+            "--connector",
+            &conn,
+            "--from",
+            "2000-01-01",
+            "--to",
+            "2100-01-01",
+        ])
+        .arg("--data-dir")
+        .arg(dir.path());
+    // Awaited, not blocked on: the processor's proxy answers from this test's runtime.
+    let out = tokio::process::Command::from(reconcile)
+        .output()
+        .await
+        .unwrap();
+    let (csv, said) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{said}\n{csv}");
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    assert!(
+        rows[1].contains(",charge,") && rows[1].contains(",true,"),
+        "{csv}"
+    );
+    assert!(
+        said.contains("1 transactions held by") && said.contains("1 agree"),
+        "{said}"
+    );
+    drop(server);
 }

@@ -6,13 +6,15 @@
 //! - [`service`]: booking, availability, `GET /balance`, the backfill and the CSV report;
 //!   [`payouts`], [`disputes`]: their objects and use cases; [`destination`]: the account's
 //!   default payout destination; [`verify`]: `tender ledger verify`.
-//! - [`report`]: the bookkeeper's CSV, pure.
+//! - [`report`]: the bookkeeper's CSV, pure; [`reconcile`]: Tender's processor-held
+//!   transactions beside the processor's own.
 
 pub mod destination;
 pub mod disputes;
 pub mod fees;
 pub mod ledger;
 pub mod payouts;
+pub mod reconcile;
 pub mod report;
 pub mod service;
 pub mod transactions;

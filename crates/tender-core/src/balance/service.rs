@@ -361,7 +361,7 @@ impl BalanceBook<'_> {
     }
 
     /// The documents of a collection created in `created`, oldest first.
-    async fn records_created(
+    pub(super) async fn records_created(
         &self,
         scope: &Scope,
         collection: Collection,

@@ -306,6 +306,15 @@ pub struct UpstreamRefund {
     pub tender_refund: Option<String>,
 }
 
+/// A booking to read back from a processor, for reconciliation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Booked<'a> {
+    /// The balance transaction of that id (a capture's, as [`ProcessorSettlement::reference`]).
+    Transaction(&'a str),
+    /// The balance transaction of the refund of that id (a Stripe `re_…`).
+    Refund(&'a str),
+}
+
 /// What a verified inbound webhook of a processor says about a payment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inbound {
@@ -349,6 +358,13 @@ pub trait Connector: Send + Sync {
     async fn refunds_of(&self, reference: &str) -> Result<Vec<UpstreamRefund>, String> {
         let _ = reference;
         Ok(Vec::new())
+    }
+
+    /// The processor's own balance transaction of `booked` (CONTRACT §15: reconciliation
+    /// compares it with Tender's to the cent); `Err` with why when it cannot say.
+    async fn booking(&self, booked: Booked<'_>) -> Result<ProcessorSettlement, String> {
+        let _ = booked;
+        Err("this connector keeps no balance transactions".to_string())
     }
 
     /// Verifies an inbound webhook (`signature`: the processor's signature header, `body`: the

@@ -29,8 +29,8 @@
 use async_trait::async_trait;
 use serde_json::Value;
 use tender_core::connectors::connector::{
-    upstream_key, Answer, AuthorizeRequest, Connector, Inbound, RefundAnswer, RefundUpstream,
-    Source, Upstream, UpstreamRefund, WebhookRejected,
+    upstream_key, Answer, AuthorizeRequest, Booked, Connector, Inbound, ProcessorSettlement,
+    RefundAnswer, RefundUpstream, Source, Upstream, UpstreamRefund, WebhookRejected,
 };
 use tender_core::payments::acquirer::Decline;
 
@@ -487,6 +487,10 @@ impl Connector for Stripe {
             Reply::NotSent(why) | Reply::Unavailable(why) => RefundAnswer::Unavailable(why),
             Reply::Unknown(why) => RefundAnswer::Unknown(why),
         }
+    }
+
+    async fn booking(&self, booked: Booked<'_>) -> Result<ProcessorSettlement, String> {
+        self.booked(booked).await
     }
 
     async fn refunds_of(&self, reference: &str) -> Result<Vec<UpstreamRefund>, String> {

@@ -1271,3 +1271,84 @@ async fn a_token_only_connector_refuses_cards_saved_for_later_at_once_with_the_r
         setup.body
     );
 }
+
+/// Every transaction the connector `conn` holds, beside the processor's.
+async fn reconcile_all(
+    app: &TestApp,
+    conn: &str,
+) -> Vec<tender_core::balance::reconcile::Reconciled> {
+    let scope = tender_core::auth::Scope {
+        account: app.account.account.clone(),
+        mode: tender_core::auth::Mode::Test,
+    };
+    app.services
+        .balance()
+        .reconcile(&scope, conn, 0, i64::MAX / 2)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_reconciliation_report_agrees_with_the_processors_books_to_the_cent() {
+    let Some((app, stripe)) = setup().await else {
+        return;
+    };
+    let conn = stripe_connector(&app, &stripe.base, 0, true).await;
+    // A capture, a partial capture, a refund through Tender and one at the processor.
+    let paid = app.pay(app.sk(), "4242424242424242", 3000).await;
+    let mut body = payment_body("4242424242424242", 1000);
+    body["capture"] = json!(false);
+    let held = app.post("/v2/payments", app.sk(), body).await;
+    app.post(
+        &format!("/v2/payments/{}/capture", held.id()),
+        app.sk(),
+        json!({"amount": 600}),
+    )
+    .await;
+    app.post(
+        "/v2/refunds",
+        app.sk(),
+        json!({"payment": paid.id(), "amount": 500}),
+    )
+    .await;
+    let reference = paid.body["connector_reference"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    stripe
+        .post(
+            "/v1/refunds",
+            &[("payment_intent", reference.as_str()), ("amount", "700")],
+        )
+        .await;
+    app.clock.advance(2 * 3600);
+    app.services.run_due_tasks(100).await.unwrap();
+    let rows = reconcile_all(&app, &conn).await;
+    let kinds: Vec<&str> = rows.iter().map(|r| r.kind.as_str()).collect();
+    assert_eq!(kinds, ["charge", "charge", "refund", "refund"], "{rows:?}");
+    for r in &rows {
+        assert_eq!(r.problem, None, "{r:?}");
+        assert_eq!(
+            r.processor.as_ref().map(|(_, f)| *f),
+            Some(r.tender),
+            "{r:?}"
+        );
+    }
+    assert!(app.ledger_problems().await.is_empty());
+    // Were the processor's books to change, the report says where.
+    stripe.bump_fees(1);
+    let rows = reconcile_all(&app, &conn).await;
+    let differ: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.problem.is_some())
+        .map(|r| r.kind.as_str())
+        .collect();
+    assert_eq!(differ, ["charge", "charge"]);
+    let csv = String::from_utf8(tender_core::balance::reconcile::reconcile_csv(&rows)).unwrap();
+    assert!(csv.starts_with("transaction,type,source,processor_transaction,amount,fee,net,"));
+    assert_eq!(
+        csv.lines().filter(|l| l.contains(",false,")).count(),
+        2,
+        "{csv}"
+    );
+}

@@ -79,6 +79,14 @@ impl LocalStripe {
         })
     }
 
+    /// From now on, every charge's balance transaction shows `extra` more in fees (and less
+    /// net) than Stripe's pricing: a processor whose books no longer match Tender's.
+    pub fn bump_fees(&self, extra: i64) {
+        self.additions
+            .fee_bump
+            .store(extra, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// The `Stripe-Version` header of every request that came through, in order (`""` when a
     /// request had none).
     pub fn versions(&self) -> Vec<String> {
@@ -269,6 +277,8 @@ pub struct Added {
     captured: std::sync::Mutex<std::collections::HashMap<String, i64>>,
     /// The refunds localstripe made for the uncaptured rest of a partial capture.
     released: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// Added to every charge's fee from now on (a test's processor changing its mind).
+    fee_bump: std::sync::atomic::AtomicI64,
 }
 
 /// The proxy adding to localstripe what it lacks (see the module's doc).
@@ -388,7 +398,7 @@ async fn add(
             let pi = charge["payment_intent"].as_str().unwrap_or_default();
             let captured = added.captured.lock().unwrap().get(pi).copied();
             let amount = captured.unwrap_or_else(|| txn["amount"].as_i64().unwrap_or(0));
-            let fee = stripe_fee(amount);
+            let fee = stripe_fee(amount) + added.fee_bump.load(std::sync::atomic::Ordering::SeqCst);
             txn["amount"] = amount.into();
             txn["fee"] = fee.into();
             txn["net"] = (amount - fee).into();

@@ -1,13 +1,60 @@
-//! `tender ledger backfill|verify` and `tender reports balance`: the money commands, per account
-//! and mode, on the store directly.
+//! `tender ledger backfill|verify` and `tender reports balance|reconcile`: the money commands,
+//! per account and mode, on the store directly.
+
+use std::path::PathBuf;
 
 use super::accounts::{mode, resolve_account};
 use super::services;
-use crate::{ReportsCommand, StoreArgs};
+use crate::{ModeArg, StoreArgs};
 use anyhow::{bail, Context};
+use clap::{Args, Subcommand};
 use tender_core::auth::Mode;
 use tender_core::auth::Scope;
 use tender_core::services::Services;
+
+#[derive(Subcommand)]
+pub enum ReportsCommand {
+    /// The balance transactions created in [--from, --to) as CSV, oldest first: the
+    /// reconciliation file (amounts in minor units, times UTC).
+    Balance {
+        #[command(flatten)]
+        period: Period,
+    },
+    /// The transactions of money a connector's processor holds, created in [--from, --to),
+    /// each beside the processor's own balance transaction read back from it, as CSV; exits
+    /// non-zero when any differs or cannot be read (CONTRACT §15).
+    Reconcile {
+        /// The connector (`conn_…`) whose processor is compared.
+        #[arg(long)]
+        connector: String,
+        #[command(flatten)]
+        period: Period,
+    },
+}
+
+/// Which account, mode and days a report covers, and where it goes.
+#[derive(Args)]
+pub struct Period {
+    /// The account's id (`acct_…`) or its login e-mail.
+    #[arg(long)]
+    account: String,
+    /// First day included: YYYY-MM-DD (UTC) or Unix seconds.
+    #[arg(long)]
+    from: String,
+    /// First day NOT included: YYYY-MM-DD (UTC) or Unix seconds (so --from 2026-11-01
+    /// --to 2026-12-01 is November).
+    #[arg(long)]
+    to: String,
+    /// Test or live: which mode's transactions (required, as for keys and connectors: a
+    /// report of the wrong mode would be a quietly empty file).
+    #[arg(long, value_enum)]
+    mode: ModeArg,
+    /// Write the file here instead of to standard output.
+    #[arg(long)]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    store: StoreArgs,
+}
 
 /// The accounts a ledger command covers: one, or all.
 async fn accounts_to_check(
@@ -100,37 +147,63 @@ pub async fn ledger_verify(account: Option<String>, store: StoreArgs) -> anyhow:
 
 pub async fn reports(command: ReportsCommand) -> anyhow::Result<()> {
     match command {
-        ReportsCommand::Balance {
-            account,
-            from,
-            to,
-            mode: m,
-            output,
-            store,
-        } => {
-            let day = |flag: &str, s: &str| {
-                tender_core::balance::report::parse_day(s).ok_or_else(|| {
-                    anyhow::anyhow!("--{flag} {s:?}: expected YYYY-MM-DD or Unix seconds")
-                })
-            };
-            let (from, to) = (day("from", &from)?, day("to", &to)?);
-            if to <= from {
-                bail!("--to must be after --from");
-            }
-            let services = services(&store).await?;
-            let scope = Scope {
-                account: resolve_account(&services, &account).await?,
-                mode: mode(m),
-            };
+        ReportsCommand::Balance { period } => {
+            let (services, scope, from, to) = open_period(&period).await?;
             let csv = services.balance().balance_report(&scope, from, to).await?;
-            match output {
-                Some(path) => std::fs::write(&path, &csv)
-                    .with_context(|| format!("writing {}", path.display()))?,
-                None => {
-                    use std::io::Write;
-                    std::io::stdout().write_all(&csv)?;
-                }
+            write_report(&period, &csv)
+        }
+        ReportsCommand::Reconcile { connector, period } => {
+            let (services, scope, from, to) = open_period(&period).await?;
+            let rows = services
+                .balance()
+                .reconcile(&scope, &connector, from, to)
+                .await?;
+            let csv = tender_core::balance::reconcile::reconcile_csv(&rows);
+            write_report(&period, &csv)?;
+            let differ = rows.iter().filter(|r| r.problem.is_some()).count();
+            eprintln!(
+                "{} transactions held by {connector}: {} agree with the processor, {differ} do not",
+                rows.len(),
+                rows.len() - differ
+            );
+            if differ > 0 {
+                bail!(
+                    "{differ} of {} transactions differ from the processor's",
+                    rows.len()
+                );
             }
+            Ok(())
+        }
+    }
+}
+
+/// The store, the scope and the [from, to) of a report's flags.
+async fn open_period(period: &Period) -> anyhow::Result<(Services, Scope, i64, i64)> {
+    let day = |flag: &str, s: &str| {
+        tender_core::balance::report::parse_day(s)
+            .ok_or_else(|| anyhow::anyhow!("--{flag} {s:?}: expected YYYY-MM-DD or Unix seconds"))
+    };
+    let (from, to) = (day("from", &period.from)?, day("to", &period.to)?);
+    if to <= from {
+        bail!("--to must be after --from");
+    }
+    let services = services(&period.store).await?;
+    let scope = Scope {
+        account: resolve_account(&services, &period.account).await?,
+        mode: mode(period.mode),
+    };
+    Ok((services, scope, from, to))
+}
+
+/// `csv` to `--output`, else to standard output.
+fn write_report(period: &Period, csv: &[u8]) -> anyhow::Result<()> {
+    match &period.output {
+        Some(path) => {
+            std::fs::write(path, csv).with_context(|| format!("writing {}", path.display()))?
+        }
+        None => {
+            use std::io::Write;
+            std::io::stdout().write_all(csv)?;
         }
     }
     Ok(())

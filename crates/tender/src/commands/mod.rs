@@ -8,7 +8,7 @@ mod ledger;
 
 pub use accounts::{accounts, keys};
 pub use connectors::connectors;
-pub use ledger::{ledger_backfill, ledger_verify, reports};
+pub use ledger::{ledger_backfill, ledger_verify, reports, ReportsCommand};
 
 use std::path::Path;
 use std::sync::Arc;

@@ -2,10 +2,11 @@
 //! (`latest_charge`, an id, or the object as localstripe gives it), then that charge's
 //! `balance_transaction` — the amount Stripe took in, its fee and the net it holds for the
 //! merchant. A capture whose booking cannot be read yet is *unknown* (synced later), never
-//! booked without the processor's fee.
+//! booked without the processor's fee. Reconciliation reads the same bookings back, a
+//! refund's through the refund.
 
 use serde_json::Value;
-use tender_core::connectors::connector::{bounded, Answer, ProcessorSettlement, Upstream};
+use tender_core::connectors::connector::{bounded, Answer, Booked, ProcessorSettlement, Upstream};
 
 use super::{Reply, Stripe};
 
@@ -52,6 +53,24 @@ impl Stripe {
         let charge = self.read(&format!("/v1/charges/{charge}")).await?;
         let txn = id_of(&charge["balance_transaction"])
             .ok_or("the charge has no balance transaction yet")?;
+        self.balance_transaction(txn).await
+    }
+
+    /// Stripe's balance transaction of `booked` (reconciliation).
+    pub(super) async fn booked(&self, booked: Booked<'_>) -> Result<ProcessorSettlement, String> {
+        match booked {
+            Booked::Transaction(txn) => self.balance_transaction(txn).await,
+            Booked::Refund(refund) => {
+                let refund = self.read(&format!("/v1/refunds/{refund}")).await?;
+                let txn = id_of(&refund["balance_transaction"])
+                    .ok_or("the refund has no balance transaction yet")?;
+                self.balance_transaction(txn).await
+            }
+        }
+    }
+
+    /// The balance transaction `txn`.
+    async fn balance_transaction(&self, txn: &str) -> Result<ProcessorSettlement, String> {
         let txn = self
             .read(&format!("/v1/balance_transactions/{txn}"))
             .await?;
