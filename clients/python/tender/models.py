@@ -643,6 +643,10 @@ class BalanceTransactionList(TypedDict, closed=True):
 
 
 class Destination(TypedDict, closed=True):
+    """
+    The merchant's bank account; `null` for a payout a connector's processor made (it goes where the processor's account says).
+    """
+
     last4: str
     country: str
     account_holder_name: str
@@ -655,7 +659,9 @@ class Payout(TypedDict, closed=True):
     currency: Currency
     status: Literal['pending', 'in_transit', 'paid', 'failed', 'canceled']
     arrival_date: int
-    destination: Destination
+    destination: Destination | None
+    connector: str | None
+    connector_reference: str | None
     balance_transaction: str | None
     failure_balance_transaction: str | None
     failure_code: str | None
@@ -708,7 +714,8 @@ class Dispute(TypedDict, closed=True):
     amount: int
     currency: Currency
     payment: str
-    reason: Literal['fraudulent']
+    connector_reference: str | None
+    reason: str
     status: Literal['needs_response', 'under_review', 'won', 'lost']
     evidence: Evidence
     evidence_details: EvidenceDetails

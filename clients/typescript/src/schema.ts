@@ -1906,11 +1906,16 @@ export interface components {
              * @description Unix seconds: when the money is expected at the bank.
              */
             arrival_date: number;
+            /** @description The merchant's bank account; `null` for a payout a connector's processor made (it goes where the processor's account says). */
             destination: {
                 last4: string;
                 country: string;
                 account_holder_name: string;
-            };
+            } | null;
+            /** @description The connector whose processor made this payout of the money it holds, mirrored read-only (CONTRACT §15): it moves as the processor's does, and canceling it through Tender is refused (`payout_at_processor`). `null` for Tender's own. */
+            connector: string | null;
+            /** @description The processor's id of it (a Stripe `po_…`). */
+            connector_reference: string | null;
             balance_transaction: string | null;
             failure_balance_transaction: string | null;
             failure_code: string | null;
@@ -1949,12 +1954,14 @@ export interface components {
             id: string;
             /** @constant */
             object: "dispute";
-            /** @description The disputed amount: what the payment captured less what it refunded. */
+            /** @description The disputed amount: for Tender's own, what the payment captured less what it refunded; for a processor's, what the processor says (at most what the payment captured). */
             amount: number;
             currency: components["schemas"]["Currency"];
             payment: string;
-            /** @enum {string} */
-            reason: "fraudulent";
+            /** @description The processor's id of a dispute opened at a connector's processor (a Stripe `dp_…`), mirrored from there and answered there: evidence and closing it through Tender are refused (`dispute_at_processor`). `null` for Tender's own. */
+            connector_reference: string | null;
+            /** @description Why the cardholder disputes the payment: `fraudulent` for Tender's own; a processor's dispute keeps the processor's reason (Stripe's: `fraudulent`, `product_not_received`, `duplicate`, `general`…). */
+            reason: string;
             /** @enum {string} */
             status: "needs_response" | "under_review" | "won" | "lost";
             evidence: {
@@ -1966,12 +1973,12 @@ export interface components {
             evidence_details: {
                 /**
                  * Format: int64
-                 * @description Unix seconds: a dispute not answered by then is lost.
+                 * @description Unix seconds: a dispute not answered by then is lost (a processor's: its own deadline).
                  */
                 due_by: number;
                 submission_count: number;
             };
-            /** @description The withdrawal (amount + dispute fee), then the reversal if won. */
+            /** @description The withdrawal (amount + dispute fee), then the reversal if won. A processor's dispute has the processor's own transactions, one for one and in order (its dispute fee, and any fee it gives back, included). */
             balance_transactions: components["schemas"]["BalanceTransaction"][];
             metadata: components["schemas"]["Metadata"];
             /**

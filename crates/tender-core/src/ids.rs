@@ -102,6 +102,24 @@ pub fn generate(kind: IdKind) -> String {
     id
 }
 
+/// The id of `kind` that stands for `seed` (an outside party's object, such as a processor's
+/// payout), made at `seconds`: the same seed always gives the same id, so the store's key
+/// keeps it recorded once. Sorts by `seconds` like [`generate`]'s.
+pub fn derived(kind: IdKind, seconds: i64, seed: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut id = String::with_capacity(kind.prefix().len() + RANDOM_LEN);
+    id.push_str(kind.prefix());
+    push_time(&mut id, (seconds.max(0) as u64).saturating_mul(1000));
+    let digest = Sha256::digest(format!("{}{seed}", kind.prefix()).as_bytes());
+    id.extend(
+        digest
+            .iter()
+            .take(RANDOM_LEN - TIME_LEN)
+            .map(|b| ALPHABET[(*b % 62) as usize] as char),
+    );
+    id
+}
+
 /// Appends `millis` as [`TIME_LEN`] base62 characters, most significant first.
 fn push_time(out: &mut String, millis: u64) {
     let mut digits = [b'0'; TIME_LEN];
@@ -321,6 +339,20 @@ mod tests {
         );
         assert_eq!(format!("{fresh:?}"), format!("{:?}", fresh.as_str()));
         assert_eq!(<kind::TestClock as Kind>::NAME, "test clock");
+    }
+
+    #[test]
+    fn a_derived_id_is_the_same_for_the_same_seed_and_looks_like_any_other() {
+        let a = derived(IdKind::Payout, 1_795_000_000, "conn_1:po_1");
+        assert_eq!(a, derived(IdKind::Payout, 1_795_000_000, "conn_1:po_1"));
+        assert_ne!(a, derived(IdKind::Payout, 1_795_000_000, "conn_1:po_2"));
+        assert_ne!(a, derived(IdKind::Payout, 1_795_000_000, "conn_2:po_1"));
+        assert!(looks_like(IdKind::Payout, &a), "{a}");
+        // Sorted by time, as generated ids are.
+        assert!(
+            derived(IdKind::Payout, 1_795_000_001, "x")
+                > derived(IdKind::Payout, 1_795_000_000, "y")
+        );
     }
 
     #[test]

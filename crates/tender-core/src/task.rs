@@ -44,6 +44,8 @@ pub enum TaskKind {
     /// A payment a connector's processor captured is checked for refunds made at the
     /// processor (CONTRACT §15).
     WatchPayment,
+    /// A connector's processor's payouts are read and mirrored (CONTRACT §15).
+    MirrorPayouts,
 }
 
 impl TaskKind {
@@ -69,6 +71,7 @@ impl TaskKind {
             TaskKind::InvoiceUpcoming => "invoice_upcoming",
             TaskKind::ExpireCheckoutSession => "expire_checkout_session",
             TaskKind::WatchPayment => "watch_payment",
+            TaskKind::MirrorPayouts => "mirror_payouts",
         }
     }
 
@@ -94,6 +97,7 @@ impl TaskKind {
             TaskKind::InvoiceUpcoming,
             TaskKind::ExpireCheckoutSession,
             TaskKind::WatchPayment,
+            TaskKind::MirrorPayouts,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)

@@ -95,6 +95,7 @@ impl Services {
                     Some(TaskKind::SyncPayment) => self.payments().sync_payment(task).await,
                     Some(TaskKind::SyncRefund) => self.refunds().sync_refund(task).await,
                     Some(TaskKind::WatchPayment) => self.refunds().watch_payment(task).await,
+                    Some(TaskKind::MirrorPayouts) => self.balance().mirror_payouts(task).await,
                     Some(TaskKind::MakeAvailable) => self.balance().make_available(task).await,
                     Some(TaskKind::AdvancePayout) => self.balance().advance_payout(task).await,
                     Some(TaskKind::OpenDispute) => self.balance().open_dispute(task).await,

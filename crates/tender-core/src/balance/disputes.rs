@@ -16,6 +16,10 @@
 //! - `POST /disputes/{id}/close` accepts the loss while the dispute `needs_response`; a dispute
 //!   nobody answers by `evidence_details.due_by` is lost the same way.
 //!
+//! A dispute opened at a connector's processor is mirrored from there
+//! ([`crate::balance::processor_disputes`]) and answered there: evidence and closing it here
+//! are refused (400 `dispute_at_processor`).
+//!
 //! Every change is one batch with its event (`dispute.created`, `dispute.updated`,
 //! `dispute.closed`). Depends on the domain ([`crate::balance::transactions`]) and the storage
 //! port.
@@ -23,6 +27,8 @@
 use crate::auth::Scope;
 use crate::balance::transactions::{self, At};
 use serde::{Deserialize, Serialize};
+
+pub use crate::balance::lifecycle::{dispute_after, DisputeEvent, DisputeStatus};
 
 use crate::balance::transactions::BalanceTransaction;
 use crate::balance::BalanceBook;
@@ -37,62 +43,6 @@ use crate::payments::payment::{Payment, PaymentStatus};
 use crate::services::RequestContext;
 use crate::store::{ClaimedTask, Collection};
 use crate::task::TaskKind;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DisputeStatus {
-    NeedsResponse,
-    UnderReview,
-    Won,
-    Lost,
-}
-
-impl DisputeStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DisputeStatus::NeedsResponse => "needs_response",
-            DisputeStatus::UnderReview => "under_review",
-            DisputeStatus::Won => "won",
-            DisputeStatus::Lost => "lost",
-        }
-    }
-
-    /// Whether the dispute is over.
-    pub fn is_closed(self) -> bool {
-        matches!(self, DisputeStatus::Won | DisputeStatus::Lost)
-    }
-}
-
-/// What can happen to a dispute.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DisputeEvent {
-    /// The merchant submitted evidence.
-    Submitted,
-    /// The cardholder's bank decided for the merchant.
-    Won,
-    /// Decided for the cardholder: by the bank, by the merchant closing it, or by nobody
-    /// answering before the due date.
-    Lost,
-}
-
-/// The dispute's state machine: its status after `event`, or `None` when its status does not
-/// allow it.
-///
-/// | from             | `Submitted`    | `Won` | `Lost` |
-/// |------------------|----------------|-------|--------|
-/// | `needs_response` | `under_review` | —     | `lost` |
-/// | `under_review`   | —              | `won` | `lost` |
-/// | `won`, `lost`    | —              | —     | —      |
-pub fn dispute_after(from: DisputeStatus, event: DisputeEvent) -> Option<DisputeStatus> {
-    use DisputeEvent as E;
-    use DisputeStatus as S;
-    match (from, event) {
-        (S::NeedsResponse, E::Submitted) => Some(S::UnderReview),
-        (S::UnderReview, E::Won) => Some(S::Won),
-        (S::NeedsResponse | S::UnderReview, E::Lost) => Some(S::Lost),
-        _ => None,
-    }
-}
 
 /// What a merchant submits against a dispute.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -118,6 +68,10 @@ pub struct Dispute {
     pub amount: i64,
     pub currency: Currency,
     pub payment: String,
+    /// The processor's id of a dispute opened at a connector's processor (CONTRACT §15), which
+    /// is answered there; `None` for Tender's own.
+    #[serde(default)]
+    pub connector_reference: Option<String>,
     pub reason: String,
     pub status: DisputeStatus,
     pub evidence: Evidence,
@@ -182,7 +136,21 @@ fn state_error(d: &Dispute, what: &str) -> CoreError {
     )
 }
 
-fn posting_failed(e: crate::balance::ledger::PostingError) -> CoreError {
+/// A dispute opened at a processor is answered there: Tender mirrors it, never decides it.
+fn at_processor(d: &Dispute) -> CoreResult<()> {
+    match &d.connector_reference {
+        None => Ok(()),
+        Some(reference) => Err(CoreError::invalid(
+            "dispute",
+            "dispute_at_processor",
+            format!(
+                "This dispute was opened at the connector's processor ({reference}): submit evidence or accept it there; Tender shows what the processor decides."
+            ),
+        )),
+    }
+}
+
+pub(crate) fn posting_failed(e: crate::balance::ledger::PostingError) -> CoreError {
     CoreError::internal("build a ledger posting", e)
 }
 
@@ -268,6 +236,7 @@ impl BalanceBook<'_> {
             amount,
             currency: before.currency,
             payment: before.id.clone(),
+            connector_reference: None,
             reason: "fraudulent".into(),
             status: DisputeStatus::NeedsResponse,
             evidence: Evidence::default(),
@@ -313,6 +282,9 @@ impl BalanceBook<'_> {
                 .load(scope, Collection::Disputes, "dispute", id)
                 .await?;
             let mut after = before.clone();
+            if cmd.evidence.is_some() || cmd.submit {
+                at_processor(&before)?;
+            }
             if let Some(evidence) = &cmd.evidence {
                 if before.status != DisputeStatus::NeedsResponse {
                     return Err(state_error(&before, "evidence can be changed"));
@@ -350,6 +322,7 @@ impl BalanceBook<'_> {
             let (before, version): (Dispute, i64) = self
                 .load(scope, Collection::Disputes, "dispute", id)
                 .await?;
+            at_processor(&before)?;
             if before.status != DisputeStatus::NeedsResponse {
                 return Err(state_error(&before, "it can be closed"));
             }
@@ -428,31 +401,5 @@ impl BalanceBook<'_> {
             }
         }
         Ok(after)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_dispute_state_machine() {
-        use DisputeEvent as E;
-        use DisputeStatus as S;
-        let allowed = [
-            (S::NeedsResponse, E::Submitted, S::UnderReview),
-            (S::NeedsResponse, E::Lost, S::Lost),
-            (S::UnderReview, E::Won, S::Won),
-            (S::UnderReview, E::Lost, S::Lost),
-        ];
-        for from in [S::NeedsResponse, S::UnderReview, S::Won, S::Lost] {
-            for event in [E::Submitted, E::Won, E::Lost] {
-                let expected = allowed
-                    .iter()
-                    .find(|(f, e, _)| *f == from && *e == event)
-                    .map(|(_, _, to)| *to);
-                assert_eq!(dispute_after(from, event), expected, "{from:?} {event:?}");
-            }
-        }
     }
 }

@@ -17,6 +17,8 @@ use crate::balance::ledger::LedgerAccount;
 use crate::balance::transactions::{self, At};
 use serde::{Deserialize, Serialize};
 
+pub use crate::balance::lifecycle::{payout_after, PayoutEvent, PayoutStatus};
+
 use crate::documents::batch::Batch;
 use crate::documents::document::to_value;
 use crate::error::{CoreError, CoreResult, StoreError};
@@ -30,40 +32,6 @@ use crate::vault::Sealer;
 
 use crate::balance::BalanceBook;
 use crate::task::TaskKind;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PayoutStatus {
-    Pending,
-    InTransit,
-    Paid,
-    Failed,
-    Canceled,
-}
-
-impl PayoutStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PayoutStatus::Pending => "pending",
-            PayoutStatus::InTransit => "in_transit",
-            PayoutStatus::Paid => "paid",
-            PayoutStatus::Failed => "failed",
-            PayoutStatus::Canceled => "canceled",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        [
-            PayoutStatus::Pending,
-            PayoutStatus::InTransit,
-            PayoutStatus::Paid,
-            PayoutStatus::Failed,
-            PayoutStatus::Canceled,
-        ]
-        .into_iter()
-        .find(|p| p.as_str() == s)
-    }
-}
 
 /// Where a payout goes, as shown: never the whole IBAN.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,7 +51,16 @@ pub struct Payout {
     pub status: PayoutStatus,
     /// When the money is expected at the bank (Unix seconds).
     pub arrival_date: i64,
-    pub destination: PayoutDestination,
+    /// The merchant's bank account; `None` for a connector's processor's payout, which goes
+    /// where the processor's account says.
+    pub destination: Option<PayoutDestination>,
+    /// The connector whose processor made this payout of the money it holds (CONTRACT §15),
+    /// mirrored read-only; `None` for Tender's own.
+    #[serde(default)]
+    pub connector: Option<String>,
+    /// The processor's id of it (a Stripe `po_…`).
+    #[serde(default)]
+    pub connector_reference: Option<String>,
     pub balance_transaction: Option<String>,
     pub failure_balance_transaction: Option<String>,
     pub failure_code: Option<String>,
@@ -114,43 +91,8 @@ impl crate::documents::document::Document for Payout {
     }
 }
 
-/// What can happen to a payout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PayoutEvent {
-    /// The bank took it (the first step of the task).
-    Sent,
-    /// It reached the merchant's account.
-    Paid,
-    /// The bank refused it.
-    Failed,
-    /// The merchant canceled it.
-    Canceled,
-}
-
-/// The payout's state machine: its status after `event`, or `None` when its status does not
-/// allow it.
-///
-/// | from         | `Sent`       | `Paid` | `Failed` | `Canceled` |
-/// |--------------|--------------|--------|----------|------------|
-/// | `pending`    | `in_transit` | —      | —        | `canceled` |
-/// | `in_transit` | —            | `paid` | `failed` | —          |
-/// | `paid`, `failed`, `canceled` | — | — | —     | —          |
-pub fn payout_after(from: PayoutStatus, event: PayoutEvent) -> Option<PayoutStatus> {
-    use PayoutEvent as E;
-    use PayoutStatus as S;
-    match (from, event) {
-        (S::Pending, E::Sent) => Some(S::InTransit),
-        (S::Pending, E::Canceled) => Some(S::Canceled),
-        (S::InTransit, E::Paid) => Some(S::Paid),
-        (S::InTransit, E::Failed) => Some(S::Failed),
-        _ => None,
-    }
-}
-
 /// A test-mode IBAN ending in this fails its payout (`account_closed`).
 pub const FAILING_IBAN_SUFFIX: &str = "3001";
-
-// ---- Disputes --------------------------------------------------------------------------------
 
 /// `POST /payouts`, parsed.
 #[derive(Debug)]
@@ -241,7 +183,9 @@ impl BalanceBook<'_> {
             currency: cmd.currency,
             status: PayoutStatus::Pending,
             arrival_date: now + 2 * delay,
-            destination,
+            destination: Some(destination),
+            connector: None,
+            connector_reference: None,
             balance_transaction: Some(txn_id),
             failure_balance_transaction: None,
             failure_code: None,
@@ -282,6 +226,13 @@ impl BalanceBook<'_> {
             let (before, version): (Payout, i64) = self
                 .load(ctx.scope(), Collection::Payouts, "payout", id)
                 .await?;
+            if let Some(connector) = &before.connector {
+                return Err(CoreError::invalid(
+                    "payout",
+                    "payout_at_processor",
+                    format!("This payout was made by the processor of connector {connector}: Tender mirrors it and cannot cancel it."),
+                ));
+            }
             if payout_after(before.status, PayoutEvent::Canceled).is_none() {
                 return Err(payout_state_error(&before, "canceled"));
             }
@@ -297,7 +248,7 @@ impl BalanceBook<'_> {
     }
 
     /// The payout as failed or canceled, written to `batch` with what gives its money back.
-    fn return_payout(
+    pub(crate) fn return_payout(
         &self,
         batch: &mut Batch,
         before: &Payout,
@@ -311,11 +262,12 @@ impl BalanceBook<'_> {
                 txn_id: &txn_id,
                 now: self.now(),
                 livemode: batch.scope().livemode(),
-                held_by: None,
+                held_by: before.connector.as_deref(),
             },
             &before.id,
             before.currency,
             before.amount,
+            before.status == PayoutStatus::Paid,
         )
         .map_err(|e| CoreError::internal("build a ledger posting", e))?;
         let mut after = before.clone();
@@ -336,8 +288,11 @@ impl BalanceBook<'_> {
             return Ok(());
         };
         let mut batch = self.background(&task.scope);
-        let fails =
-            !task.scope.livemode() && before.destination.last4.ends_with(FAILING_IBAN_SUFFIX);
+        let fails = !task.scope.livemode()
+            && before
+                .destination
+                .as_ref()
+                .is_some_and(|d| d.last4.ends_with(FAILING_IBAN_SUFFIX));
         let event = match before.status {
             PayoutStatus::Pending => PayoutEvent::Sent,
             PayoutStatus::InTransit if fails => PayoutEvent::Failed,
@@ -383,32 +338,5 @@ impl BalanceBook<'_> {
         let previous = (event == "payout.updated").then_some(previous).flatten();
         batch.event_json(event, object, previous)?.done(task);
         self.commit_background(batch).await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_payout_state_machine() {
-        use PayoutEvent as E;
-        use PayoutStatus as S;
-        let events = [E::Sent, E::Paid, E::Failed, E::Canceled];
-        let allowed = [
-            (S::Pending, E::Sent, S::InTransit),
-            (S::Pending, E::Canceled, S::Canceled),
-            (S::InTransit, E::Paid, S::Paid),
-            (S::InTransit, E::Failed, S::Failed),
-        ];
-        for from in [S::Pending, S::InTransit, S::Paid, S::Failed, S::Canceled] {
-            for event in events {
-                let expected = allowed
-                    .iter()
-                    .find(|(f, e, _)| *f == from && *e == event)
-                    .map(|(_, _, to)| *to);
-                assert_eq!(payout_after(from, event), expected, "{from:?} {event:?}");
-            }
-        }
     }
 }

@@ -1,12 +1,16 @@
 //! Reconciliation with a processor (CONTRACT §15, `tender reports reconcile`): each of Tender's
 //! balance transactions of the money a connector's processor holds, set beside the processor's
 //! own balance transaction of the same movement, read back from it — a capture's by the id
-//! Tender recorded when it booked it, a refund's through the processor's refund. A row agrees
-//! when amount, fee and net are equal to the cent; any other row says why not. Reads only.
+//! Tender recorded when it booked it, a refund's through the processor's refund, a dispute's
+//! by its place among the transactions of the processor's dispute, a payout's through the
+//! processor's payout. A row agrees when amount, fee and net are equal to the cent; any other
+//! row says why not. Reads only.
 //!
 //! Depends on the balance's transactions, payments, refunds and the connector port.
 
 use crate::auth::Scope;
+use crate::balance::disputes::Dispute;
+use crate::balance::payouts::Payout;
 use crate::balance::transactions::{BalanceTransaction, TxnType};
 use crate::balance::BalanceBook;
 use crate::connectors::connector::{bounded, Booked};
@@ -108,13 +112,7 @@ impl BalanceBook<'_> {
             };
             row.problem = match self.processor_reference(scope, &t).await? {
                 Err(why) => Some(why),
-                Ok((refund, id)) => match processor
-                    .booking(match refund {
-                        true => Booked::Refund(&id),
-                        false => Booked::Transaction(&id),
-                    })
-                    .await
-                {
+                Ok(lookup) => match processor.booking(lookup.booked()).await {
                     Err(why) => Some(format!(
                         "the processor's booking could not be read: {}",
                         bounded(&why)
@@ -132,13 +130,12 @@ impl BalanceBook<'_> {
         Ok(rows)
     }
 
-    /// How the processor names the movement of `t` (whether it is a refund, and the id to
-    /// look up), or why it cannot be looked up.
+    /// How the processor names the movement of `t`, or why it cannot be looked up.
     async fn processor_reference(
         &self,
         scope: &Scope,
         t: &BalanceTransaction,
-    ) -> CoreResult<Result<(bool, String), String>> {
+    ) -> CoreResult<Result<Lookup, String>> {
         Ok(match t.kind {
             TxnType::Charge => {
                 let (payment, _): (Payment, i64) = self
@@ -146,7 +143,7 @@ impl BalanceBook<'_> {
                     .await?;
                 payment
                     .processor_settlement
-                    .map(|s| (false, s.reference))
+                    .map(|s| Lookup::Transaction(s.reference))
                     .ok_or_else(|| "Tender recorded no processor booking for it".to_string())
             }
             TxnType::Refund => {
@@ -155,13 +152,60 @@ impl BalanceBook<'_> {
                     .await?;
                 refund
                     .connector_reference
-                    .map(|r| (true, r))
+                    .map(Lookup::Refund)
                     .ok_or_else(|| "the processor has not answered this refund yet".to_string())
+            }
+            TxnType::Adjustment => {
+                let (dispute, _): (Dispute, i64) = self
+                    .load(scope, Collection::Disputes, "dispute", &t.source)
+                    .await?;
+                let index = dispute
+                    .balance_transactions
+                    .iter()
+                    .position(|b| b.id == t.id);
+                match (dispute.connector_reference, index) {
+                    (Some(reference), Some(index)) => Ok(Lookup::Dispute(reference, index)),
+                    _ => Err("the processor has no dispute of this".to_string()),
+                }
+            }
+            TxnType::Payout | TxnType::PayoutFailure => {
+                let (payout, _): (Payout, i64) = self
+                    .load(scope, Collection::Payouts, "payout", &t.source)
+                    .await?;
+                payout
+                    .connector_reference
+                    .map(|r| Lookup::Payout(r, t.kind == TxnType::PayoutFailure))
+                    .ok_or_else(|| "the processor made no such payout".to_string())
             }
             other => Err(format!(
                 "a {} is booked by the processor its own way: compare it by hand",
                 other.as_str()
             )),
         })
+    }
+}
+
+/// The processor's name for one of Tender's transactions (an owned [`Booked`]).
+enum Lookup {
+    Transaction(String),
+    Refund(String),
+    Dispute(String, usize),
+    Payout(String, bool),
+}
+
+impl Lookup {
+    fn booked(&self) -> Booked<'_> {
+        match self {
+            Lookup::Transaction(id) => Booked::Transaction(id),
+            Lookup::Refund(id) => Booked::Refund(id),
+            Lookup::Dispute(reference, index) => Booked::Dispute {
+                reference,
+                index: *index,
+            },
+            Lookup::Payout(reference, failure) => Booked::Payout {
+                reference,
+                failure: *failure,
+            },
+        }
     }
 }

@@ -13,10 +13,11 @@
 //! | [`refund_failure`]     | `refund_failure` +amount, available  | external → available                     |
 //! | [`payout`]             | `payout` −amount, available          | available → payouts in transit           |
 //! | [`payout_paid`]        | —                                    | payouts in transit → external            |
-//! | [`payout_failure`]     | `payout_failure` +amount, available  | payouts in transit → available           |
+//! | [`payout_failure`]     | `payout_failure` +amount, available  | payouts in transit (external if paid) → available |
 //! | [`dispute`]            | `adjustment` −amount, dispute fee    | available → disputes (amount) + fees     |
 //! | [`dispute_won`]        | `adjustment` +amount, 0              | disputes → available                     |
 //! | [`dispute_lost`]       | —                                    | disputes → external                      |
+//! | [`processor_dispute`]  | `adjustment` ±amount, its fee        | disputes ↔ processor available + fees    |
 //!
 //! So the ledger's `pending` and `available` accounts always equal the sum of `net` of the
 //! transactions of that status (what `GET /balance` shows), and each cause posts once (the
@@ -25,150 +26,19 @@
 //! Money a connector's processor holds (CONTRACT §15: a payment the processor captured and
 //! booked, with its own fee) moves through the processor's accounts instead of Tender's:
 //! `processor_pending` and `processor_available` stand for `pending` and `available` in the
-//! charge, availability, refund and refund-failure rows, and the transaction names the
-//! connector (`connector`). Payouts and disputes move only what Tender holds.
+//! charge, availability, refund, refund-failure and payout rows, and the transaction names the
+//! connector (`connector`). A dispute opened at the processor books each of the processor's own
+//! transactions of it as it is ([`processor_dispute`]: the withdrawal with its fee, then any
+//! reinstatement).
+//!
+//! The transaction object itself, and its types and statuses, are in [`object`].
 //!
 //! Pure; depends on [`crate::balance::ledger`], [`crate::money`], [`crate::metadata`].
-
-use serde::{Deserialize, Serialize};
 
 use crate::balance::ledger::{Entry, LedgerAccount, Posting, PostingError};
 use crate::money::Currency;
 
-/// What kind of movement a balance transaction is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TxnType {
-    Charge,
-    Refund,
-    /// A refund the processor refused after it was booked: the amount comes back.
-    RefundFailure,
-    Adjustment,
-    Payout,
-    PayoutFailure,
-}
-
-impl TxnType {
-    pub const ALL: [TxnType; 6] = [
-        TxnType::Charge,
-        TxnType::Refund,
-        TxnType::RefundFailure,
-        TxnType::Adjustment,
-        TxnType::Payout,
-        TxnType::PayoutFailure,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TxnType::Charge => "charge",
-            TxnType::Refund => "refund",
-            TxnType::RefundFailure => "refund_failure",
-            TxnType::Adjustment => "adjustment",
-            TxnType::Payout => "payout",
-            TxnType::PayoutFailure => "payout_failure",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|t| t.as_str() == s)
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TxnStatus {
-    Pending,
-    Available,
-}
-
-impl TxnStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TxnStatus::Pending => "pending",
-            TxnStatus::Available => "available",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FeeType {
-    TenderFee,
-    DisputeFee,
-    /// The processor's own fee for a connector's payment, as its balance transaction says.
-    ProcessorFee,
-}
-
-/// One part of a transaction's fee.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FeeDetail {
-    pub amount: i64,
-    pub currency: Currency,
-    #[serde(rename = "type")]
-    pub kind: FeeType,
-    pub description: String,
-}
-
-/// A balance transaction (`txn_…`): one movement of the merchant's balance. Stored as shown.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BalanceTransaction {
-    pub id: String,
-    pub object: String,
-    /// Signed: money leaving the balance is negative.
-    pub amount: i64,
-    pub currency: Currency,
-    pub fee: i64,
-    pub fee_details: Vec<FeeDetail>,
-    /// `amount − fee`.
-    pub net: i64,
-    #[serde(rename = "type")]
-    pub kind: TxnType,
-    pub status: TxnStatus,
-    pub available_on: i64,
-    /// The object that caused it (`pay_`, `re_`, `po_`, `dp_`).
-    pub source: String,
-    /// The connector (`conn_…`) whose processor holds the money it moves (CONTRACT §15);
-    /// absent when Tender holds it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub connector: Option<String>,
-    pub reporting_category: String,
-    pub description: Option<String>,
-    pub created: i64,
-    pub livemode: bool,
-}
-
-impl crate::documents::document::Document for BalanceTransaction {
-    const COLLECTION: crate::store::Collection = crate::store::Collection::BalanceTransactions;
-
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn created(&self) -> i64 {
-        self.created
-    }
-
-    fn index(&self) -> crate::store::IndexValues {
-        use crate::store::IndexValues;
-        IndexValues {
-            event_type: Some(self.kind.as_str().to_string()),
-            source: Some(self.source.clone()),
-            payout: matches!(self.kind, TxnType::Payout | TxnType::PayoutFailure)
-                .then(|| self.source.clone()),
-            currency: Some(self.currency.code().to_string()),
-            status: Some(self.status.as_str().to_string()),
-            available_on: Some(self.available_on),
-            ..IndexValues::default()
-        }
-    }
-}
-
-impl BalanceTransaction {
-    /// The cause of the posting that makes this pending charge available.
-    pub fn available_cause(&self) -> String {
-        format!("available:{}", self.id)
-    }
-}
+pub use object::{BalanceTransaction, FeeDetail, FeeType, TxnStatus, TxnType};
 
 /// A booking: the transaction a merchant sees (if the movement shows on the balance) and the
 /// posting under it (if anything moves: a zero-amount change posts nothing).
@@ -432,7 +302,7 @@ pub fn payout(
         payout,
         "payout",
         Some(format!("Payout {payout}")),
-        LedgerAccount::Available,
+        available_of(at.held_by),
         LedgerAccount::PayoutsInTransit,
     )
 }
@@ -455,12 +325,14 @@ pub fn payout_paid(
     )
 }
 
-/// A payout failed or was canceled: its amount comes back to the available balance.
+/// A payout failed or was canceled: its amount comes back to the available balance (from the
+/// bank, `after_paid`, when a processor's payout fails after it was paid).
 pub fn payout_failure(
     at: At<'_>,
     payout: &str,
     currency: Currency,
     amount: i64,
+    after_paid: bool,
 ) -> Result<Booking, PostingError> {
     transfer(
         at,
@@ -471,8 +343,12 @@ pub fn payout_failure(
         payout,
         "payout_reversal",
         Some(format!("Payout {payout} returned")),
-        LedgerAccount::PayoutsInTransit,
-        LedgerAccount::Available,
+        if after_paid {
+            LedgerAccount::External
+        } else {
+            LedgerAccount::PayoutsInTransit
+        },
+        available_of(at.held_by),
     )
 }
 
@@ -562,7 +438,65 @@ pub fn dispute_lost(
     )
 }
 
-// ---- Payouts ---------------------------------------------------------------------------------
+/// The processor's transaction number `index` of a dispute it opened (`dispute`), booked as
+/// the processor booked it: `amount` (negative when withdrawn, positive when reinstated) and
+/// its `fee` (the processor's dispute fee; negative when it gives it back), between the
+/// processor's available balance and the disputes account.
+pub fn processor_dispute(
+    at: At<'_>,
+    dispute: &str,
+    index: usize,
+    currency: Currency,
+    fee: Fee<'_>,
+    amount: i64,
+) -> Result<Booking, PostingError> {
+    let (fee, fee_kind, fee_description) = (fee.amount, fee.kind, fee.description);
+    let fee_details = if fee == 0 {
+        Vec::new()
+    } else {
+        vec![FeeDetail {
+            amount: fee,
+            currency,
+            kind: fee_kind,
+            description: fee_description.into(),
+        }]
+    };
+    let (category, description) = if amount < 0 {
+        ("dispute", format!("Chargeback withdrawal for {dispute}"))
+    } else {
+        (
+            "dispute_reversal",
+            format!("Chargeback reversal for {dispute}"),
+        )
+    };
+    let txn = transaction(
+        at,
+        TxnType::Adjustment,
+        amount,
+        currency,
+        fee_details,
+        TxnStatus::Available,
+        at.now,
+        dispute,
+        category,
+        Some(description),
+    );
+    let posting = posting(
+        format!("processor_dispute:{dispute}:{index}"),
+        at.now,
+        vec![
+            entry(available_of(at.held_by), currency, txn.net),
+            entry(LedgerAccount::Disputes, currency, -amount),
+            entry(LedgerAccount::Fees, currency, fee),
+        ],
+    )?;
+    Ok(Booking {
+        transaction: Some(txn),
+        posting,
+    })
+}
+
+mod object;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -27,6 +27,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+pub use super::processor_books::{Booked, UpstreamDispute, UpstreamPayout};
 use crate::card::ValidatedCard;
 use crate::metadata::Metadata;
 use crate::money::Currency;
@@ -306,15 +307,6 @@ pub struct UpstreamRefund {
     pub tender_refund: Option<String>,
 }
 
-/// A booking to read back from a processor, for reconciliation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Booked<'a> {
-    /// The balance transaction of that id (a capture's, as [`ProcessorSettlement::reference`]).
-    Transaction(&'a str),
-    /// The balance transaction of the refund of that id (a Stripe `re_…`).
-    Refund(&'a str),
-}
-
 /// What a verified inbound webhook of a processor says about a payment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inbound {
@@ -322,7 +314,9 @@ pub struct Inbound {
     pub payment: Option<String>,
     /// The processor's id of the payment.
     pub reference: String,
-    pub state: Upstream,
+    /// Where the payment is; `None` when the webhook is about what the processor booked of it
+    /// (a refund, a dispute) instead.
+    pub state: Option<Upstream>,
 }
 
 /// Why an inbound webhook was not accepted (its signature, its timestamp, its shape).
@@ -357,6 +351,27 @@ pub trait Connector: Send + Sync {
     /// could not say. A processor that takes refunds only from Tender has none of its own.
     async fn refunds_of(&self, reference: &str) -> Result<Vec<UpstreamRefund>, String> {
         let _ = reference;
+        Ok(Vec::new())
+    }
+
+    /// Every dispute the processor holds of the payment `reference` (CONTRACT §15); `Err` with
+    /// why when it could not say. A processor without disputes of its own has none.
+    async fn disputes_of(&self, reference: &str) -> Result<Vec<UpstreamDispute>, String> {
+        let _ = reference;
+        Ok(Vec::new())
+    }
+
+    /// Tender's payment id as the processor keeps it on its payment `reference` (Stripe:
+    /// `metadata[tender_payment]`), read from it; `Ok(None)` when it has none.
+    async fn payment_of(&self, reference: &str) -> Result<Option<String>, String> {
+        let _ = reference;
+        Ok(None)
+    }
+
+    /// The processor's payouts created at or after `since` (Unix seconds), at most `limit`,
+    /// oldest first (CONTRACT §15: mirrored, never made by Tender); `Err` with why.
+    async fn payouts_since(&self, since: i64, limit: usize) -> Result<Vec<UpstreamPayout>, String> {
+        let _ = (since, limit);
         Ok(Vec::new())
     }
 

@@ -20,6 +20,7 @@ use crate::ids::{self, IdKind};
 use crate::metadata;
 use crate::services::RequestContext;
 use crate::store::{Collection, Cursor, ListQuery};
+use crate::task::TaskKind;
 use crate::vault::Sealer;
 
 /// Connectors an account may have in each mode.
@@ -240,25 +241,13 @@ impl Connectors<'_> {
         Ok(())
     }
 
-    /// `POST /connectors`.
-    pub async fn create_connector(
+    /// The connector `fields` describe, of `kind`, as shown and as kept sealed.
+    fn new_connector(
         &self,
-        ctx: &RequestContext,
+        scope: &Scope,
+        kind: ConnectorType,
         fields: ConnectorFields,
-        by: ChangedBy,
-    ) -> CoreResult<ConnectorObject> {
-        let scope = ctx.scope();
-        let kind = parse_kind(fields.kind.as_deref())?;
-        // Checked against the parsed kind: a simulator's card data stays in the process.
-        self.check_changed_by(
-            &ConnectorFields {
-                kind: Some(kind.as_str().into()),
-                api_base: fields.api_base.clone(),
-                raw_card_data: fields.raw_card_data,
-                ..Default::default()
-            },
-            by,
-        )?;
+    ) -> CoreResult<(ConnectorObject, ConnectorSettings)> {
         let raw_card_data = fields
             .raw_card_data
             .unwrap_or(kind == ConnectorType::Simulator);
@@ -297,6 +286,29 @@ impl Connectors<'_> {
             created: self.now(),
             metadata: metadata::on_create(fields.metadata.unwrap_or_default())?,
         };
+        Ok((object, settings))
+    }
+
+    /// `POST /connectors`.
+    pub async fn create_connector(
+        &self,
+        ctx: &RequestContext,
+        fields: ConnectorFields,
+        by: ChangedBy,
+    ) -> CoreResult<ConnectorObject> {
+        let scope = ctx.scope();
+        let kind = parse_kind(fields.kind.as_deref())?;
+        // Checked against the parsed kind: a simulator's card data stays in the process.
+        self.check_changed_by(
+            &ConnectorFields {
+                kind: Some(kind.as_str().into()),
+                api_base: fields.api_base.clone(),
+                raw_card_data: fields.raw_card_data,
+                ..Default::default()
+            },
+            by,
+        )?;
+        let (object, settings) = self.new_connector(scope, kind, fields)?;
         self.check_connector(scope, &object, &settings)?;
         let limit = || {
             CoreError::invalid(
@@ -314,6 +326,14 @@ impl Connectors<'_> {
             // The count above was read outside the batch: racing creations are held to the
             // limit here, in it (T3-L2).
             .require_at_most::<ConnectorObject>(None, MAX_CONNECTORS as i64, "connectors");
+        if kind != ConnectorType::Simulator {
+            // The processor pays out what it holds; Tender mirrors it (CONTRACT §15).
+            ops.schedule(
+                TaskKind::MirrorPayouts,
+                &object.id,
+                self.now() + crate::balance::processor_payouts::MIRROR_INTERVAL_SECS,
+            );
+        }
         let shown = crate::documents::document::to_value(&object)?;
         match self.commit(ctx, ops, Ok(&shown)).await {
             Err(CoreError::Store(StoreError::LimitReached(_))) => Err(limit()),

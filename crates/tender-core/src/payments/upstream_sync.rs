@@ -110,7 +110,8 @@ impl Payments<'_> {
         self.commit_background(ops).await
     }
 
-    /// `POST /connector_webhooks/{connector}`: a processor tells where one of its payments is.
+    /// `POST /connector_webhooks/{connector}`: a processor tells where one of its payments is
+    /// (or that its refunds or disputes changed: [`crate::refunds::Refunds::take_books_hint`]).
     /// Verified with the connector's `webhook_secret` (anything unverified is 400 and changes
     /// nothing). A verified webhook is only a hint (CONTRACT §15): for a `processing` or
     /// `requires_action` payment of that connector, Tender asks the processor itself where the
@@ -153,6 +154,12 @@ impl Payments<'_> {
         let Some(inbound) = inbound else {
             return Ok(());
         };
+        if inbound.state.is_none() {
+            return self
+                .refunds()
+                .take_books_hint(&scope, connector_id, connector.as_ref(), &inbound)
+                .await;
+        }
         let Some(payment_id) = inbound
             .payment
             .clone()
@@ -195,7 +202,7 @@ impl Payments<'_> {
         let ours = payment.connector.as_deref() == Some(connector_id)
             && payment.connector_reference.as_deref() == Some(inbound.reference.as_str());
         let waiting = payment.status.awaits_processor();
-        if !ours || !waiting || inbound.state == Upstream::Created {
+        if !ours || !waiting || matches!(inbound.state, None | Some(Upstream::Created)) {
             return Ok(());
         }
         // The hint is checked with the processor: its own answer is what moves the payment.

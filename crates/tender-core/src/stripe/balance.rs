@@ -73,7 +73,8 @@ pub fn payout(p: &Value) -> Value {
         "application_fee": null,
         "application_fee_amount": null,
         "arrival_date": field(p, "arrival_date"),
-        "automatic": false,
+        // A connector's processor's payout, mirrored, was made on its own schedule.
+        "automatic": p["connector"].is_string(),
         "balance_transaction": field(p, "balance_transaction"),
         "created": field(p, "created"),
         "currency": field(p, "currency"),

@@ -30,7 +30,8 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tender_core::connectors::connector::{
     upstream_key, Answer, AuthorizeRequest, Booked, Connector, Inbound, ProcessorSettlement,
-    RefundAnswer, RefundUpstream, Source, Upstream, UpstreamRefund, WebhookRejected,
+    RefundAnswer, RefundUpstream, Source, Upstream, UpstreamDispute, UpstreamPayout,
+    UpstreamRefund, WebhookRejected,
 };
 use tender_core::payments::acquirer::Decline;
 
@@ -493,16 +494,22 @@ impl Connector for Stripe {
         self.booked(booked).await
     }
 
+    async fn payment_of(&self, reference: &str) -> Result<Option<String>, String> {
+        self.tender_payment(reference).await
+    }
+
+    async fn disputes_of(&self, reference: &str) -> Result<Vec<UpstreamDispute>, String> {
+        self.disputes(reference).await
+    }
+
+    async fn payouts_since(&self, since: i64, limit: usize) -> Result<Vec<UpstreamPayout>, String> {
+        self.payouts(since, limit).await
+    }
+
     async fn refunds_of(&self, reference: &str) -> Result<Vec<UpstreamRefund>, String> {
-        let list = match self
-            .get(&format!("/v1/refunds?payment_intent={reference}&limit=100"))
-            .await
-        {
-            Reply::Ok(list) => list,
-            Reply::Refused(status, _) => return Err(format!("{status} to the refunds' list")),
-            Reply::Declined(_) => return Err("402 to the refunds' list".into()),
-            Reply::NotSent(why) | Reply::Unavailable(why) | Reply::Unknown(why) => return Err(why),
-        };
+        let list = self
+            .read(&format!("/v1/refunds?payment_intent={reference}&limit=100"))
+            .await?;
         Ok(list["data"]
             .as_array()
             .map(|data| data.iter().filter_map(upstream_refund).collect())
@@ -515,31 +522,7 @@ impl Connector for Stripe {
         body: &[u8],
         now: i64,
     ) -> Result<Option<Inbound>, WebhookRejected> {
-        let Some(secret) = &self.webhook_secret else {
-            return Err(WebhookRejected(
-                "the connector has no webhook_secret".to_string(),
-            ));
-        };
-        let Some(header) = signature else {
-            return Err(WebhookRejected("no Stripe-Signature header".to_string()));
-        };
-        verify_signature(secret, header, body, now)?;
-        let event: Value = serde_json::from_slice(body)
-            .map_err(|_| WebhookRejected("the body is not a JSON event".to_string()))?;
-        let object = &event["data"]["object"];
-        if object["object"] != "payment_intent" {
-            return Ok(None);
-        }
-        let Some(reference) = object["id"].as_str() else {
-            return Ok(None);
-        };
-        Ok(Some(Inbound {
-            payment: object["metadata"]["tender_payment"]
-                .as_str()
-                .map(str::to_string),
-            reference: reference.to_string(),
-            state: state_of(object),
-        }))
+        inbound::read(self.webhook_secret.as_deref(), signature, body, now)
     }
 }
 
@@ -579,8 +562,9 @@ fn refund_answer(r: &Value) -> RefundAnswer {
     }
 }
 
+mod books;
+mod inbound;
 mod settlement;
 mod signature;
-use signature::verify_signature;
 #[cfg(test)]
 mod tests;

@@ -208,11 +208,17 @@ fn payouts_table(session: &Session, payouts: &[Payout]) -> Markup {
                     tr {
                         td.num { (money(p.amount, p.currency)) br; span.mono.muted.small { (p.id) } }
                         td { (badge(p.status.as_str())) @if let Some(code) = &p.failure_code { br; span.small { (code) } } }
-                        td { (p.destination.account_holder_name) br; span.mono.small { (p.destination.country) " …" (p.destination.last4) } }
+                        td {
+                            @match (&p.destination, &p.connector) {
+                                (Some(d), _) => { (d.account_holder_name) br; span.mono.small { (d.country) " …" (d.last4) } }
+                                (None, Some(connector)) => { "Paid out by the processor" br; span.mono.small { (connector) " " (p.connector_reference.as_deref().unwrap_or_default()) } }
+                                (None, None) => { "—" }
+                            }
+                        }
                         td { (when(p.arrival_date)) }
                         td { (when(p.created)) }
                         td.actions {
-                            @if p.status == tender_core::balance::payouts::PayoutStatus::Pending {
+                            @if p.status == tender_core::balance::payouts::PayoutStatus::Pending && p.connector.is_none() {
                                 (post_button(session, &format!("/dashboard/payouts/{}/cancel", p.id), "Cancel", "small danger"))
                             }
                         }

@@ -12,7 +12,12 @@ use serde_json::{json, Value};
 use crate::helpers::{card, payment_body, spawn_app_with, Answer, Options, TestApp};
 use crate::localstripe::{refused_base, stripe_fee, Fault, LocalStripe, Proxy, STRIPE_KEY};
 
-async fn stripe_connector(app: &TestApp, api_base: &str, priority: i64, raw: bool) -> String {
+pub(crate) async fn stripe_connector(
+    app: &TestApp,
+    api_base: &str,
+    priority: i64,
+    raw: bool,
+) -> String {
     let created = app
         .post(
             "/v2/connectors",
@@ -60,7 +65,7 @@ async fn spawn_app() -> Option<TestApp> {
 }
 
 /// The balance transaction of payment `id`.
-async fn booking_of(app: &TestApp, id: &str) -> Value {
+pub(crate) async fn booking_of(app: &TestApp, id: &str) -> Value {
     let p = app.get(&format!("/v2/payments/{id}"), app.sk()).await;
     let txn = p.body["balance_transaction"].as_str().expect("booked");
     app.get(&format!("/v2/balance_transactions/{txn}"), app.sk())
@@ -68,7 +73,7 @@ async fn booking_of(app: &TestApp, id: &str) -> Value {
         .body
 }
 
-async fn setup() -> Option<(TestApp, LocalStripe)> {
+pub(crate) async fn setup() -> Option<(TestApp, LocalStripe)> {
     let stripe = LocalStripe::start().await?;
     let app = spawn_app().await?;
     Some((app, stripe))
@@ -784,7 +789,7 @@ async fn a_simulator_connector_keeps_the_test_card_table() {
 }
 
 /// `Stripe-Signature` for `body` at `t` under `secret`, as Stripe (and localstripe) sign.
-fn stripe_signature(secret: &str, t: i64, body: &[u8]) -> String {
+pub(crate) fn stripe_signature(secret: &str, t: i64, body: &[u8]) -> String {
     use hmac::Mac;
     let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
     mac.update(format!("{t}.").as_bytes());
@@ -792,7 +797,12 @@ fn stripe_signature(secret: &str, t: i64, body: &[u8]) -> String {
     format!("t={t},v1={}", hex::encode(mac.finalize().into_bytes()))
 }
 
-async fn post_webhook(app: &TestApp, conn: &str, body: &[u8], signature: Option<&str>) -> Answer {
+pub(crate) async fn post_webhook(
+    app: &TestApp,
+    conn: &str,
+    body: &[u8],
+    signature: Option<&str>,
+) -> Answer {
     let mut req = app
         .client
         .post(format!("{}/connector_webhooks/{conn}", app.base))
@@ -1012,7 +1022,7 @@ async fn a_sync_that_finds_the_payment_unconfirmed_but_cannot_cancel_it_never_fa
 }
 
 /// The events of `kind` about payment `id`.
-async fn events_about(app: &TestApp, kind: &str, id: &str) -> usize {
+pub(crate) async fn events_about(app: &TestApp, kind: &str, id: &str) -> usize {
     let events = app
         .get(&format!("/v2/events?type={kind}&limit=100"), app.sk())
         .await;
@@ -1093,7 +1103,7 @@ async fn a_held_payment_captured_or_released_at_the_processor_moves_here_once() 
 }
 
 /// The refunds of payment `id`, as Tender lists them.
-async fn refunds_of(app: &TestApp, id: &str) -> Vec<Value> {
+pub(crate) async fn refunds_of(app: &TestApp, id: &str) -> Vec<Value> {
     app.get(&format!("/v2/refunds?payment={id}&limit=100"), app.sk())
         .await
         .body["data"]
@@ -1273,7 +1283,7 @@ async fn a_token_only_connector_refuses_cards_saved_for_later_at_once_with_the_r
 }
 
 /// Every transaction the connector `conn` holds, beside the processor's.
-async fn reconcile_all(
+pub(crate) async fn reconcile_all(
     app: &TestApp,
     conn: &str,
 ) -> Vec<tender_core::balance::reconcile::Reconciled> {

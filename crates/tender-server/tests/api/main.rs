@@ -27,6 +27,7 @@ mod messages;
 mod payment_links;
 mod payments;
 mod pg;
+mod processor_books;
 mod processor_word;
 mod receiver;
 mod refunds;

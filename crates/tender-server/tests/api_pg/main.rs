@@ -51,6 +51,8 @@ mod payment_links;
 mod payments;
 #[path = "../api/pg.rs"]
 mod pg;
+#[path = "../api/processor_books.rs"]
+mod processor_books;
 #[path = "../api/processor_word.rs"]
 mod processor_word;
 #[path = "../api/receiver.rs"]

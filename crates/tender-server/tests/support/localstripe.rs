@@ -12,6 +12,7 @@
 //!   Stripe books only what was captured (`amount_to_capture`) and releases the rest, refunding
 //!   nothing: the charge's balance transaction is answered with that amount, and the refund
 //!   localstripe made for the rest is left out of refund lists.
+//! - **Disputes and payouts**, the processor's own books: see [`books`].
 //! - It records the `Stripe-Version` of every request ([`LocalStripe::versions`]).
 //!
 //! Without Python's `localstripe` installed, [`LocalStripe::start`] prints `skipped: …` and
@@ -127,6 +128,37 @@ impl LocalStripe {
             .unwrap_or_default()
     }
 }
+
+impl LocalStripe {
+    /// A cardholder's bank disputes `amount` of the PaymentIntent `pi` at Stripe: the dispute.
+    pub async fn open_dispute(&self, pi: &str, amount: i64) -> Value {
+        let intent = self.get(&format!("/v1/payment_intents/{pi}")).await;
+        let charge = intent["latest_charge"]
+            .as_str()
+            .or_else(|| intent["charges"]["data"][0]["id"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        self.additions.books.open_dispute(pi, &charge, amount)
+    }
+
+    /// Stripe decides dispute `id`.
+    pub fn close_dispute(&self, id: &str, won: bool) -> Value {
+        self.additions.books.close_dispute(id, won)
+    }
+
+    /// Stripe pays `amount` out of the merchant's balance there: the payout, `pending`.
+    pub fn pay_out(&self, amount: i64) -> Value {
+        self.additions.books.pay_out(amount)
+    }
+
+    /// Stripe's payout `id` moves to `status`.
+    pub fn set_payout(&self, id: &str, status: &str) -> Value {
+        self.additions.books.set_payout(id, status)
+    }
+}
+
+#[path = "stripe_books.rs"]
+pub mod books;
 
 fn skip<T>(why: &str) -> Option<T> {
     if std::env::var("TENDER_REQUIRE_LOCALSTRIPE").as_deref() == Ok("1") {
@@ -279,6 +311,8 @@ pub struct Added {
     released: std::sync::Mutex<std::collections::HashSet<String>>,
     /// Added to every charge's fee from now on (a test's processor changing its mind).
     fee_bump: std::sync::atomic::AtomicI64,
+    /// Disputes and payouts.
+    books: books::Books,
 }
 
 /// The proxy adding to localstripe what it lacks (see the module's doc).
@@ -316,6 +350,18 @@ async fn add(
     added.versions.lock().unwrap().push(version);
     let path = request.uri().path().to_string();
     let method = request.method().clone();
+    if method == axum::http::Method::GET {
+        if let Some((status, body)) = added
+            .books
+            .answer(&path, request.uri().query().unwrap_or(""))
+        {
+            return Response::builder()
+                .status(status)
+                .header("content-type", "application/json")
+                .body(Body::from(serde_json::to_vec(&body).unwrap()))
+                .unwrap();
+        }
+    }
     let url = format!(
         "{upstream}{}",
         request

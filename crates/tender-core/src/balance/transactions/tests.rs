@@ -46,7 +46,7 @@ fn each_movement_books_the_transaction_and_the_posting_that_agree() {
     let refund = refund(at("txn_r"), "re_1", "pay_1", usd(), 300).unwrap();
     let refund_failure = refund_failure(at("txn_rf"), "re_1", usd(), 300).unwrap();
     let payout = payout(at("txn_p"), "po_1", usd(), 400).unwrap();
-    let payout_failure = payout_failure(at("txn_pf"), "po_1", usd(), 400).unwrap();
+    let payout_failure = payout_failure(at("txn_pf"), "po_1", usd(), 400, false).unwrap();
     let dispute = dispute(at("txn_d"), "dp_1", "pay_1", usd(), 1000, 1500).unwrap();
     let won = dispute_won(at("txn_w"), "dp_1", "pay_1", usd(), 1000).unwrap();
     type Row<'a> = (
@@ -195,6 +195,56 @@ fn money_a_processor_holds_moves_through_its_own_accounts_and_names_it() {
     assert_eq!(balances.get(&Available), None, "Tender holds none of it");
     assert_eq!(balances.get(&Pending), None);
     assert_eq!(balances[&Fees], 103);
+}
+
+#[test]
+fn a_processors_dispute_and_payout_move_its_balance_as_it_booked_them() {
+    use LedgerAccount::*;
+    let held = |id| At {
+        held_by: Some("conn_1"),
+        ..at(id)
+    };
+    let dispute_fee = |amount| Fee {
+        amount,
+        kind: FeeType::ProcessorFee,
+        description: "Dispute fee",
+    };
+    // Withdrawn with Stripe's 15.00 fee, then reinstated with the fee given back.
+    let withdrawn =
+        processor_dispute(held("txn_d"), "dp_1", 0, usd(), dispute_fee(1500), -1000).unwrap();
+    let reinstated =
+        processor_dispute(held("txn_w"), "dp_1", 1, usd(), dispute_fee(-1500), 1000).unwrap();
+    let w = withdrawn.transaction.as_ref().unwrap();
+    assert_eq!(
+        (w.kind, w.amount, w.fee, w.net),
+        (TxnType::Adjustment, -1000, 1500, -2500)
+    );
+    assert_eq!(w.connector.as_deref(), Some("conn_1"));
+    assert_eq!(w.reporting_category, "dispute");
+    let r = reinstated.transaction.as_ref().unwrap();
+    assert_eq!((r.amount, r.fee, r.net), (1000, -1500, 2500));
+    assert_eq!(r.reporting_category, "dispute_reversal");
+    assert_ne!(
+        withdrawn.posting.as_ref().unwrap().cause(),
+        reinstated.posting.as_ref().unwrap().cause()
+    );
+    let p = payout(held("txn_p"), "po_1", usd(), 400).unwrap();
+    let paid = payout_paid(700, "po_1", usd(), 400).unwrap().unwrap();
+    // A processor's payout may fail after it was paid: the money comes back from the bank.
+    let failed = payout_failure(held("txn_pf"), "po_1", usd(), 400, true).unwrap();
+    let balances = apply(&[
+        withdrawn.posting.as_ref().unwrap(),
+        reinstated.posting.as_ref().unwrap(),
+        p.posting.as_ref().unwrap(),
+        &paid,
+        failed.posting.as_ref().unwrap(),
+    ]);
+    assert_eq!(balances[&ProcessorAvailable], 0);
+    assert_eq!(balances[&Disputes], 0);
+    assert_eq!(balances[&Fees], 0);
+    assert_eq!(balances[&PayoutsInTransit], 0);
+    assert_eq!(balances[&External], 0);
+    assert_eq!(balances.get(&Available), None, "Tender holds none of it");
 }
 
 #[test]

@@ -66,6 +66,26 @@ impl Stripe {
                     .ok_or("the refund has no balance transaction yet")?;
                 self.balance_transaction(txn).await
             }
+            Booked::Dispute { reference, index } => {
+                let dispute = self.read(&format!("/v1/disputes/{reference}")).await?;
+                let txn = &dispute["balance_transactions"][index];
+                match id_of(txn) {
+                    // Expanded in the dispute, as Stripe gives it.
+                    Some(_) if txn.is_object() => settlement_of(txn),
+                    Some(id) => self.balance_transaction(id).await,
+                    None => Err(format!("the dispute has no balance transaction {index}")),
+                }
+            }
+            Booked::Payout { reference, failure } => {
+                let payout = self.read(&format!("/v1/payouts/{reference}")).await?;
+                let key = match failure {
+                    true => "failure_balance_transaction",
+                    false => "balance_transaction",
+                };
+                let txn =
+                    id_of(&payout[key]).ok_or("the payout has no such balance transaction")?;
+                self.balance_transaction(txn).await
+            }
         }
     }
 
@@ -74,27 +94,11 @@ impl Stripe {
         let txn = self
             .read(&format!("/v1/balance_transactions/{txn}"))
             .await?;
-        let number = |key: &str| {
-            txn[key]
-                .as_i64()
-                .ok_or_else(|| format!("its {key} is not a number"))
-        };
-        Ok(ProcessorSettlement {
-            reference: bounded(txn["id"].as_str().unwrap_or_default()),
-            amount: number("amount")?,
-            fee: number("fee")?,
-            net: number("net")?,
-            currency: bounded(txn["currency"].as_str().unwrap_or_default()),
-            description: bounded(
-                txn["fee_details"][0]["description"]
-                    .as_str()
-                    .unwrap_or("Stripe processing fees"),
-            ),
-        })
+        settlement_of(&txn)
     }
 
     /// A read that must answer 200.
-    async fn read(&self, path: &str) -> Result<Value, String> {
+    pub(super) async fn read(&self, path: &str) -> Result<Value, String> {
         match self.get(path).await {
             Reply::Ok(v) => Ok(v),
             Reply::Refused(status, _) => Err(format!("{status} to a read")),
@@ -102,4 +106,25 @@ impl Stripe {
             Reply::NotSent(why) | Reply::Unavailable(why) | Reply::Unknown(why) => Err(why),
         }
     }
+}
+
+/// A balance transaction of Stripe's as the port tells it.
+pub(super) fn settlement_of(txn: &Value) -> Result<ProcessorSettlement, String> {
+    let number = |key: &str| {
+        txn[key]
+            .as_i64()
+            .ok_or_else(|| format!("its {key} is not a number"))
+    };
+    Ok(ProcessorSettlement {
+        reference: bounded(txn["id"].as_str().unwrap_or_default()),
+        amount: number("amount")?,
+        fee: number("fee")?,
+        net: number("net")?,
+        currency: bounded(txn["currency"].as_str().unwrap_or_default()),
+        description: bounded(
+            txn["fee_details"][0]["description"]
+                .as_str()
+                .unwrap_or("Stripe processing fees"),
+        ),
+    })
 }

@@ -1,5 +1,6 @@
 //! Tests of [`super`] (`stripe.rs`), kept apart so the module reads as what it does.
 
+use super::signature::verify_signature;
 use super::*;
 use hmac::{Hmac, Mac};
 use serde_json::json;
@@ -105,4 +106,53 @@ fn declines_map_onto_contract_codes() {
         (r.code.as_ref(), r.decline_code.as_ref()),
         ("processing_error", "processor_refused_request")
     );
+}
+
+#[test]
+fn webhooks_about_a_payments_refunds_or_disputes_are_hints_naming_its_payment_intent() {
+    let event = |object: serde_json::Value| {
+        serde_json::to_vec(&json!({"id": "evt_1", "type": "x", "data": {"object": object}}))
+            .unwrap()
+    };
+    let read = |body: &[u8]| {
+        inbound::read(
+            Some("whsec_abc"),
+            Some(&sign("whsec_abc", 1000, body)),
+            body,
+            1000,
+        )
+    };
+    for object in ["dispute", "charge", "refund"] {
+        let body = event(
+            json!({"object": object, "id": "x_1", "payment_intent": "pi_1",
+                                "metadata": {"tender_payment": "pay_from_the_charge"}}),
+        );
+        let inbound = read(&body).unwrap().expect(object);
+        assert_eq!(inbound.reference, "pi_1");
+        assert_eq!(inbound.state, None, "{object}: not a state");
+        assert_eq!(
+            inbound.payment, None,
+            "{object}: the payment is read from the processor"
+        );
+    }
+    let body = event(
+        json!({"object": "payment_intent", "id": "pi_2", "status": "canceled",
+                            "metadata": {"tender_payment": "pay_1"}}),
+    );
+    let inbound = read(&body).unwrap().unwrap();
+    assert_eq!(
+        (inbound.reference.as_str(), inbound.payment.as_deref()),
+        ("pi_2", Some("pay_1"))
+    );
+    assert_eq!(inbound.state, Some(Upstream::Canceled));
+    // About nothing Tender follows, or naming no PaymentIntent.
+    assert_eq!(
+        read(&event(json!({"object": "customer", "id": "cus_1"}))).unwrap(),
+        None
+    );
+    assert_eq!(
+        read(&event(json!({"object": "dispute", "id": "dp_1"}))).unwrap(),
+        None
+    );
+    assert!(inbound::read(None, Some("t=1,v1=00"), b"{}", 1000).is_err());
 }
