@@ -23,7 +23,7 @@ use crate::balance::BalanceBook;
 use crate::connectors::connector::{bounded, UpstreamDispute};
 use crate::documents::batch::Batch;
 use crate::documents::document::{from_body, to_value};
-use crate::error::CoreResult;
+use crate::error::{CoreError, CoreResult, StoreError};
 use crate::ids::{self, IdKind};
 use crate::money::Currency;
 use crate::payments::payment::Payment;
@@ -86,8 +86,18 @@ impl BalanceBook<'_> {
         found: &[UpstreamDispute],
     ) -> CoreResult<()> {
         for upstream in found {
-            self.retry_on_conflict(|| self.mirror_dispute(scope, id, upstream))
-                .await?;
+            let mirrored = self
+                .retry_on_conflict(|| self.mirror_dispute(scope, id, upstream))
+                .await;
+            match mirrored {
+                // A racing mirror (the watch and a webhook) booked the same transaction first:
+                // read again, and find it there.
+                Err(CoreError::Store(StoreError::Duplicate(_))) => {
+                    self.retry_on_conflict(|| self.mirror_dispute(scope, id, upstream))
+                        .await?
+                }
+                other => other?,
+            }
         }
         Ok(())
     }

@@ -259,13 +259,16 @@ impl BalanceBook<'_> {
     }
 
     /// Commits a mirror's batch; a payout of more than the processor's available balance
-    /// Tender booked is logged and left for the next read.
+    /// Tender booked is logged and left for the next read, as is one a racing mirror recorded
+    /// first.
     async fn commit_mirror(&self, batch: Batch, payout: &Payout) -> CoreResult<()> {
         match self.commit_background(batch).await {
             Err(CoreError::Store(StoreError::BalanceInsufficient(_))) => {
                 tracing::warn!(payout = %payout.id, reference = ?payout.connector_reference, amount = payout.amount, "the processor paid out more than Tender has booked as available there; not booked, read again later");
                 Ok(())
             }
+            // A racing mirror recorded it first; the next read follows it from there.
+            Err(CoreError::Store(StoreError::Duplicate(_))) => Ok(()),
             other => other,
         }
     }

@@ -13,6 +13,8 @@ use crate::helpers::{payment_body, TestApp};
 use crate::localstripe::books::DISPUTE_FEE;
 use crate::localstripe::{stripe_fee, LocalStripe, STRIPE_KEY};
 
+const SECRET: &str = "whsec_processor_books_connector_test";
+
 /// The disputes of payment `id`, as Tender lists them.
 async fn disputes_of(app: &TestApp, id: &str) -> Vec<Value> {
     app.get(&format!("/v2/disputes?payment={id}&limit=100"), app.sk())
@@ -122,7 +124,6 @@ async fn the_processors_dispute_webhook_brings_it_at_once_and_a_lost_one_leaves_
     let Some((app, stripe)) = setup().await else {
         return;
     };
-    const SECRET: &str = "whsec_processor_books_connector_test";
     let conn = app
         .post(
             "/v2/connectors",
@@ -186,6 +187,9 @@ async fn the_processors_dispute_webhook_brings_it_at_once_and_a_lost_one_leaves_
         2000 - stripe_fee(2000) - 1200 - DISPUTE_FEE
     );
     // The same webhook again, and the watch: nothing more.
+    let closed = body.clone();
+    refunded_at_once(&app, &stripe, &conn).await;
+    let body = closed;
     post_webhook(
         &app,
         &conn,
@@ -198,6 +202,32 @@ async fn the_processors_dispute_webhook_brings_it_at_once_and_a_lost_one_leaves_
     assert_eq!(events_about(&app, "dispute.closed", dp).await, 1);
     assert_eq!(disputes_of(&app, &id).await.len(), 1);
     assert!(app.ledger_problems().await.is_empty());
+}
+
+/// A refund made in the processor's dashboard and told by `charge.refunded` (which names the
+/// PaymentIntent) is recorded at once.
+async fn refunded_at_once(app: &TestApp, stripe: &LocalStripe, conn: &str) {
+    let paid = app.pay(app.sk(), "4242424242424242", 1500).await;
+    let refund = stripe
+        .post(
+            "/v1/refunds",
+            &[
+                ("payment_intent", reference_of(&paid).as_str()),
+                ("amount", "300"),
+            ],
+        )
+        .await;
+    let charge = json!({"object": "charge", "id": "ch_1", "payment_intent": reference_of(&paid)});
+    let body = serde_json::to_vec(&json!({"id": "evt_refunded", "object": "event",
+        "type": "charge.refunded", "data": {"object": charge}}))
+    .unwrap();
+    let signature = stripe_signature(SECRET, app.services.now(), &body);
+    let sent = post_webhook(app, conn, &body, Some(&signature)).await;
+    assert_eq!(sent.status, 200, "{}", sent.body);
+    let refunds = crate::connectors::refunds_of(app, &paid.id()).await;
+    assert_eq!(refunds.len(), 1, "{refunds:?}");
+    assert_eq!(refunds[0]["connector_reference"], refund["id"]);
+    assert_eq!(refunds[0]["amount"], 300);
 }
 
 /// Tender's payout mirroring the processor's `reference`, when there is one.
@@ -392,6 +422,3 @@ async fn over_a_run_with_a_dispute_and_changes_at_the_processor_tenders_books_ag
             - 1500
     );
 }
-
-#[allow(dead_code)]
-fn _uses(_: &LocalStripe) {}
