@@ -285,6 +285,7 @@ class PaymentMethod(TypedDict, closed=True):
     type: Literal['card']
     card: CardDetails
     customer: str | None
+    connector: str | None
     metadata: Metadata
     livemode: bool
     created: int
@@ -431,8 +432,10 @@ class PaymentCancel(TypedDict, closed=True):
 
 
 class PaymentMethodCreate(TypedDict, closed=True):
-    type: Literal['card']
-    card: CardInput
+    type: Literal['card', 'connector_token']
+    card: NotRequired[CardInput]
+    connector_token: NotRequired[str]
+    customer: NotRequired[str]
     metadata: NotRequired[MetadataParam]
 
 

@@ -95,8 +95,8 @@ export interface paths {
         get: operations["listPaymentMethods"];
         put?: never;
         /**
-         * Tokenise a card
-         * @description The one operation a publishable key may call. Card data is validated as for payments (402 `card_error`).
+         * Tokenise a card, or keep a processor's
+         * @description With `type: card`, the one operation a publishable key may call: the card is validated as for payments (402 `card_error`) and vaulted. With `type: connector_token` (secret key only), a card the customer's browser tokenised at the processor (Stripe.js) is kept there for `customer` — the processor's customer and an attached payment method — so its invoices can be charged off-session behind a connector that takes no card details (CONTRACT §15); 400 `connector_token_unusable` when the processor does not keep it.
          */
         post: operations["createPaymentMethod"];
         delete?: never;
@@ -1394,6 +1394,8 @@ export interface components {
             type: "card";
             card: components["schemas"]["CardDetails"];
             customer: string | null;
+            /** @description The connector whose processor keeps this card (created with `type: connector_token`): it is charged there only, off-session for invoices, and never fails over. `null`: the card is in Tender's vault. */
+            connector: string | null;
             metadata: components["schemas"]["Metadata"];
             livemode: boolean;
             /**
@@ -1640,9 +1642,16 @@ export interface components {
             cancellation_reason?: "duplicate" | "fraudulent" | "requested_by_customer" | "abandoned" | null;
         };
         PaymentMethodCreate: {
-            /** @constant */
-            type: "card";
-            card: components["schemas"]["CardInput"];
+            /**
+             * @description `card`: `card` is required, the card goes to Tender's vault. `connector_token`: `connector_token` and `customer` are required (secret key only): the processor of the account's first connector to a processor keeps the card it tokenised for that customer (CONTRACT §15).
+             * @enum {string}
+             */
+            type: "card" | "connector_token";
+            card?: components["schemas"]["CardInput"];
+            /** @description With `type: connector_token`: the processor's own payment method (Stripe.js: a `pm_…`). */
+            connector_token?: string;
+            /** @description With `type: connector_token`: the customer the processor keeps the card for. */
+            customer?: string;
             metadata?: components["schemas"]["MetadataParam"];
         };
         PaymentMethodAttach: {

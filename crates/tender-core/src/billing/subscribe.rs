@@ -188,10 +188,16 @@ impl Billing<'_> {
         let amount: i64 = items.iter().map(|i| i.price.unit_amount * i.quantity).sum();
         if amount > 0 {
             check_amount("items", amount, currency)?;
-            // Its invoices are charged off-session with a saved card.
-            self.connectors()
-                .require_off_session_cards(scope, "default_payment_method")
+            // Its invoices are charged off-session with a saved card: one a processor keeps
+            // (CONTRACT §15), or one Tender may send.
+            let card = self
+                .invoice_card(scope, &customer.id, cmd.default_payment_method.as_deref())
                 .await?;
+            if card.and_then(|c| c.connector).is_none() {
+                self.connectors()
+                    .require_off_session_cards(scope, "default_payment_method")
+                    .await?;
+            }
         }
         if let Some(pm) = &cmd.default_payment_method {
             self.require_card_of(scope, &customer.id, pm, "default_payment_method")

@@ -1,7 +1,8 @@
-//! What a processor books of its own, read back through the port (CONTRACT §15): the disputes
+//! What a processor keeps of its own, read back through the port (CONTRACT §15): the disputes
 //! a cardholder's bank opened there and the payouts it sent to the merchant's bank, each with
-//! the processor's balance transactions, and the bookings reconciliation reads back
-//! ([`Booked`]). Tender mirrors them; it never acts on them itself.
+//! the processor's balance transactions, the bookings reconciliation reads back ([`Booked`]),
+//! and the cards it keeps for a customer ([`SavedCard`]). Tender mirrors the books; it never
+//! acts on them itself.
 //!
 //! Pure data; depends on the payment's [`ProcessorSettlement`] and the dispute and payout
 //! statuses.
@@ -54,4 +55,23 @@ pub struct UpstreamPayout {
     /// The processor's failure code and message, bounded.
     pub failure_code: Option<String>,
     pub failure_message: Option<String>,
+}
+
+/// A card the processor now keeps for later payments, attached to its customer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedCard {
+    /// The processor's customer (a Stripe `cus_…`).
+    pub customer: String,
+    /// The processor's reusable payment method (a Stripe `pm_…`).
+    pub payment_method: String,
+    /// What the processor says of the card, bounded: brand, last four, expiry, country and
+    /// funding (`None` when it does not say).
+    pub brand: String,
+    pub last4: String,
+    pub exp_month: u8,
+    pub exp_year: u16,
+    pub country: Option<String>,
+    pub funding: Option<String>,
+    /// The processor's fingerprint of the card number, when it gives one.
+    pub fingerprint: Option<String>,
 }

@@ -175,9 +175,9 @@ impl Connectors<'_> {
 
     /// 400 `connector_requires_token` when a card saved in Tender could not be charged later
     /// (CONTRACT §15): the account's payments go first to a connector that takes no card
-    /// details. Saving the processor's own reusable payment method instead is not built yet, so
-    /// a subscription or a saved card is refused at once, never left to fail at its first
-    /// invoice.
+    /// details, so a card saved in Tender is refused at once, never left to fail at its first
+    /// invoice. A card the processor keeps ([`crate::payment_methods::processor`]) is the way
+    /// there.
     pub(crate) async fn require_off_session_cards(
         &self,
         scope: &Scope,
@@ -188,7 +188,7 @@ impl Connectors<'_> {
                 param,
                 "connector_requires_token",
                 format!(
-                    "A card saved in Tender could never be charged later: this account's payments go to connector {}, which takes no card details (the operator has not enabled raw_card_data for it), and saving the processor's own reusable payment method is not supported yet. Charge each payment with the processor's token instead.",
+                    "A card saved in Tender could never be charged later: this account's payments go to connector {}, which takes no card details (the operator has not enabled raw_card_data for it). Keep the card at the processor instead: tokenise it there (Stripe.js) and POST /payment_methods {{type: \"connector_token\", connector_token, customer}}.",
                     first.object.id
                 ),
             )),

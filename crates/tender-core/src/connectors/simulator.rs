@@ -104,8 +104,8 @@ impl Connector for SimulatedConnector {
                     Authorization::Declined(d) => Upstream::Declined(d),
                 }
             }
-            // The simulator issues no tokens of its own.
-            Source::Token(_) => Upstream::Declined(Decline {
+            // The simulator issues no tokens of its own and keeps no cards.
+            Source::Token(_) | Source::Saved { .. } => Upstream::Declined(Decline {
                 code: "card_declined".into(),
                 decline_code: "generic_decline".into(),
                 message: "The simulator does not know this connector_token.".into(),

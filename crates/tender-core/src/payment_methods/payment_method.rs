@@ -16,6 +16,11 @@ pub struct PaymentMethod {
     pub kind: String,
     pub card: CardDetails,
     pub customer: Option<String>,
+    /// The connector whose processor keeps this card (CONTRACT §15: saved behind a connector
+    /// that takes no card details, as the processor's own reusable payment method); it is
+    /// charged there only. `None`: the card is in Tender's vault.
+    #[serde(default)]
+    pub connector: Option<String>,
     pub metadata: Metadata,
     pub livemode: bool,
     pub created: i64,
@@ -57,4 +62,22 @@ impl std::fmt::Debug for VaultedCard {
             .field("exp_year", &self.exp_year)
             .finish()
     }
+}
+
+/// A card a connector's processor keeps for a customer (CONTRACT §15), as the vault keeps
+/// its reference: the connector, the processor's customer and its payment method (Stripe:
+/// `cus_…`, `pm_…`). No card data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessorCard {
+    pub connector: String,
+    pub customer: String,
+    pub payment_method: String,
+}
+
+/// What the vault keeps for a payment method: the card itself, or where a processor keeps it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Vaulted {
+    Card(VaultedCard),
+    Processor(ProcessorCard),
 }

@@ -11,18 +11,25 @@ use crate::documents::document::{from_body, to_body, to_value};
 use crate::error::{CoreError, CoreResult, StoreError};
 use crate::ids::{self, CustomerId, IdKind, PaymentMethodId};
 use crate::metadata;
-use crate::payment_methods::payment_method::{PaymentMethod, VaultedCard};
+use crate::payment_methods::payment_method::{PaymentMethod, ProcessorCard, Vaulted, VaultedCard};
 use crate::payment_methods::PaymentMethods;
 use crate::payments::acquirer::Authorization;
 use crate::services::RequestContext;
 use crate::store::Collection;
 use crate::vault::Sealer;
 
-/// A payment method loaded for charging: the document, its version, the card.
+/// What a payment method is charged with: the card from Tender's vault, or the payment method
+/// a connector's processor keeps (CONTRACT §15).
+pub(crate) enum Kept {
+    Card(ValidatedCard),
+    Processor(ProcessorCard),
+}
+
+/// A payment method loaded for charging: the document, its version, what it is charged with.
 pub(crate) struct ChargeableMethod {
     pub method: PaymentMethod,
     pub version: i64,
-    pub card: ValidatedCard,
+    pub kept: Kept,
 }
 
 impl PaymentMethods<'_> {
@@ -39,14 +46,25 @@ impl PaymentMethods<'_> {
         Ok(self.card_sealer().seal(to_body(&vaulted)?.as_bytes()))
     }
 
-    fn open_card(&self, sealed: &str) -> CoreResult<ValidatedCard> {
+    /// Seals where a processor keeps a card.
+    pub(crate) fn seal_processor_card(&self, card: &ProcessorCard) -> CoreResult<String> {
+        Ok(self.card_sealer().seal(to_body(card)?.as_bytes()))
+    }
+
+    pub(crate) fn open_card(&self, sealed: &str) -> CoreResult<Kept> {
         let plain = self.card_sealer().open(sealed).map_err(|_| {
             StoreError::Corrupt("a vaulted card cannot be opened with this vault key".into())
         })?;
-        let v: VaultedCard =
+        let v: Vaulted =
             serde_json::from_slice(&plain).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        ValidatedCard::from_vault(&v.pan, v.exp_month, v.exp_year)
-            .ok_or_else(|| StoreError::Corrupt("a vaulted card number is invalid".into()).into())
+        match v {
+            Vaulted::Processor(at) => Ok(Kept::Processor(at)),
+            Vaulted::Card(v) => ValidatedCard::from_vault(&v.pan, v.exp_month, v.exp_year)
+                .map(Kept::Card)
+                .ok_or_else(|| {
+                    StoreError::Corrupt("a vaulted card number is invalid".into()).into()
+                }),
+        }
     }
 
     /// A new payment method document for a validated card.
@@ -63,6 +81,7 @@ impl PaymentMethods<'_> {
             kind: "card".into(),
             card: self.payments().card_details(&ctx.scope().account, card),
             customer,
+            connector: None,
             metadata,
             livemode: ctx.scope().livemode(),
             created: self.now(),
@@ -133,9 +152,13 @@ impl PaymentMethods<'_> {
                 "This payment method was already used or detached; it cannot be charged again.",
             ));
         };
-        let card = self.open_card(&sealed)?;
+        let kept = self.open_card(&sealed)?;
         let (year, month) = year_month(self.now());
-        if card.expired_at(year, month) {
+        let expired = (
+            i32::from(method.card.exp_year),
+            u32::from(method.card.exp_month),
+        ) < (year, month);
+        if expired {
             return Err(CoreError::Card {
                 code: "expired_card".into(),
                 decline_code: None,
@@ -147,7 +170,7 @@ impl PaymentMethods<'_> {
         Ok(ChargeableMethod {
             method,
             version: record.version,
-            card,
+            kept,
         })
     }
 
@@ -162,6 +185,10 @@ impl PaymentMethods<'_> {
         param: &str,
     ) -> CoreResult<ChargeableMethod> {
         let chargeable = self.load_chargeable(ctx, id, param).await?;
+        // The processor that keeps it verified it when it kept it.
+        let Kept::Card(card) = &chargeable.kept else {
+            return Ok(chargeable);
+        };
         let attempt = self
             .browser_attempt(
                 ctx,
@@ -169,11 +196,7 @@ impl PaymentMethods<'_> {
                 &chargeable.method.id,
             )
             .await?;
-        match self
-            .acquirer
-            .verify(&chargeable.card, ctx.scope().livemode())
-            .await
-        {
+        match self.acquirer.verify(card, ctx.scope().livemode()).await {
             Authorization::Declined(d) => {
                 if let Some(attempt) = &attempt {
                     self.note_decline(attempt).await;

@@ -7,7 +7,9 @@ use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, CustomerId, IdKind, PaymentMethodId};
 use crate::metadata;
 use crate::money::{Amount, Currency};
+use crate::payment_methods::service::Kept;
 use crate::payments::acquirer::Authorization;
+use crate::payments::kept::KeptCharge;
 use crate::payments::payment::{
     authorised, Authorised, CaptureMethod, Payment, PaymentMethodSnapshot, PaymentStatus,
 };
@@ -120,6 +122,12 @@ pub(crate) struct ChargeOptions {
     return_url: Option<String>,
 }
 
+/// A saved payment method's charge: a card from Tender's vault, or one a processor keeps.
+enum SavedCharge {
+    Card(Box<CardCharge>),
+    Kept(Box<KeptCharge>),
+}
+
 /// A card payment once its card is known, before it is authorised.
 struct CardCharge {
     payment: Payment,
@@ -202,8 +210,15 @@ impl Payments<'_> {
                 self.new_card(ctx, &input, payment, &options, preconditions)?
             }
             PaymentMethodInput::Saved(pm_id) => {
-                self.saved_card(ctx, &pm_id, payment, &options, preconditions)
+                match self
+                    .saved_card(ctx, &pm_id, payment, &options, preconditions)
                     .await?
+                {
+                    SavedCharge::Card(charge) => *charge,
+                    SavedCharge::Kept(kept) => {
+                        return self.pay_with_kept(ctx, route, *kept, options.capture).await
+                    }
+                }
             }
         };
         self.charge_card(ctx, route, charge, &options).await
@@ -361,12 +376,26 @@ impl Payments<'_> {
         mut payment: Payment,
         options: &ChargeOptions,
         mut preconditions: Vec<(Collection, String, i64)>,
-    ) -> CoreResult<CardCharge> {
+    ) -> CoreResult<SavedCharge> {
         let chargeable = self
             .payment_methods()
             .load_chargeable(ctx, pm_id, "payment_method")
             .await?;
         let mut method = chargeable.method;
+        let card = match chargeable.kept {
+            Kept::Card(card) => card,
+            Kept::Processor(at) => {
+                let kept = KeptCharge::new(
+                    &method,
+                    chargeable.version,
+                    at,
+                    payment,
+                    options.customer.as_deref(),
+                    preconditions,
+                )?;
+                return Ok(SavedCharge::Kept(Box::new(kept)));
+            }
+        };
         let mut approved = self.batch(ctx);
         let mut declined = self.batch(ctx);
         let mut claimed_token = None;
@@ -395,31 +424,25 @@ impl Payments<'_> {
                 self.claim_key(ctx).await?;
                 let claimed = self.claim_token(ctx, &method, chargeable.version).await?;
                 claimed_token = Some(method.id.clone());
-                declined.seal(
-                    &method.id,
-                    self.payment_methods().seal_card(&chargeable.card)?,
-                );
+                declined.seal(&method.id, self.payment_methods().seal_card(&card)?);
                 if options.save {
                     method.customer = options.customer.clone();
                     approved
-                        .seal(
-                            &method.id,
-                            self.payment_methods().seal_card(&chargeable.card)?,
-                        )
+                        .seal(&method.id, self.payment_methods().seal_card(&card)?)
                         .update(&method, claimed)?;
                 }
             }
         }
         payment.payment_method.id = method.id.clone();
         payment.payment_method.card = Some(method.card.clone());
-        Ok(CardCharge {
+        Ok(SavedCharge::Card(Box::new(CardCharge {
             payment,
-            card: chargeable.card,
+            card,
             approved,
             declined,
             preconditions,
             claimed_token,
-        })
+        })))
     }
 
     /// [`Self::authorise_card`] under the card-testing guard when a browser asks (a publishable

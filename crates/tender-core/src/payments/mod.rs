@@ -5,7 +5,7 @@
 //! - [`create`]: `POST /payments`, one branch per kind of payment method; [`cards`]: validating,
 //!   describing, claiming and saving the card; [`record`]: the batch that records a new
 //!   payment, and the bank-transfer start; [`intents`]: payments created first and confirmed
-//!   later (Stripe's PaymentIntent flow).
+//!   later (Stripe's PaymentIntent flow); [`kept`]: a card a connector's processor keeps.
 //! - [`acquirer`]: the built-in simulator's test cards; [`three_d_secure`]: Tender's own
 //!   authentication page.
 //! - [`upstream`]: the connector path (record, commit, call, finish); [`upstream_lifecycle`]:
@@ -21,6 +21,7 @@ pub mod acquirer;
 pub mod cards;
 pub mod create;
 pub mod intents;
+pub mod kept;
 pub mod lifecycle;
 pub mod payment;
 pub mod receipt;

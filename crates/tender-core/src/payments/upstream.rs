@@ -53,6 +53,8 @@ pub const MAX_SYNC_INTERVAL_SECS: i64 = 3600;
 pub(crate) enum UpstreamSource {
     Card(ValidatedCard),
     Token(String),
+    /// A card the connector's processor keeps for its customer ([`crate::payments::kept`]).
+    Saved(crate::payment_methods::payment_method::ProcessorCard),
 }
 
 /// A payment on its way to a connector, as `create_payment` prepared it.
@@ -143,6 +145,10 @@ impl Payments<'_> {
         let source = match &up.source {
             UpstreamSource::Card(card) => Source::Card(card),
             UpstreamSource::Token(token) => Source::Token(token),
+            UpstreamSource::Saved(at) => Source::Saved {
+                customer: &at.customer,
+                payment_method: &at.payment_method,
+            },
         };
         let payment_id = payment.id.clone();
         let return_url = payment.return_url.clone();

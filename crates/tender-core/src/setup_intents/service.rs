@@ -167,13 +167,17 @@ impl SetupIntents<'_> {
         pm: &PaymentMethodId,
         batch: &mut Batch,
     ) -> CoreResult<Option<CoreError>> {
-        // A card saved for later must be one Tender can charge later.
-        self.connectors()
-            .require_off_session_cards(ctx.scope(), "payment_method")
-            .await?;
         let methods = self.payment_methods();
         let chargeable = match methods.load_verified(ctx, pm, "payment_method").await {
-            Ok(chargeable) => chargeable,
+            // A card saved for later must be one Tender can charge later: one a processor
+            // keeps, or one Tender may send.
+            Ok(chargeable) if chargeable.method.connector.is_some() => chargeable,
+            Ok(chargeable) => {
+                self.connectors()
+                    .require_off_session_cards(ctx.scope(), "payment_method")
+                    .await?;
+                chargeable
+            }
             Err(CoreError::Card {
                 code,
                 decline_code,

@@ -30,7 +30,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tender_core::connectors::connector::{
     upstream_key, Answer, AuthorizeRequest, Booked, Connector, Inbound, ProcessorSettlement,
-    RefundAnswer, RefundUpstream, Source, Upstream, UpstreamDispute, UpstreamPayout,
+    RefundAnswer, RefundUpstream, SavedCard, Source, Upstream, UpstreamDispute, UpstreamPayout,
     UpstreamRefund, WebhookRejected,
 };
 use tender_core::payments::acquirer::Decline;
@@ -336,35 +336,9 @@ fn refusal(error: &Value) -> Decline {
 #[async_trait]
 impl Connector for Stripe {
     async fn create(&self, req: &AuthorizeRequest<'_>) -> Answer {
-        let method = match req.source {
-            Source::Token(token) => token.to_string(),
-            Source::Card(card) => {
-                let mut form = vec![
-                    ("type", "card".to_string()),
-                    ("card[number]", card.pan.expose().to_string()),
-                    ("card[exp_month]", card.exp_month.to_string()),
-                    ("card[exp_year]", card.exp_year.to_string()),
-                ];
-                if let Some(cvc) = &card.cvc {
-                    form.push(("card[cvc]", cvc.expose().to_string()));
-                }
-                let key = upstream_key(req.payment, "payment_method");
-                match self
-                    .post("/v1/payment_methods", &form, &key, Effect::Harmless)
-                    .await
-                {
-                    Reply::Ok(pm) => match pm["id"].as_str() {
-                        Some(id) => id.to_string(),
-                        None => return Answer::Unavailable("a PaymentMethod without an id".into()),
-                    },
-                    other => return self.answer(other, None).await,
-                }
-            }
-        };
-        let form = [
+        let mut form = vec![
             ("amount", req.amount.to_string()),
             ("currency", req.currency.code().to_string()),
-            ("payment_method", method),
             ("confirm", "false".to_string()),
             (
                 "capture_method",
@@ -372,6 +346,21 @@ impl Connector for Stripe {
             ),
             ("metadata[tender_payment]", req.payment.to_string()),
         ];
+        let method = match req.source {
+            Source::Token(token) => token.to_string(),
+            Source::Saved {
+                customer,
+                payment_method,
+            } => {
+                form.push(("customer", customer.to_string()));
+                payment_method.to_string()
+            }
+            Source::Card(card) => match self.card_method(req.payment, card).await {
+                Ok(id) => id,
+                Err(answer) => return answer,
+            },
+        };
+        form.push(("payment_method", method));
         let key = upstream_key(req.payment, "create");
         let reply = self
             .post("/v1/payment_intents", &form, &key, Effect::Harmless)
@@ -381,6 +370,10 @@ impl Connector for Stripe {
 
     async fn confirm(&self, reference: &str, req: &AuthorizeRequest<'_>) -> Answer {
         let mut form = Vec::new();
+        if matches!(req.source, Source::Saved { .. }) {
+            // A kept card is charged without its customer (an invoice, a saved card).
+            form.push(("off_session", "true".to_string()));
+        }
         if let Some(url) = req.return_url {
             form.push(("return_url", url.to_string()));
         }
@@ -494,6 +487,17 @@ impl Connector for Stripe {
         self.booked(booked).await
     }
 
+    async fn save_card(
+        &self,
+        token: &str,
+        tender_customer: &str,
+        customer: Option<&str>,
+        key_id: &str,
+    ) -> Result<SavedCard, String> {
+        self.keep_card(token, tender_customer, customer, key_id)
+            .await
+    }
+
     async fn payment_of(&self, reference: &str) -> Result<Option<String>, String> {
         self.tender_payment(reference).await
     }
@@ -564,6 +568,7 @@ fn refund_answer(r: &Value) -> RefundAnswer {
 
 mod books;
 mod inbound;
+mod methods;
 mod settlement;
 mod signature;
 #[cfg(test)]

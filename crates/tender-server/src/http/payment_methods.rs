@@ -2,6 +2,7 @@
 //! retrieve, attach, detach, list by customer.
 
 use serde_json::Value;
+use tender_core::auth::KeyKind;
 use tender_core::card::CardInput;
 use tender_core::error::CoreError;
 use tender_core::ids::{CustomerId, PaymentMethodId};
@@ -13,33 +14,70 @@ use super::payments::parse_card;
 use super::{ok, ApiResult};
 use crate::state::AppState;
 
-/// `POST /payment_methods`: the body → the card and metadata (no store involved).
-pub fn parse_create(body: Value) -> Result<(CardInput, Vec<(String, String)>), CoreError> {
-    let mut p = Params::body(body, &["type", "card", "metadata"])?;
+/// What `POST /payment_methods` makes: a card for Tender's vault, or a processor's own
+/// payment method kept at the processor for a customer (CONTRACT §15).
+#[derive(Debug)]
+pub enum NewPaymentMethod {
+    Card(CardInput),
+    AtProcessor { token: String, customer: CustomerId },
+}
+
+/// `POST /payment_methods`: the body → what to make and its metadata (no store involved).
+pub fn parse_create(body: Value) -> Result<(NewPaymentMethod, Vec<(String, String)>), CoreError> {
+    let mut p = Params::body(
+        body,
+        &["type", "card", "connector_token", "customer", "metadata"],
+    )?;
     let kind = p.string("type")?;
     let kind = p.required("type", kind)?;
-    if kind != "card" {
-        return Err(CoreError::invalid(
-            "type",
-            "parameter_invalid",
-            "Only card payment methods can be created.",
-        ));
-    }
-    let card = parse_card(&mut p)?;
+    let made = match kind.as_str() {
+        "card" => NewPaymentMethod::Card(parse_card(&mut p)?),
+        "connector_token" => {
+            let token = p.string("connector_token")?;
+            let token = p.required("connector_token", token)?;
+            if token.is_empty() || token.chars().count() > 255 {
+                return Err(CoreError::invalid(
+                    "connector_token",
+                    "parameter_invalid",
+                    "connector_token must be 1 to 255 characters.",
+                ));
+            }
+            let customer = p.string("customer")?;
+            let customer = CustomerId::referenced(p.required("customer", customer)?, "customer")?;
+            NewPaymentMethod::AtProcessor { token, customer }
+        }
+        _ => {
+            return Err(CoreError::invalid(
+                "type",
+                "parameter_invalid",
+                "type must be card or connector_token.",
+            ))
+        }
+    };
     let metadata = p.metadata()?.unwrap_or_default();
-    Ok((card, metadata))
+    Ok((made, metadata))
 }
 
 pub(crate) async fn create_payment_method(
     state: AppState,
     ctx: RequestContext,
-    (card, metadata): (CardInput, Vec<(String, String)>),
+    (made, metadata): (NewPaymentMethod, Vec<(String, String)>),
 ) -> ApiResult {
-    ok(&state
-        .services
-        .payment_methods()
-        .create_payment_method(&ctx, card, metadata)
-        .await?)
+    let methods = state.services.payment_methods();
+    match made {
+        NewPaymentMethod::Card(card) => ok(&methods.create_payment_method(&ctx, card, metadata).await?),
+        NewPaymentMethod::AtProcessor { .. } if ctx.principal.key_kind == KeyKind::Publishable => {
+            Err(CoreError::invalid(
+                "type",
+                "parameter_invalid",
+                "A processor's payment method is kept for a customer with a secret key, from the shop's server.",
+            )
+            .into())
+        }
+        NewPaymentMethod::AtProcessor { token, customer } => ok(&methods
+            .save_at_processor(&ctx, &token, &customer, metadata)
+            .await?),
+    }
 }
 
 /// `POST /payment_methods/{id}/attach`: the body → the customer id.

@@ -91,7 +91,8 @@ pub(crate) async fn create(
     (card, metadata): (CardGiven, Vec<(String, String)>),
 ) -> ApiResult {
     let card = card.card(&ctx, "card[token]")?;
-    crate::http::payment_methods::create_payment_method(state, ctx, (card, metadata)).await
+    let made = crate::http::payment_methods::NewPaymentMethod::Card(card);
+    crate::http::payment_methods::create_payment_method(state, ctx, (made, metadata)).await
 }
 
 /// What `attach` names: a saved card, or a test token to save.

@@ -31,7 +31,7 @@ pub(crate) async fn stripe_connector(
 }
 
 /// A card tokenised at the processor itself, as Stripe.js would: its `pm_…`.
-async fn processor_token(stripe: &LocalStripe) -> String {
+pub(crate) async fn processor_token(stripe: &LocalStripe) -> String {
     let pm = stripe
         .post(
             "/v1/payment_methods",

@@ -28,6 +28,7 @@ mod payment_links;
 mod payments;
 mod pg;
 mod processor_books;
+mod processor_cards;
 mod processor_word;
 mod receiver;
 mod refunds;

@@ -53,6 +53,8 @@ mod payments;
 mod pg;
 #[path = "../api/processor_books.rs"]
 mod processor_books;
+#[path = "../api/processor_cards.rs"]
+mod processor_cards;
 #[path = "../api/processor_word.rs"]
 mod processor_word;
 #[path = "../api/receiver.rs"]

@@ -12,6 +12,9 @@
 //!   Stripe books only what was captured (`amount_to_capture`) and releases the rest, refunding
 //!   nothing: the charge's balance transaction is answered with that amount, and the refund
 //!   localstripe made for the rest is left out of refund lists.
+//! - **Off-session confirmations.** Stripe takes `off_session=true` on a PaymentIntent's
+//!   confirmation (the customer is not there: an invoice); localstripe refuses the parameter.
+//!   It is taken out before localstripe sees it and recorded ([`LocalStripe::off_session`]).
 //! - **Disputes and payouts**, the processor's own books: see [`books`].
 //! - It records the `Stripe-Version` of every request ([`LocalStripe::versions`]).
 //!
@@ -139,6 +142,16 @@ impl LocalStripe {
             .unwrap_or_default()
             .to_string();
         self.additions.books.open_dispute(pi, &charge, amount)
+    }
+
+    /// Whether the PaymentIntent `pi` was confirmed with `off_session=true`.
+    pub fn off_session(&self, pi: &str) -> bool {
+        self.additions
+            .off_session
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|p| p == pi)
     }
 
     /// Stripe decides dispute `id`.
@@ -313,6 +326,8 @@ pub struct Added {
     fee_bump: std::sync::atomic::AtomicI64,
     /// Disputes and payouts.
     books: books::Books,
+    /// The PaymentIntents confirmed with `off_session=true`.
+    off_session: std::sync::Mutex<Vec<String>>,
 }
 
 /// The proxy adding to localstripe what it lacks (see the module's doc).
@@ -376,9 +391,24 @@ async fn add(
             outgoing = outgoing.header(name, v.as_bytes());
         }
     }
-    let body = axum::body::to_bytes(request.into_body(), 1 << 20)
+    let mut body = axum::body::to_bytes(request.into_body(), 1 << 20)
         .await
         .unwrap_or_default();
+    if method == axum::http::Method::POST && path.ends_with("/confirm") {
+        let form: Vec<(String, String)> = form_urlencoded::parse(&body).into_owned().collect();
+        if form.iter().any(|(k, v)| k == "off_session" && v == "true") {
+            let pi = path
+                .trim_start_matches("/v1/payment_intents/")
+                .trim_end_matches("/confirm");
+            added.off_session.lock().unwrap().push(pi.to_string());
+            let rest: Vec<&(String, String)> =
+                form.iter().filter(|(k, _)| k != "off_session").collect();
+            body = form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(rest)
+                .finish()
+                .into();
+        }
+    }
     if method == axum::http::Method::POST && path.ends_with("/capture") {
         let pi = path
             .trim_start_matches("/v1/payment_intents/")
