@@ -60,7 +60,8 @@ async fn render_dispute(
         .balance()
         .retrieve_dispute(&session.scope(), id)
         .await?;
-    let open = d.status == DisputeStatus::NeedsResponse;
+    // A dispute opened at a connector's processor is answered there.
+    let open = d.status == DisputeStatus::NeedsResponse && d.connector_reference.is_none();
     let e = &d.evidence;
     let field = |name: &str, label: &str, value: &Option<String>, long: bool| {
         html! {
@@ -92,6 +93,8 @@ async fn render_dispute(
                 @if open {
                     div.field.checks { label { input type="checkbox" name="submit" value="true"; "Submit the evidence now (it can no longer change)" } }
                     button.primary type="submit" { "Save evidence" }
+                } @else if let Some(reference) = &d.connector_reference {
+                    p.muted { "This dispute was opened at the connector's processor (" span.mono { (reference) } "): submit evidence or accept it there. Tender shows what the processor decides." }
                 } @else {
                     p.muted { "This dispute no longer takes evidence." }
                 }
