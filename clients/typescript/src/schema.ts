@@ -1963,7 +1963,7 @@ export interface components {
             id: string;
             /** @constant */
             object: "dispute";
-            /** @description The disputed amount: for Tender's own, what the payment captured less what it refunded; for a processor's, what the processor says (at most what the payment captured). */
+            /** @description The disputed amount: for Tender's own, what the payment captured less what it refunded; for a processor's, what the processor says (at most what the payment captured and did not refund). */
             amount: number;
             currency: components["schemas"]["Currency"];
             payment: string;

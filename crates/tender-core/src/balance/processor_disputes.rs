@@ -9,9 +9,9 @@
 //! processor's. A lost dispute's withheld amount leaves the ledger, as for Tender's own.
 //!
 //! The processor's word is checked first ([`dispute_doubt`]): a dispute of another currency,
-//! of more than the payment captured, or whose transactions would withdraw more than the
-//! disputed amount, give back more than was withdrawn, or do not add up, is refused and
-//! logged, never booked.
+//! of more than the payment captured and did not refund, or whose transactions would withhold
+//! more than the disputed amount, give back more than was withheld, or do not add up, is
+//! refused and logged, never booked.
 //!
 //! Depends on the dispute documents, the connector port's [`UpstreamDispute`] and the balance's
 //! transactions.
@@ -33,8 +33,8 @@ use crate::store::{Collection, Field};
 /// amount is smaller (Stripe's is 15.00).
 const MAX_DISPUTE_FEE: i64 = 10_000;
 
-/// Why the processor's `upstream` dispute of a payment in `currency` that captured `captured`
-/// cannot be believed, or `None`.
+/// Why the processor's `upstream` dispute of a payment in `currency` that has `captured` left
+/// (captured less refunded) cannot be believed, or `None`.
 pub fn dispute_doubt(
     currency: Currency,
     captured: i64,
@@ -49,7 +49,7 @@ pub fn dispute_doubt(
     }
     if !(1..=captured).contains(&upstream.amount) {
         return Some(format!(
-            "it disputes {} of {captured} captured",
+            "it disputes {} of {captured} captured and not refunded",
             upstream.amount
         ));
     }
@@ -116,7 +116,8 @@ impl BalanceBook<'_> {
         let Some(held_by) = payment.held_by() else {
             return Ok(());
         };
-        if let Some(why) = dispute_doubt(payment.currency, payment.amount_captured, upstream) {
+        let left = payment.amount_captured - payment.amount_refunded;
+        if let Some(why) = dispute_doubt(payment.currency, left, upstream) {
             tracing::warn!(payment = %id, dispute = %bounded(&upstream.reference), reason = %why, "a dispute the processor reports cannot be believed; not booked");
             return Ok(());
         }
