@@ -602,7 +602,7 @@ class Processors(TypedDict, closed=True):
 
 class Balance(TypedDict, closed=True):
     """
-    What the merchant is owed, per currency that has transactions. `available` and `pending` are what Tender holds (each figure the sum of `net` of Tender's transactions of that status; only this is paid out by Tender); `processors` is what connectors' processors hold for the merchant from payments they captured and booked (CONTRACT §15): they pay it out.
+    What the merchant is owed, per currency that has transactions. `available` and `pending` are what Tender holds (each figure the sum of `net` of Tender's transactions of that status; only this is paid out by Tender); `processors` is what connectors' processors hold for the merchant from payments they captured and booked: they pay it out.
     """
 
     object: Literal['balance']
@@ -1013,7 +1013,7 @@ class LastSetupError(TypedDict, closed=True):
 
 class SetupIntent(TypedDict, closed=True):
     """
-    A card saved for later without being charged (CONTRACT §13). Confirming verifies the card with its issuer and attaches it to the customer.
+    A card saved for later without being charged. Confirming verifies the card with its issuer and attaches it to the customer.
     """
 
     id: str
@@ -1096,7 +1096,7 @@ class SubscriptionData(TypedDict, closed=True):
 
 class CheckoutSession(TypedDict, closed=True):
     """
-    A hosted page where a shop's customer pays (`payment`), subscribes (`subscription`) or saves a card (`setup`), so that the card number reaches Tender and never the shop (CONTRACT §14). `open` → `complete` (once, `checkout_session.completed`) or `expired` (`checkout_session.expired`).
+    A hosted page where a shop's customer pays (`payment`), subscribes (`subscription`) or saves a card (`setup`), so that the card number reaches Tender and never the shop. `open` → `complete` (once, `checkout_session.completed`) or `expired` (`checkout_session.expired`).
     """
 
     id: str
@@ -1203,7 +1203,7 @@ class AfterCompletion(TypedDict, closed=True):
 
 class PaymentLink(TypedDict, closed=True):
     """
-    A lasting address (`url`) that sells the same lines to anyone who opens it: each visit opens a fresh Checkout Session (CONTRACT §14).
+    A lasting address (`url`) that sells the same lines to anyone who opens it: each visit opens a fresh Checkout Session.
     """
 
     id: str
@@ -1267,7 +1267,7 @@ class PaymentLinkUpdate(TypedDict, closed=True):
 
 class RiskBlock(TypedDict, closed=True):
     """
-    A card-testing block (CONTRACT §14): a client address, a card or a Checkout Session reached the account's decline limit, and further tries are refused (429) before any card reaches the bank. Told once, in a `risk.blocked` event; the dashboard lists them.
+    A card-testing block: a client address, a card or a Checkout Session reached the account's decline limit, and further tries are refused (429) before any card reaches the bank. Told once, in a `risk.blocked` event; the dashboard lists them.
     """
 
     id: str

@@ -96,7 +96,7 @@ export interface paths {
         put?: never;
         /**
          * Tokenise a card, or keep a processor's
-         * @description With `type: card`, the one operation a publishable key may call: the card is validated as for payments (402 `card_error`) and vaulted. With `type: connector_token` (secret key only), a card the customer's browser tokenised at the processor (Stripe.js) is kept there for `customer` — the processor's customer and an attached payment method — so its invoices can be charged off-session behind a connector that takes no card details (CONTRACT §15); 400 `connector_token_unusable` when the processor does not keep it.
+         * @description With `type: card`, the one operation a publishable key may call: the card is validated as for payments (402 `card_error`) and vaulted. With `type: connector_token` (secret key only), a card the customer's browser tokenised at the processor (Stripe.js) is kept there for `customer` — the processor's customer and an attached payment method — so its invoices can be charged off-session behind a connector that takes no card details; 400 `connector_token_unusable` when the processor does not keep it.
          */
         post: operations["createPaymentMethod"];
         delete?: never;
@@ -997,7 +997,7 @@ export interface paths {
         put?: never;
         /**
          * Create a Checkout Session: a hosted page where the customer pays, subscribes or saves a card
-         * @description The session's `url` is a page on the receipt host (CONTRACT §14). It works without JavaScript; after paying it answers `303` to `success_url` (`{CHECKOUT_SESSION_ID}` replaced by the session's id). A session is open 24 hours unless `expires_at` says less (at least 30 minutes).
+         * @description The session's `url` is a page on the receipt host. It works without JavaScript; after paying it answers `303` to `success_url` (`{CHECKOUT_SESSION_ID}` replaced by the session's id). A session is open 24 hours unless `expires_at` says less (at least 30 minutes).
          */
         post: operations["createCheckoutSession"];
         delete?: never;
@@ -1643,7 +1643,7 @@ export interface components {
         };
         PaymentMethodCreate: {
             /**
-             * @description `card`: `card` is required, the card goes to Tender's vault. `connector_token`: `connector_token` and `customer` are required (secret key only): the processor of the account's first connector to a processor keeps the card it tokenised for that customer (CONTRACT §15).
+             * @description `card`: `card` is required, the card goes to Tender's vault. `connector_token`: `connector_token` and `customer` are required (secret key only): the processor of the account's first connector to a processor keeps the card it tokenised for that customer.
              * @enum {string}
              */
             type: "card" | "connector_token";
@@ -1833,7 +1833,7 @@ export interface components {
             amount: number;
             currency: components["schemas"]["Currency"];
         };
-        /** @description What the merchant is owed, per currency that has transactions. `available` and `pending` are what Tender holds (each figure the sum of `net` of Tender's transactions of that status; only this is paid out by Tender); `processors` is what connectors' processors hold for the merchant from payments they captured and booked (CONTRACT §15): they pay it out. */
+        /** @description What the merchant is owed, per currency that has transactions. `available` and `pending` are what Tender holds (each figure the sum of `net` of Tender's transactions of that status; only this is paid out by Tender); `processors` is what connectors' processors hold for the merchant from payments they captured and booked: they pay it out. */
         Balance: {
             /** @constant */
             object: "balance";
@@ -1921,7 +1921,7 @@ export interface components {
                 country: string;
                 account_holder_name: string;
             } | null;
-            /** @description The connector whose processor made this payout of the money it holds, mirrored read-only (CONTRACT §15): it moves as the processor's does, and canceling it through Tender is refused (`payout_at_processor`). `null` for Tender's own. */
+            /** @description The connector whose processor made this payout of the money it holds, mirrored read-only: it moves as the processor's does, and canceling it through Tender is refused (`payout_at_processor`). `null` for Tender's own. */
             connector: string | null;
             /** @description The processor's id of it (a Stripe `po_…`). */
             connector_reference: string | null;
@@ -2396,7 +2396,7 @@ export interface components {
                 default_payment_method?: string | null;
             };
         };
-        /** @description A card saved for later without being charged (CONTRACT §13). Confirming verifies the card with its issuer and attaches it to the customer. */
+        /** @description A card saved for later without being charged. Confirming verifies the card with its issuer and attaches it to the customer. */
         SetupIntent: {
             id: string;
             /** @constant */
@@ -2494,7 +2494,7 @@ export interface components {
             has_more: false;
             url: string;
         };
-        /** @description A hosted page where a shop's customer pays (`payment`), subscribes (`subscription`) or saves a card (`setup`), so that the card number reaches Tender and never the shop (CONTRACT §14). `open` → `complete` (once, `checkout_session.completed`) or `expired` (`checkout_session.expired`). */
+        /** @description A hosted page where a shop's customer pays (`payment`), subscribes (`subscription`) or saves a card (`setup`), so that the card number reaches Tender and never the shop. `open` → `complete` (once, `checkout_session.completed`) or `expired` (`checkout_session.expired`). */
         CheckoutSession: {
             id: string;
             /** @constant */
@@ -2621,7 +2621,7 @@ export interface components {
              */
             expires_at?: number | null;
         };
-        /** @description A lasting address (`url`) that sells the same lines to anyone who opens it: each visit opens a fresh Checkout Session (CONTRACT §14). */
+        /** @description A lasting address (`url`) that sells the same lines to anyone who opens it: each visit opens a fresh Checkout Session. */
         PaymentLink: {
             id: string;
             /** @constant */
@@ -2705,7 +2705,7 @@ export interface components {
             } | null;
             metadata?: components["schemas"]["MetadataParam"];
         };
-        /** @description A card-testing block (CONTRACT §14): a client address, a card or a Checkout Session reached the account's decline limit, and further tries are refused (429) before any card reaches the bank. Told once, in a `risk.blocked` event; the dashboard lists them. */
+        /** @description A card-testing block: a client address, a card or a Checkout Session reached the account's decline limit, and further tries are refused (429) before any card reaches the bank. Told once, in a `risk.blocked` event; the dashboard lists them. */
         RiskBlock: {
             id: string;
             /** @constant */
