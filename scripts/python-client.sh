@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python client (clients/python): the OpenAPI document generates without a warning with
-# openapi-python-client (the most common Python generator), the client's generated models match
-# docs/openapi.json, it
+# openapi-python-client (the most common Python generator) and what it generates type-checks
+# under mypy --strict, the client's generated models match docs/openapi.json, it
 # type-checks under mypy --strict (the package and its tests, which are the README's flow), and
 # its tests pass against a real `tender serve` (built here). The virtualenv is cached outside
 # the clone.
@@ -14,8 +14,10 @@ venv="${TENDER_PY_VENV:-$HOME/.cache/tender-py-venv}"
 gen="$(mktemp -d)"
 printf 'post_hooks: []\n' > "$gen/config.yml"
 out="$(cd "$gen" && "$venv/bin/openapi-python-client" generate --path "$OLDPWD/docs/openapi.json" --meta none --config config.yml 2>&1)"
-rm -rf "$gen"
 if grep -qi "warning\|error" <<<"$out"; then echo "$out"; echo "openapi-python-client warns on docs/openapi.json"; exit 1; fi
+(cd "$gen" && "$venv/bin/mypy" --strict tender_api_client) \
+  || { echo "openapi-python-client's output of docs/openapi.json does not type-check"; exit 1; }
+rm -rf "$gen"
 PATH="$venv/bin:$PATH" clients/python/scripts/generate.sh
 git diff --exit-code -- clients/python/tender/models.py \
   || { echo "clients/python/tender/models.py is stale: run clients/python/scripts/generate.sh"; exit 1; }

@@ -7,7 +7,11 @@ from typing import Any, Literal, NotRequired, TypeAlias
 from typing_extensions import TypedDict
 
 
-class Error1(TypedDict, closed=True):
+class ErrorDetail(TypedDict, closed=True):
+    """
+    What went wrong: its type, machine-readable code, message and the parameter at fault.
+    """
+
     type: Literal['invalid_request_error', 'idempotency_error', 'authentication_error', 'card_error', 'permission_error', 'rate_limit_error', 'api_error']
     code: str
     message: str
@@ -20,14 +24,10 @@ class Error1(TypedDict, closed=True):
 
 class Error(TypedDict, closed=True):
     """
-    The error envelope of every non-2xx response.
+    What went wrong: its type, machine-readable code, message and the parameter at fault.
     """
 
-    error: Error1
-
-
-class Error2(TypedDict, closed=True):
-    type: Literal['invalid_request_error', 'idempotency_error']
+    type: Literal['invalid_request_error', 'idempotency_error', 'authentication_error', 'card_error', 'permission_error', 'rate_limit_error', 'api_error', 'invalid_request_error', 'idempotency_error']
     code: str
     message: str
     param: NotRequired[str]
@@ -37,12 +37,12 @@ class Error2(TypedDict, closed=True):
     setup_intent: NotRequired[str]
 
 
-class InvalidRequestError(Error):
-    error: Error2
+class Error1(TypedDict, closed=True):
+    """
+    What went wrong: its type, machine-readable code, message and the parameter at fault.
+    """
 
-
-class Error3(TypedDict, closed=True):
-    type: Literal['authentication_error']
+    type: Literal['invalid_request_error', 'idempotency_error', 'authentication_error', 'card_error', 'permission_error', 'rate_limit_error', 'api_error', 'authentication_error']
     code: Literal['api_key_missing', 'api_key_invalid', 'api_key_expired']
     message: str
     param: NotRequired[str]
@@ -52,12 +52,12 @@ class Error3(TypedDict, closed=True):
     setup_intent: NotRequired[str]
 
 
-class AuthenticationError(Error):
-    error: Error3
+class Error2(TypedDict, closed=True):
+    """
+    What went wrong: its type, machine-readable code, message and the parameter at fault.
+    """
 
-
-class Error4(TypedDict, closed=True):
-    type: Literal['card_error']
+    type: Literal['invalid_request_error', 'idempotency_error', 'authentication_error', 'card_error', 'permission_error', 'rate_limit_error', 'api_error', 'card_error']
     code: str
     message: str
     param: NotRequired[str]
@@ -67,12 +67,12 @@ class Error4(TypedDict, closed=True):
     setup_intent: NotRequired[str]
 
 
-class CardError(Error):
-    error: Error4
+class Error3(TypedDict, closed=True):
+    """
+    What went wrong: its type, machine-readable code, message and the parameter at fault.
+    """
 
-
-class Error5(TypedDict, closed=True):
-    type: Literal['permission_error']
+    type: Literal['invalid_request_error', 'idempotency_error', 'authentication_error', 'card_error', 'permission_error', 'rate_limit_error', 'api_error', 'permission_error']
     code: Literal['secret_key_required']
     message: str
     param: NotRequired[str]
@@ -82,12 +82,12 @@ class Error5(TypedDict, closed=True):
     setup_intent: NotRequired[str]
 
 
-class PermissionError(Error):
-    error: Error5
+class Error4(TypedDict, closed=True):
+    """
+    What went wrong: its type, machine-readable code, message and the parameter at fault.
+    """
 
-
-class Error6(TypedDict, closed=True):
-    type: Literal['invalid_request_error']
+    type: Literal['invalid_request_error', 'idempotency_error', 'authentication_error', 'card_error', 'permission_error', 'rate_limit_error', 'api_error', 'invalid_request_error']
     code: Literal['resource_missing']
     message: str
     param: NotRequired[str]
@@ -97,12 +97,12 @@ class Error6(TypedDict, closed=True):
     setup_intent: NotRequired[str]
 
 
-class NotFoundError(Error):
-    error: Error6
+class Error5(TypedDict, closed=True):
+    """
+    What went wrong: its type, machine-readable code, message and the parameter at fault.
+    """
 
-
-class Error7(TypedDict, closed=True):
-    type: Literal['idempotency_error']
+    type: Literal['invalid_request_error', 'idempotency_error', 'authentication_error', 'card_error', 'permission_error', 'rate_limit_error', 'api_error', 'idempotency_error']
     code: Literal['idempotency_key_in_use']
     message: str
     param: NotRequired[str]
@@ -112,12 +112,12 @@ class Error7(TypedDict, closed=True):
     setup_intent: NotRequired[str]
 
 
-class ConflictError(Error):
-    error: Error7
+class Error6(TypedDict, closed=True):
+    """
+    What went wrong: its type, machine-readable code, message and the parameter at fault.
+    """
 
-
-class Error8(TypedDict, closed=True):
-    type: Literal['invalid_request_error']
+    type: Literal['invalid_request_error', 'idempotency_error', 'authentication_error', 'card_error', 'permission_error', 'rate_limit_error', 'api_error', 'invalid_request_error']
     code: Literal['body_too_large']
     message: str
     param: NotRequired[str]
@@ -127,12 +127,12 @@ class Error8(TypedDict, closed=True):
     setup_intent: NotRequired[str]
 
 
-class BodyTooLargeError(Error):
-    error: Error8
+class Error7(TypedDict, closed=True):
+    """
+    What went wrong: its type, machine-readable code, message and the parameter at fault.
+    """
 
-
-class Error9(TypedDict, closed=True):
-    type: Literal['invalid_request_error']
+    type: Literal['invalid_request_error', 'idempotency_error', 'authentication_error', 'card_error', 'permission_error', 'rate_limit_error', 'api_error', 'invalid_request_error']
     code: Literal['unsupported_media_type']
     message: str
     param: NotRequired[str]
@@ -142,12 +142,12 @@ class Error9(TypedDict, closed=True):
     setup_intent: NotRequired[str]
 
 
-class UnsupportedMediaTypeError(Error):
-    error: Error9
+class Error8(TypedDict, closed=True):
+    """
+    What went wrong: its type, machine-readable code, message and the parameter at fault.
+    """
 
-
-class Error10(TypedDict, closed=True):
-    type: Literal['rate_limit_error']
+    type: Literal['invalid_request_error', 'idempotency_error', 'authentication_error', 'card_error', 'permission_error', 'rate_limit_error', 'api_error', 'rate_limit_error']
     code: Literal['rate_limit']
     message: str
     param: NotRequired[str]
@@ -157,12 +157,12 @@ class Error10(TypedDict, closed=True):
     setup_intent: NotRequired[str]
 
 
-class RateLimitError(Error):
-    error: Error10
+class Error9(TypedDict, closed=True):
+    """
+    What went wrong: its type, machine-readable code, message and the parameter at fault.
+    """
 
-
-class Error11(TypedDict, closed=True):
-    type: Literal['api_error']
+    type: Literal['invalid_request_error', 'idempotency_error', 'authentication_error', 'card_error', 'permission_error', 'rate_limit_error', 'api_error', 'api_error']
     code: str
     message: str
     param: NotRequired[str]
@@ -170,10 +170,6 @@ class Error11(TypedDict, closed=True):
     payment: NotRequired[str]
     request_id: str
     setup_intent: NotRequired[str]
-
-
-class ApiError(Error):
-    error: Error11
 
 
 Metadata: TypeAlias = dict[str, str]
@@ -1281,6 +1277,54 @@ class RiskBlock(TypedDict, closed=True):
     blocked_until: int | None
     livemode: bool
     created: int
+
+
+class ErrorResponse(TypedDict, closed=True):
+    """
+    The error envelope of every non-2xx response.
+    """
+
+    error: ErrorDetail
+
+
+class InvalidRequestError(ErrorResponse):
+    error: Error
+
+
+class AuthenticationError(ErrorResponse):
+    error: Error1
+
+
+class CardError(ErrorResponse):
+    error: Error2
+
+
+class PermissionError(ErrorResponse):
+    error: Error3
+
+
+class NotFoundError(ErrorResponse):
+    error: Error4
+
+
+class ConflictError(ErrorResponse):
+    error: Error5
+
+
+class BodyTooLargeError(ErrorResponse):
+    error: Error6
+
+
+class UnsupportedMediaTypeError(ErrorResponse):
+    error: Error7
+
+
+class RateLimitError(ErrorResponse):
+    error: Error8
+
+
+class ApiError(ErrorResponse):
+    error: Error9
 
 
 class NextAction(TypedDict, closed=True):

@@ -1131,30 +1131,32 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /** @description The error envelope of every non-2xx response. */
-        Error: {
-            error: {
-                /** @enum {string} */
-                type: "invalid_request_error" | "idempotency_error" | "authentication_error" | "card_error" | "permission_error" | "rate_limit_error" | "api_error";
-                /** @description Machine-readable reason, e.g. `parameter_unknown`, `resource_missing`, `card_declined`. */
-                code: string;
-                message: string;
-                /** @description The parameter at fault, nested names in bracket form (`payment_method[card][number]`). */
-                param?: string;
-                decline_code?: string;
-                /** @description The failed payment created by a decline. */
-                payment?: string;
-                request_id: string;
-                /** @description The setup intent whose confirmation was declined (it is back to `requires_payment_method`, the decline in its `last_setup_error`). */
-                setup_intent?: string;
-            };
+        ErrorResponse: {
+            error: components["schemas"]["ErrorDetail"];
         };
-        InvalidRequestError: components["schemas"]["Error"] & {
+        /** @description What went wrong: its type, machine-readable code, message and the parameter at fault. */
+        ErrorDetail: {
+            /** @enum {string} */
+            type: "invalid_request_error" | "idempotency_error" | "authentication_error" | "card_error" | "permission_error" | "rate_limit_error" | "api_error";
+            /** @description Machine-readable reason, e.g. `parameter_unknown`, `resource_missing`, `card_declined`. */
+            code: string;
+            message: string;
+            /** @description The parameter at fault, nested names in bracket form (`payment_method[card][number]`). */
+            param?: string;
+            decline_code?: string;
+            /** @description The failed payment created by a decline. */
+            payment?: string;
+            request_id: string;
+            /** @description The setup intent whose confirmation was declined (it is back to `requires_payment_method`, the decline in its `last_setup_error`). */
+            setup_intent?: string;
+        };
+        InvalidRequestError: components["schemas"]["ErrorResponse"] & {
             error?: {
                 /** @enum {unknown} */
                 type?: "invalid_request_error" | "idempotency_error";
             };
         };
-        AuthenticationError: components["schemas"]["Error"] & {
+        AuthenticationError: components["schemas"]["ErrorResponse"] & {
             error?: {
                 /** @enum {unknown} */
                 type?: "authentication_error";
@@ -1162,13 +1164,13 @@ export interface components {
                 code?: "api_key_missing" | "api_key_invalid" | "api_key_expired";
             };
         };
-        CardError: components["schemas"]["Error"] & {
+        CardError: components["schemas"]["ErrorResponse"] & {
             error?: {
                 /** @enum {unknown} */
                 type?: "card_error";
             };
         };
-        PermissionError: components["schemas"]["Error"] & {
+        PermissionError: components["schemas"]["ErrorResponse"] & {
             error?: {
                 /** @enum {unknown} */
                 type?: "permission_error";
@@ -1176,7 +1178,7 @@ export interface components {
                 code?: "secret_key_required";
             };
         };
-        NotFoundError: components["schemas"]["Error"] & {
+        NotFoundError: components["schemas"]["ErrorResponse"] & {
             error?: {
                 /** @enum {unknown} */
                 type?: "invalid_request_error";
@@ -1184,7 +1186,7 @@ export interface components {
                 code?: "resource_missing";
             };
         };
-        ConflictError: components["schemas"]["Error"] & {
+        ConflictError: components["schemas"]["ErrorResponse"] & {
             error?: {
                 /** @enum {unknown} */
                 type?: "idempotency_error";
@@ -1192,7 +1194,7 @@ export interface components {
                 code?: "idempotency_key_in_use";
             };
         };
-        BodyTooLargeError: components["schemas"]["Error"] & {
+        BodyTooLargeError: components["schemas"]["ErrorResponse"] & {
             error?: {
                 /** @enum {unknown} */
                 type?: "invalid_request_error";
@@ -1200,7 +1202,7 @@ export interface components {
                 code?: "body_too_large";
             };
         };
-        UnsupportedMediaTypeError: components["schemas"]["Error"] & {
+        UnsupportedMediaTypeError: components["schemas"]["ErrorResponse"] & {
             error?: {
                 /** @enum {unknown} */
                 type?: "invalid_request_error";
@@ -1208,7 +1210,7 @@ export interface components {
                 code?: "unsupported_media_type";
             };
         };
-        RateLimitError: components["schemas"]["Error"] & {
+        RateLimitError: components["schemas"]["ErrorResponse"] & {
             error?: {
                 /** @enum {unknown} */
                 type?: "rate_limit_error";
@@ -1216,7 +1218,7 @@ export interface components {
                 code?: "rate_limit";
             };
         };
-        ApiError: components["schemas"]["Error"] & {
+        ApiError: components["schemas"]["ErrorResponse"] & {
             error?: {
                 /** @enum {unknown} */
                 type?: "api_error";
