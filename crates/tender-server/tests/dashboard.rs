@@ -1111,9 +1111,11 @@ async fn webhook_endpoints_are_edited_and_their_secret_rolled_on_the_dashboard()
     );
 }
 
-/// First-run review finding 7: times show seconds, in the time zone the viewer chose.
+/// First-run review finding 7: times show seconds, in the time zone the viewer chose, summer
+/// time included (second review: a fixed offset was an hour off half the year).
 #[tokio::test]
 async fn times_show_seconds_in_the_viewers_time_zone() {
+    use chrono::TimeZone;
     let app = spawn_app().await;
     let key = app.account.keys.test.secret.clone();
     let p = app.pay(&key, 1234, json!({})).await;
@@ -1126,25 +1128,32 @@ async fn times_show_seconds_in_the_viewers_time_zone() {
         .submit(
             "/dashboard/account",
             "/dashboard/account/timezone",
-            &[("offset", "120")],
+            &[("zone", "Europe/Berlin")],
         )
         .await;
     assert_eq!(set.status, StatusCode::SEE_OTHER);
-    let local = tender_core::clock::format_local(created, 120);
-    let page = b.get(&path).await;
+    // Berlin's own offset at that moment: +1 in winter (CET), +2 in summer (CEST).
+    let berlin = chrono_tz::Europe::Berlin
+        .timestamp_opt(created, 0)
+        .unwrap()
+        .format("%Y-%m-%d %H:%M:%S %Z")
+        .to_string();
     assert!(
-        page.body.contains(&format!("{local} UTC+02:00")),
-        "{}",
-        page.body
+        berlin.ends_with(" CET") || berlin.ends_with(" CEST"),
+        "{berlin}"
     );
-    let bad = b
-        .submit(
-            "/dashboard/account",
-            "/dashboard/account/timezone",
-            &[("offset", "7")],
-        )
-        .await;
-    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    let page = b.get(&path).await;
+    assert!(page.body.contains(&berlin), "{berlin}: {}", page.body);
+    for bad in ["Mars/Olympus_Mons", "120", "Etc/GMT+5"] {
+        let refused = b
+            .submit(
+                "/dashboard/account",
+                "/dashboard/account/timezone",
+                &[("zone", bad)],
+            )
+            .await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{bad}");
+    }
 }
 
 /// First-run review finding 7: payments are filtered by date.

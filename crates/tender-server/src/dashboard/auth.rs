@@ -301,20 +301,20 @@ fn password_form(session: &Session) -> Markup {
     }
 }
 
-/// The form that chooses the offset from UTC the pages show times at.
+/// The form that chooses the time zone the pages show times in.
 fn time_zone_form(session: &Session) -> Markup {
     html! {
         section.card {
             h2 { "Time zone" }
-            p.muted { "Times on these pages are shown with seconds, at a fixed offset from UTC (summer time is not followed)." }
+            p.muted { "Times on these pages are shown with seconds in this time zone, summer time included (the abbreviation says which: CET, CEST)." }
             form method="post" action="/dashboard/account/timezone" {
                 (csrf_field(session))
                 div.field {
-                    label for="offset" { "Show times in" }
-                    @let current = layout::viewer_offset();
-                    select #offset name="offset" {
-                        @for o in layout::offset_choices() {
-                            option value=(o) selected[o == current] { (layout::offset_label(o)) }
+                    label for="zone" { "Show times in" }
+                    @let current = layout::viewer_zone();
+                    select #zone name="zone" {
+                        @for z in layout::zone_choices() {
+                            option value=(z.name()) selected[z == current] { (z.name().replace('_', " ")) }
                         }
                     }
                 }
@@ -339,18 +339,17 @@ pub async fn account_page(
     render_account(&state, &session, StatusCode::OK, notice).await
 }
 
-/// `POST /dashboard/account/timezone`: the offset times are shown in, kept in a cookie.
+/// `POST /dashboard/account/timezone`: the zone times are shown in, kept in a cookie.
 pub async fn set_timezone(State(state): State<DashboardState>, posted: Posted) -> PageResult {
-    let offset = posted
+    let zone = posted
         .fields
-        .get("offset")
-        .and_then(|v| v.parse::<i32>().ok())
-        .filter(|o| layout::offset_choices().contains(o))
+        .get("zone")
+        .and_then(layout::parse_zone)
         .ok_or_else(|| DashError::BadRequest("Choose a time zone from the list.".into()))?;
     let mut resp = see_other("/dashboard/account?done=timezone");
     resp.headers_mut().append(
         header::SET_COOKIE,
-        state.cookie(layout::TZ_COOKIE, &offset.to_string(), 365 * 86_400),
+        state.cookie(layout::TZ_COOKIE, zone.name(), 365 * 86_400),
     );
     Ok(resp)
 }

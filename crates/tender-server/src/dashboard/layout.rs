@@ -6,6 +6,7 @@
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
+use chrono_tz::Tz;
 use maud::{html, Markup, DOCTYPE};
 use tender_core::auth::Mode;
 use tender_core::money::{format_amount, Currency};
@@ -238,61 +239,84 @@ pub fn money(minor: i64, currency: Currency) -> String {
 }
 
 tokio::task_local! {
-    /// The viewer's chosen offset from UTC in minutes, for the request being rendered (set by
-    /// [`with_viewer_offset`] from the `tender_tz` cookie).
-    static VIEWER_OFFSET: i32;
+    /// The viewer's chosen time zone, for the request being rendered (set by
+    /// [`with_viewer_zone`] from the `tender_tz` cookie).
+    static VIEWER_ZONE: Tz;
 }
 
-/// The cookie that keeps the viewer's time zone (an offset from UTC in minutes).
+/// The cookie that keeps the viewer's time zone (an IANA name, `Europe/Berlin`).
 pub const TZ_COOKIE: &str = "tender_tz";
 
-/// Offsets a viewer may choose, in minutes: every half hour from UTC−12:00 to UTC+14:00, and
-/// the three quarter-hour ones in use.
-pub fn offset_choices() -> Vec<i32> {
-    let mut v: Vec<i32> = (-24..=28).map(|h| h * 30).collect();
-    v.extend([345, 525, 765]);
-    v.sort_unstable();
-    v
+/// The zones a viewer may choose: `UTC` and every IANA `Area/City` zone (no `Etc/…` and no
+/// legacy aliases such as `US/Pacific`), by name.
+pub fn zone_choices() -> Vec<Tz> {
+    const AREAS: [&str; 10] = [
+        "Africa/",
+        "America/",
+        "Antarctica/",
+        "Arctic/",
+        "Asia/",
+        "Atlantic/",
+        "Australia/",
+        "Europe/",
+        "Indian/",
+        "Pacific/",
+    ];
+    let mut zones: Vec<Tz> = chrono_tz::TZ_VARIANTS
+        .iter()
+        .copied()
+        .filter(|z| AREAS.iter().any(|a| z.name().starts_with(a)))
+        .collect();
+    zones.sort_by_key(|z| z.name());
+    zones.insert(0, Tz::UTC);
+    zones
 }
 
-/// `UTC`, `UTC+02:00`, `UTC−05:30`.
-pub fn offset_label(minutes: i32) -> String {
-    if minutes == 0 {
-        return "UTC".into();
-    }
-    let sign = if minutes < 0 { '−' } else { '+' };
-    let m = minutes.unsigned_abs();
-    format!("UTC{sign}{:02}:{:02}", m / 60, m % 60)
+/// The zone named `name`, if a viewer may choose it.
+pub fn parse_zone(name: &str) -> Option<Tz> {
+    let zone: Tz = name.parse().ok()?;
+    zone_choices().contains(&zone).then_some(zone)
 }
 
-/// Middleware: renders the request's times in the offset of its `tender_tz` cookie.
-pub async fn with_viewer_offset(
+/// Middleware: renders the request's times in the zone of its `tender_tz` cookie (UTC when
+/// it has none, or one that is no zone).
+pub async fn with_viewer_zone(
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    let offset = super::cookie_value(req.headers(), TZ_COOKIE)
-        .and_then(|v| v.parse::<i32>().ok())
-        .filter(|o| offset_choices().contains(o))
-        .unwrap_or(0);
-    VIEWER_OFFSET.scope(offset, next.run(req)).await
+    let zone = super::cookie_value(req.headers(), TZ_COOKIE)
+        .and_then(|v| parse_zone(&v))
+        .unwrap_or(Tz::UTC);
+    VIEWER_ZONE.scope(zone, next.run(req)).await
 }
 
-/// The offset of the request being rendered (0 outside a dashboard request).
-pub fn viewer_offset() -> i32 {
-    VIEWER_OFFSET.try_with(|o| *o).unwrap_or(0)
+/// The zone of the request being rendered (UTC outside a dashboard request).
+pub fn viewer_zone() -> Tz {
+    VIEWER_ZONE.try_with(|z| *z).unwrap_or(Tz::UTC)
 }
 
-/// A time as the viewer reads it: date, time to the second, and the zone.
-pub fn when(unix: i64) -> String {
-    let offset = viewer_offset();
-    if offset == 0 {
-        return format!("{} UTC", tender_core::clock::format_local(unix, 0));
+/// `unix` in `zone` as a viewer reads it: date, time to the second, and the zone's abbreviation
+/// at that moment (`CET` in winter, `CEST` in summer).
+pub fn format_in(unix: i64, zone: Tz) -> String {
+    use chrono::TimeZone;
+    match zone.timestamp_opt(unix, 0).single() {
+        Some(t) => t.format("%Y-%m-%d %H:%M:%S %Z").to_string(),
+        None => format!("{} UTC", tender_core::clock::format_local(unix, 0)),
     }
-    format!(
-        "{} {}",
-        tender_core::clock::format_local(unix, offset),
-        offset_label(offset)
-    )
+}
+
+/// When the day `y-m-d` starts in `zone` (its first moment, where summer time skips midnight).
+pub fn day_start(zone: Tz, y: i32, m: u32, d: u32) -> Option<i64> {
+    use chrono::TimeZone;
+    zone.with_ymd_and_hms(y, m, d, 0, 0, 0)
+        .earliest()
+        .or_else(|| zone.with_ymd_and_hms(y, m, d, 1, 0, 0).earliest())
+        .map(|t| t.timestamp())
+}
+
+/// A time as the viewer reads it, in the zone they chose.
+pub fn when(unix: i64) -> String {
+    format_in(unix, viewer_zone())
 }
 
 /// Older/newer links for a newest-first list, keeping the page's filters.

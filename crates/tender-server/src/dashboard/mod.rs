@@ -122,7 +122,7 @@ pub fn router(app: AppState, secure_cookies: bool) -> Router {
             )
         })
         .layer(axum::middleware::map_response(layout::security_headers))
-        .layer(axum::middleware::from_fn(layout::with_viewer_offset))
+        .layer(axum::middleware::from_fn(layout::with_viewer_zone))
         .with_state(state);
     Router::new().nest("/dashboard", routes)
 }

@@ -185,18 +185,23 @@ pub async fn list_payments(
 /// The days `from` and `to` (`YYYY-MM-DD`, in the viewer's time zone; `to` included) as a range
 /// of creation times; `None` when one is not a date.
 fn days(from: Option<&str>, to: Option<&str>) -> Option<tender_core::store::CreatedRange> {
-    let offset = i64::from(layout::viewer_offset()) * 60;
-    let day_start = |text: &str| {
+    let zone = layout::viewer_zone();
+    let day = |text: &str| {
         let mut parts = text.splitn(3, '-').map(|p| p.parse::<u32>().ok());
         let (y, m, d) = (parts.next()??, parts.next()??, parts.next()??);
-        tender_core::clock::unix_from_civil(i32::try_from(y).ok()?, m, d).map(|t| t - offset)
+        chrono::NaiveDate::from_ymd_opt(i32::try_from(y).ok()?, m, d)
+    };
+    let start = |date: chrono::NaiveDate| {
+        use chrono::Datelike;
+        layout::day_start(zone, date.year(), date.month(), date.day())
     };
     let mut created = tender_core::store::CreatedRange::default();
     if let Some(from) = from {
-        created.gte = Some(day_start(from)?);
+        created.gte = Some(start(day(from)?)?);
     }
     if let Some(to) = to {
-        created.lt = Some(day_start(to)? + 86_400);
+        // The next day's start: a day of a summer-time change is 23 or 25 hours long.
+        created.lt = Some(start(day(to)?.succ_opt()?)?);
     }
     Some(created)
 }
