@@ -1506,12 +1506,24 @@ async fn billing_pages_make_products_and_prices_and_show_and_cancel_subscription
     let list = b.get("/dashboard/subscriptions").await;
     assert_eq!(list.status, StatusCode::OK);
     assert!(list.body.contains(sub_id));
-    assert!(list.body.contains("2 × 15.00 USD / month"), "{}", list.body);
+    // What and who, as a person reads them (second first-run review): the product's name and
+    // the customer's name, not the price alone and an id.
+    assert!(
+        list.body.contains("2 × Gold plan · 15.00 USD / month"),
+        "{}",
+        list.body
+    );
+    assert!(list.body.contains(">Ada</a>"), "{}", list.body);
     let canceled = b.get("/dashboard/subscriptions?status=canceled").await;
     assert!(!canceled.body.contains(sub_id));
 
     let detail = b.get(&format!("/dashboard/subscriptions/{sub_id}")).await;
     assert!(detail.body.contains(inv_id));
+    assert!(
+        detail.body.contains("<h1>2 × Gold plan · 15.00 USD / month</h1>"),
+        "{}",
+        detail.body
+    );
     assert!(detail.body.contains("Cancel subscription"));
     let invoice = b.get(&format!("/dashboard/invoices/{inv_id}")).await;
     assert_eq!(invoice.status, StatusCode::OK);

@@ -183,7 +183,7 @@ pub(super) fn txn_table(txns: &[BalanceTransaction]) -> Markup {
                             Some(c) => a.mono href=(format!("/dashboard/connectors#{c}")) { (c) },
                             None => "Tender",
                         } }
-                        td { (when(t.available_on)) }
+                        td.date { (when(t.available_on)) }
                         td.mono.small {
                             @if t.source.starts_with("pay_") {
                                 a href=(format!("/dashboard/payments/{}", t.source)) { (t.source) }
@@ -191,7 +191,7 @@ pub(super) fn txn_table(txns: &[BalanceTransaction]) -> Markup {
                                 a href=(format!("/dashboard/disputes/{}", t.source)) { (t.source) }
                             } @else { (t.source) }
                         }
-                        td { (when(t.created)) }
+                        td.date { (when(t.created)) }
                     }
                 }
             }
@@ -215,8 +215,8 @@ fn payouts_table(session: &Session, payouts: &[Payout]) -> Markup {
                                 (None, None) => { "—" }
                             }
                         }
-                        td { (when(p.arrival_date)) }
-                        td { (when(p.created)) }
+                        td.date { (when(p.arrival_date)) }
+                        td.date { (when(p.created)) }
                         td.actions {
                             @if p.status == tender_core::balance::payouts::PayoutStatus::Pending && p.connector.is_none() {
                                 (post_button(session, &format!("/dashboard/payouts/{}/cancel", p.id), "Cancel", "small danger"))

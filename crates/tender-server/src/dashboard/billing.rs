@@ -18,6 +18,7 @@ use tender_core::services::{ListParams, RawPage};
 use tender_core::store::{Collection, Field};
 
 use super::layout::{self, badge, html_response, money, page, pager, Notice, Section};
+use super::names::Names;
 use super::payments::{blank_to_none, parse_page, payments_table};
 use super::{answer_action, DashError, DashboardState, PageResult, Posted, Session};
 
@@ -124,6 +125,9 @@ pub async fn list_subscriptions(
     };
     let (subs, has_more, notice): (Vec<Subscription>, _, _) =
         list(&state, &session, Collection::Subscriptions, filters, &q).await?;
+    let shown: Vec<&Subscription> = subs.iter().collect();
+    let who: Vec<&str> = subs.iter().map(|s| s.customer.as_str()).collect();
+    let names = Names::load(&state, &session, &who, &shown).await;
     let body = html! {
         (tabs("Subscriptions"))
         form.filters method="get" action="/dashboard/subscriptions" {
@@ -142,9 +146,9 @@ pub async fn list_subscriptions(
                     tbody {
                         @for s in &subs {
                             tr {
-                                td { a href=(format!("/dashboard/customers/{}", s.customer)) { (s.customer) } }
+                                td { a href=(format!("/dashboard/customers/{}", s.customer)) { (names.customer(&s.customer)) } }
                                 td { (badge(s.status.as_str())) }
-                                td { a href=(format!("/dashboard/subscriptions/{}", s.id)) { (plan(s)) } }
+                                td { a href=(format!("/dashboard/subscriptions/{}", s.id)) { (plan(s, &names)) } }
                                 td.muted { (period(s.current_period_start, s.current_period_end)) }
                                 td.mono.muted { (s.id) }
                             }
@@ -169,16 +173,21 @@ pub async fn list_subscriptions(
     ))
 }
 
-/// What a subscription bills, in one line (`2 × $15.00 / month`).
-fn plan(s: &Subscription) -> String {
+/// What a subscription bills, in one line (`Coffee Club · 15.00 USD / month`,
+/// `2 × Seats · 5.00 USD / month`).
+fn plan(s: &Subscription, names: &Names) -> String {
     s.items
         .data
         .iter()
         .map(|i| {
+            let what = match names.product(&i.price.product) {
+                Some(name) => format!("{name} · {}", price_label(&i.price)),
+                None => price_label(&i.price),
+            };
             if i.quantity == 1 {
-                price_label(&i.price)
+                what
             } else {
-                format!("{} × {}", i.quantity, price_label(&i.price))
+                format!("{} × {what}", i.quantity)
             }
         })
         .collect::<Vec<_>>()
@@ -222,6 +231,7 @@ async fn render_subscription(
         &StatusFilter::default(),
     )
     .await?;
+    let names = Names::load(state, session, &[s.customer.as_str()], &[&s]).await;
     let body = html! {
         (tabs("Subscriptions"))
         div.columns {
@@ -230,7 +240,7 @@ async fn render_subscription(
                 @if invoices.is_empty() {
                     (super::empty_state("No invoices yet (the trial is running)."))
                 } @else {
-                    (invoices_table(&invoices))
+                    (invoices_table(&invoices, &names, false))
                     @if more {
                         p.small { a href=(format!("/dashboard/invoices?subscription={}", s.id)) { "Older invoices →" } }
                     }
@@ -241,8 +251,8 @@ async fn render_subscription(
                 dl.props {
                     dt { "Subscription id" } dd.mono { (s.id) }
                     dt { "Status" } dd #subscription-status { (badge(s.status.as_str())) }
-                    dt { "Customer" } dd { a href=(format!("/dashboard/customers/{}", s.customer)) { (s.customer) } }
-                    dt { "Plan" } dd { (plan(&s)) }
+                    dt { "Customer" } dd { a href=(format!("/dashboard/customers/{}", s.customer)) { (names.customer(&s.customer)) } }
+                    dt { "Plan" } dd { (plan(&s, &names)) }
                     dt { "Current period" } dd { (period(s.current_period_start, s.current_period_end)) }
                     @if let (Some(a), Some(b)) = (s.trial_start, s.trial_end) {
                         dt { "Trial" } dd { (period(a, b)) }
@@ -267,7 +277,7 @@ async fn render_subscription(
     };
     Ok(html_response(
         status,
-        page(session, Section::Billing, &plan(&s), &notice, body),
+        page(session, Section::Billing, &plan(&s, &names), &notice, body),
     ))
 }
 
@@ -300,10 +310,11 @@ pub async fn cancel_subscription(
 
 // ---- Invoices --------------------------------------------------------------------------------
 
-fn invoices_table(invoices: &[Invoice]) -> Markup {
+/// Invoices, with their customer when `with_customer` (a subscription's page names it once).
+fn invoices_table(invoices: &[Invoice], names: &Names, with_customer: bool) -> Markup {
     html! {
         table.invoices {
-            thead { tr { th { "Amount" } th { "Status" } th { "Period" } th { "Tries" } th { "Customer" } th { "Id" } } }
+            thead { tr { th { "Amount" } th { "Status" } th { "Period" } th { "Tries" } @if with_customer { th { "Customer" } } th { "Id" } } }
             tbody {
                 @for i in invoices {
                     tr {
@@ -311,7 +322,9 @@ fn invoices_table(invoices: &[Invoice]) -> Markup {
                         td { (badge(i.status.as_str())) }
                         td.muted { (period(i.period_start, i.period_end)) }
                         td { (i.attempt_count) }
-                        td { a href=(format!("/dashboard/customers/{}", i.customer)) { (i.customer) } }
+                        @if with_customer {
+                            td { a href=(format!("/dashboard/customers/{}", i.customer)) { (names.customer(&i.customer)) } }
+                        }
                         td.mono.muted { (i.id) }
                     }
                 }
@@ -350,6 +363,8 @@ pub async fn list_invoices(
     };
     let (invoices, has_more, notice): (Vec<Invoice>, _, _) =
         list(&state, &session, Collection::Invoices, filters, &paging).await?;
+    let who: Vec<&str> = invoices.iter().map(|i| i.customer.as_str()).collect();
+    let names = Names::load(&state, &session, &who, &[]).await;
     let body = html! {
         (tabs("Invoices"))
         form.filters method="get" action="/dashboard/invoices" {
@@ -364,7 +379,7 @@ pub async fn list_invoices(
             @if invoices.is_empty() {
                 (super::empty_state("No invoices match."))
             } @else {
-                (invoices_table(&invoices))
+                (invoices_table(&invoices, &names, true))
             }
         }
         (pager(
@@ -400,6 +415,7 @@ pub async fn retrieve_invoice(
                 .await?,
         );
     }
+    let names = Names::load(&state, &session, &[i.customer.as_str()], &[]).await;
     let body = html! {
         (tabs("Invoices"))
         div.columns {
@@ -436,7 +452,7 @@ pub async fn retrieve_invoice(
                     dt { "Status" } dd #invoice-status { (badge(i.status.as_str())) }
                     dt { "Amount due" } dd { (money(i.amount_due, i.currency)) }
                     dt { "Amount paid" } dd { (money(i.amount_paid, i.currency)) }
-                    dt { "Customer" } dd { a href=(format!("/dashboard/customers/{}", i.customer)) { (i.customer) } }
+                    dt { "Customer" } dd { a href=(format!("/dashboard/customers/{}", i.customer)) { (names.customer(&i.customer)) } }
                     @if let Some(s) = &i.subscription {
                         dt { "Subscription" } dd { a href=(format!("/dashboard/subscriptions/{s}")) { (s) } }
                     }

@@ -142,7 +142,7 @@ fn block_table(blocks: &[RiskBlock]) -> Markup {
             tbody {
                 @for b in blocks {
                     tr {
-                        td { (when(b.created)) }
+                        td.date { (when(b.created)) }
                         td { (reason_words(b)) }
                         td {
                             (surface_words(b))

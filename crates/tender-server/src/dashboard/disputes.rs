@@ -33,8 +33,8 @@ pub async fn list_disputes(State(state): State<DashboardState>, session: Session
                                 td.num { a href=(format!("/dashboard/disputes/{}", d.id)) { (money(d.amount, d.currency)) } br; span.mono.muted.small { (d.id) } }
                                 td { (badge(d.status.as_str())) }
                                 td.mono.small { a href=(format!("/dashboard/payments/{}", d.payment)) { (d.payment) } }
-                                td { (when(d.evidence_details.due_by)) }
-                                td { (when(d.created)) }
+                                td.date { (when(d.evidence_details.due_by)) }
+                                td.date { (when(d.created)) }
                             }
                         }
                     }

@@ -38,6 +38,7 @@ mod disputes;
 mod events;
 pub mod keys;
 pub mod layout;
+mod names;
 pub mod overview;
 mod payment_actions;
 mod payment_page;
