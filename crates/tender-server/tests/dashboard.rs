@@ -1520,7 +1520,9 @@ async fn billing_pages_make_products_and_prices_and_show_and_cancel_subscription
     let detail = b.get(&format!("/dashboard/subscriptions/{sub_id}")).await;
     assert!(detail.body.contains(inv_id));
     assert!(
-        detail.body.contains("<h1>2 × Gold plan · 15.00 USD / month</h1>"),
+        detail
+            .body
+            .contains("<h1>2 × Gold plan · 15.00 USD / month</h1>"),
         "{}",
         detail.body
     );

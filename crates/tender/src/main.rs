@@ -79,6 +79,15 @@ enum Command {
     },
     /// Apply pending database migrations and exit.
     Migrate(StoreArgs),
+    /// Copy a stopped server's SQLite data directory into an empty PostgreSQL database, then
+    /// check the copy (rows per table, the ledger).
+    MigrateStore {
+        /// The empty target: postgres://…
+        #[arg(long)]
+        to: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
     /// Copy the SQLite database to FILE while the server runs (online backup).
     Backup {
         /// Where to write the copy (must not exist).
@@ -533,6 +542,7 @@ async fn main() -> anyhow::Result<()> {
         } => commands::ledger_backfill(account, store).await,
         Command::Reports { command } => commands::reports(command).await,
         Command::Migrate(store) => commands::migrate(store).await,
+        Command::MigrateStore { to, store } => commands::migrate_store(store, to).await,
         Command::Backup { file, store } => commands::backup(&file, store).await,
         Command::Config {
             command: ConfigCommand::Check(args),

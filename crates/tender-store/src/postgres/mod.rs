@@ -24,6 +24,7 @@
 //! that batches run through `pipeline`.
 
 mod accounts;
+pub mod copy;
 mod documents;
 mod failover;
 mod idempotency;

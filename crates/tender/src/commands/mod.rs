@@ -1,14 +1,16 @@
 //! What each subcommand does: serving, migrations, backups and the configuration check here;
 //! accounts and keys in [`accounts`], connectors in [`connectors`], the ledger and reports in
-//! [`ledger`].
+//! [`ledger`], moving a SQLite data directory to PostgreSQL in [`migrate_store`].
 
 mod accounts;
 mod connectors;
 mod ledger;
+mod migrate_store;
 
 pub use accounts::{accounts, keys};
 pub use connectors::connectors;
 pub use ledger::{ledger_backfill, ledger_verify, reports, ReportsCommand};
+pub use migrate_store::migrate_store;
 
 use std::path::Path;
 use std::sync::Arc;
