@@ -83,6 +83,21 @@ pub struct Fee<'a> {
     pub description: &'a str,
 }
 
+impl Fee<'_> {
+    /// The transaction's fee details: this fee, or none when it is zero.
+    fn details(&self, currency: Currency) -> Vec<FeeDetail> {
+        if self.amount == 0 {
+            return Vec::new();
+        }
+        vec![FeeDetail {
+            amount: self.amount,
+            currency,
+            kind: self.kind,
+            description: self.description.into(),
+        }]
+    }
+}
+
 /// A posting of the non-zero `entries` for `cause`; `None` when nothing moves.
 fn posting(cause: String, now: i64, entries: Vec<Entry>) -> Result<Option<Posting>, PostingError> {
     let entries: Vec<Entry> = entries.into_iter().filter(|e| e.amount != 0).collect();
@@ -144,16 +159,7 @@ pub fn charge(
     fee: Fee<'_>,
     available_on: i64,
 ) -> Result<Booking, PostingError> {
-    let fee_details = if fee.amount == 0 {
-        Vec::new()
-    } else {
-        vec![FeeDetail {
-            amount: fee.amount,
-            currency,
-            kind: fee.kind,
-            description: fee.description.into(),
-        }]
-    };
+    let fee_details = fee.details(currency);
     let fee = fee.amount;
     let txn = transaction(
         at,
@@ -361,16 +367,12 @@ pub fn dispute(
     amount: i64,
     fee: i64,
 ) -> Result<Booking, PostingError> {
-    let fee_details = if fee == 0 {
-        Vec::new()
-    } else {
-        vec![FeeDetail {
-            amount: fee,
-            currency,
-            kind: FeeType::DisputeFee,
-            description: "Dispute fee".into(),
-        }]
-    };
+    let fee_details = Fee {
+        amount: fee,
+        kind: FeeType::DisputeFee,
+        description: "Dispute fee",
+    }
+    .details(currency);
     let txn = transaction(
         at,
         TxnType::Adjustment,
@@ -450,17 +452,8 @@ pub fn processor_dispute(
     fee: Fee<'_>,
     amount: i64,
 ) -> Result<Booking, PostingError> {
-    let (fee, fee_kind, fee_description) = (fee.amount, fee.kind, fee.description);
-    let fee_details = if fee == 0 {
-        Vec::new()
-    } else {
-        vec![FeeDetail {
-            amount: fee,
-            currency,
-            kind: fee_kind,
-            description: fee_description.into(),
-        }]
-    };
+    let fee_details = fee.details(currency);
+    let fee = fee.amount;
     let (category, description) = if amount < 0 {
         ("dispute", format!("Chargeback withdrawal for {dispute}"))
     } else {
