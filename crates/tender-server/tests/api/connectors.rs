@@ -1102,6 +1102,37 @@ async fn a_held_payment_captured_or_released_at_the_processor_moves_here_once() 
     assert!(app.ledger_problems().await.is_empty());
 }
 
+/// A payment of `amount` held, then `captured` of it captured (the processor releases the rest).
+pub(crate) async fn captured_in_part(app: &TestApp, amount: i64, captured: i64) -> Answer {
+    let mut body = payment_body("4242424242424242", amount);
+    body["capture"] = json!(false);
+    let held = app.post("/v2/payments", app.sk(), body).await;
+    let done = app
+        .post(
+            &format!("/v2/payments/{}/capture", held.id()),
+            app.sk(),
+            json!({"amount": captured}),
+        )
+        .await;
+    assert_eq!(done.body["amount_captured"], captured, "{}", done.body);
+    held
+}
+
+/// A refund of `amount` of `paid` made in the processor's own API (as in its dashboard): the
+/// processor's refund.
+pub(crate) async fn refund_at_processor(stripe: &LocalStripe, paid: &Answer, amount: i64) -> Value {
+    let reference = paid.body["connector_reference"].as_str().unwrap();
+    let amount = amount.to_string();
+    let refund = stripe
+        .post(
+            "/v1/refunds",
+            &[("payment_intent", reference), ("amount", amount.as_str())],
+        )
+        .await;
+    assert_eq!(refund["status"], "succeeded", "{refund}");
+    refund
+}
+
 /// The refunds of payment `id`, as Tender lists them.
 pub(crate) async fn refunds_of(app: &TestApp, id: &str) -> Vec<Value> {
     app.get(&format!("/v2/refunds?payment={id}&limit=100"), app.sk())
@@ -1120,10 +1151,6 @@ async fn a_refund_made_at_the_processor_reaches_tender_once_and_leaves_the_proce
     stripe_connector(&app, &stripe.base, 0, true).await;
     let paid = app.pay(app.sk(), "4242424242424242", 3000).await;
     let id = paid.id();
-    let reference = paid.body["connector_reference"]
-        .as_str()
-        .unwrap()
-        .to_string();
     // One refund through Tender, one in the processor's dashboard.
     let ours = app
         .post(
@@ -1133,23 +1160,9 @@ async fn a_refund_made_at_the_processor_reaches_tender_once_and_leaves_the_proce
         )
         .await;
     assert_eq!(ours.body["status"], "succeeded", "{}", ours.body);
-    let theirs = stripe
-        .post(
-            "/v1/refunds",
-            &[("payment_intent", reference.as_str()), ("amount", "700")],
-        )
-        .await;
-    assert_eq!(theirs["status"], "succeeded", "{theirs}");
+    let theirs = refund_at_processor(&stripe, &paid, 700).await;
     // A held payment captured in part: the rest is released, not a refund to record.
-    let mut body = payment_body("4242424242424242", 1000);
-    body["capture"] = json!(false);
-    let held = app.post("/v2/payments", app.sk(), body).await;
-    app.post(
-        &format!("/v2/payments/{}/capture", held.id()),
-        app.sk(),
-        json!({"amount": 600}),
-    )
-    .await;
+    let held = captured_in_part(&app, 1000, 600).await;
     // The watch, an hour after the capture, and again later.
     for _ in 0..3 {
         app.clock.advance(2 * 3600);
@@ -1306,31 +1319,14 @@ async fn the_reconciliation_report_agrees_with_the_processors_books_to_the_cent(
     let conn = stripe_connector(&app, &stripe.base, 0, true).await;
     // A capture, a partial capture, a refund through Tender and one at the processor.
     let paid = app.pay(app.sk(), "4242424242424242", 3000).await;
-    let mut body = payment_body("4242424242424242", 1000);
-    body["capture"] = json!(false);
-    let held = app.post("/v2/payments", app.sk(), body).await;
-    app.post(
-        &format!("/v2/payments/{}/capture", held.id()),
-        app.sk(),
-        json!({"amount": 600}),
-    )
-    .await;
+    captured_in_part(&app, 1000, 600).await;
     app.post(
         "/v2/refunds",
         app.sk(),
         json!({"payment": paid.id(), "amount": 500}),
     )
     .await;
-    let reference = paid.body["connector_reference"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    stripe
-        .post(
-            "/v1/refunds",
-            &[("payment_intent", reference.as_str()), ("amount", "700")],
-        )
-        .await;
+    refund_at_processor(&stripe, &paid, 700).await;
     app.clock.advance(2 * 3600);
     app.services.run_due_tasks(100).await.unwrap();
     let rows = reconcile_all(&app, &conn).await;

@@ -7,9 +7,10 @@
 use serde_json::{json, Value};
 
 use crate::connectors::{
-    events_about, post_webhook, reconcile_all, setup, stripe_connector, stripe_signature,
+    captured_in_part, events_about, post_webhook, reconcile_all, refund_at_processor, setup,
+    stripe_connector, stripe_signature,
 };
-use crate::helpers::{payment_body, TestApp};
+use crate::helpers::TestApp;
 use crate::localstripe::books::DISPUTE_FEE;
 use crate::localstripe::{stripe_fee, LocalStripe, STRIPE_KEY};
 
@@ -208,15 +209,7 @@ async fn the_processors_dispute_webhook_brings_it_at_once_and_a_lost_one_leaves_
 /// PaymentIntent) is recorded at once.
 async fn refunded_at_once(app: &TestApp, stripe: &LocalStripe, conn: &str) {
     let paid = app.pay(app.sk(), "4242424242424242", 1500).await;
-    let refund = stripe
-        .post(
-            "/v1/refunds",
-            &[
-                ("payment_intent", reference_of(&paid).as_str()),
-                ("amount", "300"),
-            ],
-        )
-        .await;
+    let refund = refund_at_processor(stripe, &paid, 300).await;
     let charge = json!({"object": "charge", "id": "ch_1", "payment_intent": reference_of(&paid)});
     let body = serde_json::to_vec(&json!({"id": "evt_refunded", "object": "event",
         "type": "charge.refunded", "data": {"object": charge}}))
@@ -342,30 +335,14 @@ async fn over_a_run_with_a_dispute_and_changes_at_the_processor_tenders_books_ag
     // won, one lost), a payout.
     let paid = app.pay(app.sk(), "4242424242424242", 4000).await;
     let other = app.pay(app.sk(), "4242424242424242", 2500).await;
-    let mut body = payment_body("4242424242424242", 1000);
-    body["capture"] = json!(false);
-    let held = app.post("/v2/payments", app.sk(), body).await;
-    app.post(
-        &format!("/v2/payments/{}/capture", held.id()),
-        app.sk(),
-        json!({"amount": 700}),
-    )
-    .await;
+    captured_in_part(&app, 1000, 700).await;
     app.post(
         "/v2/refunds",
         app.sk(),
         json!({"payment": paid.id(), "amount": 500}),
     )
     .await;
-    stripe
-        .post(
-            "/v1/refunds",
-            &[
-                ("payment_intent", reference_of(&paid).as_str()),
-                ("amount", "300"),
-            ],
-        )
-        .await;
+    refund_at_processor(&stripe, &paid, 300).await;
     let won = stripe.open_dispute(&reference_of(&paid), 1000).await;
     let lost = stripe.open_dispute(&reference_of(&other), 2500).await;
     watch(&app).await;
