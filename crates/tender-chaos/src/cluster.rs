@@ -20,19 +20,7 @@ pub(crate) struct Cluster {
 
 impl Cluster {
     pub(crate) async fn build(bin: PathBuf, root: &Path) -> anyhow::Result<Self> {
-        let root = root.join("pg");
-        std::fs::create_dir_all(&root)?;
-        let as_postgres = std::fs::metadata("/proc/self")?.uid() == 0;
-        if as_postgres {
-            let ok = Command::new("chown")
-                .args(["-R", "postgres"])
-                .arg(root.parent().context("root")?)
-                .status()?
-                .success();
-            if !ok {
-                bail!("could not give {} to the postgres user", root.display());
-            }
-        }
+        let (root, as_postgres) = owned_root(root, "pg")?;
         let cluster = Self {
             bin,
             root,
@@ -77,14 +65,7 @@ impl Cluster {
     /// Runs a PostgreSQL program, as the `postgres` user if need be.
     pub(crate) fn run(&self, program: &str, args: &[&str]) -> anyhow::Result<()> {
         let path = self.bin.join(program);
-        let mut cmd = if self.as_postgres {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(&path);
-            c
-        } else {
-            Command::new(&path)
-        };
-        let out = cmd
+        let out = command(self.as_postgres, &path)
             .args(args)
             .current_dir(&self.root)
             .output()
@@ -232,6 +213,36 @@ impl Drop for Cluster {
                 &["-D", &self.data(node), "-m", "immediate", "stop"],
             );
         }
+    }
+}
+
+/// `root/name`, created and (when this process is root) given to the `postgres` user, since
+/// PostgreSQL's programs refuse to run as root; and whether they must run as `postgres`.
+pub(crate) fn owned_root(root: &Path, name: &str) -> anyhow::Result<(PathBuf, bool)> {
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir)?;
+    let as_postgres = std::fs::metadata("/proc/self")?.uid() == 0;
+    if as_postgres {
+        let ok = Command::new("chown")
+            .args(["-R", "postgres"])
+            .arg(root)
+            .status()?
+            .success();
+        if !ok {
+            bail!("could not give {} to the postgres user", root.display());
+        }
+    }
+    Ok((dir, as_postgres))
+}
+
+/// A command for a PostgreSQL program, run as `postgres` (`runuser`) when `as_postgres`.
+pub(crate) fn command(as_postgres: bool, program: &Path) -> Command {
+    if as_postgres {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).arg(program);
+        c
+    } else {
+        Command::new(program)
     }
 }
 

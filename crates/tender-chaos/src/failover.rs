@@ -16,6 +16,11 @@
 //! 4. time, per Tender node, until a payment created after the stop is acknowledged;
 //! 5. rebuild the lost node as the new primary's synchronous standby (`pg_basebackup`).
 //!
+//! With `--manager pg-auto-failover` the cluster is pg_auto_failover's instead
+//! ([`crate::auto_failover`]): step 2 kills the primary's machine (keeper and server), and steps
+//! 3 and 5 are the manager's own: its monitor detects the dead primary and promotes the
+//! secondary; the lost node, started again, rejoins as secondary.
+//!
 //! Then it checks and prints:
 //!
 //! - requests that hung (must be 0): no answer within 20 s;
@@ -28,6 +33,7 @@
 //! - recovery time per node and failover (p50, p99, max; each must be ≤ 15 s);
 //! - `tender ledger verify`.
 
+use crate::auto_failover::AutoFailover;
 use crate::cluster::{default_bin, Cluster};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -39,7 +45,9 @@ use anyhow::bail;
 use rand::Rng;
 use serde_json::{json, Value};
 
-use crate::{bootstrap_key, ledger_verify, list_all, percentile, start, Args, Client, Server};
+use crate::{
+    bootstrap_key, ledger_verify, list_all, percentile, start, Args, Client, Manager, Server,
+};
 
 /// A Tender node must serve again within this long after the primary stops (CONTRACT §12).
 const RECOVERY_LIMIT: Duration = Duration::from_secs(15);
@@ -139,7 +147,12 @@ pub async fn run(args: &Args, tender: &Path, dir: &Path) -> anyhow::Result<()> {
         Some(b) => b.clone(),
         None => default_bin()?,
     };
-    let mut cluster = Cluster::build(bin, dir).await?;
+    let mut cluster = match args.manager {
+        Manager::Harness => Managed::Harness(Cluster::build(bin, dir).await?),
+        Manager::PgAutoFailover => Managed::Auto(
+            AutoFailover::build(bin, args.pg_autoctl.clone(), dir, args.manager_defaults).await?,
+        ),
+    };
     let env = vec![
         ("TENDER_DATABASE_URL".to_string(), cluster.url()),
         ("TENDER_VAULT_KEY".to_string(), crate::VAULT_KEY.to_string()),
@@ -194,7 +207,8 @@ pub async fn run(args: &Args, tender: &Path, dir: &Path) -> anyhow::Result<()> {
     let ledger = ledger_verify(&tender.to_path_buf(), &dir.join("tender0"), &env)?;
     drop(cluster);
     println!(
-        "tender-chaos: failover, {} failovers, {} Tender nodes × {} clients, {:.0} s",
+        "tender-chaos: failover ({}), {} failovers, {} Tender nodes × {} clients, {:.0} s",
+        cluster_name(args.manager),
         args.cycles,
         args.nodes,
         args.clients,
@@ -251,7 +265,7 @@ struct Failovers {
 /// standby promoted, each node timed until it serves again, the lost node rebuilt as standby.
 async fn fail_over(
     args: &Args,
-    cluster: &mut Cluster,
+    cluster: &mut Managed,
     seen: &Arc<Mutex<Seen>>,
 ) -> anyhow::Result<Failovers> {
     let mut f = Failovers::default();
@@ -259,14 +273,14 @@ async fn fail_over(
         let uptime = rand::thread_rng().gen_range(100..=args.max_uptime_ms.max(100));
         tokio::time::sleep(Duration::from_millis(uptime)).await;
         let stopped = Instant::now();
-        cluster.kill_primary()?;
+        let lost = cluster.kill_primary().await?;
         {
             // Timed from the stop's start; only requests sent once it is down count.
             let mut s = seen.lock().unwrap_or_else(|e| e.into_inner());
             s.stopped_at = Some((stopped, Instant::now()));
             s.recovered.iter_mut().for_each(|r| *r = None);
         }
-        cluster.promote().await?;
+        cluster.promote(lost).await?;
         f.promotions.push(stopped.elapsed());
         let deadline = stopped + RECOVERY_LIMIT * 2;
         let times = loop {
@@ -297,12 +311,12 @@ async fn fail_over(
                 }
             }
         }
-        cluster.rebuild_standby().await?;
+        cluster.restore(lost).await?;
         eprintln!(
             "failover {}/{}: primary now :{}, recovery {:?}, {} payments acknowledged so far",
             cycle + 1,
             args.cycles,
-            cluster.ports[cluster.primary],
+            cluster.primary_port(lost),
             times
                 .iter()
                 .flatten()
@@ -312,6 +326,62 @@ async fn fail_over(
         );
     }
     Ok(f)
+}
+
+/// The cluster and who fails it over.
+enum Managed {
+    /// The harness promotes and rebuilds ([`Cluster`]).
+    Harness(Cluster),
+    /// pg_auto_failover's monitor promotes; the lost node rejoins by itself ([`AutoFailover`]).
+    Auto(AutoFailover),
+}
+
+fn cluster_name(manager: Manager) -> &'static str {
+    match manager {
+        Manager::Harness => "the harness promotes",
+        Manager::PgAutoFailover => "pg_auto_failover promotes",
+    }
+}
+
+impl Managed {
+    fn url(&self) -> String {
+        match self {
+            Self::Harness(c) => c.url(),
+            Self::Auto(c) => c.url(),
+        }
+    }
+
+    /// Stops the primary hard; returns which node it was.
+    async fn kill_primary(&mut self) -> anyhow::Result<usize> {
+        match self {
+            Self::Harness(c) => c.kill_primary().map(|()| c.primary),
+            Self::Auto(c) => c.kill_primary().await,
+        }
+    }
+
+    /// Returns once the node that was not `lost` is the primary: promoted by the harness, or
+    /// waited for while the manager promotes it.
+    async fn promote(&mut self, lost: usize) -> anyhow::Result<()> {
+        match self {
+            Self::Harness(c) => c.promote().await,
+            Self::Auto(c) => c.promoted(1 - lost).await,
+        }
+    }
+
+    /// Brings the `lost` node back as the new primary's synchronous standby.
+    async fn restore(&mut self, lost: usize) -> anyhow::Result<()> {
+        match self {
+            Self::Harness(c) => c.rebuild_standby().await,
+            Self::Auto(c) => c.rejoin(lost).await,
+        }
+    }
+
+    fn primary_port(&self, lost: usize) -> u16 {
+        match self {
+            Self::Harness(c) => c.ports[c.primary],
+            Self::Auto(c) => c.ports[1 - lost],
+        }
+    }
 }
 
 /// What the store holds after the run against what the clients were told.

@@ -20,10 +20,12 @@
 //!
 //! `--scenario failover` ([`failover`]) kills PostgreSQL's primary instead, under Tender nodes
 //! on a multi-host URL, promotes its synchronous standby, and checks that every node serves
-//! again within 15 s and that nothing acknowledged was lost or done twice.
+//! again within 15 s and that nothing acknowledged was lost or done twice; with `--manager
+//! pg-auto-failover` pg_auto_failover's monitor, not the harness, promotes ([`auto_failover`]).
 //!
 //! `cargo run --release -p tender-chaos -- --cycles 50` (see docs/reliability.md).
 
+mod auto_failover;
 mod billing;
 mod checks;
 mod cluster;
@@ -82,6 +84,24 @@ struct Args {
     /// /usr/lib/postgresql).
     #[arg(long)]
     pg_bin: Option<PathBuf>,
+    /// Who promotes the standby (`--scenario failover`).
+    #[arg(long, value_enum, default_value_t = Manager::Harness)]
+    manager: Manager,
+    /// pg_auto_failover's program (`--manager pg-auto-failover`).
+    #[arg(long, default_value = "pg_autoctl")]
+    pg_autoctl: PathBuf,
+    /// Run pg_auto_failover with its own default timings, not the shorter ones of
+    /// docs/operations.md (`--manager pg-auto-failover`).
+    #[arg(long)]
+    manager_defaults: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Manager {
+    /// The harness promotes the standby the moment the primary is stopped.
+    Harness,
+    /// pg_auto_failover's monitor detects the dead primary and promotes ([`auto_failover`]).
+    PgAutoFailover,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
