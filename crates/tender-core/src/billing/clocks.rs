@@ -311,7 +311,8 @@ impl Billing<'_> {
     }
 
     /// `DELETE /test_helpers/test_clocks/{id}`: the clock, its customers (deleted as
-    /// `DELETE /customers/{id}` does) and their subscriptions (canceled), and its tasks.
+    /// `DELETE /customers/{id}` does) and their subscriptions (ended, then deleted, as Stripe
+    /// deletes them with the clock), and its tasks. Invoices stay: their payments moved money.
     pub async fn delete_test_clock(
         &self,
         ctx: &RequestContext,
@@ -331,7 +332,12 @@ impl Billing<'_> {
             for (customer, customer_version) in customers {
                 ops.extend(
                     self.customers()
-                        .delete_customer_ops(ctx, &customer, customer_version)
+                        .delete_customer_ops(
+                            ctx,
+                            &customer,
+                            customer_version,
+                            crate::billing::subscriptions::Ended::Deleted,
+                        )
                         .await?,
                 );
             }

@@ -75,6 +75,15 @@ pub(crate) fn state_error(s: &Subscription, what: &str) -> CoreError {
     )
 }
 
+/// What becomes of a subscription that ends with its customer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ended {
+    /// Kept, canceled (`DELETE /customers/{id}`, a cancellation).
+    Kept,
+    /// Deleted with its test clock (as Stripe deletes a clock's customers' subscriptions).
+    Deleted,
+}
+
 impl Billing<'_> {
     /// A new open invoice of `sub` for the period `[start, end)` (made for `reason`), and the writes that record
     /// it with its events (`invoice.created`, `invoice.finalized`; `invoice.paid` at once for an
@@ -235,15 +244,38 @@ impl Billing<'_> {
         version: i64,
         ctx: Option<&RequestContext>,
     ) -> CoreResult<(Subscription, Batch)> {
+        self.end_ops(scope, before, version, ctx, Ended::Kept).await
+    }
+
+    /// The subscription canceled now as [`Self::cancel_ops`] cancels it, then kept (canceled)
+    /// or deleted as `fate` says; one that had already ended is only deleted, or left alone.
+    pub(crate) async fn end_ops(
+        &self,
+        scope: &Scope,
+        before: &Subscription,
+        version: i64,
+        ctx: Option<&RequestContext>,
+        fate: Ended,
+    ) -> CoreResult<(Subscription, Batch)> {
+        let mut ops = self.batch_for(ctx, scope);
+        if before.status.is_ended() && fate == Ended::Kept {
+            return Err(state_error(before, "it can be canceled"));
+        }
+        if before.status.is_ended() {
+            ops.delete::<Subscription>(&before.id, version);
+            return Ok((before.clone(), ops));
+        }
         let now = self.now();
         let mut after = before.clone();
         after.status = subscription_after(before.status, SubscriptionEvent::Canceled)
             .map_err(|_| state_error(before, "it can be canceled"))?;
         after.canceled_at = Some(now);
         after.ended_at = Some(now);
-        let mut ops = self.batch_for(ctx, scope);
-        ops.update(&after, version)?
-            .event("customer.subscription.deleted", &after)?;
+        match fate {
+            Ended::Kept => ops.update(&after, version)?,
+            Ended::Deleted => ops.delete::<Subscription>(&after.id, version),
+        };
+        ops.event("customer.subscription.deleted", &after)?;
         // An open invoice is no longer retried.
         if let Some((mut invoice, v)) = self.latest_invoice(scope, before).await? {
             if invoice.status == InvoiceStatus::Open && invoice.next_payment_attempt.is_some() {

@@ -1,5 +1,6 @@
 //! Customer use cases: create, update, delete.
 
+use crate::billing::subscriptions::Ended;
 use crate::customers::customer::{Address, Customer};
 use crate::customers::Customers;
 use crate::documents::batch::Batch;
@@ -250,7 +251,9 @@ impl Customers<'_> {
                 .await?;
             let deleted =
                 serde_json::json!({"id": customer.id, "object": "customer", "deleted": true});
-            let ops = self.delete_customer_ops(ctx, &customer, version).await?;
+            let ops = self
+                .delete_customer_ops(ctx, &customer, version, Ended::Kept)
+                .await?;
             self.commit(ctx, ops, Ok(&deleted)).await?;
             Ok(deleted)
         })
@@ -259,12 +262,14 @@ impl Customers<'_> {
 
     /// Deleting `customer` (at `version`), in one batch: the customer and `customer.deleted`,
     /// its saved cards detached (and forgotten), and its subscriptions that have not ended
-    /// canceled now, in its test clock's time if it has one (`customer.subscription.deleted`).
+    /// canceled now, in its test clock's time if it has one (`customer.subscription.deleted`);
+    /// with `Ended::Deleted` (its test clock deleted) every subscription is then deleted too.
     pub(crate) async fn delete_customer_ops(
         &self,
         ctx: &RequestContext,
         customer: &Customer,
         version: i64,
+        fate: Ended,
     ) -> CoreResult<Batch> {
         let scope = ctx.scope();
         let mut ops = self.batch(ctx);
@@ -294,13 +299,12 @@ impl Customers<'_> {
             .for_clock(scope, customer.test_clock.as_deref())
             .await?;
         for (sub, sub_version) in subscriptions {
-            if !sub.status.is_ended() {
-                ops.extend(
-                    svc.billing()
-                        .cancel_ops(scope, &sub, sub_version, Some(ctx))
-                        .await?
-                        .1,
-                );
+            if !sub.status.is_ended() || fate == Ended::Deleted {
+                let (_, ended) = svc
+                    .billing()
+                    .end_ops(scope, &sub, sub_version, Some(ctx), fate)
+                    .await?;
+                ops.extend(ended);
             }
         }
         Ok(ops)

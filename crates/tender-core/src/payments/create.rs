@@ -1,24 +1,20 @@
 //! Payment use cases: create (validate → authorise → record), update, capture, cancel.
 
-use crate::auth::hash_key;
 use crate::card::{CardInput, ValidatedCard};
+use crate::customers::customer::Customer;
 use crate::documents::batch::Batch;
+use crate::documents::document::from_body;
 use crate::error::{CoreError, CoreResult};
 use crate::ids::{self, CustomerId, IdKind, PaymentMethodId};
 use crate::metadata;
 use crate::money::{Amount, Currency};
 use crate::payment_methods::service::Kept;
-use crate::payments::acquirer::Authorization;
 use crate::payments::kept::KeptCharge;
-use crate::payments::payment::{
-    authorised, Authorised, CaptureMethod, Payment, PaymentMethodSnapshot, PaymentStatus,
-};
-use crate::payments::payment::{AUTHENTICATION_TIMEOUT_SECS, AUTHORIZATION_TTL_SECS};
+use crate::payments::payment::{CaptureMethod, Payment, PaymentMethodSnapshot, PaymentStatus};
 use crate::payments::Payments;
 use crate::secret::Secret;
 use crate::services::RequestContext;
 use crate::store::Collection;
-use crate::task::TaskKind;
 use crate::validate::{check_amount, check_return_url, check_text};
 
 /// The payment method given on create.
@@ -115,11 +111,11 @@ impl TryFrom<CreatePaymentFields> for CreatePayment {
 
 /// What decides what happens to a payment besides its method.
 pub(crate) struct ChargeOptions {
-    capture: bool,
+    pub(super) capture: bool,
     /// `save_payment_method`.
-    save: bool,
-    customer: Option<String>,
-    return_url: Option<String>,
+    pub(super) save: bool,
+    pub(super) customer: Option<String>,
+    pub(super) return_url: Option<String>,
 }
 
 /// A saved payment method's charge: a card from Tender's vault, or one a processor keeps.
@@ -129,17 +125,17 @@ enum SavedCharge {
 }
 
 /// A card payment once its card is known, before it is authorised.
-struct CardCharge {
-    payment: Payment,
-    card: ValidatedCard,
+pub(super) struct CardCharge {
+    pub(super) payment: Payment,
+    pub(super) card: ValidatedCard,
     /// Applied only when the charge is not refused (a card saved or attached).
-    approved: Batch,
+    pub(super) approved: Batch,
     /// Applied only when it is (a claimed one-time card given back).
-    declined: Batch,
+    pub(super) declined: Batch,
     /// What the payment was decided on and must still hold when it is recorded.
-    preconditions: Vec<(Collection, String, i64)>,
+    pub(super) preconditions: Vec<(Collection, String, i64)>,
     /// A one-time `pm_…` claimed (consumed) before authorising.
-    claimed_token: Option<String>,
+    pub(super) claimed_token: Option<String>,
 }
 
 impl Payments<'_> {
@@ -149,12 +145,25 @@ impl Payments<'_> {
         ctx: &RequestContext,
         id: &CustomerId,
     ) -> CoreResult<i64> {
+        Ok(self.customer_and_clock(ctx, id).await?.0)
+    }
+
+    /// The customer's current version and test clock, or 400 `resource_missing` naming
+    /// `customer`.
+    async fn customer_and_clock(
+        &self,
+        ctx: &RequestContext,
+        id: &CustomerId,
+    ) -> CoreResult<(i64, Option<String>)> {
         let record = self
             .store
             .find_record(ctx.scope(), Collection::Customers, id)
             .await?;
         match record {
-            Some(r) => Ok(r.version),
+            Some(r) => {
+                let customer: Customer = from_body(&r.id, &r.body)?;
+                Ok((r.version, customer.test_clock))
+            }
             None => Err(CoreError::missing_reference("customer", "customer", id)),
         }
     }
@@ -178,12 +187,43 @@ impl Payments<'_> {
         // What this payment was decided on and must still hold when it is recorded: the
         // customer, and a saved card still attached to it (not detached or deleted meanwhile).
         let mut preconditions: Vec<(Collection, String, i64)> = Vec::new();
-        if let Some(customer) = &cmd.customer {
-            let version = self.require_customer(ctx, customer).await?;
-            preconditions.push((Collection::Customers, customer.to_string(), version));
-        }
         // The account's connectors, first choice first; none: the built-in simulator.
         let route = self.connectors().route(ctx.scope()).await?;
+        let Some(customer) = &cmd.customer else {
+            return self.create_checked(ctx, cmd, route, preconditions).await;
+        };
+        let (version, clock) = self.customer_and_clock(ctx, customer).await?;
+        preconditions.push((Collection::Customers, customer.to_string(), version));
+        // A test clock's customer pays in the clock's time when Tender is the acquirer: the
+        // hold expires, the authentication is abandoned and the money becomes available as the
+        // clock advances. Not through a processor (its holds expire in its real time), and not
+        // an invoice's payment: its tries are already in the clock's time, and the customer's
+        // confirmation of its intent settles the invoice at once.
+        let in_clock_time = clock.is_some()
+            && clock.as_deref() != self.clock.test_clock()
+            && route.is_empty()
+            && cmd.invoice.is_none();
+        if in_clock_time {
+            let svc = self
+                .billing()
+                .for_clock(ctx.scope(), clock.as_deref())
+                .await?;
+            return svc
+                .payments()
+                .create_checked(ctx, cmd, route, preconditions)
+                .await;
+        }
+        self.create_checked(ctx, cmd, route, preconditions).await
+    }
+
+    /// [`Self::create_payment`] once its customer is checked, in its customer's time.
+    async fn create_checked(
+        &self,
+        ctx: &RequestContext,
+        cmd: CreatePayment,
+        route: Vec<crate::connectors::service::Routed>,
+        preconditions: Vec<(Collection, String, i64)>,
+    ) -> CoreResult<Payment> {
         let (payment, method, options) = self.new_payment(ctx, cmd);
         let charge = match method {
             PaymentMethodInput::BankTransfer {
@@ -443,149 +483,5 @@ impl Payments<'_> {
             preconditions,
             claimed_token,
         })))
-    }
-
-    /// [`Self::authorise_card`] under the card-testing guard when a browser asks (a publishable
-    /// key confirming with the client secret): refused at the account's limits before the card
-    /// goes anywhere, and a decline counted ([`crate::risk`]).
-    async fn charge_card(
-        &self,
-        ctx: &RequestContext,
-        route: Vec<crate::connectors::service::Routed>,
-        charge: CardCharge,
-        options: &ChargeOptions,
-    ) -> CoreResult<Payment> {
-        let fingerprint = charge
-            .payment
-            .payment_method
-            .card
-            .as_ref()
-            .map(|c| c.fingerprint.clone())
-            .unwrap_or_default();
-        let attempt = self
-            .browser_attempt(ctx, &fingerprint, &charge.payment.id)
-            .await?;
-        let result = self.authorise_card(ctx, route, charge, options).await;
-        if let (Some(attempt), Err(CoreError::Card { .. })) = (&attempt, &result) {
-            self.note_decline(attempt).await;
-        }
-        result
-    }
-
-    /// Authorises a card payment: at the account's processors when it has connectors, else
-    /// with the built-in acquirer; then records it.
-    async fn authorise_card(
-        &self,
-        ctx: &RequestContext,
-        route: Vec<crate::connectors::service::Routed>,
-        charge: CardCharge,
-        options: &ChargeOptions,
-    ) -> CoreResult<Payment> {
-        if !route.is_empty() {
-            return self
-                .create_upstream(
-                    ctx,
-                    route,
-                    crate::payments::upstream::UpstreamPayment {
-                        payment: charge.payment,
-                        source: crate::payments::upstream::UpstreamSource::Card(charge.card),
-                        capture: options.capture,
-                        approved_ops: charge.approved,
-                        declined_ops: charge.declined,
-                        preconditions: charge.preconditions,
-                    },
-                )
-                .await;
-        }
-        let scope = ctx.scope();
-        let CardCharge {
-            mut payment,
-            card,
-            approved,
-            declined,
-            preconditions,
-            claimed_token,
-        } = charge;
-        if self.acquirer.calls_out() {
-            self.claim_key(ctx).await?;
-        }
-        let mut ops = self.batch(ctx);
-        let answer = self
-            .authorise_here(scope, &payment, &card, options, &mut ops)
-            .await;
-        let decline = match &answer {
-            Authorised::Declined(d) => Some(d.error(&payment.id)),
-            _ => None,
-        };
-        authorised(&mut payment, answer);
-        // A card is saved or consumed only when the bank did not refuse the charge: a claimed
-        // token the bank refused is given back.
-        ops.extend(if decline.is_none() {
-            approved
-        } else {
-            declined
-        });
-        self.record_authorised(
-            ctx,
-            payment,
-            ops,
-            decline,
-            preconditions,
-            &card,
-            claimed_token,
-        )
-        .await
-    }
-
-    /// The built-in acquirer's answer for `card`, with the tasks it starts in `ops`: a hold
-    /// expires, an authentication is abandoned, the disputed test card is disputed.
-    async fn authorise_here(
-        &self,
-        scope: &crate::auth::Scope,
-        payment: &Payment,
-        card: &ValidatedCard,
-        options: &ChargeOptions,
-        ops: &mut Batch,
-    ) -> Authorised {
-        let now = self.now();
-        let authorization = self.acquirer.authorize(card, scope.livemode()).await;
-        if authorization == Authorization::Approved
-            && !scope.livemode()
-            && card.pan.expose() == crate::payments::acquirer::DISPUTED_CARD
-        {
-            // The disputed test card: its bank disputes the payment a moment later.
-            ops.schedule(
-                TaskKind::OpenDispute,
-                &payment.id,
-                now + crate::balance::disputes::DISPUTE_DELAY_SECS,
-            );
-        }
-        match authorization {
-            Authorization::Approved if options.capture => Authorised::Captured(payment.amount),
-            Authorization::Approved => {
-                ops.schedule(
-                    TaskKind::ExpireAuthorization,
-                    &payment.id,
-                    now + AUTHORIZATION_TTL_SECS,
-                );
-                Authorised::Held
-            }
-            Authorization::RequiresAction => {
-                let token = ids::random_base62(32);
-                ops.seal(&payment.id, hash_key(&token)).schedule(
-                    TaskKind::AbandonAuthentication,
-                    &payment.id,
-                    now + AUTHENTICATION_TIMEOUT_SECS,
-                );
-                Authorised::Authenticate(serde_json::json!({
-                    "type": "redirect_to_url",
-                    "redirect_to_url": {
-                        "url": format!("{}/authenticate/{}/{}", self.config.receipt_base, payment.id, token),
-                        "return_url": options.return_url,
-                    }
-                }))
-            }
-            Authorization::Declined(d) => Authorised::Declined(d),
-        }
     }
 }

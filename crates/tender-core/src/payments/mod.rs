@@ -2,7 +2,8 @@
 //!
 //! - [`payment`]: the type, its statuses and its state machine ([`payment::authorised`],
 //!   [`payment::transition`]); pure.
-//! - [`create`]: `POST /payments`, one branch per kind of payment method; [`cards`]: validating,
+//! - [`create`]: `POST /payments`, one branch per kind of payment method, each ending in
+//!   [`authorise`] (a card: at the processors or the built-in acquirer); [`cards`]: validating,
 //!   describing, claiming and saving the card; [`record`]: the batch that records a new
 //!   payment, and the bank-transfer start; [`intents`]: payments created first and confirmed
 //!   later (Stripe's PaymentIntent flow); [`kept`]: a card a connector's processor keeps.
@@ -18,6 +19,7 @@
 //! `customers`, `payment_methods` and `balance`; those use only the `Payment` type from here.
 
 pub mod acquirer;
+pub mod authorise;
 pub mod cards;
 pub mod create;
 pub mod intents;

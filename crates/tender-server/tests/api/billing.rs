@@ -1003,7 +1003,7 @@ async fn bad_billing_input_gets_a_clear_4xx() {
 }
 
 #[tokio::test]
-async fn deleting_a_test_clock_deletes_its_customers_and_ends_their_subscriptions() {
+async fn deleting_a_test_clock_deletes_its_customers_and_their_subscriptions() {
     let Some(app) = spawn_app().await else { return };
     let clock = clock(&app, JAN_31_2027).await;
     let (cus, _) = customer_with_card(&app, Some(&clock), GOOD).await;
@@ -1014,29 +1014,109 @@ async fn deleting_a_test_clock_deletes_its_customers_and_ends_their_subscription
         json!({"customer": cus, "items": [{"price": monthly}]}),
     )
     .await;
+    let sub = format!("/v2/subscriptions/{}", s["id"].as_str().unwrap());
+    // One that had already ended goes too.
+    let (other, _) = customer_with_card(&app, Some(&clock), GOOD).await;
+    let ended = created(
+        &app,
+        "/v2/subscriptions",
+        json!({"customer": other, "items": [{"price": monthly}]}),
+    )
+    .await;
+    let ended = format!("/v2/subscriptions/{}", ended["id"].as_str().unwrap());
+    assert_eq!(app.delete(&ended, app.sk()).await.status, 200);
+    assert_eq!(get(&app, &ended).await["status"], "canceled");
+    // A customer of no clock keeps its subscription.
+    let (kept_customer, _) = customer_with_card(&app, None, GOOD).await;
+    let kept = created(
+        &app,
+        "/v2/subscriptions",
+        json!({"customer": kept_customer, "items": [{"price": monthly}]}),
+    )
+    .await;
+
     let d = app
         .delete(&format!("/v2/test_helpers/test_clocks/{clock}"), app.sk())
         .await;
     assert_eq!(d.status, 200, "{}", d.body);
     assert_eq!(d.body["deleted"], true);
+    for gone in [
+        format!("/v2/customers/{cus}"),
+        format!("/v2/customers/{other}"),
+        format!("/v2/test_helpers/test_clocks/{clock}"),
+        sub,
+        ended,
+    ] {
+        let r = app.get(&gone, app.sk()).await;
+        assert_eq!(r.status, 404, "{gone}: {}", r.body);
+    }
     assert_eq!(
-        app.get(&format!("/v2/customers/{cus}"), app.sk())
-            .await
-            .status,
-        404
+        list(&app, "/v2/subscriptions").await.len(),
+        1,
+        "only the subscription of no clock is listed"
     );
     assert_eq!(
-        app.get(&format!("/v2/test_helpers/test_clocks/{clock}"), app.sk())
-            .await
-            .status,
-        404
+        get(
+            &app,
+            &format!("/v2/subscriptions/{}", kept["id"].as_str().unwrap())
+        )
+        .await["status"],
+        "active"
     );
-    let sub = get(
+    // The running one ended first, with its event; its invoice stays (its payment moved money).
+    let deleted = list(&app, "/v2/events?type=customer.subscription.deleted").await;
+    let ids: Vec<&Value> = deleted.iter().map(|e| &e["data"]["object"]["id"]).collect();
+    assert!(ids.contains(&&s["id"]), "{ids:?}");
+    let invoice = s["latest_invoice"].as_str().unwrap();
+    assert_eq!(
+        get(&app, &format!("/v2/invoices/{invoice}")).await["status"],
+        "paid"
+    );
+}
+
+#[tokio::test]
+async fn a_test_clock_customers_payment_lives_in_the_clocks_time() {
+    let Some(app) = spawn_app().await else { return };
+    let clock = clock(&app, JAN_31_2027).await;
+    let (cus, pm) = customer_with_card(&app, Some(&clock), GOOD).await;
+    let held = created(
         &app,
-        &format!("/v2/subscriptions/{}", s["id"].as_str().unwrap()),
+        "/v2/payments",
+        json!({"amount": 2500, "currency": "usd", "customer": cus, "payment_method": pm,
+               "capture": false}),
     )
     .await;
-    assert_eq!(sub["status"], "canceled");
+    assert_eq!(held["status"], "requires_capture");
+    assert_eq!(held["created"], JAN_31_2027, "dated in the clock's time");
+    let id = held["id"].as_str().unwrap();
+    // Six days on the clock: the hold stands.
+    advance(&app, &clock, JAN_31_2027 + 6 * DAY).await;
+    assert_eq!(
+        get(&app, &format!("/v2/payments/{id}")).await["status"],
+        "requires_capture"
+    );
+    // Past seven days the authorisation expires, as it would in real time.
+    advance(&app, &clock, JAN_31_2027 + 8 * DAY).await;
+    let expired = get(&app, &format!("/v2/payments/{id}")).await;
+    assert_eq!(expired["status"], "canceled", "{expired}");
+    assert_eq!(expired["cancellation_reason"], "abandoned");
+    // A customer of no clock is in wall time: the same advance leaves its hold alone.
+    let (plain, plain_pm) = customer_with_card(&app, None, GOOD).await;
+    let wall = created(
+        &app,
+        "/v2/payments",
+        json!({"amount": 2500, "currency": "usd", "customer": plain,
+               "payment_method": plain_pm, "capture": false}),
+    )
+    .await;
+    assert_ne!(wall["created"], JAN_31_2027);
+    advance(&app, &clock, JAN_31_2027 + 20 * DAY).await;
+    let wall = get(
+        &app,
+        &format!("/v2/payments/{}", wall["id"].as_str().unwrap()),
+    )
+    .await;
+    assert_eq!(wall["status"], "requires_capture");
 }
 
 #[tokio::test]
