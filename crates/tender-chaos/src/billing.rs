@@ -15,6 +15,8 @@
 //! - invoices not paid (must be 0);
 //! - invoices charged twice (must be 0): each invoice has exactly one succeeded payment, the
 //!   one it names, and no succeeded payment names an invoice that is not its own;
+//! - invoice numbers not gap-free (must be 0): the account's invoices carry one prefix and the
+//!   numbers 1 to N, each once, however the kills fell;
 //! - `tender ledger verify` and SQLite's `integrity_check`.
 
 use std::collections::HashMap;
@@ -58,6 +60,8 @@ struct Report {
     skipped: usize,
     unpaid: usize,
     charged_twice: usize,
+    /// Numbers missing from 1..=N, given twice, or malformed.
+    numbering: usize,
 }
 
 pub async fn run(
@@ -111,6 +115,7 @@ pub async fn run(
     for sub in &subscriptions {
         check_subscription(&client, &server.base, sub, year_end, &mut report).await?;
     }
+    report.numbering = check_numbers(&list_all(&client, &server.base, "/invoices").await?);
     server.child.kill()?;
     server.child.wait()?;
     let (ledger_ok, ledger_line) = ledger_verify(tender, dir, env)?;
@@ -284,6 +289,10 @@ fn print_report(
     println!("| periods skipped | {} |", report.skipped);
     println!("| invoices not paid | {} |", report.unpaid);
     println!("| invoices charged twice | {} |", report.charged_twice);
+    println!(
+        "| invoice numbers missing, given twice or malformed | {} |",
+        report.numbering
+    );
     println!("| SQLite integrity_check | {integrity} |");
     println!("| tender ledger verify | {ledger_line} |");
     println!(
@@ -295,9 +304,37 @@ fn print_report(
         && report.skipped == 0
         && report.unpaid == 0
         && report.charged_twice == 0
+        && report.numbering == 0
         && report.payments == report.invoices
         && ledger_ok
         && (integrity == "ok" || backend == Backend::Postgres)
+}
+
+/// How far the invoices' numbers are from one prefix and 1..=N each once: numbers missing,
+/// given twice or malformed.
+fn check_numbers(invoices: &[Value]) -> usize {
+    let mut prefixes = std::collections::HashSet::new();
+    let mut seen: HashMap<u64, usize> = HashMap::new();
+    let mut malformed = 0;
+    for inv in invoices {
+        match inv["number"].as_str().and_then(|n| n.rsplit_once('-')) {
+            Some((prefix, n)) if n.len() >= 4 && n.parse::<u64>().is_ok() => {
+                prefixes.insert(prefix.to_string());
+                *seen.entry(n.parse().unwrap_or_default()).or_default() += 1;
+            }
+            _ => {
+                eprintln!("invoice without a well-formed number: {inv}");
+                malformed += 1;
+            }
+        }
+    }
+    let total = invoices.len() as u64;
+    let missing = (1..=total).filter(|n| !seen.contains_key(n)).count();
+    let twice: usize = seen.values().map(|c| c - 1).sum();
+    if missing + twice > 0 || prefixes.len() > 1 {
+        eprintln!("invoice numbers: {missing} missing, {twice} twice, prefixes {prefixes:?}");
+    }
+    missing + twice + malformed + prefixes.len().saturating_sub(1)
 }
 
 /// POSTs `body` to `path` under idempotency key `key`: the object made, or why not.

@@ -25,10 +25,11 @@ pub enum Collection {
     SetupIntents,
     CheckoutSessions,
     PaymentLinks,
+    InvoiceSequences,
 }
 
 impl Collection {
-    pub const ALL: [Collection; 18] = [
+    pub const ALL: [Collection; 19] = [
         Collection::Payments,
         Collection::Customers,
         Collection::Refunds,
@@ -47,6 +48,7 @@ impl Collection {
         Collection::SetupIntents,
         Collection::CheckoutSessions,
         Collection::PaymentLinks,
+        Collection::InvoiceSequences,
     ];
 
     /// Its name: the name of its table, and of the collection in kept idempotency pointers.
@@ -70,6 +72,7 @@ impl Collection {
             Collection::SetupIntents => "setup_intents",
             Collection::CheckoutSessions => "checkout_sessions",
             Collection::PaymentLinks => "payment_links",
+            Collection::InvoiceSequences => "invoice_sequences",
         }
     }
 
@@ -116,6 +119,7 @@ impl Collection {
                 Field::Subscription,
             ],
             Collection::PaymentLinks => &[Field::Active],
+            Collection::InvoiceSequences => &[],
         }
     }
 }

@@ -112,6 +112,8 @@ pub struct Services {
     pub pricing_cache: Arc<crate::balance::fees::PricingCache>,
     /// Declines on the public card forms, for the card-testing guard ([`crate::risk`]).
     pub velocity: Arc<crate::risk::velocity::Velocity>,
+    /// Who on this node is taking an invoice number, per account ([`crate::billing::numbering`]).
+    pub numbering: Arc<crate::billing::numbering::NumberLocks>,
 }
 
 pub use crate::documents::hold::IdempotencyHold;

@@ -69,6 +69,7 @@ pub async fn open_services(
         }),
         pricing_cache: Default::default(),
         velocity: Default::default(),
+        numbering: Default::default(),
     })
 }
 

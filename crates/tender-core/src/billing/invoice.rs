@@ -117,6 +117,10 @@ pub struct Invoice {
     #[serde(default)]
     pub billing_reason: BillingReason,
     pub status: InvoiceStatus,
+    /// Its number in the account's gap-free sequence ([`crate::billing::numbering`]), given
+    /// when it is finalized; `None` for a draft (and for invoices finalized before numbers).
+    #[serde(default)]
+    pub number: Option<String>,
     pub currency: Currency,
     pub amount_due: i64,
     pub amount_paid: i64,

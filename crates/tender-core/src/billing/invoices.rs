@@ -491,6 +491,7 @@ impl Billing<'_> {
             after.status = status;
             after.next_payment_attempt = Some(self.now());
             let mut ops = self.batch(ctx);
+            after.number = Some(self.take_invoice_number(ctx.scope(), &mut ops).await?);
             let object = ops.change("invoice.finalized", (&before, &after), version)?;
             ops.schedule(TaskKind::PayInvoice, &after.id, self.now());
             self.commit(ctx, ops, Ok(&object)).await?;

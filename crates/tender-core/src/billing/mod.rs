@@ -6,6 +6,7 @@
 //! - [`subscribe`]: create (with its first invoice charged at once, or a trial);
 //!   [`subscriptions`]: update, cancel, and the renewal, trial and expiry tasks.
 //! - [`pause`]: a trial that ends without a card pauses (or cancels); resuming a paused one.
+//! - [`numbering`]: invoice numbers, gap-free per account, taken when an invoice is finalized.
 //! - [`upcoming`]: the next invoice before it exists (`create_preview`, `invoice.upcoming`).
 //! - [`outcome`]: how one try went, read from its payment as stored.
 //! - [`invoices`]: charging an invoice through the normal payment path (automatic tries with
@@ -38,6 +39,7 @@ pub mod hosted;
 pub mod invoice;
 pub mod invoices;
 pub mod model;
+pub mod numbering;
 pub mod outcome;
 pub mod pause;
 pub mod settle;

@@ -9,6 +9,7 @@ use crate::billing::model::{
     period_end, EmbeddedList, Price, PriceType, Recurring, INCOMPLETE_EXPIRY_SECS, MAX_ITEMS,
     MAX_QUANTITY, MAX_TRIAL_DAYS, TRIAL_WILL_END_SECS,
 };
+use crate::billing::numbering::lost_number_race;
 use crate::billing::subscription::{
     Subscription, SubscriptionItem, SubscriptionStatus, TrialEndBehavior, TrialSettings,
 };
@@ -100,11 +101,31 @@ impl Billing<'_> {
     }
 
     /// `POST /subscriptions`: checked, built in its customer's time, started (a trial, or
-    /// its first invoice), recorded, and its first invoice tried.
+    /// its first invoice), recorded, and its first invoice tried. Subscriptions started at once
+    /// take their first invoices' numbers from one sequence: one whose batch lost that race
+    /// wrote nothing and is made again. (Only that race: after its batch, a start is never run
+    /// twice.)
     pub async fn create_subscription(
         &self,
         ctx: &RequestContext,
         cmd: CreateSubscription,
+    ) -> CoreResult<Subscription> {
+        let mut tries = 0;
+        loop {
+            match self.start_subscription_once(ctx, &cmd).await {
+                Err(e) if lost_number_race(&e) && tries < NUMBER_RACE_RETRIES => {
+                    tries += 1;
+                    tokio::task::yield_now().await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn start_subscription_once(
+        &self,
+        ctx: &RequestContext,
+        cmd: &CreateSubscription,
     ) -> CoreResult<Subscription> {
         let scope = ctx.scope();
         let (customer, customer_version) = self
@@ -112,7 +133,7 @@ impl Billing<'_> {
             .await?;
         let items = self.subscription_items(scope, &cmd.items).await?;
         let (currency, recurring) = self
-            .check_subscription(scope, &cmd, &customer, &items)
+            .check_subscription(scope, cmd, &customer, &items)
             .await?;
         // A test clock's customer subscribes in the clock's time.
         let svc = self
@@ -149,7 +170,7 @@ impl Billing<'_> {
                 },
             },
             test_clock: customer.test_clock.clone(),
-            metadata: metadata::on_create(cmd.metadata)?,
+            metadata: metadata::on_create(cmd.metadata.clone())?,
             created: now,
             livemode: scope.livemode(),
         };
@@ -324,30 +345,17 @@ impl Billing<'_> {
         let scope = ctx.scope();
         let Some(invoice) = first_invoice.filter(|i| i.status == InvoiceStatus::Open) else {
             let object = to_value(&sub)?;
-            match self.commit(ctx, ops, Ok(&object)).await {
-                Err(CoreError::Store(crate::error::StoreError::Conflict(_))) => {
-                    return Err(CoreError::missing_reference(
-                        "customer", "customer", customer,
-                    ))
-                }
-                other => other?,
-            }
+            self.commit(ctx, ops, Ok(&object))
+                .await
+                .map_err(|e| customer_gone(e, customer))?;
             return Ok(sub);
         };
         // The first invoice is charged now: the subscription is recorded first (a retry after
         // a crash is answered with it as it is then), then tried once like its task would.
         self.claim_key(ctx).await?;
-        match self
-            .commit_checkpoint(ctx, ops, Collection::Subscriptions, &sub.id)
+        self.commit_checkpoint(ctx, ops, Collection::Subscriptions, &sub.id)
             .await
-        {
-            Err(CoreError::Store(crate::error::StoreError::Conflict(_))) => {
-                return Err(CoreError::missing_reference(
-                    "customer", "customer", customer,
-                ))
-            }
-            other => other?,
-        }
+            .map_err(|e| customer_gone(e, customer))?;
         svc.billing().first_try(scope, &invoice.id).await?;
         let (sub, _): (Subscription, i64) = self
             .load(scope, Collection::Subscriptions, "subscription", &sub.id)
@@ -427,5 +435,19 @@ impl Billing<'_> {
             }
         })
         .await
+    }
+}
+
+/// How many times a start that lost the invoice number race is made again.
+const NUMBER_RACE_RETRIES: usize = 64;
+
+/// A subscription's batch that lost its check of `customer` (deleted or changed since it was
+/// read) is the client's error; any other conflict (the invoice sequence) is run again.
+fn customer_gone(e: CoreError, customer: &str) -> CoreError {
+    match e {
+        CoreError::Store(crate::error::StoreError::Conflict(id)) if id == customer => {
+            CoreError::missing_reference("customer", "customer", customer)
+        }
+        other => other,
     }
 }

@@ -107,6 +107,7 @@ impl Billing<'_> {
         invoice.payment = intent.filter(|_| !free).map(str::to_string);
         invoice.payments = invoice.payment.iter().cloned().collect();
         let mut ops = self.background(scope);
+        invoice.number = Some(self.take_invoice_number(scope, &mut ops).await?);
         ops.insert(&invoice)?;
         let object = to_value(&invoice)?;
         let mut draft = object.clone();
@@ -154,6 +155,7 @@ impl Billing<'_> {
             subscription: Some(sub.id.clone()),
             billing_reason,
             status: InvoiceStatus::Open,
+            number: None,
             currency: sub.currency,
             amount_due: lines.iter().map(|l| l.amount).sum(),
             amount_paid: 0,

@@ -48,6 +48,8 @@ pub struct Batch {
     wall: Arc<dyn Clock>,
     /// The test clock whose time the batch's tasks are due in, if any.
     test_clock: Option<String>,
+    /// Locks held until the batch is committed or dropped ([`Batch::hold`]).
+    held: Vec<Arc<tokio::sync::OwnedMutexGuard<()>>>,
 }
 
 impl Services {
@@ -81,6 +83,7 @@ impl Services {
             },
             wall: self.wall.clone(),
             test_clock: self.clock.test_clock().map(str::to_string),
+            held: Vec::new(),
         }
     }
 }
@@ -92,6 +95,13 @@ impl Batch {
 
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
+    }
+
+    /// Keeps `guard` (a lock of this node's) until the batch is committed or dropped: what the
+    /// batch was decided on under it stays true until it is written.
+    pub fn hold(&mut self, guard: tokio::sync::OwnedMutexGuard<()>) -> &mut Self {
+        self.held.push(Arc::new(guard));
+        self
     }
 
     /// A new document.
@@ -339,6 +349,7 @@ impl Batch {
     /// Adds what another batch of the same scope says (a helper's writes).
     pub fn extend(&mut self, other: Batch) -> &mut Self {
         self.ops.extend(other.ops);
+        self.held.extend(other.held);
         self
     }
 
@@ -346,7 +357,17 @@ impl Batch {
     pub fn into_ops(self) -> Vec<WriteOp> {
         self.ops
     }
+
+    /// The writes, for the store, and the locks the batch holds ([`Batch::hold`]): keep them
+    /// until the store has answered.
+    pub fn into_parts(self) -> (Vec<WriteOp>, Held) {
+        (self.ops, Held(self.held))
+    }
 }
+
+/// Locks a batch held, released when this is dropped (after its commit).
+#[must_use = "dropping it releases the batch's locks before its commit"]
+pub struct Held(#[allow(dead_code)] Vec<Arc<tokio::sync::OwnedMutexGuard<()>>>);
 
 impl From<Batch> for Vec<WriteOp> {
     fn from(batch: Batch) -> Self {

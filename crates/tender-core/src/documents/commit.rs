@@ -60,10 +60,11 @@ impl Services {
             .idempotency
             .as_ref()
             .map(|hold| self.checkpoint_write(hold, collection, id));
+        let (ops, _held) = ops.into_parts();
         self.store
             .commit(WriteBatch {
                 scope: ctx.scope().clone(),
-                ops: ops.into_ops(),
+                ops,
                 idempotency,
             })
             .await?;
@@ -80,9 +81,10 @@ impl Services {
             .idempotency
             .as_ref()
             .map(|hold| self.idempotency_write(hold, answer()));
+        let (ops, _held) = ops.into_parts();
         let batch = WriteBatch {
             scope: ctx.scope().clone(),
-            ops: ops.into_ops(),
+            ops,
             idempotency,
         };
         match self.store.commit(batch).await {
@@ -105,10 +107,12 @@ impl Services {
     /// Commits the batch of background work (a task, a processor's webhook): no request, so
     /// no idempotency record.
     pub(crate) async fn commit_background(&self, batch: Batch) -> CoreResult<()> {
+        let scope = batch.scope().clone();
+        let (ops, _held) = batch.into_parts();
         self.store
             .commit(WriteBatch {
-                scope: batch.scope().clone(),
-                ops: batch.into_ops(),
+                scope,
+                ops,
                 idempotency: None,
             })
             .await?;

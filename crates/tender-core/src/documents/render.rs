@@ -188,7 +188,8 @@ impl Dialect for Renderer {
             | Collection::TestClocks
             | Collection::SetupIntents
             | Collection::CheckoutSessions
-            | Collection::PaymentLinks => Ok(body),
+            | Collection::PaymentLinks
+            | Collection::InvoiceSequences => Ok(body),
         }
     }
 }

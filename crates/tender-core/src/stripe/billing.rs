@@ -267,7 +267,7 @@ fn invoice_amounts(inv: &Value) -> Value {
         "livemode": field(inv, "livemode"),
         "metadata": {},
         "next_payment_attempt": field(inv, "next_payment_attempt"),
-        "number": null,
+        "number": field(inv, "number"),
         "period_end": field(inv, "period_end"),
         "period_start": field(inv, "period_start"),
         "post_payment_credit_notes_amount": 0,

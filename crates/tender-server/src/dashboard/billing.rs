@@ -314,10 +314,11 @@ pub async fn cancel_subscription(
 fn invoices_table(invoices: &[Invoice], names: &Names, with_customer: bool) -> Markup {
     html! {
         table.invoices {
-            thead { tr { th { "Amount" } th { "Status" } th { "Period" } th { "Tries" } @if with_customer { th { "Customer" } } th { "Id" } } }
+            thead { tr { th { "Number" } th { "Amount" } th { "Status" } th { "Period" } th { "Tries" } @if with_customer { th { "Customer" } } th { "Id" } } }
             tbody {
                 @for i in invoices {
                     tr {
+                        td.mono { (i.number.as_deref().unwrap_or("—")) }
                         td { a href=(format!("/dashboard/invoices/{}", i.id)) { (money(i.amount_due, i.currency)) } }
                         td { (badge(i.status.as_str())) }
                         td.muted { (period(i.period_start, i.period_end)) }
@@ -448,6 +449,7 @@ pub async fn retrieve_invoice(
             section.card {
                 h2 { "Details" }
                 dl.props {
+                    @if let Some(n) = &i.number { dt { "Number" } dd.mono #invoice-number { (n) } }
                     dt { "Invoice id" } dd.mono { (i.id) }
                     dt { "Status" } dd #invoice-status { (badge(i.status.as_str())) }
                     dt { "Amount due" } dd { (money(i.amount_due, i.currency)) }
@@ -469,7 +471,10 @@ pub async fn retrieve_invoice(
         page(
             &session,
             Section::Billing,
-            &format!("Invoice {}", money(i.amount_due, i.currency)),
+            &match &i.number {
+                Some(n) => format!("Invoice {n} · {}", money(i.amount_due, i.currency)),
+                None => format!("Invoice {}", money(i.amount_due, i.currency)),
+            },
             &Notice::None,
             body,
         ),

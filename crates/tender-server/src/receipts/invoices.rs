@@ -61,7 +61,7 @@ fn render(h: &HostedInvoice, notice: Option<&str>, token: &str) -> Markup {
                 }
                 p.amount { (format_amount(inv.amount_due, inv.currency)) }
                 table {
-                    tr { td { "Invoice number" } td { (inv.id) } }
+                    tr { td { "Invoice number" } td #invoice-number { (inv.number.as_deref().unwrap_or(&inv.id)) } }
                     tr { td { "Period" } td { (format_date(inv.period_start)) " – " (format_date(inv.period_end)) } }
                     tr { td { "Status" } td.status { (status_words(inv.status)) } }
                 }

@@ -1516,3 +1516,104 @@ async fn test_clocks_have_quotas_that_racing_requests_cannot_pass() {
         .await;
     assert_eq!(fine.status, 200, "{}", fine.body);
 }
+
+/// The sequence part of invoice number `n` (`PREFIX-0001` → 1), and its prefix.
+fn number_parts(n: &Value) -> (String, u64) {
+    let n = n.as_str().unwrap_or_else(|| panic!("no number: {n}"));
+    let (prefix, seq) = n.rsplit_once('-').unwrap();
+    assert!(seq.len() >= 4, "{n}");
+    (prefix.to_string(), seq.parse().unwrap())
+}
+
+#[tokio::test]
+async fn invoice_numbers_are_gap_free_per_account_even_when_invoices_are_made_at_once() {
+    let Some(app) = spawn_app().await else { return };
+    let clock = clock(&app, JAN_31_2027).await;
+    let monthly = price(&app, 1000, "month").await;
+    let mut customers = Vec::new();
+    for _ in 0..12 {
+        customers.push(customer_with_card(&app, Some(&clock), GOOD).await.0);
+    }
+    // Twelve first invoices finalized at once, then twelve renewals in one advance (two task
+    // runners side by side).
+    let subs = futures::future::join_all(customers.iter().map(|c| {
+        app.post(
+            "/v2/subscriptions",
+            app.sk(),
+            json!({"customer": c, "items": [{"price": monthly}]}),
+        )
+    }))
+    .await;
+    assert!(subs.iter().all(|s| s.status == 200), "{:?}", subs[0].body);
+    advance(&app, &clock, JAN_31_2027 + 30 * DAY).await;
+
+    let invoices = list(&app, "/v2/invoices?limit=100").await;
+    assert_eq!(invoices.len(), 24);
+    let parts: Vec<(String, u64)> = invoices
+        .iter()
+        .map(|i| number_parts(&i["number"]))
+        .collect();
+    let prefix = &parts[0].0;
+    assert_eq!(prefix.len(), 8);
+    assert!(
+        parts.iter().all(|(p, _)| p == prefix),
+        "one prefix: {parts:?}"
+    );
+    let mut seqs: Vec<u64> = parts.iter().map(|(_, n)| *n).collect();
+    seqs.sort_unstable();
+    assert_eq!(seqs, (1..=24).collect::<Vec<u64>>(), "no gap, none twice");
+    // A renewal is numbered after every first invoice: numbers follow finalization.
+    for i in &invoices {
+        let (_, n) = number_parts(&i["number"]);
+        if i["billing_reason"] == "subscription_cycle" {
+            assert!(n > 12, "{i}");
+        }
+    }
+    // The same number in /v1 and on the customer's page.
+    let first = &invoices[0];
+    let id = first["id"].as_str().unwrap();
+    let v1 = app.get(&format!("/v1/invoices/{id}"), app.sk()).await;
+    assert_eq!(v1.body["number"], first["number"]);
+    let (status, page) = receipt_page(first["hosted_invoice_url"].as_str().unwrap()).await;
+    assert_eq!(status, 200);
+    assert!(page.contains(first["number"].as_str().unwrap()), "{page}");
+    // Another account has a prefix of its own and starts at 1.
+    let other = app.other_account().await;
+    let sk = &other.keys.test.secret;
+    let c = app
+        .post("/v2/customers", sk, json!({"email": "o@example.com"}))
+        .await;
+    let cus = c.body["id"].as_str().unwrap();
+    let pm = app.post("/v2/payment_methods", sk, card(GOOD)).await;
+    let pm = pm.body["id"].as_str().unwrap();
+    app.post(
+        &format!("/v2/payment_methods/{pm}/attach"),
+        sk,
+        json!({"customer": cus}),
+    )
+    .await;
+    let p = app
+        .post("/v2/products", sk, json!({"name": "Other plan"}))
+        .await;
+    let pr = app
+        .post(
+            "/v2/prices",
+            sk,
+            json!({"product": p.body["id"], "currency": "usd", "unit_amount": 500,
+                   "recurring": {"interval": "month"}}),
+        )
+        .await;
+    let s = app
+        .post(
+            "/v2/subscriptions?expand[]=latest_invoice",
+            sk,
+            json!({"customer": cus, "items": [{"price": pr.body["id"]}]}),
+        )
+        .await;
+    assert_eq!(s.status, 200, "{}", s.body);
+    let inv = s.body["latest_invoice"].as_str().unwrap();
+    let theirs = app.get(&format!("/v2/invoices/{inv}"), sk).await;
+    let (their_prefix, n) = number_parts(&theirs.body["number"]);
+    assert_ne!(&their_prefix, prefix);
+    assert_eq!(n, 1);
+}

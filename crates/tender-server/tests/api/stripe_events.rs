@@ -269,12 +269,14 @@ async fn the_next_invoice_is_previewed_and_announced_three_days_before_the_renew
             &preview["amount_due"],
             &preview["period_start"],
             &preview["hosted_invoice_url"],
+            &preview["number"],
         ),
         (
             &Value::from("draft"),
             &Value::from("upcoming"),
             &Value::from(3600),
             &Value::from(renewal),
+            &Value::Null,
             &Value::Null,
         )
     );

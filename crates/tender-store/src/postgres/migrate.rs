@@ -74,6 +74,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         17,
         include_str!("../../migrations/postgres/0017_account_checkout_settings.sql"),
     ),
+    (
+        18,
+        include_str!("../../migrations/postgres/0018_create_invoice_sequences.sql"),
+    ),
 ];
 
 /// An arbitrary constant naming Tender's migration lock.

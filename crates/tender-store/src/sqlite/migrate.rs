@@ -75,6 +75,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         17,
         include_str!("../../migrations/sqlite/0017_account_checkout_settings.sql"),
     ),
+    (
+        18,
+        include_str!("../../migrations/sqlite/0018_create_invoice_sequences.sql"),
+    ),
 ];
 
 /// Applies the migrations not yet applied, each in its own transaction.
