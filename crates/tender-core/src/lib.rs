@@ -6,6 +6,7 @@
 //!   parsed at the boundary (prefixed ids, amounts and currencies, card numbers, e-mails, IBANs)
 //!   and the keys that seal them.
 //! - [`auth`]: key kinds, modes, the authenticated principal; [`clock`]: time as a dependency;
+//!   [`keyed_locks`]: this node's async locks by key;
 //!   [`event`]: the `evt_` object; [`error`]: `CoreError` and `StoreError`.
 //! - [`collection`]: the collections and indexed fields of the store; [`store`]: the storage
 //!   port, implemented by `tender-store`.
@@ -47,6 +48,7 @@ pub mod documents;
 pub mod error;
 pub mod event;
 pub mod ids;
+pub mod keyed_locks;
 pub mod metadata;
 pub mod money;
 pub mod payment_methods;

@@ -113,7 +113,7 @@ pub struct Services {
     /// Declines on the public card forms, for the card-testing guard ([`crate::risk`]).
     pub velocity: Arc<crate::risk::velocity::Velocity>,
     /// Who on this node is taking an invoice number, per account ([`crate::billing::numbering`]).
-    pub numbering: Arc<crate::billing::numbering::NumberLocks>,
+    pub numbering: Arc<crate::keyed_locks::KeyedLocks>,
 }
 
 pub use crate::documents::hold::IdempotencyHold;

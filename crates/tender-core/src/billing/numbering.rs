@@ -11,15 +11,13 @@
 //! - **No hot-row stampede.** Optimistic versions alone would make every finalization that ran
 //!   beside another run again (a test clock's advance renews 32 subscriptions at once; the last
 //!   would run 31 times). So on one node the number is taken under a lock per account and mode
-//!   ([`NumberLocks`]), from reading the sequence until the batch is committed ([`Batch::hold`]):
+//!   (`Services::numbering`), from reading the sequence until the batch is committed ([`Batch::hold`]):
 //!   finalizations take their turn instead of conflicting. Between nodes the versions still
 //!   decide, and the loser runs again.
 //! - The document is made the first time an account needs it, in a write of its own; two
 //!   first finalizations at once both try, and the second finds it made.
 //!
 //! Depends on the storage port and `documents`.
-
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -31,22 +29,6 @@ use crate::documents::document::{from_body, Document};
 use crate::error::StoreError;
 use crate::error::{CoreError, CoreResult};
 use crate::store::Collection;
-
-/// This node's locks on taking an invoice number, one per account and mode.
-#[derive(Debug, Default)]
-pub struct NumberLocks {
-    locks: std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
-}
-
-impl NumberLocks {
-    async fn take(&self, sequence: &str) -> tokio::sync::OwnedMutexGuard<()> {
-        let lock = {
-            let mut all = self.locks.lock().unwrap_or_else(|e| e.into_inner());
-            all.entry(sequence.to_string()).or_default().clone()
-        };
-        lock.lock_owned().await
-    }
-}
 
 /// An account's (per mode) invoice prefix and the next number it gives.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,7 +90,7 @@ impl Billing<'_> {
     ) -> CoreResult<String> {
         // Held until `ops` is committed or dropped; `ops` must take no other number (the lock
         // is not reentrant).
-        ops.hold(self.numbering.take(&sequence_id(scope)).await);
+        ops.hold(self.numbering.lock(&sequence_id(scope)).await);
         let (sequence, version) = match self.sequence(scope).await? {
             Some(found) => found,
             None => {
