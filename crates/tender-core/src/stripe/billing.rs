@@ -263,7 +263,10 @@ fn invoice_amounts(inv: &Value) -> Value {
         "effective_at": finalized,
         "ending_balance": 0,
         "hosted_invoice_url": field(inv, "hosted_invoice_url"),
-        "invoice_pdf": null,
+        "invoice_pdf": inv
+            .get("hosted_invoice_url")
+            .and_then(Value::as_str)
+            .map(|url| format!("{url}/pdf")),
         "livemode": field(inv, "livemode"),
         "metadata": {},
         "next_payment_attempt": field(inv, "next_payment_attempt"),

@@ -2,7 +2,8 @@
 //!
 //! - `GET /invoices/{invoice_id}`: who bills, the lines with their periods, the total, what was
 //!   paid, the status in the customer's words, the payments tried; for an open invoice, a pay
-//!   button naming the card on file it charges.
+//!   button naming the card on file it charges, and a link to the same as a PDF
+//!   ([`super::invoice_pdf`]).
 //! - `POST /invoices/{invoice_id}/pay`: that button. It tries the invoice now, as
 //!   `POST /invoices/{id}/pay` would, then shows the page again (303) — or, declined, the page
 //!   with the bank's reason (402). It works without JavaScript. What guards it (CONTRACT §17):
@@ -25,7 +26,7 @@ use super::{html_response, not_found, page_with, server_error};
 use crate::state::AppState;
 
 /// The invoice's state in the words of the person who owes it.
-fn status_words(s: InvoiceStatus) -> &'static str {
+pub(super) fn status_words(s: InvoiceStatus) -> &'static str {
     match s {
         InvoiceStatus::Draft => "Draft",
         InvoiceStatus::Open => "Due",
@@ -108,6 +109,7 @@ fn render(h: &HostedInvoice, notice: Option<&str>, token: &str) -> Markup {
                 @if let (Some(p), InvoiceStatus::Paid) = (&inv.payment, inv.status) {
                     p { a href=(format!("/{p}")) { "See the receipt" } }
                 }
+                p { a #invoice-pdf href=(format!("/invoices/{}/pdf", inv.id)) { "Download the invoice (PDF)" } }
                 @if let Some(email) = &h.merchant_email {
                     p.muted { "Questions? Write to " a href=(format!("mailto:{email}")) { (email) } "." }
                 }

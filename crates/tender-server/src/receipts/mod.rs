@@ -6,7 +6,8 @@
 //!   JavaScript: a form posts `outcome=complete|fail` back to the same URL. The unguessable
 //!   token in the URL is what makes the form safe from cross-site forgery (an attacker cannot
 //!   know the URL), and it is forgotten once used.
-//! - `GET /invoices/{invoice_id}` and its pay button: the hosted invoice page ([`invoices`]).
+//! - `GET /invoices/{invoice_id}` and its pay button: the hosted invoice page ([`invoices`]);
+//!   `GET /invoices/{invoice_id}/pdf`: the same as a PDF ([`invoice_pdf`]).
 //! - `GET|POST /checkout/{session_id}`: the hosted Checkout page, its confirmation page, and
 //!   `GET /pay/{link_id}`, a Payment Link's address ([`checkout`]).
 //!
@@ -29,12 +30,14 @@ use crate::state::AppState;
 mod card_form;
 mod checkout;
 pub mod guard;
+mod invoice_pdf;
 mod invoices;
 
 pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/{payment_id}", get(receipt))
         .route("/invoices/{invoice_id}", get(invoices::invoice_page))
+        .route("/invoices/{invoice_id}/pdf", get(invoice_pdf::invoice_pdf))
         .route(
             "/invoices/{invoice_id}/pay",
             axum::routing::post(invoices::pay),

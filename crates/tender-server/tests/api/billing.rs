@@ -1577,6 +1577,26 @@ async fn invoice_numbers_are_gap_free_per_account_even_when_invoices_are_made_at
     let (status, page) = receipt_page(first["hosted_invoice_url"].as_str().unwrap()).await;
     assert_eq!(status, 200);
     assert!(page.contains(first["number"].as_str().unwrap()), "{page}");
+    // And in the PDF the page links to (and /v1's invoice_pdf names).
+    let pdf_url = format!("{}/pdf", first["hosted_invoice_url"].as_str().unwrap());
+    assert!(page.contains(&format!("/invoices/{id}/pdf")), "{page}");
+    assert_eq!(v1.body["invoice_pdf"], pdf_url.as_str());
+    let pdf = reqwest::get(&pdf_url).await.unwrap();
+    assert_eq!(pdf.status(), 200);
+    assert_eq!(pdf.headers()["content-type"], "application/pdf");
+    let bytes = pdf.bytes().await.unwrap();
+    assert!(bytes.starts_with(b"%PDF-"));
+    let text = lopdf::Document::load_mem(&bytes)
+        .unwrap()
+        .extract_text(&[1])
+        .unwrap();
+    for expected in [first["number"].as_str().unwrap(), "Total", "10.00", "Paid"] {
+        assert!(text.contains(expected), "{expected} not in the PDF: {text}");
+    }
+    let missing = reqwest::get(pdf_url.replace(id, "in_nosuchinvoice00000000"))
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
     // Another account has a prefix of its own and starts at 1.
     let other = app.other_account().await;
     let sk = &other.keys.test.secret;

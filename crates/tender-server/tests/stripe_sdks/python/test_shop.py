@@ -194,8 +194,20 @@ class Billing(unittest.TestCase):
         invoices = list(stripe.Invoice.list(customer=customer.id).auto_paging_iter())
         self.assertEqual([i.status for i in invoices], ["paid"] * 3)
         self.assertEqual({i.parent.subscription_details.subscription for i in invoices}, {sub.id})
+        # Numbered in the account's gap-free sequence, in the order they were finalized (the
+        # list is newest first); a preview has none; each has its PDF.
+        numbers = [i.number for i in reversed(invoices)]
+        prefix = numbers[0].rsplit("-", 1)[0]
+        self.assertEqual(len(prefix), 8)
+        seqs = [int(n.rsplit("-", 1)[1]) for n in numbers]
+        self.assertEqual(seqs, list(range(seqs[0], seqs[0] + 3)))
+        self.assertIsNone(preview.number)
+        self.assertTrue(all(i.invoice_pdf == i.hosted_invoice_url + "/pdf" for i in invoices))
         self.assertEqual(stripe.Subscription.cancel(sub.id).status, "canceled")
         self.assertTrue(stripe.test_helpers.TestClock.delete(clock.id).deleted)
+        # Its customer's subscriptions went with the clock.
+        with self.assertRaises(stripe.InvalidRequestError):
+            stripe.Subscription.retrieve(sub.id)
 
     def test_a_subscription_paid_by_the_customer_as_stripes_guide_builds_it(self):
         customer = stripe.Customer.create(email="guide@example.com")
