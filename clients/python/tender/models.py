@@ -821,6 +821,7 @@ class Invoice(TypedDict, closed=True):
     subscription: str | None
     billing_reason: Literal['subscription_create', 'subscription_cycle', 'upcoming']
     status: Literal['draft', 'open', 'paid', 'uncollectible', 'void']
+    number: NotRequired[str | None]
     currency: str
     amount_due: int
     amount_paid: int

@@ -2172,6 +2172,11 @@ export interface components {
             billing_reason: "subscription_create" | "subscription_cycle" | "upcoming";
             /** @enum {unknown} */
             status: "draft" | "open" | "paid" | "uncollectible" | "void";
+            /**
+             * @description Its number in the account's gap-free sequence (`PREFIX-0001`; the prefix is fixed per account), given when the invoice is finalized; null on a draft (an upcoming invoice). Invoices stored before numbers existed omit it.
+             * @example 3F9A0C21-0001
+             */
+            number?: string | null;
             /** @description Lower-case ISO 4217 code. */
             currency: string;
             /** Format: int64 */
