@@ -2,7 +2,7 @@
 //! and an invoice takes the next number when it is finalized (`3F9A0C21-0001`, `…-0002`).
 //!
 //! - **The prefix** is the first 8 hexadecimal digits (upper case) of the SHA-256 of the
-//!   account's id: fixed for the account, the same in both modes, unlike its neighbours'.
+//!   account's id: fixed for the account and the same in both modes; other accounts' differ.
 //! - **The sequence** is a document ([`InvoiceSequence`], one per account and mode) holding the
 //!   next number. The batch that finalizes an invoice takes the number by updating that document
 //!   at the version it read, so the invoice and its number commit together or not at all: a crash
@@ -11,9 +11,9 @@
 //! - **No hot-row stampede.** Optimistic versions alone would make every finalization that ran
 //!   beside another run again (a test clock's advance renews 32 subscriptions at once; the last
 //!   would run 31 times). So on one node the number is taken under a lock per account and mode
-//!   (`Services::numbering`), from reading the sequence until the batch is committed ([`Batch::hold`]):
-//!   finalizations take their turn instead of conflicting. Between nodes the versions still
-//!   decide, and the loser runs again.
+//!   (`Services::numbering`), held from reading the sequence until the batch is committed
+//!   ([`Batch::hold`]): finalizations take their turn instead of conflicting. Between nodes the
+//!   versions still decide, and the loser runs again.
 //! - The document is made the first time an account needs it, in a write of its own; two
 //!   first finalizations at once both try, and the second finds it made.
 //!
