@@ -318,8 +318,8 @@ fn invoices_table(invoices: &[Invoice], names: &Names, with_customer: bool) -> M
             tbody {
                 @for i in invoices {
                     tr {
-                        td.mono { (i.number.as_deref().unwrap_or("—")) }
-                        td { a href=(format!("/dashboard/invoices/{}", i.id)) { (money(i.amount_due, i.currency)) } }
+                        td.mono.nowrap { (i.number.as_deref().unwrap_or("—")) }
+                        td.nowrap { a href=(format!("/dashboard/invoices/{}", i.id)) { (money(i.amount_due, i.currency)) } }
                         td { (badge(i.status.as_str())) }
                         td.muted { (period(i.period_start, i.period_end)) }
                         td { (i.attempt_count) }
