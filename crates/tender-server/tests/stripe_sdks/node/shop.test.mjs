@@ -105,6 +105,10 @@ test('a subscription on a test clock, advanced a month', async () => {
   assert.equal(sub.status, 'active');
   const preview = await stripe.invoices.createPreview({ subscription: sub.id });
   assert.deepEqual([preview.amount_due, preview.billing_reason, preview.period_start], [900, 'upcoming', sub.items.data[0].current_period_end]);
+  assert.equal(preview.number, null);
+  // A hold for the clock's customer expires in the clock's time (7 days), not in real time.
+  const held = await stripe.paymentIntents.create({ amount: 1200, currency: 'eur', customer: customer.id, payment_method: pm.id, capture_method: 'manual', confirm: true });
+  assert.equal(held.status, 'requires_capture');
   await stripe.testHelpers.testClocks.advance(clock.id, { frozen_time: start + 35 * 86400 });
   let ready = false;
   for (let i = 0; i < 600 && !ready; i++) {
@@ -114,6 +118,12 @@ test('a subscription on a test clock, advanced a month', async () => {
   assert.ok(ready, 'the clock finished advancing');
   const invoices = await stripe.invoices.list({ subscription: sub.id });
   assert.deepEqual(invoices.data.map((i) => [i.status, i.amount_paid]), [['paid', 900], ['paid', 900]]);
+  // Numbered one after the other (the list is newest first), each with its PDF.
+  const [newer, older] = invoices.data.map((i) => i.number.split('-'));
+  assert.equal(newer[0], older[0]);
+  assert.equal(Number(newer[1]), Number(older[1]) + 1);
+  assert.ok(invoices.data.every((i) => i.invoice_pdf === `${i.hosted_invoice_url}/pdf`));
+  assert.equal((await stripe.paymentIntents.retrieve(held.id)).status, 'canceled');
   const balance = await stripe.balance.retrieve();
   assert.ok(Array.isArray(balance.available));
 });
