@@ -69,24 +69,8 @@ impl AutoFailover {
             ports: [free_port()?, free_port()?],
             keepers: [None, None, None],
         };
-        let pgctl = cluster.pg_bin.join("pg_ctl").display().to_string();
         let port = cluster.monitor_port.to_string();
-        let dir = cluster.data(0);
-        cluster.autoctl(&[
-            "create",
-            "monitor",
-            "--pgctl",
-            &pgctl,
-            "--pgdata",
-            &dir,
-            "--pgport",
-            &port,
-            "--hostname",
-            "127.0.0.1",
-            "--auth",
-            "trust",
-            "--no-ssl",
-        ])?;
+        cluster.create("monitor", 0, &port, &[])?;
         cluster.keepers[0] = Some(cluster.spawn_keeper(0)?);
         if !defaults {
             cluster.tune_monitor().await?;
@@ -174,8 +158,33 @@ impl AutoFailover {
         self.root.join(format!("pgdata{n}")).display().to_string()
     }
 
+    /// `pg_autoctl create KIND` for data directory `n` on `port`, on 127.0.0.1 with trust and no
+    /// TLS (a loopback cluster of the harness's own), with `extra` arguments.
+    fn create(&self, kind: &str, n: usize, port: &str, extra: &[&str]) -> anyhow::Result<()> {
+        let (pgctl, dir) = (
+            self.pg_bin.join("pg_ctl").display().to_string(),
+            self.data(n),
+        );
+        let mut args = vec![
+            "create",
+            kind,
+            "--pgctl",
+            &pgctl,
+            "--pgdata",
+            &dir,
+            "--pgport",
+            port,
+            "--hostname",
+            "127.0.0.1",
+            "--auth",
+            "trust",
+            "--no-ssl",
+        ];
+        args.extend_from_slice(extra);
+        self.autoctl(&args)
+    }
+
     fn create_node(&self, node: usize, defaults: bool) -> anyhow::Result<()> {
-        let pgctl = self.pg_bin.join("pg_ctl").display().to_string();
         let (dir, port, name) = (
             self.data(node + 1),
             self.ports[node].to_string(),
@@ -185,25 +194,12 @@ impl AutoFailover {
             "postgres://autoctl_node@127.0.0.1:{}/pg_auto_failover?sslmode=disable",
             self.monitor_port
         );
-        self.autoctl(&[
-            "create",
+        self.create(
             "postgres",
-            "--pgctl",
-            &pgctl,
-            "--pgdata",
-            &dir,
-            "--pgport",
+            node + 1,
             &port,
-            "--hostname",
-            "127.0.0.1",
-            "--name",
-            &name,
-            "--auth",
-            "trust",
-            "--no-ssl",
-            "--monitor",
-            &monitor,
-        ])?;
+            &["--name", &name, "--monitor", &monitor],
+        )?;
         for (key, value) in KEEPER_SETTINGS.iter().filter(|_| !defaults) {
             self.autoctl(&["config", "set", "--pgdata", &dir, key, value])?;
         }
